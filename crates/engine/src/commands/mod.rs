@@ -1,0 +1,170 @@
+//! Emulated commands.
+//!
+//! Each command declares itself once (a [`Signature`]: name, synopsis, flags,
+//! examples) and runs as a pure function of the cluster model, the host it
+//! runs on, its argv, its environment and its standard input. Help, manual
+//! pages and tab completion are generated from the declarations, never from
+//! copies. One module per command, as in uutils/coreutils.
+
+pub mod args;
+mod clear;
+mod echo;
+mod help;
+mod hostname;
+mod nvidia_smi;
+mod wc;
+
+use std::collections::BTreeMap;
+
+use crate::model::{Cluster, Node};
+
+/// One flag a command accepts.
+#[derive(Debug)]
+pub struct Flag {
+    pub short: Option<char>,
+    pub long: Option<&'static str>,
+    /// The value's placeholder (`ID`, `N`) when the flag takes one.
+    pub value: Option<&'static str>,
+    pub help: &'static str,
+}
+
+impl Flag {
+    /// `-i, --id=ID` as a help line shows it.
+    pub fn display(&self) -> String {
+        let mut text = String::new();
+        if let Some(short) = self.short {
+            text.push('-');
+            text.push(short);
+        }
+        if let Some(long) = self.long {
+            if !text.is_empty() {
+                text.push_str(", ");
+            }
+            text.push_str("--");
+            text.push_str(long);
+        }
+        if let Some(value) = self.value {
+            text.push(if self.long.is_some() { '=' } else { ' ' });
+            text.push_str(value);
+        }
+        text
+    }
+}
+
+#[derive(Debug)]
+pub struct Example {
+    pub command: &'static str,
+    pub description: &'static str,
+}
+
+/// What a command declares about itself.
+#[derive(Debug)]
+pub struct Signature {
+    pub name: &'static str,
+    /// One line: what the command is for.
+    pub summary: &'static str,
+    /// The usage line, e.g. `nvidia-smi [OPTION1 [ARG1]] [OPTION2 [ARG2]] ...`.
+    pub usage: &'static str,
+    pub flags: &'static [Flag],
+    pub examples: &'static [Example],
+}
+
+/// Everything a command may read when it runs.
+pub struct Invocation<'a> {
+    pub cluster: &'a Cluster,
+    /// The node the shell is on.
+    pub node: &'a Node,
+    /// argv[0] is the command name, as in C.
+    pub argv: &'a [String],
+    pub env: &'a BTreeMap<String, String>,
+    pub stdin: &'a str,
+}
+
+impl Invocation<'_> {
+    pub fn args(&self) -> &[String] {
+        self.argv.get(1..).unwrap_or(&[])
+    }
+}
+
+/// What a command produced.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Output {
+    pub stdout: String,
+    pub stderr: String,
+    pub status: i32,
+    /// How long the command takes on the simulated clock.
+    pub duration_ms: u64,
+}
+
+impl Output {
+    pub fn ok(stdout: impl Into<String>) -> Output {
+        Output { stdout: stdout.into(), ..Output::default() }
+    }
+
+    pub fn error(stderr: impl Into<String>, status: i32) -> Output {
+        Output { stderr: stderr.into(), status, ..Output::default() }
+    }
+}
+
+pub trait Command: Sync {
+    fn signature(&self) -> &'static Signature;
+    fn run(&self, invocation: &Invocation) -> Output;
+}
+
+static COMMANDS: &[&dyn Command] = &[
+    &clear::Clear,
+    &echo::Echo,
+    &help::Help,
+    &hostname::Hostname,
+    &nvidia_smi::NvidiaSmi,
+    &wc::Wc,
+];
+
+/// Every emulated command, sorted by name.
+pub fn all() -> &'static [&'static dyn Command] {
+    COMMANDS
+}
+
+pub fn find(name: &str) -> Option<&'static dyn Command> {
+    COMMANDS.iter().copied().find(|command| command.signature().name == name)
+}
+
+/// Command names that start with `prefix`, for tab completion.
+pub fn complete(prefix: &str) -> Vec<&'static str> {
+    COMMANDS
+        .iter()
+        .map(|command| command.signature().name)
+        .filter(|name| name.starts_with(prefix))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_is_sorted_and_unique() {
+        let names: Vec<&str> = all().iter().map(|c| c.signature().name).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(names, sorted);
+    }
+
+    #[test]
+    fn every_declared_flag_is_named() {
+        for command in all() {
+            for flag in command.signature().flags {
+                assert!(flag.short.is_some() || flag.long.is_some(), "{}", command.signature().name);
+                assert!(!flag.help.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn completion_finds_prefixes() {
+        assert_eq!(complete("nv"), ["nvidia-smi"]);
+        assert_eq!(complete("h"), ["help", "hostname"]);
+        assert!(complete("zz").is_empty());
+    }
+}

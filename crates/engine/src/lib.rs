@@ -1,0 +1,16 @@
+//! ClusterLab's engine: the cluster model, lab files, the emulated tools, the
+//! shell and grading. Pure Rust with no web dependencies, so that it is tested
+//! natively and fast, and shared by the browser app and the CLI.
+
+pub mod commands;
+pub mod grading;
+pub mod lab;
+pub mod model;
+pub mod rng;
+pub mod shell;
+
+#[cfg(test)]
+pub(crate) mod testing;
+
+pub use lab::{load, Lab};
+pub use shell::{Session, Transcript};

@@ -1,0 +1,234 @@
+//! The login shell on a simulated node: parses a line, expands it, runs the
+//! emulated commands, and keeps what a shell keeps (environment, `$?`,
+//! history, the clock).
+
+pub mod parse;
+
+use std::collections::BTreeMap;
+
+use crate::commands::{self, Invocation, Output};
+use crate::model::Cluster;
+use parse::{Connector, Part, Word};
+
+/// Which stream a piece of output went to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// What one command line printed, in order, and how it ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Transcript {
+    pub chunks: Vec<(Stream, String)>,
+    pub status: i32,
+    pub duration_ms: u64,
+}
+
+impl Transcript {
+    fn push(&mut self, stream: Stream, text: String) {
+        if text.is_empty() {
+            return;
+        }
+        match self.chunks.last_mut() {
+            Some((last, existing)) if *last == stream => existing.push_str(&text),
+            _ => self.chunks.push((stream, text)),
+        }
+    }
+
+    pub fn stdout(&self) -> String {
+        self.text_of(Stream::Stdout)
+    }
+
+    pub fn stderr(&self) -> String {
+        self.text_of(Stream::Stderr)
+    }
+
+    /// Everything, interleaved as a terminal shows it.
+    pub fn text(&self) -> String {
+        self.chunks.iter().map(|(_, text)| text.as_str()).collect()
+    }
+
+    fn text_of(&self, stream: Stream) -> String {
+        self.chunks.iter().filter(|(s, _)| *s == stream).map(|(_, text)| text.as_str()).collect()
+    }
+}
+
+/// The user every lab logs in as.
+pub const USER: &str = "user";
+
+pub struct Session {
+    pub cluster: Cluster,
+    host: String,
+    env: BTreeMap<String, String>,
+    last_status: i32,
+    history: Vec<String>,
+    /// Simulated time spent since the lab started.
+    elapsed_ms: u64,
+    start: i64,
+}
+
+impl Session {
+    /// A shell on `host`, which must be one of the cluster's nodes.
+    pub fn new(cluster: Cluster, host: &str) -> Session {
+        let mut env = BTreeMap::new();
+        for (key, value) in [
+            ("HOME", format!("/home/{USER}")),
+            ("USER", USER.to_string()),
+            ("LOGNAME", USER.to_string()),
+            ("SHELL", "/bin/bash".to_string()),
+            ("PATH", "/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin".to_string()),
+            ("PWD", format!("/home/{USER}")),
+            ("LANG", "C.UTF-8".to_string()),
+            ("TERM", "xterm-256color".to_string()),
+            ("HOSTNAME", host.to_string()),
+        ] {
+            env.insert(key.to_string(), value);
+        }
+        let start = cluster.now;
+        Session { cluster, host: host.to_string(), env, last_status: 0, history: Vec::new(), elapsed_ms: 0, start }
+    }
+
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    pub fn last_status(&self) -> i32 {
+        self.last_status
+    }
+
+    pub fn history(&self) -> &[String] {
+        &self.history
+    }
+
+    /// `user@gpu-001:~$ `
+    pub fn prompt(&self) -> String {
+        format!("{USER}@{}:~$ ", self.host)
+    }
+
+    /// Runs one line as bash would and records it in the history.
+    pub fn run(&mut self, line: &str) -> Transcript {
+        let mut transcript = Transcript::default();
+        if !line.trim().is_empty() {
+            self.history.push(line.to_string());
+        }
+        let list = match parse::parse(line) {
+            Ok(list) => list,
+            Err(error) => {
+                transcript.push(Stream::Stderr, format!("-bash: {}\n", error.message()));
+                if matches!(error, parse::SyntaxError::UnterminatedQuote(_)) {
+                    transcript.push(Stream::Stderr, "-bash: syntax error: unexpected end of file\n".to_string());
+                }
+                self.last_status = 2;
+                transcript.status = 2;
+                return transcript;
+            }
+        };
+        // `$?` decides each `&&` and `||`, whether or not the pipeline before ran:
+        // `false && a || b` runs b.
+        let mut run_next = true;
+        for (pipeline, connector) in list {
+            if run_next {
+                self.last_status = self.run_pipeline(&pipeline, &mut transcript);
+            }
+            run_next = match connector {
+                Connector::Always => true,
+                Connector::IfSuccess => self.last_status == 0,
+                Connector::IfFailure => self.last_status != 0,
+            };
+        }
+        transcript.status = self.last_status;
+        self.elapsed_ms += transcript.duration_ms;
+        self.cluster.now = self.start + (self.elapsed_ms / 1000) as i64;
+        transcript
+    }
+
+    fn run_pipeline(&mut self, pipeline: &[Vec<Word>], transcript: &mut Transcript) -> i32 {
+        let mut stdin = String::new();
+        let mut status = 0;
+        let last = pipeline.len().saturating_sub(1);
+        for (position, words) in pipeline.iter().enumerate() {
+            let argv = self.expand(words);
+            let output = self.run_command(&argv, &stdin);
+            transcript.push(Stream::Stderr, output.stderr);
+            transcript.duration_ms += output.duration_ms;
+            status = output.status;
+            if position == last {
+                transcript.push(Stream::Stdout, output.stdout);
+            } else {
+                stdin = output.stdout;
+            }
+        }
+        status
+    }
+
+    fn run_command(&self, argv: &[String], stdin: &str) -> Output {
+        let Some(name) = argv.first() else {
+            return Output::default();
+        };
+        let Some(command) = commands::find(name) else {
+            return Output::error(format!("-bash: {name}: command not found\n"), 127);
+        };
+        let Some(node) = self.cluster.node(&self.host) else {
+            return Output::error(format!("-bash: {name}: host {} is not in this lab\n", self.host), 1);
+        };
+        let invocation = Invocation { cluster: &self.cluster, node, argv, env: &self.env, stdin };
+        command.run(&invocation)
+    }
+
+    /// Parameter expansion and word splitting, as bash does for simple words.
+    fn expand(&self, words: &[Word]) -> Vec<String> {
+        let mut argv = Vec::new();
+        for word in words {
+            let mut fields: Vec<String> = vec![String::new()];
+            let mut has_text = word.quoted;
+            for part in &word.parts {
+                match part {
+                    Part::Literal(text) => {
+                        fields.last_mut().expect("fields is never empty").push_str(text);
+                        has_text = true;
+                    }
+                    Part::Parameter { name, quoted } => {
+                        let value = self.parameter(name);
+                        if *quoted {
+                            fields.last_mut().expect("fields is never empty").push_str(&value);
+                            continue;
+                        }
+                        // Unquoted: split on blanks, so `$A` holding "x y" gives two words.
+                        for (at, piece) in value.split([' ', '\t', '\n']).enumerate() {
+                            if at > 0 {
+                                fields.push(String::new());
+                            }
+                            fields.last_mut().expect("fields is never empty").push_str(piece);
+                            has_text |= !piece.is_empty();
+                        }
+                    }
+                }
+            }
+            if has_text {
+                argv.extend(fields.into_iter().filter(|f| !f.is_empty() || word.quoted));
+            }
+        }
+        argv
+    }
+
+    fn parameter(&self, name: &str) -> String {
+        match name {
+            "?" => self.last_status.to_string(),
+            "$" => "4242".to_string(),
+            "#" => "0".to_string(),
+            "0" => "-bash".to_string(),
+            _ => self.env.get(name).cloned().unwrap_or_default(),
+        }
+    }
+
+    /// Completions for the word under the cursor at the end of `line`: the
+    /// command names that extend it when it is the first word.
+    pub fn complete(&self, line: &str) -> Vec<String> {
+        let starts_new_command = line.trim_start().split_whitespace().count() <= 1 && !line.ends_with(' ');
+        if !starts_new_command {
+            return Vec::new();
+        }
+        commands::complete(line.trim_start()).into_iter().map(String::from).collect()
+    }
+}

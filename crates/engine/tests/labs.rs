@@ -1,0 +1,92 @@
+//! Lab files: every lab in labs/ loads and grades its own reference answers;
+//! malformed labs get located, actionable errors.
+
+use std::path::PathBuf;
+
+use clusterlab_engine::load;
+
+fn labs_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../labs")
+}
+
+#[test]
+fn every_shipped_lab_loads_and_its_reference_answers_grade_correct() {
+    let mut count = 0;
+    for entry in std::fs::read_dir(labs_dir()).expect("labs/ exists") {
+        let path = entry.expect("readable entry").path();
+        if path.extension().is_some_and(|ext| ext == "toml") {
+            let source = std::fs::read_to_string(&path).expect("readable lab");
+            let lab = load(&source).unwrap_or_else(|problems| panic!("{}: {problems:?}", path.display()));
+            assert!(!lab.questions.is_empty(), "{} has no questions", path.display());
+            for question in &lab.questions {
+                let grade = question.grade(question.reference_answer());
+                assert!(grade.correct, "{}: question {} rejects its own answer", path.display(), question.id);
+                assert!(!question.grade("certainly wrong").correct);
+            }
+            count += 1;
+        }
+    }
+    assert!(count >= 1);
+}
+
+const GOOD: &str = r#"[lab]
+id = "ok"
+title = "T"
+summary = "S"
+
+[cluster]
+preset = "hgx-h100"
+count = 2
+
+[[questions]]
+id = "q1"
+type = "choice"
+prompt = "P"
+choices = ["a", "b"]
+answer = "b"
+"#;
+
+fn errors(source: &str) -> Vec<String> {
+    match load(source) {
+        Ok(_) => vec![],
+        Err(problems) => problems.iter().map(ToString::to_string).collect(),
+    }
+}
+
+#[test]
+fn a_good_lab_loads_with_defaults() {
+    let lab = load(GOOD).expect("valid");
+    assert_eq!(lab.cluster.hostnames, ["gpu-001", "gpu-002"]);
+    assert_eq!(lab.questions[0].points, 1);
+    assert!(lab.cluster.persistence);
+}
+
+#[test]
+fn malformed_labs_get_located_errors() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("preset = \"hgx-h100\"", "preset = \"hgx-h10\"", "7:10: unknown preset `hgx-h10` (did you mean `hgx-h100`?); presets are `hgx-h100`, `hgx-h200`, `hgx-a100`"),
+        ("title = \"T\"", "titel = \"T\"", "3:1: unknown key `titel` (did you mean `title`?); expected one of"),
+        ("answer = \"b\"", "answer = \"c\"", "15:10: question `q1`: the answer `c` is not among its choices"),
+        ("type = \"choice\"", "type = \"choise\"", "12:8: unknown question type `choise` (did you mean `choice`?)"),
+        ("id = \"ok\"", "id = \"Not OK\"", "2:6: lab id `Not OK` must use only a-z, 0-9 and -"),
+        ("count = 2", "count = 0", "8:9: `count` must be between 1 and 4096"),
+        ("count = 2", "count = 2\nnodes = [\"a\"]", "8:9: give either `nodes` or `count`, not both"),
+        ("count = 2", "nodes = [\"a\", \"a\"]", "8:15: node `a` is listed twice"),
+        ("summary = \"S\"\n", "", "1:1: missing field `summary`"),
+        ("title = \"T\"", "title = \"T", "3:"),
+    ];
+    for (from, to, expected) in cases {
+        let source = GOOD.replacen(from, to, 1);
+        let found = errors(&source);
+        assert!(
+            found.iter().any(|error| error.starts_with(expected)),
+            "replacing {from:?} by {to:?}: expected {expected:?}, got {found:?}"
+        );
+    }
+}
+
+#[test]
+fn several_problems_are_reported_together() {
+    let source = GOOD.replace("hgx-h100", "nope").replace("answer = \"b\"", "answer = \"z\"");
+    assert_eq!(errors(&source).len(), 2);
+}

@@ -1,0 +1,49 @@
+//! Property tests: no command line, argv or lab file makes the engine panic.
+
+use clusterlab_engine::commands;
+use clusterlab_engine::{load, Session};
+use proptest::prelude::*;
+
+fn session() -> Session {
+    let lab = load("[lab]\nid = \"p\"\ntitle = \"t\"\nsummary = \"s\"\n[cluster]\npreset = \"hgx-h100\"\ncount = 1\n").unwrap();
+    Session::new(lab.instantiate(7), "gpu-001")
+}
+
+fn shellish() -> impl Strategy<Value = String> {
+    let pieces = prop::sample::select(vec![
+        "nvidia-smi", "-L", "-i", "0", "--id=", "|", "||", "&&", ";", "&", "'", "\"", "$", "${", "}", "$?", "\\", " ",
+        "wc", "-l", "echo", "-e", "\\c", "help", "hostname", "clear", "--", "-", "é", "\t", "#",
+    ]);
+    prop::collection::vec(pieces, 0..12).prop_map(|parts| parts.concat())
+}
+
+proptest! {
+    #[test]
+    fn no_line_panics(line in shellish()) {
+        let _ = session().run(&line);
+    }
+
+    #[test]
+    fn no_arbitrary_text_panics(line in "\\PC{0,40}") {
+        let _ = session().run(&line);
+    }
+
+    #[test]
+    fn no_argv_panics_any_command(args in prop::collection::vec("[-a-zA-Z0-9=,.]{0,8}", 0..6)) {
+        for command in commands::all() {
+            let line = format!("{} {}", command.signature().name, args.join(" "));
+            let _ = session().run(&line);
+        }
+    }
+
+    #[test]
+    fn mutated_lab_files_never_panic_the_loader(cut in 0usize..400, insert in "\\PC{0,6}") {
+        let source = include_str!("../../../labs/first-look.toml");
+        let mut at = cut.min(source.len());
+        while !source.is_char_boundary(at) {
+            at -= 1;
+        }
+        let mutated = format!("{}{}{}", &source[..at], insert, &source[at..]);
+        let _ = load(&mutated);
+    }
+}

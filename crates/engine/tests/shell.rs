@@ -1,0 +1,67 @@
+//! The shell against bash's behaviour on the same inputs.
+
+use clusterlab_engine::{load, Session};
+
+fn session() -> Session {
+    let lab = load("[lab]\nid = \"s\"\ntitle = \"t\"\nsummary = \"s\"\n[cluster]\npreset = \"hgx-h100\"\ncount = 2\n").unwrap();
+    Session::new(lab.instantiate(1), "gpu-001")
+}
+
+#[test]
+fn unknown_commands_answer_like_bash() {
+    let out = session().run("ibstatt");
+    assert_eq!(out.stderr(), "-bash: ibstatt: command not found\n");
+    assert_eq!(out.status, 127);
+}
+
+#[test]
+fn status_and_lists() {
+    let mut shell = session();
+    assert_eq!(shell.run("nosuch; echo $?").stdout(), "127\n");
+    assert_eq!(shell.run("nosuch && echo yes || echo no").stdout(), "no\n");
+    assert_eq!(shell.run("echo a && echo b").stdout(), "a\nb\n");
+    assert_eq!(shell.run("nosuch || nosuch2 || echo third").stdout(), "third\n");
+    assert_eq!(shell.run("echo ok || echo skipped && echo runs").stdout(), "ok\nruns\n");
+}
+
+#[test]
+fn expansion_and_quoting() {
+    let mut shell = session();
+    assert_eq!(shell.run("echo $USER@$HOSTNAME").stdout(), "user@gpu-001\n");
+    assert_eq!(shell.run("echo '$USER' \"${USER}\"").stdout(), "$USER user\n");
+    assert_eq!(shell.run("echo $NOTSET x").stdout(), "x\n");
+    assert_eq!(shell.run("echo \"$NOTSET\" x").stdout(), " x\n");
+}
+
+#[test]
+fn syntax_errors_set_status_2() {
+    let mut shell = session();
+    let out = shell.run("| wc");
+    assert_eq!(out.stderr(), "-bash: syntax error near unexpected token `|'\n");
+    assert_eq!(out.status, 2);
+    assert_eq!(shell.run("echo $?").stdout(), "2\n");
+}
+
+#[test]
+fn prompt_history_and_completion() {
+    let mut shell = session();
+    assert_eq!(shell.prompt(), "user@gpu-001:~$ ");
+    shell.run("hostname");
+    shell.run("   ");
+    assert_eq!(shell.history(), ["hostname"]);
+    assert_eq!(shell.complete("nvi"), ["nvidia-smi"]);
+    assert!(shell.complete("nvidia-smi -").is_empty());
+}
+
+#[test]
+fn stderr_and_stdout_keep_their_order() {
+    let out = session().run("echo one; nosuch; echo two");
+    assert_eq!(out.text(), "one\n-bash: nosuch: command not found\ntwo\n");
+}
+
+#[test]
+fn same_seed_same_bytes() {
+    let a = session().run("nvidia-smi; nvidia-smi -L").text();
+    let b = session().run("nvidia-smi; nvidia-smi -L").text();
+    assert_eq!(a, b);
+}
