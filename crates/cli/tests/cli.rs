@@ -1,0 +1,71 @@
+//! The `clusterlab` binary, end to end.
+
+use std::process::Command;
+
+fn clusterlab(args: &[&str]) -> (String, String, i32) {
+    let output = Command::new(env!("CARGO_BIN_EXE_clusterlab"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .expect("the binary runs");
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        output.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn run_lists_eight_gpus() {
+    let (stdout, _, status) = clusterlab(&["run", "labs/first-look.toml", "--", "nvidia-smi", "-L"]);
+    assert_eq!(status, 0);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 8);
+    for (index, line) in lines.iter().enumerate() {
+        assert!(line.starts_with(&format!("GPU {index}: NVIDIA H100 80GB HBM3 (UUID: GPU-")), "{line}");
+    }
+}
+
+#[test]
+fn run_joins_words_into_one_line_and_exits_with_its_status() {
+    let (stdout, _, status) = clusterlab(&["run", "labs/first-look.toml", "--", "nvidia-smi -L | wc -l"]);
+    assert_eq!((stdout.as_str(), status), ("8\n", 0));
+    let (_, stderr, status) = clusterlab(&["run", "labs/first-look.toml", "--", "ibstatt"]);
+    assert_eq!((stderr.as_str(), status), ("-bash: ibstatt: command not found\n", 127));
+}
+
+#[test]
+fn run_on_another_host_and_seed() {
+    let (stdout, _, _) = clusterlab(&["run", "labs/first-look.toml", "--host", "gpu-002", "--", "hostname"]);
+    assert_eq!(stdout, "gpu-002\n");
+    let (one, _, _) = clusterlab(&["run", "labs/first-look.toml", "--seed", "1", "--", "nvidia-smi -L"]);
+    let (two, _, _) = clusterlab(&["run", "labs/first-look.toml", "--seed", "2", "--", "nvidia-smi -L"]);
+    let (one_again, _, _) = clusterlab(&["run", "labs/first-look.toml", "--seed", "1", "--", "nvidia-smi -L"]);
+    assert_ne!(one, two);
+    assert_eq!(one, one_again);
+    let (_, stderr, status) = clusterlab(&["run", "labs/first-look.toml", "--host", "nope", "--", "hostname"]);
+    assert_eq!(status, 2);
+    assert!(stderr.contains("gpu-001, gpu-002"));
+}
+
+#[test]
+fn check_reports_file_line_col() {
+    let dir = std::env::temp_dir().join(format!("clusterlab-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[lab]\nid = \"x\"\ntitle = \"t\"\nsummary = \"s\"\n[cluster]\npreset = \"hgx-h1000\"\ncount = 1\n").unwrap();
+    let bad = bad.to_string_lossy().into_owned();
+    let (stdout, _, status) = clusterlab(&["check", "labs/first-look.toml", &bad]);
+    assert_eq!(status, 1);
+    assert_eq!(stdout, format!("{bad}:6:10: unknown preset `hgx-h1000` (did you mean `hgx-h100`?); presets are `hgx-h100`, `hgx-h200`, `hgx-a100`\n"));
+    let (stdout, _, status) = clusterlab(&["check", "labs/first-look.toml"]);
+    assert_eq!((stdout.as_str(), status), ("", 0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(clusterlab(&[]).2, 2);
+    assert_eq!(clusterlab(&["run", "labs/first-look.toml", "nvidia-smi"]).2, 2);
+    assert_eq!(clusterlab(&["--help"]).2, 0);
+}
