@@ -193,7 +193,7 @@ fn gpu_rows(gpu: &Gpu) -> String {
     let mut out = row(
         &format!("{:>4}  {:<31}{:<3} ", gpu.index, name, on_off(gpu.persistence_mode)),
         &format!("   {} {:>3} ", gpu.bus_id, on_off(gpu.display_active)),
-        &format!("{:>21} ", gpu.ecc_uncorrected_volatile),
+        &format!("{:>21} ", gpu.ecc.volatile_uncorrected),
     );
     out += &row(
         &format!(

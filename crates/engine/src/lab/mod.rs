@@ -253,11 +253,10 @@ pub fn load(source: &str) -> Result<Lab, Vec<Diagnostic>> {
             stage: lab.stage.map(Spanned::into_inner),
             tags: lab.tags,
             cluster: ClusterConfig {
-                preset,
-                hostnames,
                 driver: cluster.driver,
                 cuda: cluster.cuda,
                 persistence: cluster.persistence.unwrap_or(true),
+                ..ClusterConfig::new(preset, hostnames)
             },
             questions,
         }),

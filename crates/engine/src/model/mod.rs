@@ -1,14 +1,23 @@
 //! The cluster model: the single source of truth every emulated tool reads.
 //!
-//! A lab describes a cluster (preset, hostnames, overrides); [`Cluster::build`]
-//! turns that description and a seed into concrete nodes, GPUs and HCAs with
-//! plausible per-device values (temperatures, power, UUIDs). Tools never
-//! invent state: they format what is here.
+//! A lab describes a cluster (preset, hostnames, overrides) and faults;
+//! [`Cluster::build`] turns the description and a seed into concrete nodes,
+//! GPUs and HCAs with plausible per-device values, and [`fault::Fault::apply`]
+//! changes them. Tools never invent state: they format what is here.
 
+pub mod fabric;
+pub mod fault;
+pub mod gpu;
+pub mod node;
 pub mod preset;
 pub mod time;
 
 use crate::rng::Rng;
+use fabric::{Hca, LinkLayer, Port, PortCounters, PortState, PhysState};
+pub use gpu::{ComputeMode, Gpu, GpuHealth};
+use gpu::{EccCounters, FabricState, NvLink, PcieLink, RowRemap};
+pub use node::Node;
+use node::{SchedulerState, ServiceState};
 pub use preset::Preset;
 use time::EpochSeconds;
 
@@ -19,80 +28,57 @@ pub struct ClusterConfig {
     pub hostnames: Vec<String>,
     pub driver: Option<String>,
     pub cuda: Option<String>,
+    pub nccl: Option<String>,
+    pub dcgm: Option<String>,
+    pub fabric: LinkLayer,
+    /// Compute HCAs per node (at most the preset's).
+    pub hcas: Option<usize>,
     pub persistence: bool,
+}
+
+impl ClusterConfig {
+    /// The preset's defaults for these hosts.
+    pub fn new(preset: &'static Preset, hostnames: Vec<String>) -> ClusterConfig {
+        ClusterConfig {
+            preset,
+            hostnames,
+            driver: None,
+            cuda: None,
+            nccl: None,
+            dcgm: None,
+            fabric: LinkLayer::InfiniBand,
+            hcas: None,
+            persistence: true,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
 pub struct Versions {
     pub driver: String,
     pub cuda: String,
+    pub nccl: String,
+    pub dcgm: String,
+    pub perftest: String,
+}
+
+impl Versions {
+    /// The driver's major branch, e.g. 570.
+    pub fn driver_major(&self) -> u32 {
+        self.driver.split('.').next().and_then(|major| major.parse().ok()).unwrap_or(0)
+    }
 }
 
 #[derive(Clone, Debug)]
 pub struct Cluster {
     pub preset: &'static Preset,
     pub versions: Versions,
+    pub fabric: LinkLayer,
     pub nodes: Vec<Node>,
     /// The lab's simulated wall clock (UTC).
     pub now: EpochSeconds,
-}
-
-#[derive(Clone, Debug)]
-pub struct Node {
-    pub hostname: String,
-    pub gpus: Vec<Gpu>,
-    pub hcas: Vec<Hca>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ComputeMode {
-    Default,
-    ExclusiveProcess,
-    Prohibited,
-}
-
-impl ComputeMode {
-    pub fn label(self) -> &'static str {
-        match self {
-            ComputeMode::Default => "Default",
-            ComputeMode::ExclusiveProcess => "E. Process",
-            ComputeMode::Prohibited => "Prohibited",
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct Gpu {
-    pub index: u32,
-    pub name: String,
-    /// PCI domain:bus:device.function, e.g. `00000000:04:00.0`.
-    pub bus_id: String,
-    pub uuid: String,
-    pub serial: String,
-    pub memory_total_mib: u64,
-    pub memory_used_mib: u64,
-    pub power_limit_w: u32,
-    pub power_draw_w: u32,
-    pub temperature_c: u32,
-    /// Performance state: 0 for P0.
-    pub pstate: u8,
-    pub utilization_pct: u32,
-    /// Fan speed in percent; `None` for passively cooled (SXM) parts.
-    pub fan_pct: Option<u32>,
-    pub persistence_mode: bool,
-    pub display_active: bool,
-    pub ecc_uncorrected_volatile: u64,
-    pub mig_enabled: bool,
-    pub compute_mode: ComputeMode,
-}
-
-#[derive(Clone, Debug)]
-pub struct Hca {
-    /// RDMA device name, e.g. `mlx5_0`.
-    pub name: String,
-    pub ca_type: String,
-    pub firmware: String,
-    pub rate_gbps: u32,
+    /// The seed every per-invocation variation derives from.
+    pub seed: u64,
 }
 
 /// When every lab's clock starts unless it says otherwise: a fixed instant, so
@@ -105,21 +91,21 @@ impl Cluster {
     /// node is added.
     pub fn build(config: &ClusterConfig, seed: u64) -> Cluster {
         let preset = config.preset;
+        let now = DEFAULT_START + Rng::derive(seed, &["clock"]).range_i64(0, 6 * 3600);
+        let versions = Versions {
+            driver: config.driver.clone().unwrap_or_else(|| preset.driver.to_string()),
+            cuda: config.cuda.clone().unwrap_or_else(|| preset.cuda.to_string()),
+            nccl: config.nccl.clone().unwrap_or_else(|| preset.nccl.to_string()),
+            dcgm: config.dcgm.clone().unwrap_or_else(|| preset.dcgm.to_string()),
+            perftest: preset.perftest.to_string(),
+        };
         let nodes = config
             .hostnames
             .iter()
-            .map(|hostname| Node::build(preset, hostname, config.persistence, seed))
+            .enumerate()
+            .map(|(index, hostname)| build_node(config, &versions, index, hostname, now, seed))
             .collect();
-        let start_offset = Rng::derive(seed, &["clock"]).range_i64(0, 6 * 3600);
-        Cluster {
-            preset,
-            versions: Versions {
-                driver: config.driver.clone().unwrap_or_else(|| preset.driver.to_string()),
-                cuda: config.cuda.clone().unwrap_or_else(|| preset.cuda.to_string()),
-            },
-            nodes,
-            now: DEFAULT_START + start_offset,
-        }
+        Cluster { preset, versions, fabric: config.fabric, nodes, now, seed }
     }
 
     pub fn node(&self, hostname: &str) -> Option<&Node> {
@@ -131,59 +117,151 @@ impl Cluster {
     }
 }
 
-impl Node {
-    fn build(preset: &'static Preset, hostname: &str, persistence: bool, seed: u64) -> Node {
-        let gpus = preset
-            .gpu_buses
-            .iter()
-            .enumerate()
-            .map(|(index, bus)| Gpu::idle(preset, hostname, index as u32, *bus, persistence, seed))
-            .collect();
-        let hcas = (0..preset.hca_count)
-            .map(|index| Hca {
-                name: format!("mlx5_{index}"),
-                ca_type: preset.hca.ca_type.to_string(),
-                firmware: preset.hca.firmware.to_string(),
-                rate_gbps: preset.hca.rate_gbps,
-            })
-            .collect();
-        Node { hostname: hostname.to_string(), gpus, hcas }
+fn build_node(config: &ClusterConfig, versions: &Versions, index: usize, hostname: &str, now: EpochSeconds, seed: u64) -> Node {
+    let preset = config.preset;
+    let mut rng = Rng::derive(seed, &[hostname, "node"]);
+    // Up for 3 to 40 days.
+    let booted_at = now - rng.range_i64(3 * 86_400, 40 * 86_400);
+    let gpus = preset
+        .gpu_buses
+        .iter()
+        .enumerate()
+        .map(|(gpu_index, bus)| build_gpu(preset, hostname, gpu_index as u32, *bus, config.persistence, seed))
+        .collect();
+    let hca_count = config.hcas.unwrap_or(preset.hca_count()).min(preset.hca_count());
+    let hcas = preset.hca_buses[..hca_count]
+        .iter()
+        .enumerate()
+        .map(|(hca_index, bus)| build_hca(config, hostname, index, hca_index, *bus, seed))
+        .collect();
+    let mut node = Node {
+        hostname: hostname.to_string(),
+        gpus,
+        hcas,
+        booted_at,
+        kernel_log: Vec::new(),
+        fabric_manager: ServiceState::Active,
+        fabric_manager_since: booted_at + 41,
+        scheduler: SchedulerState::Idle,
+        scheduler_reason: None,
+        scheduler_reason_since: booted_at,
+        reachable: true,
+    };
+    boot_log(&mut node, versions, &mut rng);
+    node
+}
+
+/// The kernel lines every healthy boot leaves that operators grep for.
+fn boot_log(node: &mut Node, versions: &Versions, rng: &mut Rng) {
+    let mut at_us = 4_000_000 + rng.range_u64(0, 900_000);
+    node.log_kernel_us(at_us, 6, format!(
+        "nvidia-nvlink: Nvlink Core is being initialized, major device number {}",
+        rng.range_u64(500, 511)
+    ));
+    at_us += rng.range_u64(20_000, 60_000);
+    node.log_kernel_us(at_us, 6, format!(
+        "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  {}  Release Build  (dvs-builder@U22-I3-AF03-09-1)  Sun Jun  1 02:29:59 UTC 2025",
+        versions.driver
+    ));
+    let hcas: Vec<(String, String)> = node.hcas.iter().map(|hca| (hca.bus_id.clone(), hca.netdev.clone())).collect();
+    for (bus_id, netdev) in hcas {
+        at_us += rng.range_u64(30_000, 90_000);
+        node.log_kernel_us(at_us, 6, format!("mlx5_core {bus_id} {netdev}: renamed from ib{}", rng.range_u64(0, 7)));
     }
 }
 
-impl Gpu {
-    fn idle(preset: &Preset, hostname: &str, index: u32, bus: u8, persistence: bool, seed: u64) -> Gpu {
-        let spec = &preset.gpu;
-        let mut rng = Rng::derive(seed, &[hostname, "gpu", &index.to_string()]);
-        let uuid = format!(
-            "GPU-{}-{}-{}-{}-{}",
-            rng.hex(8),
-            rng.hex(4),
-            rng.hex(4),
-            rng.hex(4),
-            rng.hex(12)
-        );
-        let serial = format!("16{:011}", rng.range_u64(0, 99_999_999_999));
-        Gpu {
-            index,
-            name: spec.name.to_string(),
-            bus_id: format!("00000000:{bus:02X}:00.0"),
-            uuid,
-            serial,
-            memory_total_mib: spec.memory_total_mib,
-            memory_used_mib: spec.idle_memory_used_mib,
-            power_limit_w: spec.power_limit_w,
-            power_draw_w: rng.range_u64(u64::from(spec.idle_power_w.0), u64::from(spec.idle_power_w.1)) as u32,
-            temperature_c: rng.range_u64(u64::from(spec.idle_temp_c.0), u64::from(spec.idle_temp_c.1)) as u32,
-            pstate: 0,
-            utilization_pct: 0,
-            fan_pct: spec.has_fan.then_some(30),
-            persistence_mode: persistence,
-            display_active: false,
-            ecc_uncorrected_volatile: 0,
-            mig_enabled: false,
-            compute_mode: ComputeMode::Default,
-        }
+fn guid(oui: u64, rng: &mut Rng) -> u64 {
+    (oui << 40) | (0x0300 << 24) | rng.range_u64(0, 0xff_ffff)
+}
+
+fn build_hca(config: &ClusterConfig, hostname: &str, node_index: usize, index: usize, bus: u8, seed: u64) -> Hca {
+    let spec = &config.preset.hca;
+    let mut rng = Rng::derive(seed, &[hostname, "hca", &index.to_string()]);
+    let node_guid = guid(spec.guid_oui, &mut rng);
+    let infiniband = config.fabric == LinkLayer::InfiniBand;
+    let hca_count = config.preset.hca_count() as u16;
+    Hca {
+        name: format!("mlx5_{index}"),
+        netdev: if infiniband { format!("ibp{bus}s0") } else { format!("enp{bus}s0np0") },
+        ca_type: format!("MT{}", spec.part_id),
+        part_id: spec.part_id,
+        board_id: spec.board_id.to_string(),
+        firmware: spec.firmware.to_string(),
+        node_guid,
+        bus_id: format!("0000:{bus:02x}:00.0"),
+        pcie: PcieLink::full(spec.pcie_gen, 16),
+        port: Port {
+            number: 1,
+            state: PortState::Active,
+            phys_state: PhysState::LinkUp,
+            link_layer: config.fabric,
+            width: 4,
+            max_width: 4,
+            lane_speed: spec.lane_speed,
+            max_lane_speed: spec.lane_speed,
+            // LIDs are unique in the subnet; RoCE ports have none.
+            lid: if infiniband { 100 + node_index as u16 * hca_count + index as u16 } else { 0 },
+            sm_lid: u16::from(infiniband),
+            lmc: 0,
+            capability_mask: if infiniband { 0xa751_e848 } else { 0x0001_0000 },
+            guid: node_guid,
+            max_mtu: 4096,
+            active_mtu: 4096,
+            counters: PortCounters::default(),
+            symbol_errors_per_hour: 0,
+        },
+    }
+}
+
+fn build_gpu(preset: &Preset, hostname: &str, index: u32, bus: u8, persistence: bool, seed: u64) -> Gpu {
+    let spec = &preset.gpu;
+    let mut rng = Rng::derive(seed, &[hostname, "gpu", &index.to_string()]);
+    let uuid = format!("GPU-{}-{}-{}-{}-{}", rng.hex(8), rng.hex(4), rng.hex(4), rng.hex(4), rng.hex(12));
+    let serial = format!("16{:011}", rng.range_u64(0, 99_999_999_999));
+    let temperature_c = rng.range_u64(u64::from(spec.idle_temp_c.0), u64::from(spec.idle_temp_c.1)) as u32;
+    Gpu {
+        index,
+        name: spec.name.to_string(),
+        bus_id: format!("00000000:{bus:02X}:00.0"),
+        device_id: spec.device_id,
+        uuid,
+        serial,
+        vbios: spec.vbios.to_string(),
+        memory_total_mib: spec.memory_total_mib,
+        memory_used_mib: spec.idle_memory_used_mib,
+        power_limit_w: spec.power_limit_w,
+        power_draw_w: rng.range_u64(u64::from(spec.idle_power_w.0), u64::from(spec.idle_power_w.1)) as u32,
+        temperature_c,
+        memory_temperature_c: temperature_c + rng.range_u64(2, 6) as u32,
+        pstate: 0,
+        utilization_pct: 0,
+        memory_utilization_pct: 0,
+        fan_pct: spec.has_fan.then_some(30),
+        sm_clock_mhz: spec.idle_sm_clock_mhz,
+        mem_clock_mhz: spec.max_mem_clock_mhz,
+        max_sm_clock_mhz: spec.max_sm_clock_mhz,
+        max_mem_clock_mhz: spec.max_mem_clock_mhz,
+        throttle_reasons: gpu::throttle::GPU_IDLE,
+        persistence_mode: persistence,
+        display_active: false,
+        ecc: EccCounters::default(),
+        row_remap: RowRemap { banks_max: spec.remap_banks, ..RowRemap::default() },
+        mig_enabled: false,
+        compute_mode: ComputeMode::Default,
+        health: GpuHealth::Healthy,
+        pcie: PcieLink::full(spec.pcie_gen, 16),
+        nvlinks: (0..spec.nvlinks)
+            .map(|_| NvLink {
+                gbytes_per_sec: spec.nvlink_gbytes_per_sec,
+                active: true,
+                replay_errors: 0,
+                recovery_errors: 0,
+                crc_errors: 0,
+            })
+            .collect(),
+        fabric: FabricState::Completed,
+        xids: Vec::new(),
+        needs_reset: false,
     }
 }
 
@@ -192,13 +270,7 @@ mod tests {
     use super::*;
 
     fn config(hosts: &[&str]) -> ClusterConfig {
-        ClusterConfig {
-            preset: preset::find("hgx-h100").unwrap(),
-            hostnames: hosts.iter().map(|h| h.to_string()).collect(),
-            driver: None,
-            cuda: None,
-            persistence: true,
-        }
+        ClusterConfig::new(preset::find("hgx-h100").unwrap(), hosts.iter().map(|h| h.to_string()).collect())
     }
 
     #[test]
@@ -209,10 +281,18 @@ mod tests {
             assert_eq!(node.gpus.len(), 8);
             assert_eq!(node.hcas.len(), 8);
             assert_eq!(node.hcas[7].name, "mlx5_7");
+            assert_eq!(node.hcas[0].port.rate_gbps(), 400);
             assert!(node.gpus.iter().all(|g| g.memory_total_mib == 81559 && g.power_limit_w == 700));
+            assert!(node.gpus.iter().all(|g| g.active_nvlinks() == 18));
         }
         assert_eq!(cluster.nodes[0].gpus[5].bus_id, "00000000:A3:00.0");
+        assert_eq!(cluster.nodes[0].gpus[5].nvrm_pci(), "PCI:0000:a3:00");
         assert_eq!(cluster.versions.driver, "570.158.01");
+        // LIDs are unique across the fabric.
+        let mut lids: Vec<u16> = cluster.nodes.iter().flat_map(|n| n.hcas.iter().map(|h| h.port.lid)).collect();
+        lids.sort_unstable();
+        lids.dedup();
+        assert_eq!(lids.len(), 16);
     }
 
     #[test]
@@ -231,5 +311,13 @@ mod tests {
         let uuid = &cluster.nodes[0].gpus[0].uuid;
         let groups: Vec<usize> = uuid.trim_start_matches("GPU-").split('-').map(str::len).collect();
         assert_eq!(groups, [8, 4, 4, 4, 12]);
+    }
+
+    #[test]
+    fn the_boot_log_is_in_time_order() {
+        let cluster = Cluster::build(&config(&["gpu-001"]), 3);
+        let log = &cluster.nodes[0].kernel_log;
+        assert!(log.len() >= 10);
+        assert!(log.windows(2).all(|pair| pair[0].uptime_us <= pair[1].uptime_us));
     }
 }

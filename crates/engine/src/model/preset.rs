@@ -1,13 +1,18 @@
 //! Hardware presets: the defaults a lab's `[cluster] preset = "..."` selects.
 //!
-//! Values come from real machines (see ../shared/reference/gpu/FACTS.md §9):
-//! product names, memory in MiB, power limits and the PCIe bus ids an HGX
-//! baseboard enumerates its GPUs at.
+//! Values come from real machines (../shared/reference/gpu/FACTS.md §9 and
+//! ../shared/reference/fabric/FACTS.md §4): product names, memory in MiB,
+//! power limits, clocks, the PCIe buses an HGX baseboard enumerates its GPUs
+//! and HCAs at, HCA part numbers and firmware.
+
+use super::fabric::LaneSpeed;
 
 /// One GPU model as nvidia-smi reports it.
 #[derive(Debug)]
 pub struct GpuSpec {
     pub name: &'static str,
+    pub device_id: u16,
+    pub vbios: &'static str,
     pub memory_total_mib: u64,
     /// Memory an idle GPU with persistence on reports as used.
     pub idle_memory_used_mib: u64,
@@ -16,16 +21,29 @@ pub struct GpuSpec {
     pub idle_power_w: (u32, u32),
     /// Idle temperature, inclusive range in degrees Celsius.
     pub idle_temp_c: (u32, u32),
+    pub idle_sm_clock_mhz: u32,
+    pub max_sm_clock_mhz: u32,
+    pub max_mem_clock_mhz: u32,
     /// SXM parts are passively cooled: nvidia-smi shows the fan as N/A.
     pub has_fan: bool,
+    pub pcie_gen: u8,
+    pub nvlinks: usize,
+    /// Per-link NVLink bandwidth as `nvidia-smi nvlink -s` prints it (GB/s).
+    pub nvlink_gbytes_per_sec: f64,
+    /// Remap banks per GPU (`Bank Remap Availability Histogram` Max).
+    pub remap_banks: u32,
 }
 
-/// One InfiniBand HCA model as ibstat reports it.
+/// One InfiniBand HCA model.
 #[derive(Debug)]
 pub struct HcaSpec {
-    pub ca_type: &'static str,
+    pub part_id: u32,
+    pub board_id: &'static str,
     pub firmware: &'static str,
-    pub rate_gbps: u32,
+    pub lane_speed: LaneSpeed,
+    pub pcie_gen: u8,
+    /// The first three bytes of the GUIDs (the vendor's OUI).
+    pub guid_oui: u64,
 }
 
 #[derive(Debug)]
@@ -36,10 +54,32 @@ pub struct Preset {
     /// PCI bus of each GPU, in nvidia-smi index order.
     pub gpu_buses: &'static [u8],
     pub hca: HcaSpec,
-    pub hca_count: usize,
+    /// PCI bus of each compute HCA, in mlx5 index order.
+    pub hca_buses: &'static [u8],
     pub driver: &'static str,
     pub cuda: &'static str,
+    pub nccl: &'static str,
+    pub dcgm: &'static str,
+    pub perftest: &'static str,
 }
+
+impl Preset {
+    pub fn hca_count(&self) -> usize {
+        self.hca_buses.len()
+    }
+}
+
+const CONNECTX7_NDR: HcaSpec = HcaSpec {
+    part_id: 4129,
+    board_id: "MT_0000000838",
+    firmware: "28.39.1002",
+    lane_speed: LaneSpeed::Ndr,
+    pcie_gen: 5,
+    guid_oui: 0xa0_88_c2,
+};
+
+/// DGX H100/H200 compute NICs: ibp24s0, ibp64s0, ... ibp220s0.
+const HGX_H_HCA_BUSES: &[u8] = &[0x18, 0x40, 0x4f, 0x5e, 0x9a, 0xc0, 0xce, 0xdc];
 
 pub const PRESETS: &[Preset] = &[
     Preset {
@@ -47,54 +87,97 @@ pub const PRESETS: &[Preset] = &[
         description: "HGX H100 8-GPU: 8 x H100 80GB HBM3 SXM5, NVSwitch, 8 x ConnectX-7 NDR 400 Gb/s",
         gpu: GpuSpec {
             name: "NVIDIA H100 80GB HBM3",
+            device_id: 0x2330,
+            vbios: "96.00.99.00.01",
             memory_total_mib: 81559,
             idle_memory_used_mib: 4,
             power_limit_w: 700,
             idle_power_w: (66, 76),
             idle_temp_c: (26, 34),
+            idle_sm_clock_mhz: 345,
+            max_sm_clock_mhz: 1980,
+            max_mem_clock_mhz: 2619,
             has_fan: false,
+            pcie_gen: 5,
+            nvlinks: 18,
+            nvlink_gbytes_per_sec: 26.562,
+            remap_banks: 2560,
         },
         gpu_buses: &[0x04, 0x23, 0x43, 0x64, 0x84, 0xa3, 0xc3, 0xe4],
-        hca: HcaSpec { ca_type: "MT4129", firmware: "28.39.1002", rate_gbps: 400 },
-        hca_count: 8,
+        hca: CONNECTX7_NDR,
+        hca_buses: HGX_H_HCA_BUSES,
         driver: "570.158.01",
         cuda: "12.8",
+        nccl: "2.26.2",
+        dcgm: "3.3.9",
+        perftest: "25.01.0",
     },
     Preset {
         id: "hgx-h200",
         description: "HGX H200 8-GPU: 8 x H200 141GB HBM3e SXM5, NVSwitch, 8 x ConnectX-7 NDR 400 Gb/s",
         gpu: GpuSpec {
             name: "NVIDIA H200",
+            device_id: 0x2335,
+            vbios: "96.00.AF.00.01",
             memory_total_mib: 143771,
             idle_memory_used_mib: 1,
             power_limit_w: 700,
             idle_power_w: (72, 78),
             idle_temp_c: (21, 27),
+            idle_sm_clock_mhz: 345,
+            max_sm_clock_mhz: 1980,
+            max_mem_clock_mhz: 3201,
             has_fan: false,
+            pcie_gen: 5,
+            nvlinks: 18,
+            nvlink_gbytes_per_sec: 26.562,
+            remap_banks: 3072,
         },
         gpu_buses: &[0x19, 0x3b, 0x4c, 0x5d, 0x9b, 0xbb, 0xcb, 0xdb],
-        hca: HcaSpec { ca_type: "MT4129", firmware: "28.39.1002", rate_gbps: 400 },
-        hca_count: 8,
+        hca: CONNECTX7_NDR,
+        hca_buses: HGX_H_HCA_BUSES,
         driver: "570.124.06",
         cuda: "12.8",
+        nccl: "2.26.2",
+        dcgm: "3.3.9",
+        perftest: "25.01.0",
     },
     Preset {
         id: "hgx-a100",
         description: "HGX A100 8-GPU: 8 x A100-SXM4-80GB, NVSwitch, 8 x ConnectX-6 HDR 200 Gb/s",
         gpu: GpuSpec {
             name: "NVIDIA A100-SXM4-80GB",
+            device_id: 0x20b2,
+            vbios: "92.00.45.00.06",
             memory_total_mib: 81920,
             idle_memory_used_mib: 4,
             power_limit_w: 400,
             idle_power_w: (52, 64),
             idle_temp_c: (27, 35),
+            idle_sm_clock_mhz: 210,
+            max_sm_clock_mhz: 1410,
+            max_mem_clock_mhz: 1593,
             has_fan: false,
+            pcie_gen: 4,
+            nvlinks: 12,
+            nvlink_gbytes_per_sec: 25.0,
+            remap_banks: 640,
         },
         gpu_buses: &[0x07, 0x0f, 0x47, 0x4e, 0x87, 0x90, 0xb7, 0xbd],
-        hca: HcaSpec { ca_type: "MT4123", firmware: "20.31.1014", rate_gbps: 200 },
-        hca_count: 8,
+        hca: HcaSpec {
+            part_id: 4123,
+            board_id: "MT_0000000223",
+            firmware: "20.31.1014",
+            lane_speed: LaneSpeed::Hdr,
+            pcie_gen: 4,
+            guid_oui: 0x0c_42_a1,
+        },
+        hca_buses: &[0x0c, 0x12, 0x4b, 0x54, 0x8d, 0x94, 0xba, 0xcc],
         driver: "535.183.01",
         cuda: "12.2",
+        nccl: "2.18.5",
+        dcgm: "3.3.3",
+        perftest: "4.5-0.20",
     },
 ];
 

@@ -1,0 +1,440 @@
+//! Faults: data applied to the model. Each kind changes the devices the way
+//! the real failure does, and leaves the kernel lines it leaves; tools only
+//! read the result. docs/authoring.md lists what reveals each kind.
+
+use super::fabric::{LaneSpeed, PhysState, PortState};
+use super::gpu::{throttle, FabricState, GpuHealth, PcieLink};
+use super::node::{SchedulerState, ServiceState};
+use super::Cluster;
+use crate::rng::Rng;
+
+/// How a downed HCA port looks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortDown {
+    /// Logical Down, physical Polling: no link partner (cable pulled, far end down).
+    Down,
+    /// The same as ibstat shows it: Down / Polling.
+    Polling,
+    /// Administratively disabled: Down / Disabled.
+    Disabled,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fault {
+    GpuXid { node: String, gpu: u32, xid: u32 },
+    GpuFallenOffBus { node: String, gpu: u32 },
+    GpuEccUncorrectable { node: String, gpu: u32, count: u64 },
+    GpuRowRemapPending { node: String, gpu: u32 },
+    GpuThermalSlowdown { node: String, gpu: u32 },
+    GpuPowerBrake { node: String, gpu: u32 },
+    GpuPcieDegraded { node: String, gpu: u32, gen: Option<u8>, width: Option<u8> },
+    NvlinkDown { node: String, gpu: u32, links: Vec<u32> },
+    FabricManagerDown { node: String },
+    HcaPortDown { node: String, hca: String, state: PortDown },
+    HcaLinkDegraded { node: String, hca: String, rate: Option<u32>, width: Option<u8> },
+    HcaSymbolErrors { node: String, hca: String, count: u64 },
+    HcaMtu { node: String, hca: String, mtu: u32 },
+    HcaPcieDegraded { node: String, hca: String, gen: Option<u8>, width: Option<u8> },
+    NodeDown { node: String, reason: String },
+    NodeDrain { node: String, reason: String },
+}
+
+/// Xids whose consequences the model knows (others only leave their line).
+pub const KNOWN_XIDS: &[u32] = &[13, 31, 43, 45, 48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120];
+
+/// The valid IB MTUs.
+pub const MTUS: &[u32] = &[256, 512, 1024, 2048, 4096];
+
+/// The text after `NVRM: Xid (PCI:...): N, ` for each Xid.
+fn xid_text(xid: u32, gpu_index: u32) -> String {
+    let app = "pid=2291417, name=python3";
+    let kernel = "pid='<unknown>', name=<unknown>";
+    match xid {
+        13 => format!("{app}, Graphics SM Warp Exception on (GPC 4, TPC 2, SM 1): Out Of Range Address"),
+        31 => format!("{app}, Ch 00000010, intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_3 faulted @ 0x7f2a_3c000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ"),
+        43 => format!("{app}, Ch 00000008"),
+        45 => format!("{app}, Ch 00000010"),
+        48 => format!("{kernel}, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0."),
+        61 => format!("{kernel}, Internal micro-controller breakpoint/warning (0cec(2d54): 0000f6a0 00000000)"),
+        62 => format!("{kernel}, Internal micro-controller halt (0cec(2d54): 0000f6a0 00000000)"),
+        63 => format!("{kernel}, Row Remapper: New row (0x00000000000012a4) was marked for remapping, reset gpu to activate."),
+        64 => format!("{kernel}, Row Remapper: Failed to mark a row for remapping (0x0000000000001a2b)."),
+        74 => format!("{kernel}, NVLink: fatal error detected on link 5(0x10000, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0)"),
+        79 => format!("{kernel}, GPU has fallen off the bus."),
+        92 => format!("{kernel}, High single-bit ECC error rate"),
+        94 => format!("{kernel}, Contained: SM (0x1). RST: No, D-RST: No"),
+        95 => format!("{kernel}, Uncontained: FBHUB. RST: Yes, D-RST: No"),
+        119 => format!("{kernel}, Timeout after 6s of waiting for RPC response from GPU{gpu_index} GSP! Expected function 76 (GSP_RM_CONTROL) (0x20800a4c 0x4)."),
+        120 => format!("{kernel}, GSP task exception: ERROR 0x0 in task 4"),
+        other => format!("{kernel}, Xid {other} reported"),
+    }
+}
+
+impl Fault {
+    /// The lab-file name of this fault's kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Fault::GpuXid { .. } => "gpu-xid",
+            Fault::GpuFallenOffBus { .. } => "gpu-fallen-off-bus",
+            Fault::GpuEccUncorrectable { .. } => "gpu-ecc-uncorrectable",
+            Fault::GpuRowRemapPending { .. } => "gpu-row-remap-pending",
+            Fault::GpuThermalSlowdown { .. } => "gpu-thermal-slowdown",
+            Fault::GpuPowerBrake { .. } => "gpu-power-brake",
+            Fault::GpuPcieDegraded { .. } => "gpu-pcie-degraded",
+            Fault::NvlinkDown { .. } => "nvlink-down",
+            Fault::FabricManagerDown { .. } => "fabric-manager-down",
+            Fault::HcaPortDown { .. } => "hca-port-down",
+            Fault::HcaLinkDegraded { .. } => "hca-link-degraded",
+            Fault::HcaSymbolErrors { .. } => "hca-symbol-errors",
+            Fault::HcaMtu { .. } => "hca-mtu",
+            Fault::HcaPcieDegraded { .. } => "hca-pcie-degraded",
+            Fault::NodeDown { .. } => "node-down",
+            Fault::NodeDrain { .. } => "node-drain",
+        }
+    }
+
+    pub fn node(&self) -> &str {
+        match self {
+            Fault::GpuXid { node, .. }
+            | Fault::GpuFallenOffBus { node, .. }
+            | Fault::GpuEccUncorrectable { node, .. }
+            | Fault::GpuRowRemapPending { node, .. }
+            | Fault::GpuThermalSlowdown { node, .. }
+            | Fault::GpuPowerBrake { node, .. }
+            | Fault::GpuPcieDegraded { node, .. }
+            | Fault::NvlinkDown { node, .. }
+            | Fault::FabricManagerDown { node }
+            | Fault::HcaPortDown { node, .. }
+            | Fault::HcaLinkDegraded { node, .. }
+            | Fault::HcaSymbolErrors { node, .. }
+            | Fault::HcaMtu { node, .. }
+            | Fault::HcaPcieDegraded { node, .. }
+            | Fault::NodeDown { node, .. }
+            | Fault::NodeDrain { node, .. } => node,
+        }
+    }
+
+    /// Changes the cluster. Fails, naming the problem, when the fault names a
+    /// node, GPU or HCA the cluster lacks or a value the hardware cannot take.
+    pub fn apply(&self, cluster: &mut Cluster) -> Result<(), String> {
+        let now = cluster.now;
+        let seed = cluster.seed;
+        let hostnames: Vec<String> = cluster.nodes.iter().map(|n| n.hostname.clone()).collect();
+        let node = cluster
+            .node_mut(self.node())
+            .ok_or_else(|| format!("no node `{}` in this cluster (nodes: {})", self.node(), hostnames.join(", ")))?;
+        // Faults happened a while before the trainee logs in.
+        let mut rng = Rng::derive(seed, &["fault", self.kind(), &node.hostname, &format!("{self:?}")]);
+        let at = now - rng.range_i64(600, 4 * 3600);
+        let gpu_count = node.gpus.len();
+        let hca_names: Vec<String> = node.hcas.iter().map(|h| h.name.clone()).collect();
+        let gpu_at = |gpu: u32| -> Result<usize, String> {
+            (gpu as usize)
+                .lt(&gpu_count)
+                .then_some(gpu as usize)
+                .ok_or_else(|| format!("no GPU {gpu} on {} (GPUs 0-{})", self.node(), gpu_count.saturating_sub(1)))
+        };
+        let hca_at = |hca: &str| -> Result<usize, String> {
+            hca_names
+                .iter()
+                .position(|name| name == hca)
+                .ok_or_else(|| format!("no HCA `{hca}` on {} (HCAs: {})", self.node(), hca_names.join(", ")))
+        };
+
+        match self {
+            Fault::GpuXid { gpu, xid, .. } => {
+                let index = gpu_at(*gpu)?;
+                record_xid(node, index, *xid, at);
+            }
+            Fault::GpuFallenOffBus { gpu, .. } => {
+                let index = gpu_at(*gpu)?;
+                let bus = node.gpus[index].kernel_bus_id();
+                let device = node.gpus[index].device_id;
+                node.gpus[index].health = GpuHealth::FallenOffBus;
+                node.log_kernel(at, 3, format!("NVRM: The NVIDIA GPU {bus}"));
+                node.log_kernel(at, 3, format!("NVRM: (PCI ID: 10de:{device:04x}) installed in this system has"));
+                node.log_kernel(at, 3, "NVRM: fallen off the bus and is not responding to commands.");
+            }
+            Fault::GpuEccUncorrectable { gpu, count, .. } => {
+                let index = gpu_at(*gpu)?;
+                if *count == 0 {
+                    return Err("`count` must be at least 1".to_string());
+                }
+                for _ in 0..(*count).min(3) {
+                    record_xid(node, index, 48, at);
+                }
+                let ecc = &mut node.gpus[index].ecc;
+                ecc.volatile_uncorrected = *count;
+                ecc.aggregate_uncorrected = ecc.aggregate_uncorrected.max(*count);
+            }
+            Fault::GpuRowRemapPending { gpu, .. } => {
+                let index = gpu_at(*gpu)?;
+                record_xid(node, index, 63, at);
+            }
+            Fault::GpuThermalSlowdown { gpu, .. } => {
+                let index = gpu_at(*gpu)?;
+                let gpu = &mut node.gpus[index];
+                gpu.temperature_c = 88 + rng.range_u64(0, 4) as u32;
+                gpu.memory_temperature_c = gpu.temperature_c + 6;
+                gpu.throttle_reasons = throttle::HW_SLOWDOWN | throttle::HW_THERMAL_SLOWDOWN | throttle::SW_THERMAL_SLOWDOWN;
+                gpu.sm_clock_mhz = gpu.max_sm_clock_mhz * 11 / 20;
+            }
+            Fault::GpuPowerBrake { gpu, .. } => {
+                let index = gpu_at(*gpu)?;
+                let gpu = &mut node.gpus[index];
+                gpu.throttle_reasons = throttle::HW_SLOWDOWN | throttle::HW_POWER_BRAKE_SLOWDOWN;
+                gpu.sm_clock_mhz = 382;
+            }
+            Fault::GpuPcieDegraded { gpu, gen, width, .. } => {
+                let index = gpu_at(*gpu)?;
+                let bus = node.gpus[index].kernel_bus_id();
+                let link = degrade(&mut node.gpus[index].pcie, *gen, *width)?;
+                node.log_kernel(node.booted_at + 2, 6, limited_by(&bus, &link));
+            }
+            Fault::NvlinkDown { gpu, links, .. } => {
+                let index = gpu_at(*gpu)?;
+                let gpu = &mut node.gpus[index];
+                let count = gpu.nvlinks.len();
+                if links.is_empty() {
+                    return Err("`links` must name at least one link".to_string());
+                }
+                for link in links {
+                    let link = gpu
+                        .nvlinks
+                        .get_mut(*link as usize)
+                        .ok_or_else(|| format!("no NVLink {link} on GPU {index} (links 0-{})", count - 1))?;
+                    link.active = false;
+                }
+            }
+            Fault::FabricManagerDown { .. } => {
+                node.fabric_manager = ServiceState::Failed;
+                node.fabric_manager_since = at;
+                for gpu in &mut node.gpus {
+                    gpu.fabric = FabricState::InProgress;
+                }
+            }
+            Fault::HcaPortDown { hca, state, .. } => {
+                let index = hca_at(hca)?;
+                let hca = &mut node.hcas[index];
+                hca.port.state = PortState::Down;
+                hca.port.phys_state = if *state == PortDown::Disabled { PhysState::Disabled } else { PhysState::Polling };
+                hca.port.counters.link_downed += 1;
+                let (bus, netdev) = (hca.bus_id.clone(), hca.netdev.clone());
+                node.log_kernel(at, 6, format!("mlx5_core {bus} {netdev}: Link down"));
+            }
+            Fault::HcaLinkDegraded { hca, rate, width, .. } => {
+                let index = hca_at(hca)?;
+                let port = &mut node.hcas[index].port;
+                if rate.is_none() && width.is_none() {
+                    return Err("give `rate` (Gb/s) or `width` (lanes), or both".to_string());
+                }
+                if let Some(width) = width {
+                    if ![1, 2, 4].contains(width) || *width > port.max_width {
+                        return Err(format!("`width` must be 1, 2 or 4 lanes, not {width}"));
+                    }
+                    port.width = *width;
+                }
+                if let Some(rate) = rate {
+                    let speed = LaneSpeed::for_rate(*rate, port.width)
+                        .filter(|speed| *speed <= port.max_lane_speed)
+                        .ok_or_else(|| format!("a {}X link cannot run at {rate} Gb/s on this HCA", port.width))?;
+                    port.lane_speed = speed;
+                }
+                if port.width == port.max_width && port.lane_speed == port.max_lane_speed {
+                    return Err("this leaves the link at full rate and width; lower one of them".to_string());
+                }
+            }
+            Fault::HcaSymbolErrors { hca, count, .. } => {
+                let index = hca_at(hca)?;
+                let port = &mut node.hcas[index].port;
+                if *count == 0 {
+                    return Err("`count` must be at least 1".to_string());
+                }
+                port.counters.symbol_errors = *count;
+                port.counters.link_error_recovery = (*count / 500).max(1);
+                port.symbol_errors_per_hour = (*count / 24).max(1);
+            }
+            Fault::HcaMtu { hca, mtu, .. } => {
+                let index = hca_at(hca)?;
+                if !MTUS.contains(mtu) || *mtu == 4096 {
+                    return Err(format!("`mtu` must be one of 256, 512, 1024 or 2048 (4096 is the healthy value), not {mtu}"));
+                }
+                node.hcas[index].port.active_mtu = *mtu;
+            }
+            Fault::HcaPcieDegraded { hca, gen, width, .. } => {
+                let index = hca_at(hca)?;
+                let bus = node.hcas[index].bus_id.clone();
+                let link = degrade(&mut node.hcas[index].pcie, *gen, *width)?;
+                node.log_kernel(node.booted_at + 3, 6, limited_by(&bus, &link));
+            }
+            Fault::NodeDown { reason, .. } => {
+                node.reachable = false;
+                node.scheduler = SchedulerState::Down;
+                node.scheduler_reason = Some(reason.clone());
+                node.scheduler_reason_since = at;
+            }
+            Fault::NodeDrain { reason, .. } => {
+                node.scheduler = SchedulerState::Drained;
+                node.scheduler_reason = Some(reason.clone());
+                node.scheduler_reason_since = at;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Lowers a PCIe link's generation and/or width.
+fn degrade(link: &mut PcieLink, generation: Option<u8>, width: Option<u8>) -> Result<PcieLink, String> {
+    if generation.is_none() && width.is_none() {
+        return Err("give `gen` or `width`, or both".to_string());
+    }
+    if let Some(generation) = generation {
+        if generation == 0 || generation > link.max_gen {
+            return Err(format!("`gen` must be between 1 and {}, not {generation}", link.max_gen));
+        }
+        link.gen = generation;
+    }
+    if let Some(width) = width {
+        if ![1, 2, 4, 8, 16].contains(&width) || width > link.max_width {
+            return Err(format!("`width` must be 1, 2, 4, 8 or 16, not {width}"));
+        }
+        link.width = width;
+    }
+    if !link.is_degraded() {
+        return Err("this leaves the link at full speed and width; lower one of them".to_string());
+    }
+    Ok(*link)
+}
+
+/// The kernel's boot-time warning for a link that trained below its capability.
+fn limited_by(bus: &str, link: &PcieLink) -> String {
+    let upstream = match u8::from_str_radix(bus.get(5..7).unwrap_or("01"), 16) {
+        Ok(device_bus) => format!("0000:{:02x}:00.0", device_bus.saturating_sub(1)),
+        Err(_) => "0000:00:01.0".to_string(),
+    };
+    format!(
+        "pci {bus}: {} Gb/s available PCIe bandwidth, limited by {:.1} GT/s PCIe x{} link at {upstream} (capable of {} Gb/s with {:.1} GT/s PCIe x{} link)",
+        gigabits(PcieLink::bandwidth_mbps(link.gen, link.width)),
+        gts(link.gen),
+        link.width,
+        gigabits(PcieLink::bandwidth_mbps(link.max_gen, link.max_width)),
+        gts(link.max_gen),
+        link.max_width
+    )
+}
+
+/// Mb/s as the kernel prints Gb/s: `252048` → `252.048`.
+fn gigabits(mbps: u64) -> String {
+    format!("{}.{:03}", mbps / 1000, mbps % 1000)
+}
+
+fn gts(generation: u8) -> f64 {
+    PcieLink::gts(generation).parse().unwrap_or(0.0)
+}
+
+/// Logs an Xid and applies its consequences to the GPU.
+fn record_xid(node: &mut super::Node, index: usize, xid: u32, at: i64) {
+    let gpu = &node.gpus[index];
+    let pci = gpu.nvrm_pci();
+    if gpu.xids.is_empty() {
+        let (uuid, serial) = (gpu.uuid.clone(), gpu.serial.clone());
+        node.log_kernel(at, 6, format!("NVRM: GPU at {pci}: {uuid}"));
+        node.log_kernel(at, 6, format!("NVRM: GPU Board Serial Number: {serial}"));
+    }
+    node.log_kernel(at, 3, format!("NVRM: Xid ({pci}): {xid}, {}", xid_text(xid, index as u32)));
+    let gpu = &mut node.gpus[index];
+    gpu.xids.push(xid);
+    match xid {
+        48 => {
+            gpu.ecc.volatile_uncorrected += 1;
+            gpu.ecc.aggregate_uncorrected += 1;
+            gpu.needs_reset = true;
+        }
+        62 | 119 | 120 => {
+            gpu.health = GpuHealth::Unresponsive;
+            gpu.needs_reset = true;
+        }
+        63 => {
+            gpu.row_remap.uncorrectable += 1;
+            gpu.row_remap.pending = true;
+            gpu.row_remap.banks_max = gpu.row_remap.banks_max.saturating_sub(1);
+            gpu.row_remap.banks_high += 1;
+        }
+        64 => {
+            gpu.row_remap.failure = true;
+            gpu.needs_reset = true;
+        }
+        74 => {
+            if let Some(link) = gpu.nvlinks.get_mut(5) {
+                link.active = false;
+                link.replay_errors += 3;
+                link.recovery_errors += 1;
+            }
+            gpu.needs_reset = true;
+        }
+        79 => gpu.health = GpuHealth::FallenOffBus,
+        92 => gpu.ecc.volatile_corrected += 1200,
+        94 | 95 => {
+            gpu.ecc.volatile_uncorrected += 1;
+            gpu.ecc.aggregate_uncorrected += 1;
+            gpu.needs_reset = xid == 95;
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{preset, ClusterConfig};
+
+    fn cluster() -> Cluster {
+        let config = ClusterConfig::new(preset::find("hgx-h100").unwrap(), vec!["gpu-001".into(), "gpu-002".into()]);
+        Cluster::build(&config, 5)
+    }
+
+    #[test]
+    fn xid_79_takes_the_gpu_off_the_bus_and_logs_it() {
+        let mut cluster = cluster();
+        Fault::GpuXid { node: "gpu-002".into(), gpu: 3, xid: 79 }.apply(&mut cluster).unwrap();
+        let node = cluster.node("gpu-002").unwrap();
+        assert_eq!(node.gpus[3].health, GpuHealth::FallenOffBus);
+        let log: Vec<&str> = node.kernel_log.iter().map(|l| l.text.as_str()).collect();
+        assert!(log.contains(&"NVRM: Xid (PCI:0000:64:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."));
+        assert!(log.iter().any(|l| l.starts_with("NVRM: GPU at PCI:0000:64:00: GPU-")));
+        assert_eq!(cluster.node("gpu-001").unwrap().gpus[3].health, GpuHealth::Healthy);
+    }
+
+    #[test]
+    fn bad_targets_are_named() {
+        let mut cluster = cluster();
+        let error = Fault::GpuXid { node: "gpu-009".into(), gpu: 0, xid: 79 }.apply(&mut cluster).unwrap_err();
+        assert_eq!(error, "no node `gpu-009` in this cluster (nodes: gpu-001, gpu-002)");
+        let error = Fault::GpuXid { node: "gpu-001".into(), gpu: 8, xid: 79 }.apply(&mut cluster).unwrap_err();
+        assert_eq!(error, "no GPU 8 on gpu-001 (GPUs 0-7)");
+        let error = Fault::HcaMtu { node: "gpu-001".into(), hca: "mlx5_9".into(), mtu: 1024 }.apply(&mut cluster).unwrap_err();
+        assert!(error.starts_with("no HCA `mlx5_9` on gpu-001 (HCAs: mlx5_0, "));
+    }
+
+    #[test]
+    fn link_degradation_sets_speed_and_width() {
+        let mut cluster = cluster();
+        Fault::HcaLinkDegraded { node: "gpu-001".into(), hca: "mlx5_1".into(), rate: Some(200), width: None }.apply(&mut cluster).unwrap();
+        let port = &cluster.nodes[0].hcas[1].port;
+        assert_eq!((port.rate_gbps(), port.width, port.lane_speed), (200, 4, LaneSpeed::Hdr));
+        Fault::HcaLinkDegraded { node: "gpu-001".into(), hca: "mlx5_2".into(), rate: None, width: Some(2) }.apply(&mut cluster).unwrap();
+        assert_eq!(cluster.nodes[0].hcas[2].port.rate_gbps(), 200);
+        let error = Fault::HcaLinkDegraded { node: "gpu-001".into(), hca: "mlx5_3".into(), rate: Some(300), width: None }.apply(&mut cluster);
+        assert!(error.is_err());
+    }
+
+    #[test]
+    fn pcie_degradation_logs_the_kernel_warning() {
+        let mut cluster = cluster();
+        Fault::GpuPcieDegraded { node: "gpu-001".into(), gpu: 0, gen: Some(4), width: None }.apply(&mut cluster).unwrap();
+        let node = &cluster.nodes[0];
+        assert_eq!((node.gpus[0].pcie.gen, node.gpus[0].pcie.width), (4, 16));
+        assert!(node.kernel_log.iter().any(|l| l.text
+            == "pci 0000:04:00.0: 252.048 Gb/s available PCIe bandwidth, limited by 16.0 GT/s PCIe x16 link at 0000:03:00.0 (capable of 504.112 Gb/s with 32.0 GT/s PCIe x16 link)"));
+    }
+}

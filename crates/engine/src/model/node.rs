@@ -1,0 +1,71 @@
+//! A node: its devices, kernel log, services and scheduler state.
+
+use super::fabric::Hca;
+use super::gpu::Gpu;
+use super::time::EpochSeconds;
+
+/// One kernel ring-buffer line: time since boot and the message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelLine {
+    pub uptime_us: u64,
+    /// Syslog priority: 3 = err, 4 = warning, 6 = info.
+    pub level: u8,
+    pub text: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServiceState {
+    Active,
+    Failed,
+    Inactive,
+}
+
+/// The node as Slurm (and Kubernetes) see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchedulerState {
+    Idle,
+    Allocated,
+    Down,
+    Drained,
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub hostname: String,
+    pub gpus: Vec<Gpu>,
+    pub hcas: Vec<Hca>,
+    pub booted_at: EpochSeconds,
+    pub kernel_log: Vec<KernelLine>,
+    pub fabric_manager: ServiceState,
+    /// When Fabric Manager last started or failed.
+    pub fabric_manager_since: EpochSeconds,
+    pub scheduler: SchedulerState,
+    /// Why an operator or the scheduler took the node out, e.g. `Not responding`.
+    pub scheduler_reason: Option<String>,
+    pub scheduler_reason_since: EpochSeconds,
+    /// False when the node is down: ssh and pdsh cannot reach it.
+    pub reachable: bool,
+}
+
+impl Node {
+    pub fn gpu(&self, index: u32) -> Option<&Gpu> {
+        self.gpus.iter().find(|gpu| gpu.index == index)
+    }
+
+    pub fn hca(&self, name: &str) -> Option<&Hca> {
+        self.hcas.iter().find(|hca| hca.name == name)
+    }
+
+    /// Appends a kernel line at simulated time `at`.
+    pub fn log_kernel(&mut self, at: EpochSeconds, level: u8, text: impl Into<String>) {
+        let uptime_us = (at - self.booted_at).max(0) as u64 * 1_000_000;
+        self.log_kernel_us(uptime_us, level, text);
+    }
+
+    /// Appends a kernel line at an exact uptime, keeping the log in time order.
+    pub fn log_kernel_us(&mut self, uptime_us: u64, level: u8, text: impl Into<String>) {
+        let line = KernelLine { uptime_us, level, text: text.into() };
+        let at = self.kernel_log.partition_point(|existing| existing.uptime_us <= uptime_us);
+        self.kernel_log.insert(at, line);
+    }
+}
