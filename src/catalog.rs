@@ -1,5 +1,7 @@
 //! The labs compiled into the app.
 
+use std::rc::Rc;
+
 use clusterlab_engine::lab::Diagnostic;
 use clusterlab_engine::{load, Lab};
 
@@ -7,23 +9,30 @@ include!(concat!(env!("OUT_DIR"), "/labs.rs"));
 
 /// One catalog entry: a loaded lab, or the problems of a file that did not load.
 pub enum Entry {
-    Lab(Box<Lab>),
+    Lab(Rc<Lab>),
     Broken { file: &'static str, problems: Vec<Diagnostic> },
 }
 
-pub fn entries() -> Vec<Entry> {
-    LAB_SOURCES
-        .iter()
-        .map(|(file, source)| match load(source) {
-            Ok(lab) => Entry::Lab(Box::new(lab)),
-            Err(problems) => Entry::Broken { file, problems },
-        })
-        .collect()
+thread_local! {
+    /// Parsed once per page load: the sources are fixed at build time.
+    static ENTRIES: Rc<Vec<Entry>> = Rc::new(
+        LAB_SOURCES
+            .iter()
+            .map(|(file, source)| match load(source) {
+                Ok(lab) => Entry::Lab(Rc::new(lab)),
+                Err(problems) => Entry::Broken { file, problems },
+            })
+            .collect(),
+    );
 }
 
-pub fn find(id: &str) -> Option<Lab> {
-    entries().into_iter().find_map(|entry| match entry {
-        Entry::Lab(lab) if lab.id == id => Some(*lab),
+pub fn entries() -> Rc<Vec<Entry>> {
+    ENTRIES.with(Rc::clone)
+}
+
+pub fn find(id: &str) -> Option<Rc<Lab>> {
+    entries().iter().find_map(|entry| match entry {
+        Entry::Lab(lab) if lab.id == id => Some(lab.clone()),
         _ => None,
     })
 }

@@ -39,6 +39,8 @@ pub enum Action {
     Ran(String),
     /// Start over: no answers, no commands, the same variant.
     Reset,
+    /// Start over with another variant of the lab.
+    NewVariant,
 }
 
 impl Reducible for Progress {
@@ -59,6 +61,7 @@ impl Reducible for Progress {
                 next.commands.drain(..excess);
             }
             Action::Reset => next = Progress { seed: next.seed, ..Progress::default() },
+            Action::NewVariant => next = Progress { seed: next.seed.wrapping_add(1), ..Progress::default() },
         }
         Rc::new(next)
     }

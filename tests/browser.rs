@@ -2,7 +2,6 @@
 //! (wasm-bindgen-test). Run by scripts/test.sh.
 #![cfg(target_arch = "wasm32")]
 
-use std::rc::Rc;
 use std::time::Duration;
 
 use clusterlab_web::catalog;
@@ -48,7 +47,7 @@ async fn markdown_shows_raw_html_as_text_and_drops_unsafe_links() {
 async fn terminal_runs_a_command_and_shows_its_output_as_text() {
     let root = mount_point();
     let lab = catalog::find("first-look").expect("the first-look lab is compiled in");
-    let props = TerminalProps { lab: Rc::new(lab), seed: 1, replay: vec!["echo '<b>x</b>'".into()], on_run: Default::default() };
+    let props = TerminalProps { lab, seed: 1, replay: vec!["echo '<b>x</b>'".into()], on_run: Default::default() };
     yew::Renderer::<Terminal>::with_root_and_props(root.clone(), props).render();
     settle().await;
 

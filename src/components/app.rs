@@ -1,7 +1,5 @@
 //! The root: the catalog or one lab, as the URL hash says.
 
-use std::rc::Rc;
-
 use yew::prelude::*;
 
 use crate::catalog;
@@ -23,7 +21,7 @@ pub fn app() -> Html {
     let page = match &route {
         Route::Catalog => html! { <CatalogPage navigate={navigate.clone()} /> },
         Route::Lab(id) => match catalog::find(id) {
-            Some(lab) => html! { <LabPage key={id.clone()} lab={Rc::new(lab)} /> },
+            Some(lab) => html! { <LabPage key={id.clone()} {lab} /> },
             None => html! {
                 <main class="page missing">
                     <h1>{ "No such lab" }</h1>

@@ -12,7 +12,8 @@ pub struct CatalogPageProps {
 
 #[function_component(CatalogPage)]
 pub fn catalog_page(props: &CatalogPageProps) -> Html {
-    let cards = catalog::entries().into_iter().map(|entry| match entry {
+    let entries = catalog::entries();
+    let cards = entries.iter().map(|entry| match entry {
         Entry::Lab(lab) => {
             let open = {
                 let navigate = props.navigate.clone();

@@ -29,11 +29,16 @@ pub fn lab_page(props: &LabPageProps) -> Html {
     let progress = use_progress(&lab.id);
     // A new terminal (a fresh lab state) after each reset.
     let generation = use_state(|| 0u32);
-    let questions: Vec<Rc<_>> = use_memo(lab.id.clone(), {
+    // The trainee's variant: its questions carry the values of the lab's variables.
+    let variant = use_memo((lab.id.clone(), progress.seed), {
         let lab = lab.clone();
-        move |_| lab.questions.iter().cloned().map(Rc::new).collect::<Vec<_>>()
-    })
-    .to_vec();
+        move |(_, seed)| {
+            let variant = lab.variant(*seed);
+            let questions: Vec<Rc<_>> = variant.questions.into_iter().map(Rc::new).collect();
+            (variant.briefing, questions)
+        }
+    });
+    let (briefing, questions) = (&variant.0, &variant.1);
 
     let grades: Vec<_> = questions
         .iter()
@@ -46,17 +51,21 @@ pub fn lab_page(props: &LabPageProps) -> Html {
         let progress = progress.clone();
         Callback::from(move |line: String| progress.dispatch(Action::Ran(line)))
     };
-    let reset = {
+    let start_over = |action: fn() -> Action, question: &'static str| {
         let progress = progress.clone();
         let generation = generation.clone();
         Callback::from(move |_| {
-            let confirmed = gloo::dialogs::confirm("Start this lab over? Your answers and terminal history will be cleared.");
-            if confirmed {
-                progress.dispatch(Action::Reset);
+            if gloo::dialogs::confirm(question) {
+                progress.dispatch(action());
                 generation.set(*generation + 1);
             }
         })
     };
+    let reset = start_over(|| Action::Reset, "Start this lab over? Your answers and terminal history will be cleared.");
+    let new_variant = start_over(
+        || Action::NewVariant,
+        "Start over with another variant of this lab? Your answers and terminal history will be cleared.",
+    );
 
     let cards = questions.iter().enumerate().map(|(at, question)| {
         let on_answer = {
@@ -88,13 +97,17 @@ pub fn lab_page(props: &LabPageProps) -> Html {
                     <span class="score-value">{ format!("{points} / {possible}") }</span>
                     <span class="score-label">{ "points" }</span>
                     <button type="button" class="reset-button" onclick={reset}>{ "Start over" }</button>
+                    if !lab.vars.is_empty() {
+                        <button type="button" class="variant-button" onclick={new_variant}
+                            title="The same lab with other faulty parts">{ format!("Variant {} \u{2192} next", progress.seed) }</button>
+                    }
                 </div>
             </div>
             <div class="lab-body">
                 <section class="briefing-and-questions">
                     <section class="briefing">
                         <h2>{ "Briefing" }</h2>
-                        <Markdown source={lab.briefing.clone()} />
+                        <Markdown source={briefing.clone()} />
                     </section>
                     <section class="questions">
                         <h2>{ "Questions" }</h2>

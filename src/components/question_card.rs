@@ -3,7 +3,9 @@
 
 use std::rc::Rc;
 
+use clusterlab_engine::grading::items;
 use clusterlab_engine::lab::{Question, QuestionKind};
+use clusterlab_engine::rng::{stable_hash, Rng};
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
@@ -36,10 +38,16 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
     let submit = {
         let draft = draft.clone();
         let on_answer = props.on_answer.clone();
+        let question = question.clone();
         Callback::from(move |event: SubmitEvent| {
             event.prevent_default();
-            if !draft.trim().is_empty() {
-                on_answer.emit((*draft).clone());
+            // An untouched order question is answered in the order shown.
+            let response = match &question.kind {
+                QuestionKind::Order { items } if draft.is_empty() => shuffled(items, &question.id).join("\n"),
+                _ => (*draft).clone(),
+            };
+            if !response.trim().is_empty() {
+                on_answer.emit(response);
             }
         })
     };
@@ -62,7 +70,34 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
                 }) }
             </fieldset>
         },
-        QuestionKind::Text { .. } => {
+        QuestionKind::Multi { choices, .. } => html! {
+            <fieldset class="choices">
+                { for choices.iter().map(|choice| {
+                    let checked = items(&draft).contains(&choice.as_str());
+                    let toggle = {
+                        let draft = draft.clone();
+                        let choice = choice.clone();
+                        let choices = choices.clone();
+                        Callback::from(move |_| {
+                            let current: Vec<String> = items(&draft).into_iter().map(String::from).collect();
+                            // Keep the choices' own order so the saved answer is stable.
+                            let next: Vec<&String> = choices
+                                .iter()
+                                .filter(|c| if **c == choice { !checked } else { current.contains(c) })
+                                .collect();
+                            draft.set(next.iter().map(|c| c.as_str()).collect::<Vec<_>>().join("\n"));
+                        })
+                    };
+                    html! {
+                        <label class="choice">
+                            <input type="checkbox" value={choice.clone()} {checked} onchange={toggle} />
+                            <span>{ choice }</span>
+                        </label>
+                    }
+                }) }
+            </fieldset>
+        },
+        QuestionKind::Text { .. } | QuestionKind::Number { .. } => {
             let typed = {
                 let draft = draft.clone();
                 Callback::from(move |event: InputEvent| {
@@ -70,9 +105,48 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
                     draft.set(field.value());
                 })
             };
+            let unit = match &question.kind {
+                QuestionKind::Number { unit: Some(unit), .. } => html! { <span class="unit">{ unit }</span> },
+                _ => html! {},
+            };
+            let mode = if matches!(question.kind, QuestionKind::Number { .. }) { "decimal" } else { "text" };
             html! {
-                <input class="text-answer" type="text" value={(*draft).clone()} oninput={typed}
-                    placeholder="Your answer" aria-label={format!("Answer to question {}", props.number)} />
+                <div class="answer-row">
+                    <input class="text-answer" type="text" inputmode={mode} value={(*draft).clone()} oninput={typed}
+                        placeholder="Your answer" aria-label={format!("Answer to question {}", props.number)} />
+                    { unit }
+                </div>
+            }
+        }
+        QuestionKind::Order { items: reference } => {
+            // Until the trainee moves something, show the items shuffled.
+            let shown: Vec<String> = if draft.is_empty() {
+                shuffled(reference, &question.id)
+            } else {
+                items(&draft).into_iter().map(String::from).collect()
+            };
+            let last = shown.len().saturating_sub(1);
+            html! {
+                <ol class="order">
+                    { for shown.iter().enumerate().map(|(at, item)| {
+                        let swap = |with: usize| {
+                            let draft = draft.clone();
+                            let mut order = shown.clone();
+                            order.swap(at, with);
+                            let moved = order.join("\n");
+                            Callback::from(move |_: MouseEvent| draft.set(moved.clone()))
+                        };
+                        html! {
+                            <li>
+                                <span class="order-item">{ item }</span>
+                                <button type="button" class="move" aria-label={format!("Move {item} up")}
+                                    disabled={at == 0} onclick={swap(at.saturating_sub(1))}>{ "\u{2191}" }</button>
+                                <button type="button" class="move" aria-label={format!("Move {item} down")}
+                                    disabled={at == last} onclick={swap((at + 1).min(last))}>{ "\u{2193}" }</button>
+                            </li>
+                        }
+                    }) }
+                </ol>
             }
         }
     };
@@ -83,7 +157,7 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
                 <p>
                     <strong>{ if grade.correct { "Correct" } else { "Not quite" } }</strong>
                     { format!(" \u{2014} {} / {} point{} \u{b7} answered \u{201c}{}\u{201d}", grade.points, grade.possible,
-                        if grade.possible == 1 { "" } else { "s" }, saved.response) }
+                        if grade.possible == 1 { "" } else { "s" }, items(&saved.response).join(", ")) }
                     { if saved.attempts > 1 { format!(" \u{b7} {} attempts", saved.attempts) } else { String::new() } }
                 </p>
                 if grade.correct && !grade.explanation.is_empty() {
@@ -117,4 +191,19 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
             { verdict }
         </section>
     }
+}
+
+/// The items in an order that depends only on the question, never the right one
+/// when there is another.
+fn shuffled(items: &[String], question_id: &str) -> Vec<String> {
+    let mut order: Vec<String> = items.to_vec();
+    let mut rng = Rng::new(stable_hash(question_id.as_bytes()));
+    for at in (1..order.len()).rev() {
+        let with = rng.range_u64(0, at as u64) as usize;
+        order.swap(at, with);
+    }
+    if order == items && order.len() > 1 {
+        order.rotate_left(1);
+    }
+    order
 }

@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use clusterlab_engine::lab::{check, schema};
 use clusterlab_engine::shell::Stream;
 use clusterlab_engine::{load, Session};
 
@@ -13,13 +14,18 @@ clusterlab: check and run ClusterLab lab files (a simulation: nothing runs on a 
 Usage:
   clusterlab check LAB_FILE...
   clusterlab run LAB_FILE [--seed N] [--host HOST] -- COMMAND LINE
+  clusterlab schema
   clusterlab --help | --version
 
-check  validates lab files; prints each problem as FILE:LINE:COL: message and
-       exits 1 if any file has one.
+check  validates lab files, every variant of each: the format, the hardware
+       each fault names, that each fault shows in some command's output and
+       that each reference answer grades as correct. Prints each problem as
+       FILE:LINE:COL: message and exits 1 if any file has one.
 run    runs one command line in the lab's initial state on HOST (default: the
        first node), prints what it prints and exits with its status. The words
-       after -- are joined with single spaces into one shell line.
+       after -- are joined with single spaces into one shell line. --seed
+       picks the trainee variant, as the web app's variant number does.
+schema prints a JSON Schema of the lab format, for editors.
 ";
 
 fn main() -> ExitCode {
@@ -27,6 +33,10 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("check") => check(&args[1..]),
         Some("run") => run(&args[1..]),
+        Some("schema") => {
+            print!("{}", schema::json_schema());
+            ExitCode::SUCCESS
+        }
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             ExitCode::SUCCESS
@@ -68,6 +78,10 @@ fn check(paths: &[String]) -> ExitCode {
             Ok(lab) => {
                 if let Some((other, _)) = ids.iter().find(|(_, id)| *id == lab.id) {
                     println!("{path}:1:1: lab id `{}` is also used by {other}", lab.id);
+                    clean = false;
+                }
+                for problem in check::deep(&lab, &source) {
+                    println!("{}", problem.render(path));
                     clean = false;
                 }
                 ids.push((path.clone(), lab.id));

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use clusterlab_engine::lab::check;
 use clusterlab_engine::load;
 
 fn labs_dir() -> PathBuf {
@@ -17,9 +18,12 @@ fn every_shipped_lab_loads_and_its_reference_answers_grade_correct() {
         if path.extension().is_some_and(|ext| ext == "toml") {
             let source = std::fs::read_to_string(&path).expect("readable lab");
             let lab = load(&source).unwrap_or_else(|problems| panic!("{}: {problems:?}", path.display()));
-            assert!(!lab.questions.is_empty(), "{} has no questions", path.display());
-            for question in &lab.questions {
-                let grade = question.grade(question.reference_answer());
+            let deep = check::deep(&lab, &source);
+            assert!(deep.is_empty(), "{}: {deep:?}", path.display());
+            let variant = lab.variant(1);
+            assert!(!variant.questions.is_empty(), "{} has no questions", path.display());
+            for question in &variant.questions {
+                let grade = question.grade(&question.reference_answer());
                 assert!(grade.correct, "{}: question {} rejects its own answer", path.display(), question.id);
                 assert!(!question.grade("certainly wrong").correct);
             }
@@ -57,7 +61,7 @@ fn errors(source: &str) -> Vec<String> {
 fn a_good_lab_loads_with_defaults() {
     let lab = load(GOOD).expect("valid");
     assert_eq!(lab.cluster.hostnames, ["gpu-001", "gpu-002"]);
-    assert_eq!(lab.questions[0].points, 1);
+    assert_eq!(lab.variant(0).questions[0].points, 1);
     assert!(lab.cluster.persistence);
 }
 
@@ -89,4 +93,79 @@ fn malformed_labs_get_located_errors() {
 fn several_problems_are_reported_together() {
     let source = GOOD.replace("hgx-h100", "nope").replace("answer = \"b\"", "answer = \"z\"");
     assert_eq!(errors(&source).len(), 2);
+}
+
+/// Each file in tests/bad-labs/ ends with `# expect: LINE:COL: message`
+/// lines (at the end, so they move no line): exactly the problems `load`
+/// and the deep checks must report.
+#[test]
+fn the_bad_lab_corpus_gets_exactly_its_expected_errors() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/bad-labs");
+    let mut count = 0;
+    for entry in std::fs::read_dir(&dir).expect("tests/bad-labs exists") {
+        let path = entry.expect("readable entry").path();
+        if path.extension().is_none_or(|ext| ext != "toml") {
+            continue;
+        }
+        let source = std::fs::read_to_string(&path).expect("readable lab");
+        let expected: Vec<&str> = source.lines().filter_map(|line| line.strip_prefix("# expect: ")).collect();
+        assert!(!expected.is_empty(), "{} has no `# expect:` line", path.display());
+        let found: Vec<String> = match load(&source) {
+            Err(problems) => problems.iter().map(ToString::to_string).collect(),
+            Ok(lab) => check::deep(&lab, &source).iter().map(ToString::to_string).collect(),
+        };
+        assert_eq!(found, expected, "{}", path.display());
+        count += 1;
+    }
+    assert!(count >= 15);
+}
+
+#[test]
+fn variants_follow_the_seed_and_substitute_everywhere() {
+    let source = r#"[lab]
+id = "variants"
+title = "T"
+summary = "S"
+
+[cluster]
+preset = "hgx-h100"
+count = 4
+
+[vars]
+bad_node = { one_of = ["gpu-002", "gpu-003"] }
+bad_gpu = { range = [0, 7] }
+
+[[faults]]
+kind = "gpu-fallen-off-bus"
+node = "{bad_node}"
+gpu = "{bad_gpu}"
+
+[[questions]]
+id = "node"
+type = "choice"
+prompt = "Which node lost GPU {bad_gpu}?"
+choices = ["gpu-001", "gpu-002", "gpu-003", "gpu-004"]
+answer = "{bad_node}"
+
+[[questions]]
+id = "gpu"
+type = "number"
+prompt = "Which GPU index?"
+answer = "{bad_gpu}"
+"#;
+    let lab = load(source).expect("valid");
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 0..40 {
+        let variant = lab.variant(seed);
+        let node = variant.values["bad_node"].clone();
+        let gpu = variant.values["bad_gpu"].clone();
+        assert!(variant.questions[0].prompt.ends_with(&format!("GPU {gpu}?")));
+        assert!(variant.questions[0].grade(&node).correct);
+        assert!(variant.questions[1].grade(&gpu).correct);
+        seen.insert((node, gpu));
+        // The same seed, the same lab.
+        assert_eq!(lab.variant(seed).values, variant.values);
+    }
+    assert!(seen.len() > 4, "seeds should spread over the variants: {seen:?}");
+    assert!(check::deep(&lab, source).is_empty());
 }

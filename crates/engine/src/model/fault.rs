@@ -39,6 +39,25 @@ pub enum Fault {
     NodeDrain { node: String, reason: String },
 }
 
+/// Why a fault cannot apply to a cluster, and which of its fields is at fault.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FaultError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl FaultError {
+    fn new(field: &'static str, message: impl Into<String>) -> FaultError {
+        FaultError { field, message: message.into() }
+    }
+}
+
+impl std::fmt::Display for FaultError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// Xids whose consequences the model knows (others only leave their line).
 pub const KNOWN_XIDS: &[u32] = &[13, 31, 43, 45, 48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120];
 
@@ -116,29 +135,29 @@ impl Fault {
 
     /// Changes the cluster. Fails, naming the problem, when the fault names a
     /// node, GPU or HCA the cluster lacks or a value the hardware cannot take.
-    pub fn apply(&self, cluster: &mut Cluster) -> Result<(), String> {
+    pub fn apply(&self, cluster: &mut Cluster) -> Result<(), FaultError> {
         let now = cluster.now;
         let seed = cluster.seed;
         let hostnames: Vec<String> = cluster.nodes.iter().map(|n| n.hostname.clone()).collect();
         let node = cluster
             .node_mut(self.node())
-            .ok_or_else(|| format!("no node `{}` in this cluster (nodes: {})", self.node(), hostnames.join(", ")))?;
+            .ok_or_else(|| FaultError::new("node", format!("no node `{}` in this cluster (nodes: {})", self.node(), hostnames.join(", "))))?;
         // Faults happened a while before the trainee logs in.
         let mut rng = Rng::derive(seed, &["fault", self.kind(), &node.hostname, &format!("{self:?}")]);
         let at = now - rng.range_i64(600, 4 * 3600);
         let gpu_count = node.gpus.len();
         let hca_names: Vec<String> = node.hcas.iter().map(|h| h.name.clone()).collect();
-        let gpu_at = |gpu: u32| -> Result<usize, String> {
+        let gpu_at = |gpu: u32| -> Result<usize, FaultError> {
             (gpu as usize)
                 .lt(&gpu_count)
                 .then_some(gpu as usize)
-                .ok_or_else(|| format!("no GPU {gpu} on {} (GPUs 0-{})", self.node(), gpu_count.saturating_sub(1)))
+                .ok_or_else(|| FaultError::new("gpu", format!("no GPU {gpu} on {} (GPUs 0-{})", self.node(), gpu_count.saturating_sub(1))))
         };
-        let hca_at = |hca: &str| -> Result<usize, String> {
+        let hca_at = |hca: &str| -> Result<usize, FaultError> {
             hca_names
                 .iter()
                 .position(|name| name == hca)
-                .ok_or_else(|| format!("no HCA `{hca}` on {} (HCAs: {})", self.node(), hca_names.join(", ")))
+                .ok_or_else(|| FaultError::new("hca", format!("no HCA `{hca}` on {} (HCAs: {})", self.node(), hca_names.join(", "))))
         };
 
         match self {
@@ -158,7 +177,7 @@ impl Fault {
             Fault::GpuEccUncorrectable { gpu, count, .. } => {
                 let index = gpu_at(*gpu)?;
                 if *count == 0 {
-                    return Err("`count` must be at least 1".to_string());
+                    return Err(FaultError::new("count", "`count` must be at least 1"));
                 }
                 for _ in 0..(*count).min(3) {
                     record_xid(node, index, 48, at);
@@ -196,13 +215,13 @@ impl Fault {
                 let gpu = &mut node.gpus[index];
                 let count = gpu.nvlinks.len();
                 if links.is_empty() {
-                    return Err("`links` must name at least one link".to_string());
+                    return Err(FaultError::new("links", "`links` must name at least one link"));
                 }
                 for link in links {
                     let link = gpu
                         .nvlinks
                         .get_mut(*link as usize)
-                        .ok_or_else(|| format!("no NVLink {link} on GPU {index} (links 0-{})", count - 1))?;
+                        .ok_or_else(|| FaultError::new("links", format!("no NVLink {link} on GPU {index} (links 0-{})", count - 1)))?;
                     link.active = false;
                 }
             }
@@ -226,29 +245,29 @@ impl Fault {
                 let index = hca_at(hca)?;
                 let port = &mut node.hcas[index].port;
                 if rate.is_none() && width.is_none() {
-                    return Err("give `rate` (Gb/s) or `width` (lanes), or both".to_string());
+                    return Err(FaultError::new("rate", "give `rate` (Gb/s) or `width` (lanes), or both"));
                 }
                 if let Some(width) = width {
                     if ![1, 2, 4].contains(width) || *width > port.max_width {
-                        return Err(format!("`width` must be 1, 2 or 4 lanes, not {width}"));
+                        return Err(FaultError::new("width", format!("`width` must be 1, 2 or 4 lanes, not {width}")));
                     }
                     port.width = *width;
                 }
                 if let Some(rate) = rate {
                     let speed = LaneSpeed::for_rate(*rate, port.width)
                         .filter(|speed| *speed <= port.max_lane_speed)
-                        .ok_or_else(|| format!("a {}X link cannot run at {rate} Gb/s on this HCA", port.width))?;
+                        .ok_or_else(|| FaultError::new("rate", format!("a {}X link cannot run at {rate} Gb/s on this HCA", port.width)))?;
                     port.lane_speed = speed;
                 }
                 if port.width == port.max_width && port.lane_speed == port.max_lane_speed {
-                    return Err("this leaves the link at full rate and width; lower one of them".to_string());
+                    return Err(FaultError::new("rate", "this leaves the link at full rate and width; lower one of them"));
                 }
             }
             Fault::HcaSymbolErrors { hca, count, .. } => {
                 let index = hca_at(hca)?;
                 let port = &mut node.hcas[index].port;
                 if *count == 0 {
-                    return Err("`count` must be at least 1".to_string());
+                    return Err(FaultError::new("count", "`count` must be at least 1"));
                 }
                 port.counters.symbol_errors = *count;
                 port.counters.link_error_recovery = (*count / 500).max(1);
@@ -257,7 +276,7 @@ impl Fault {
             Fault::HcaMtu { hca, mtu, .. } => {
                 let index = hca_at(hca)?;
                 if !MTUS.contains(mtu) || *mtu == 4096 {
-                    return Err(format!("`mtu` must be one of 256, 512, 1024 or 2048 (4096 is the healthy value), not {mtu}"));
+                    return Err(FaultError::new("mtu", format!("`mtu` must be one of 256, 512, 1024 or 2048 (4096 is the healthy value), not {mtu}")));
                 }
                 node.hcas[index].port.active_mtu = *mtu;
             }
@@ -284,24 +303,24 @@ impl Fault {
 }
 
 /// Lowers a PCIe link's generation and/or width.
-fn degrade(link: &mut PcieLink, generation: Option<u8>, width: Option<u8>) -> Result<PcieLink, String> {
+fn degrade(link: &mut PcieLink, generation: Option<u8>, width: Option<u8>) -> Result<PcieLink, FaultError> {
     if generation.is_none() && width.is_none() {
-        return Err("give `gen` or `width`, or both".to_string());
+        return Err(FaultError::new("gen", "give `gen` or `width`, or both"));
     }
     if let Some(generation) = generation {
         if generation == 0 || generation > link.max_gen {
-            return Err(format!("`gen` must be between 1 and {}, not {generation}", link.max_gen));
+            return Err(FaultError::new("gen", format!("`gen` must be between 1 and {}, not {generation}", link.max_gen)));
         }
         link.gen = generation;
     }
     if let Some(width) = width {
         if ![1, 2, 4, 8, 16].contains(&width) || width > link.max_width {
-            return Err(format!("`width` must be 1, 2, 4, 8 or 16, not {width}"));
+            return Err(FaultError::new("width", format!("`width` must be 1, 2, 4, 8 or 16, not {width}")));
         }
         link.width = width;
     }
     if !link.is_degraded() {
-        return Err("this leaves the link at full speed and width; lower one of them".to_string());
+        return Err(FaultError::new("gen", "this leaves the link at full speed and width; lower one of them"));
     }
     Ok(*link)
 }
@@ -408,11 +427,11 @@ mod tests {
     #[test]
     fn bad_targets_are_named() {
         let mut cluster = cluster();
-        let error = Fault::GpuXid { node: "gpu-009".into(), gpu: 0, xid: 79 }.apply(&mut cluster).unwrap_err();
+        let error = Fault::GpuXid { node: "gpu-009".into(), gpu: 0, xid: 79 }.apply(&mut cluster).unwrap_err().message;
         assert_eq!(error, "no node `gpu-009` in this cluster (nodes: gpu-001, gpu-002)");
-        let error = Fault::GpuXid { node: "gpu-001".into(), gpu: 8, xid: 79 }.apply(&mut cluster).unwrap_err();
+        let error = Fault::GpuXid { node: "gpu-001".into(), gpu: 8, xid: 79 }.apply(&mut cluster).unwrap_err().message;
         assert_eq!(error, "no GPU 8 on gpu-001 (GPUs 0-7)");
-        let error = Fault::HcaMtu { node: "gpu-001".into(), hca: "mlx5_9".into(), mtu: 1024 }.apply(&mut cluster).unwrap_err();
+        let error = Fault::HcaMtu { node: "gpu-001".into(), hca: "mlx5_9".into(), mtu: 1024 }.apply(&mut cluster).unwrap_err().message;
         assert!(error.starts_with("no HCA `mlx5_9` on gpu-001 (HCAs: mlx5_0, "));
     }
 
