@@ -23,8 +23,9 @@ pub fn probes() -> Vec<&'static str> {
     lines
 }
 
-/// What every probe prints on `host`, and on every node's view of `host`
-/// (cluster-wide tools such as `sinfo` run from the first node).
+/// What every probe prints on `host` and, for cluster-wide views such as
+/// `sinfo`, on the first node. One shell per host runs the probes in turn,
+/// so both clusters compared see the same sequence of commands.
 fn observe(cluster: &Cluster, host: &str, probes: &[&str]) -> Vec<String> {
     let mut hosts: Vec<&str> = vec![host];
     if let Some(first) = cluster.nodes.first() {
@@ -32,29 +33,37 @@ fn observe(cluster: &Cluster, host: &str, probes: &[&str]) -> Vec<String> {
             hosts.push(&first.hostname);
         }
     }
-    hosts
-        .iter()
-        .flat_map(|host| {
-            probes.iter().map(move |line| {
-                let mut session = Session::new(cluster.clone(), host);
-                session.run(line).text()
-            })
-        })
-        .collect()
+    let mut seen = Vec::new();
+    for host in hosts {
+        let mut session = Session::new(cluster.clone(), host);
+        seen.extend(probes.iter().map(|line| session.run(line).text()));
+    }
+    seen
 }
 
 /// Problems the deeper checks find, located at the fault or question.
 pub fn deep(lab: &Lab, source: &str) -> Vec<Diagnostic> {
     let probes = probes();
+    let seed = 1;
+    // Faults change only their own node: compare copies of the nodes the
+    // variant's faults name, plus the first node, not the whole cluster.
+    let world = lab.cluster_for(&[], seed);
     let mut found: BTreeSet<(usize, String)> = BTreeSet::new();
     for values in template::all_values(&lab.vars, &lab.id, VARIANTS_CHECKED) {
         let (faults, questions, _) = lab.resolve(&values);
+        let mut hosts: Vec<&str> = faults.iter().map(|fault| fault.node()).collect();
+        hosts.extend(world.nodes.first().map(|node| node.hostname.as_str()));
+        let base = world.subset(&hosts);
         for (at, fault) in faults.iter().enumerate() {
-            let without: Vec<_> = faults.iter().enumerate().filter(|(i, _)| *i != at).map(|(_, f)| f.clone()).collect();
-            let seed = 1;
-            let with_fault = observe(&lab.cluster_for(&faults, seed), fault.node(), &probes);
-            let without_fault = observe(&lab.cluster_for(&without, seed), fault.node(), &probes);
-            if with_fault == without_fault {
+            let mut with_fault = base.clone();
+            let mut without_fault = base.clone();
+            for (other, each) in faults.iter().enumerate() {
+                let _ = each.apply(&mut with_fault);
+                if other != at {
+                    let _ = each.apply(&mut without_fault);
+                }
+            }
+            if observe(&with_fault, fault.node(), &probes) == observe(&without_fault, fault.node(), &probes) {
                 let span = lab.faults[at].span();
                 found.insert((
                     span.start,

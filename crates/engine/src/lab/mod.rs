@@ -19,7 +19,7 @@ use std::ops::Range;
 use toml::Spanned;
 
 use crate::model::fabric::LinkLayer;
-use crate::model::fault::{Fault, PortDown};
+use crate::model::fault::{self, Fault, PortDown};
 use crate::model::{preset, Cluster, ClusterConfig};
 use crate::rng::Rng;
 pub use diagnostic::Diagnostic;
@@ -190,19 +190,30 @@ impl Lab {
     /// Faults are tried on the cluster only when it is known to be right.
     fn variant_problems(&self, apply_faults: bool) -> Vec<Problem> {
         let mut problems = Vec::new();
+        // Faults change only their own node: build the cluster once and try
+        // each variant's faults on a copy of the nodes they name.
+        let world = apply_faults.then(|| Cluster::build(&self.cluster, 0));
         for values in template::all_values(&self.vars, &self.id, VARIANTS_CHECKED) {
             let (faults, _, mut found) = self.resolve(&values);
             if let Err(problem) = plain_text(&self.briefing, self.briefing_span.clone(), &values) {
                 found.push(problem);
             }
-            let mut cluster = Cluster::build(&self.cluster, 0);
-            for (fault, table) in faults.iter().zip(&self.faults).filter(|_| apply_faults) {
-                if let Err(error) = fault.apply(&mut cluster) {
-                    let span = present_fields(table.get_ref())
-                        .into_iter()
-                        .find(|(name, _)| *name == error.field)
-                        .map_or(table.span(), |(_, span)| span);
-                    found.push((span, format!("fault `{}`: {}{}", fault.kind(), error.message, describe(&values))));
+            if let Some(world) = &world {
+                let named: Vec<&str> = faults.iter().map(Fault::node).collect();
+                let mut cluster = world.subset(&named);
+                for (fault, table) in faults.iter().zip(&self.faults) {
+                    let applied = if world.node(fault.node()).is_none() {
+                        Err(fault::no_such_node(fault.node(), &self.cluster.hostnames))
+                    } else {
+                        fault.apply(&mut cluster)
+                    };
+                    if let Err(error) = applied {
+                        let span = present_fields(table.get_ref())
+                            .into_iter()
+                            .find(|(name, _)| *name == error.field)
+                            .map_or(table.span(), |(_, span)| span);
+                        found.push((span, format!("fault `{}`: {}{}", fault.kind(), error.message, describe(&values))));
+                    }
                 }
             }
             problems.extend(found);
@@ -551,7 +562,9 @@ fn hostnames(cluster: &file::ClusterTable, problem: &mut impl FnMut(Range<usize>
                 problem(count.span(), format!("`count` must be between 1 and {MAX_NODES}"));
                 return Vec::new();
             }
-            (1..=n).map(|i| format!("gpu-{i:03}")).collect()
+            // gpu-001 .. gpu-999, and gpu-0001 .. gpu-1024 past that, so names sort.
+            let width = n.to_string().len().max(3);
+            (1..=n).map(|i| format!("gpu-{i:0width$}")).collect()
         }
         (Some(nodes), None) => {
             if nodes.is_empty() {

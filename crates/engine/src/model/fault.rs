@@ -139,9 +139,7 @@ impl Fault {
         let now = cluster.now;
         let seed = cluster.seed;
         let hostnames: Vec<String> = cluster.nodes.iter().map(|n| n.hostname.clone()).collect();
-        let node = cluster
-            .node_mut(self.node())
-            .ok_or_else(|| FaultError::new("node", format!("no node `{}` in this cluster (nodes: {})", self.node(), hostnames.join(", "))))?;
+        let node = cluster.node_mut(self.node()).ok_or_else(|| no_such_node(self.node(), &hostnames))?;
         // Faults happened a while before the trainee logs in.
         let mut rng = Rng::derive(seed, &["fault", self.kind(), &node.hostname, &format!("{self:?}")]);
         let at = now - rng.range_i64(600, 4 * 3600);
@@ -300,6 +298,19 @@ impl Fault {
         }
         Ok(())
     }
+}
+
+/// The error for a fault on a node the cluster lacks.
+pub fn no_such_node(node: &str, hostnames: &[String]) -> FaultError {
+    FaultError::new("node", format!("no node `{node}` in this cluster (nodes: {})", summarize(hostnames)))
+}
+
+/// `a, b, c` or, for long lists, `a, b, c, ..., y, z (1024 in all)`.
+fn summarize(names: &[String]) -> String {
+    if names.len() <= 8 {
+        return names.join(", ");
+    }
+    format!("{}, ..., {} ({} in all)", names[..3].join(", "), names[names.len() - 2..].join(", "), names.len())
 }
 
 /// Lowers a PCIe link's generation and/or width.
