@@ -38,7 +38,8 @@ fn overview() -> String {
         let signature = command.signature();
         out += &format!("  {:<14}{}\n", signature.name, signature.summary);
     }
-    out += "\nType 'help COMMAND' for its flags and examples.\n";
+    out += &format!("\nShell builtins: {}.\n", crate::shell::BUILTINS.join(", "));
+    out += "Type 'help COMMAND' for its flags and examples.\n";
     out
 }
 

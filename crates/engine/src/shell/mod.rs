@@ -2,7 +2,10 @@
 //! emulated commands, and keeps what a shell keeps (environment, `$?`,
 //! history, the clock).
 
+mod builtins;
 pub mod parse;
+
+pub use builtins::NAMES as BUILTINS;
 
 use std::collections::BTreeMap;
 
@@ -60,6 +63,8 @@ pub const USER: &str = "user";
 pub struct Session {
     pub cluster: Cluster,
     host: String,
+    /// Hosts left by `ssh HOST`, for `exit` to return to.
+    ssh_stack: Vec<String>,
     env: BTreeMap<String, String>,
     last_status: i32,
     history: Vec<String>,
@@ -86,7 +91,16 @@ impl Session {
             env.insert(key.to_string(), value);
         }
         let start = cluster.now;
-        Session { cluster, host: host.to_string(), env, last_status: 0, history: Vec::new(), elapsed_ms: 0, start }
+        Session {
+            cluster,
+            host: host.to_string(),
+            ssh_stack: Vec::new(),
+            env,
+            last_status: 0,
+            history: Vec::new(),
+            elapsed_ms: 0,
+            start,
+        }
     }
 
     pub fn host(&self) -> &str {
@@ -108,10 +122,18 @@ impl Session {
 
     /// Runs one line as bash would and records it in the history.
     pub fn run(&mut self, line: &str) -> Transcript {
-        let mut transcript = Transcript::default();
         if !line.trim().is_empty() {
             self.history.push(line.to_string());
         }
+        let transcript = self.run_line(line);
+        self.elapsed_ms += transcript.duration_ms;
+        self.cluster.now = self.start + (self.elapsed_ms / 1000) as i64;
+        transcript
+    }
+
+    /// Runs a line without recording it (as `ssh HOST CMD` runs CMD).
+    fn run_line(&mut self, line: &str) -> Transcript {
+        let mut transcript = Transcript::default();
         let list = match parse::parse(line) {
             Ok(list) => list,
             Err(error) => {
@@ -138,8 +160,6 @@ impl Session {
             };
         }
         transcript.status = self.last_status;
-        self.elapsed_ms += transcript.duration_ms;
-        self.cluster.now = self.start + (self.elapsed_ms / 1000) as i64;
         transcript
     }
 
@@ -162,10 +182,35 @@ impl Session {
         status
     }
 
-    fn run_command(&self, argv: &[String], stdin: &str) -> Output {
+    fn run_command(&mut self, argv: &[String], stdin: &str) -> Output {
+        // `NAME=value cmd`: the assignments hold for this command only.
+        let assignments = argv.iter().take_while(|word| builtins::assignment(word).is_some()).count();
+        if assignments > 0 {
+            let (names, rest) = argv.split_at(assignments);
+            if rest.is_empty() {
+                for word in names {
+                    if let Some((name, value)) = builtins::assignment(word) {
+                        self.env.insert(name.to_string(), value.to_string());
+                    }
+                }
+                return Output::default();
+            }
+            let saved = self.env.clone();
+            for word in names {
+                if let Some((name, value)) = builtins::assignment(word) {
+                    self.env.insert(name.to_string(), value.to_string());
+                }
+            }
+            let output = self.run_command(rest, stdin);
+            self.env = saved;
+            return output;
+        }
         let Some(name) = argv.first() else {
             return Output::default();
         };
+        if let Some(output) = builtins::run(self, argv) {
+            return output;
+        }
         let Some(command) = commands::find(name) else {
             return Output::error(format!("-bash: {name}: command not found\n"), 127);
         };
@@ -229,6 +274,11 @@ impl Session {
         if !starts_new_command {
             return Vec::new();
         }
-        commands::complete(line.trim_start()).into_iter().map(String::from).collect()
+        let word = line.trim_start();
+        let mut names: Vec<String> = commands::complete(word).into_iter().map(String::from).collect();
+        names.extend(builtins::NAMES.iter().filter(|name| name.starts_with(word)).map(|name| name.to_string()));
+        names.sort();
+        names.dedup();
+        names
     }
 }

@@ -1,0 +1,160 @@
+//! Shell builtins: what changes the shell itself rather than printing from
+//! the model: `ssh` and `exit` move between nodes, `export`, `unset`, `cd`,
+//! `pwd`, `history`.
+
+use super::Session;
+use crate::commands::Output;
+
+pub const NAMES: &[&str] = &["cd", "exit", "export", "history", "logout", "pwd", "ssh", "unset"];
+
+/// `NAME=value` as bash reads an assignment word.
+pub fn assignment(word: &str) -> Option<(&str, &str)> {
+    let (name, value) = word.split_once('=')?;
+    let mut chars = name.chars();
+    let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    valid.then_some((name, value))
+}
+
+/// Runs `argv` if it names a builtin.
+pub fn run(session: &mut Session, argv: &[String]) -> Option<Output> {
+    let args = &argv[1..];
+    Some(match argv[0].as_str() {
+        "ssh" => ssh(session, args),
+        "exit" | "logout" => exit(session),
+        "export" => {
+            for arg in args {
+                match assignment(arg) {
+                    Some((name, value)) => {
+                        session.env.insert(name.to_string(), value.to_string());
+                    }
+                    None if assignment(&format!("{arg}=")).is_some() => {}
+                    None => return Some(Output::error(format!("-bash: export: `{arg}': not a valid identifier\n"), 1)),
+                }
+            }
+            Output::default()
+        }
+        "unset" => {
+            for arg in args {
+                session.env.remove(arg);
+            }
+            Output::default()
+        }
+        "cd" => match args.first().map(String::as_str) {
+            None | Some("~") | Some("/home/user") | Some(".") => Output::default(),
+            Some(dir) => Output::error(format!("-bash: cd: {dir}: No such file or directory\n"), 1),
+        },
+        "pwd" => Output::ok(format!("{}\n", session.env.get("PWD").map_or("/", String::as_str))),
+        "history" => {
+            let lines: String =
+                session.history.iter().enumerate().map(|(at, line)| format!("{:>5}  {line}\n", at + 1)).collect();
+            Output::ok(lines)
+        }
+        _ => return None,
+    })
+}
+
+/// `ssh HOST` logs in to HOST; `ssh HOST CMD...` runs CMD there.
+fn ssh(session: &mut Session, args: &[String]) -> Output {
+    // Options that take a value (-p 22, -o X=Y, -i key, -l user) are skipped.
+    let mut rest = args.iter();
+    let mut target = None;
+    while let Some(arg) = rest.next() {
+        if matches!(arg.as_str(), "-p" | "-o" | "-i" | "-l" | "-F" | "-J") {
+            rest.next();
+        } else if arg.starts_with('-') {
+            continue;
+        } else {
+            target = Some(arg.clone());
+            break;
+        }
+    }
+    let Some(target) = target else {
+        return Output::error(
+            "usage: ssh [-46AaCfGgKkMNnqsTtVvXxYy] [-B bind_interface] [-b bind_address]\n           [-c cipher_spec] [-D [bind_address:]port] [-E log_file] [-e escape_char]\n           [-F configfile] [-I pkcs11] [-i identity_file] [-J destination]\n           [-L address] [-l login_name] [-m mac_spec] [-O ctl_cmd] [-o option]\n           [-P tag] [-p port] [-R address] [-S ctl_path] [-W host:port]\n           [-w local_tun[:remote_tun]] destination [command [argument ...]]\n",
+            255,
+        );
+    };
+    let host = target.rsplit('@').next().unwrap_or(&target).to_string();
+    let command: Vec<&str> = rest.map(String::as_str).collect();
+    match session.cluster.node(&host) {
+        None => {
+            return Output::error(format!("ssh: Could not resolve hostname {host}: Name or service not known\n"), 255)
+        }
+        Some(node) if !node.reachable => {
+            return Output::error(format!("ssh: connect to host {host} port 22: No route to host\n"), 255)
+        }
+        Some(_) => {}
+    }
+    if command.is_empty() {
+        session.ssh_stack.push(std::mem::replace(&mut session.host, host.clone()));
+        session.env.insert("HOSTNAME".to_string(), host);
+        return Output { duration_ms: 300, ..Output::default() };
+    }
+    // Run the remote command with the remote host's view, then come back.
+    let home = std::mem::replace(&mut session.host, host.clone());
+    let transcript = session.run_line(&command.join(" "));
+    session.host = home;
+    Output {
+        stdout: transcript.stdout(),
+        stderr: transcript.stderr(),
+        status: transcript.status,
+        duration_ms: transcript.duration_ms + 300,
+    }
+}
+
+fn exit(session: &mut Session) -> Output {
+    match session.ssh_stack.pop() {
+        Some(previous) => {
+            let left = std::mem::replace(&mut session.host, previous.clone());
+            session.env.insert("HOSTNAME".to_string(), previous);
+            Output { stdout: "logout\n".to_string(), stderr: format!("Connection to {left} closed.\n"), ..Output::default() }
+        }
+        // The login shell of a lab stays open: there is nowhere to go back to.
+        None => Output::ok("logout\n"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::session;
+
+    #[test]
+    fn ssh_moves_between_nodes_and_exit_returns() {
+        let mut shell = session();
+        assert_eq!(shell.run("ssh gpu-002").status, 0);
+        assert_eq!(shell.prompt(), "user@gpu-002:~$ ");
+        assert_eq!(shell.run("hostname").stdout(), "gpu-002\n");
+        let out = shell.run("exit");
+        assert_eq!((out.stdout().as_str(), out.stderr().as_str()), ("logout\n", "Connection to gpu-002 closed.\n"));
+        assert_eq!(shell.run("hostname").stdout(), "gpu-001\n");
+    }
+
+    #[test]
+    fn ssh_runs_one_command_remotely() {
+        let mut shell = session();
+        assert_eq!(shell.run("ssh gpu-002 hostname").stdout(), "gpu-002\n");
+        assert_eq!(shell.run("ssh user@gpu-002 'nvidia-smi -L | wc -l'").stdout(), "8\n");
+        assert_eq!(shell.prompt(), "user@gpu-001:~$ ");
+        let out = shell.run("ssh gpu-009");
+        assert_eq!((out.stderr().as_str(), out.status), ("ssh: Could not resolve hostname gpu-009: Name or service not known\n", 255));
+    }
+
+    #[test]
+    fn assignments_and_export() {
+        let mut shell = session();
+        assert_eq!(shell.run("A=1; echo $A").stdout(), "1\n");
+        assert_eq!(shell.run("export B=two; echo $B").stdout(), "two\n");
+        assert_eq!(shell.run("C=3 echo x; echo \"[$C]\"").stdout(), "x\n[]\n");
+        assert_eq!(shell.run("export 1x=2").status, 1);
+        shell.run("unset A");
+        assert_eq!(shell.run("echo \"[$A]\"").stdout(), "[]\n");
+    }
+
+    #[test]
+    fn history_is_numbered_like_bash() {
+        let mut shell = session();
+        shell.run("hostname");
+        assert_eq!(shell.run("history").stdout(), "    1  hostname\n    2  history\n");
+    }
+}
