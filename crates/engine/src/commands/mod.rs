@@ -8,10 +8,24 @@
 
 pub mod args;
 mod clear;
+mod dmesg;
 mod echo;
 mod help;
 mod hostname;
+mod ib_common;
+mod ibdev2netdev;
+mod ibstat;
+mod ibstatus;
+mod ibv_devices;
+mod ibv_devinfo;
+mod journalctl;
+mod lspci;
 mod nvidia_smi;
+mod pci_ids;
+mod perfquery;
+mod slurm;
+mod systemctl;
+mod text;
 mod wc;
 
 use std::collections::BTreeMap;
@@ -112,11 +126,37 @@ pub trait Command: Sync {
 }
 
 static COMMANDS: &[&dyn Command] = &[
+    &text::awk::Awk,
+    &text::cat::Cat,
     &clear::Clear,
+    &text::cut::Cut,
+    &dmesg::Dmesg,
     &echo::Echo,
+    &text::truth::False,
+    &text::grep::Grep,
+    &text::head::Head,
     &help::Help,
     &hostname::Hostname,
+    &ibdev2netdev::Ibdev2netdev,
+    &ibstat::Ibstat,
+    &ibstatus::Ibstatus,
+    &ibv_devices::IbvDevices,
+    &ibv_devinfo::IbvDevinfo,
+    &journalctl::Journalctl,
+    &lspci::Lspci,
     &nvidia_smi::NvidiaSmi,
+    &perfquery::Perfquery,
+    &slurm::scontrol::Scontrol,
+    &slurm::sinfo::Sinfo,
+    &text::sleep::Sleep,
+    &text::sort::Sort,
+    &slurm::squeue::Squeue,
+    &systemctl::Systemctl,
+    &text::tail::Tail,
+    &text::tee::Tee,
+    &text::tr::Tr,
+    &text::truth::True,
+    &text::uniq::Uniq,
     &wc::Wc,
 ];
 
@@ -164,7 +204,7 @@ mod tests {
     #[test]
     fn completion_finds_prefixes() {
         assert_eq!(complete("nv"), ["nvidia-smi"]);
-        assert_eq!(complete("h"), ["help", "hostname"]);
+        assert_eq!(complete("h"), ["head", "help", "hostname"]);
         assert!(complete("zz").is_empty());
     }
 }

@@ -1,12 +1,17 @@
-//! `nvidia-smi`: the default table, `-L`, `-i`, `--version` and `-h`.
+//! `nvidia-smi`: the default table, `-L`, `-i`, `--query-gpu`, `-q`,
+//! `nvlink`, `--version` and `-h`.
 //!
-//! Layout rules are in ../shared/reference/gpu/FACTS.md §1; the golden tests
-//! in tests/golden_nvidia_smi.rs pin them against real captures.
+//! Layout rules are in ../shared/reference/gpu/FACTS.md §1-§5; the golden
+//! tests in tests/golden_nvidia_smi.rs and tests/golden_gpu_tools.rs pin them
+//! against real captures.
+
+mod nvlink;
+mod query;
 
 use super::args::{scan, Arg};
 use super::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::time::ctime;
-use crate::model::{Cluster, Gpu, Node};
+use crate::model::{Cluster, Gpu, GpuHealth, Node};
 
 pub struct NvidiaSmi;
 
@@ -29,11 +34,38 @@ static SIGNATURE: Signature = Signature {
             value: Some("ID"),
             help: "Target a specific GPU: its index, UUID or PCI bus id. Several may be given, separated by commas.",
         },
+        Flag { short: Some('q'), long: Some("query"), value: None, help: "Display GPU or Unit info (all sections, or those -d names)." },
+        Flag {
+            short: Some('d'),
+            long: Some("display"),
+            value: Some("TYPE"),
+            help: "With -q: only these sections, comma separated: MEMORY, ECC, ROW_REMAPPER, TEMPERATURE, POWER, CLOCK, PERFORMANCE, PCI.",
+        },
+        Flag {
+            short: None,
+            long: Some("query-gpu"),
+            value: Some("FIELDS"),
+            help: "Information about GPU, one line per GPU; see --help-query-gpu. Needs --format.",
+        },
+        Flag { short: None, long: Some("format"), value: Some("FORMAT"), help: "With --query-gpu: csv, optionally with noheader and nounits." },
+        Flag { short: None, long: Some("help-query-gpu"), value: None, help: "List the fields --query-gpu accepts." },
     ],
     examples: &[
         Example { command: "nvidia-smi", description: "the summary table of every GPU on this node" },
         Example { command: "nvidia-smi -L", description: "one line per GPU with its UUID" },
         Example { command: "nvidia-smi -i 3", description: "the summary table of GPU 3 only" },
+        Example {
+            command: "nvidia-smi --query-gpu=index,remapped_rows.pending,pcie.link.gen.current,pcie.link.width.current,clocks_event_reasons.active --format=csv",
+            description: "per-GPU health fields as CSV: pending row remaps, PCIe link, throttling",
+        },
+        Example {
+            command: "nvidia-smi --query-gpu=index,ecc.errors.uncorrected.volatile.total,temperature.gpu,power.draw,clocks.sm --format=csv,noheader",
+            description: "memory errors, temperature, power and clocks without the header",
+        },
+        Example { command: "nvidia-smi -q -d ECC,ROW_REMAPPER", description: "ECC counters and row-remapper state of every GPU" },
+        Example { command: "nvidia-smi -q -d PERFORMANCE,PCI", description: "throttle reasons and PCIe link of every GPU" },
+        Example { command: "nvidia-smi nvlink -s", description: "the speed of every NVLink; down links read <inactive>" },
+        Example { command: "nvidia-smi nvlink -e", description: "NVLink replay, recovery and CRC error counters" },
     ],
 };
 
@@ -46,6 +78,9 @@ const INVALID_ARGUMENTS: &str = "Invalid combination of input arguments. Please 
 enum Mode {
     Table,
     List,
+    Query,
+    QueryGpu(String),
+    HelpQueryGpu,
     Version,
     Help,
 }
@@ -56,45 +91,96 @@ impl Command for NvidiaSmi {
     }
 
     fn run(&self, invocation: &Invocation) -> Output {
+        // `nvidia-smi nvlink ...` is a subcommand with flags of its own.
+        if invocation.args().first().map(String::as_str) == Some("nvlink") {
+            return nvlink::run(invocation);
+        }
         let mut mode = Mode::Table;
         let mut ids: Option<String> = None;
+        let mut format: Option<String> = None;
+        let mut sections: Option<String> = None;
         for arg in scan(&SIGNATURE, invocation.args()) {
             match arg {
-                Arg::Flag(flag, value) => match flag.long {
-                    Some("help") => mode = Mode::Help,
-                    Some("version") => mode = Mode::Version,
-                    Some("list-gpus") => mode = Mode::List,
-                    Some("id") => ids = value,
-                    _ => return Output::ok(INVALID_ARGUMENTS).with_status(EXIT_INVALID_ARGUMENT),
+                Arg::Flag(flag, value) => match (flag.long, value) {
+                    (Some("help"), _) => mode = Mode::Help,
+                    (Some("version"), _) => mode = Mode::Version,
+                    (Some("list-gpus"), _) => mode = Mode::List,
+                    (Some("query"), _) => mode = Mode::Query,
+                    (Some("help-query-gpu"), _) => mode = Mode::HelpQueryGpu,
+                    (Some("query-gpu"), Some(fields)) => mode = Mode::QueryGpu(fields),
+                    (Some("format"), value) => format = value,
+                    (Some("display"), value) => sections = value,
+                    (Some("id"), value) => ids = value,
+                    _ => return invalid_arguments(),
                 },
-                Arg::Positional(_) | Arg::Unknown(_) | Arg::MissingValue(_) => {
-                    return Output::ok(INVALID_ARGUMENTS).with_status(EXIT_INVALID_ARGUMENT);
-                }
+                Arg::Positional(_) | Arg::Unknown(_) | Arg::MissingValue(_) => return invalid_arguments(),
             }
+        }
+        // -d only qualifies -q; --format only qualifies --query-gpu.
+        let query_gpu = matches!(mode, Mode::QueryGpu(_));
+        if (sections.is_some() && !matches!(mode, Mode::Query)) || (format.is_some() != query_gpu) {
+            return invalid_arguments();
         }
         let cluster = invocation.cluster;
         let node = invocation.node;
         match mode {
             Mode::Help => Output::ok(help_text(cluster)),
+            Mode::HelpQueryGpu => Output::ok(query::help_query_gpu()),
             Mode::Version => Output::ok(version_text(cluster)),
-            Mode::List | Mode::Table => {
-                let gpus = match select(node, ids.as_deref()) {
+            Mode::List | Mode::Table | Mode::Query | Mode::QueryGpu(_) => {
+                let selected = match select(node, ids.as_deref()) {
                     Some(gpus) => gpus,
                     None => return Output::ok("No devices were found\n").with_status(EXIT_NOT_FOUND),
                 };
-                let text = if matches!(mode, Mode::List) {
-                    gpus.iter().map(|gpu| list_line(gpu)).collect()
-                } else {
-                    default_table(cluster, &gpus)
+                let (gpus, stderr) = reachable(&selected);
+                let mut output = match mode {
+                    Mode::List => Output::ok(gpus.iter().map(|gpu| list_line(gpu)).collect::<String>()),
+                    Mode::Table => Output::ok(default_table(cluster, &gpus)),
+                    // `Attached GPUs` counts the node's GPUs, not only those -i picks.
+                    Mode::Query => query::query(cluster, &gpus, sections.as_deref(), node.gpus.iter().filter(|gpu| gpu.is_visible()).count()),
+                    Mode::QueryGpu(fields) => query::query_gpu(cluster, &gpus, &fields, format.as_deref().unwrap_or("")),
+                    Mode::Help | Mode::HelpQueryGpu | Mode::Version => Output::default(),
                 };
-                Output { duration_ms: 150, ..Output::ok(text) }
+                output.stderr = stderr + &output.stderr;
+                output.duration_ms = 150;
+                output
             }
         }
     }
 }
 
+fn invalid_arguments() -> Output {
+    Output::ok(INVALID_ARGUMENTS).with_status(EXIT_INVALID_ARGUMENT)
+}
+
+/// The GPUs NVML can open, and the message nvidia-smi prints for each one it
+/// cannot (a GPU that has fallen off the bus).
+///
+/// FACTS.md §1.2: the lost GPU is missing and the message comes before the
+/// output, on stderr, in the `GPU0000:CB:00.0` form newer drivers print. The
+/// rest of the output follows and the status stays 0: FACTS records the other
+/// GPUs still being listed. (Public reports from single-GPU hosts show only the
+/// message; whether a multi-GPU host's exit status changes is not captured.)
+fn reachable<'g>(gpus: &[&'g Gpu]) -> (Vec<&'g Gpu>, String) {
+    let mut stderr = String::new();
+    let mut visible = Vec::new();
+    for gpu in gpus {
+        if gpu.is_visible() {
+            visible.push(*gpu);
+        } else {
+            stderr += &format!("Unable to determine the device handle for GPU{}: Unknown Error\n", short_bus_id(gpu));
+        }
+    }
+    (visible, stderr)
+}
+
+/// `00000000:CB:00.0` with a 4-digit domain: `0000:CB:00.0`.
+fn short_bus_id(gpu: &Gpu) -> &str {
+    gpu.bus_id.get(4..).unwrap_or(&gpu.bus_id)
+}
+
 impl Output {
-    fn with_status(mut self, status: i32) -> Output {
+    pub(crate) fn with_status(mut self, status: i32) -> Output {
         self.status = status;
         self
     }
@@ -187,6 +273,9 @@ fn default_table(cluster: &Cluster, gpus: &[&Gpu]) -> String {
 }
 
 fn gpu_rows(gpu: &Gpu) -> String {
+    if gpu.health == GpuHealth::Unresponsive {
+        return unreadable_gpu_rows(gpu);
+    }
     let name: String = gpu.name.chars().take(31).collect();
     let fan = gpu.fan_pct.map_or("N/A".to_string(), |pct| format!("{pct}%"));
     let mig = if gpu.mig_enabled { "Enabled" } else { "Disabled" };
@@ -212,6 +301,27 @@ fn gpu_rows(gpu: &Gpu) -> String {
         &format!("{:>8}{:>13} ", format!("{}%", gpu.utilization_pct), gpu.compute_mode.label()),
     );
     out += &row("", "", &format!("{mig:>21} "));
+    out
+}
+
+/// A GPU the driver holds but cannot read (GSP timeout, Xid 119/120): `ERR!`
+/// in every live cell, as in nvidia-smi_default_a40x8_drv525_err-gpu4.txt.
+/// Bus-Id, Disp.A, persistence, the memory total and the compute mode stay;
+/// used memory reads 0. Each `ERR!` sits where the value it replaces ends,
+/// except Perf, which follows the temperature after one space (as captured).
+fn unreadable_gpu_rows(gpu: &Gpu) -> String {
+    const ERR: &str = "ERR!";
+    let mut out = row(
+        &format!("{:>4}  {:<31}{:<3} ", gpu.index, ERR, on_off(gpu.persistence_mode)),
+        &format!("   {} {:>3} ", gpu.bus_id, on_off(gpu.display_active)),
+        &format!("{ERR:>21} "),
+    );
+    out += &row(
+        &format!("{ERR}  {ERR} {ERR}{ERR:>17} / {ERR:>5} "),
+        &format!("{:>11} / {:>9} ", "0MiB", format!("{}MiB", gpu.memory_total_mib)),
+        &format!("{ERR:>8}{:>13} ", gpu.compute_mode.label()),
+    );
+    out += &row("", "", &format!("{ERR:>21} "));
     out
 }
 
@@ -286,6 +396,65 @@ mod tests {
             assert_eq!(out.stdout, INVALID_ARGUMENTS, "{line}");
             assert_eq!(out.status, 2, "{line}");
         }
+    }
+
+    fn faulted(faults: &[crate::model::fault::Fault]) -> crate::Session {
+        let mut cluster = crate::load(crate::testing::TWO_NODE_LAB).unwrap().instantiate(1);
+        for fault in faults {
+            fault.apply(&mut cluster).unwrap();
+        }
+        crate::Session::new(cluster, "gpu-001")
+    }
+
+    #[test]
+    fn query_gpu_units_header_and_errors() {
+        let out = run_on_first_node("nvidia-smi --query-gpu=index,power.limit,utilization.gpu --format=csv -i 0");
+        assert_eq!(out.stdout, "index, power.limit [W], utilization.gpu [%]\n0, 700.00 W, 0 %\n");
+        let out = run_on_first_node("nvidia-smi --query-gpu=index,power.limit --format=csv,nounits -i 0");
+        assert_eq!(out.stdout, "index, power.limit\n0, 700.00\n");
+        let out = run_on_first_node("nvidia-smi --query-gpu=index,bogus --format=csv");
+        assert_eq!((out.stdout.as_str(), out.status), ("Field \"bogus\" is not a valid field to query.\n\n", 2));
+        assert_eq!(run_on_first_node("nvidia-smi --query-gpu=index").status, 2);
+        assert_eq!(run_on_first_node("nvidia-smi --query-gpu=index --format=xml").status, 2);
+        assert!(run_on_first_node("nvidia-smi --help-query-gpu").stdout.contains("\"remapped_rows.pending\""));
+    }
+
+    #[test]
+    fn faults_show_in_query_gpu_and_q() {
+        use crate::model::fault::Fault;
+        let node = || "gpu-001".to_string();
+        let mut session = faulted(&[
+            Fault::GpuRowRemapPending { node: node(), gpu: 1 },
+            Fault::GpuPowerBrake { node: node(), gpu: 2 },
+            Fault::GpuPcieDegraded { node: node(), gpu: 3, gen: Some(4), width: Some(8) },
+            Fault::GpuXid { node: node(), gpu: 4, xid: 119 },
+        ]);
+        let csv = session
+            .run("nvidia-smi --query-gpu=index,remapped_rows.pending,pcie.link.gen.current,pcie.link.width.current,clocks_event_reasons.active,clocks.sm --format=csv,noheader")
+            .stdout();
+        let rows: Vec<&str> = csv.lines().collect();
+        assert_eq!(rows[1], "1, Yes, 5, 16, 0x0000000000000001, 345 MHz");
+        assert_eq!(rows[2], "2, No, 5, 16, 0x0000000000000088, 382 MHz");
+        assert_eq!(rows[3], "3, No, 4, 8, 0x0000000000000001, 345 MHz");
+        assert_eq!(rows[4], "4, [Unknown Error], [Unknown Error], [Unknown Error], [Unknown Error], [Unknown Error]");
+        let q = session.run("nvidia-smi -q -d ROW_REMAPPER,PERFORMANCE -i 1,2").stdout();
+        assert!(q.contains("        Pending                           : Yes\n"));
+        assert!(q.contains("            HW Power Brake Slowdown       : Active\n"));
+        let table = session.run("nvidia-smi").stdout();
+        assert!(table.contains("|ERR!  ERR! ERR!             ERR! /  ERR! |       0MiB /  81559MiB |    ERR!      Default |\n"), "{table}");
+    }
+
+    #[test]
+    fn nvlink_shows_inactive_links_and_counters() {
+        use crate::model::fault::Fault;
+        let mut session = faulted(&[Fault::GpuXid { node: "gpu-001".into(), gpu: 0, xid: 74 }]);
+        let status = session.run("nvidia-smi nvlink -s -i 0").stdout();
+        assert!(status.contains("\t Link 5: <inactive>\n"));
+        assert!(status.contains("\t Link 4: 26.562 GB/s\n"));
+        let errors = session.run("nvidia-smi nvlink -e -i 0").stdout();
+        assert!(errors.contains("\t Link 5: Replay Errors: 3\n\t Link 5: Recovery Errors: 1\n"));
+        assert_eq!(session.run("nvidia-smi nvlink --bogus").status, 2);
+        assert!(session.run("nvidia-smi nvlink").stdout().contains("--status"));
     }
 
     #[test]

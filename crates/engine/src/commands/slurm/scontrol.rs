@@ -1,0 +1,227 @@
+//! `scontrol`: the read-only `show` views. `show node` follows the layout of
+//! a real capture (Slurm 17.11, `slurm_scontrol_show_node_gpu8_idle_drain.txt`):
+//! state, `Gres=gpu:N`, `CfgTRES`, `Reason=TEXT [root@TIMESTAMP]`. Site
+//! settings the model does not hold (core specialisation) are left out.
+//! `show hostnames` / `show hostlist` expand and compress hostlists.
+//! Changing anything (`update`, `create`, `delete`, ...) is refused as for a
+//! user without Slurm operator rights.
+
+use super::{host, hostlist, scontrol_state, timestamp, PARTITION, REASON_USER, SLURM_VERSION};
+use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::node::SchedulerState;
+use crate::model::{Cluster, Node};
+use crate::rng::Rng;
+
+pub struct Scontrol;
+
+static SIGNATURE: Signature = Signature {
+    name: "scontrol",
+    summary: "view Slurm configuration and state (read-only here)",
+    usage: "scontrol [OPTIONS] show ENTITY [ID]",
+    flags: &[
+        Flag { short: Some('o'), long: Some("oneliner"), value: None, help: "print one record per line" },
+        Flag { short: Some('d'), long: Some("details"), value: None, help: "more details (accepted)" },
+    ],
+    examples: &[
+        Example { command: "scontrol show node", description: "every node's state, resources and reason" },
+        Example { command: "scontrol show node $HOSTNAME", description: "this node" },
+        Example { command: "scontrol show hostnames gpu-[001-002]", description: "expand a hostlist" },
+    ],
+};
+
+/// The kernel the model's nodes run, as `OS=` shows it (the model has no
+/// kernel version of its own).
+const OS: &str = "Linux 5.15.0-1063-nvidia #64-Ubuntu SMP Fri Aug  9 17:13:45 UTC 2024";
+
+/// The lines of one node record, without indentation.
+fn node_lines(cluster: &Cluster, node: &Node) -> Vec<String> {
+    let host = host(cluster);
+    let cpus = host.cpus();
+    let gpus = node.gpus.len();
+    let mut rng = Rng::derive(cluster.seed, &[&node.hostname, "slurm"]);
+    let allocated = node.scheduler == SchedulerState::Allocated;
+    let cpu_alloc = if allocated { cpus } else { 0 };
+    let load = if allocated { rng.range_u64(9000, 21000) } else { rng.range_u64(5, 90) };
+    let free_mb = host.real_memory_mb - rng.range_u64(host.real_memory_mb / 20, host.real_memory_mb / 8);
+    let alloc_mem = if allocated { host.real_memory_mb } else { 0 };
+    let slurmd_start = node.booted_at + 60 + rng.range_i64(0, 120);
+    let mut lines = vec![
+        format!("NodeName={} Arch=x86_64 CoresPerSocket={}", node.hostname, host.cores_per_socket),
+        format!("CPUAlloc={cpu_alloc} CPUErr=0 CPUTot={cpus} CPULoad={}.{:02}", load / 100, load % 100),
+        "AvailableFeatures=(null)".to_string(),
+        "ActiveFeatures=(null)".to_string(),
+        format!("Gres=gpu:{gpus}"),
+        format!("NodeAddr={0} NodeHostName={0} Version={SLURM_VERSION}", node.hostname),
+        // scontrol leaves a space after the OS string.
+        format!("OS={OS} "),
+        format!(
+            "RealMemory={} AllocMem={alloc_mem} FreeMem={free_mb} Sockets={} Boards=1",
+            host.real_memory_mb, host.sockets
+        ),
+        format!(
+            "State={} ThreadsPerCore={} TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A",
+            scontrol_state(node),
+            host.threads_per_core
+        ),
+        format!("Partitions={PARTITION} "),
+        format!("BootTime={} SlurmdStartTime={}", timestamp(node.booted_at), timestamp(slurmd_start)),
+        format!("CfgTRES=cpu={cpus},mem={}M,billing={cpus},gres/gpu={gpus}", host.real_memory_mb),
+        if allocated {
+            format!("AllocTRES=cpu={cpus},mem={}M,gres/gpu={gpus}", host.real_memory_mb)
+        } else {
+            "AllocTRES=".to_string()
+        },
+        "CapWatts=n/a".to_string(),
+        "CurrentWatts=0 LowestJoules=0 ConsumedJoules=0".to_string(),
+        "ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s".to_string(),
+    ];
+    if let Some(reason) = &node.scheduler_reason {
+        lines.push(format!("Reason={reason} [{REASON_USER}@{}]", timestamp(node.scheduler_reason_since)));
+    }
+    lines
+}
+
+fn partition_lines(cluster: &Cluster) -> Vec<String> {
+    let host = host(cluster);
+    let names: Vec<&str> = cluster.nodes.iter().map(|n| n.hostname.as_str()).collect();
+    let total_cpus = host.cpus() as usize * names.len();
+    vec![
+        format!("PartitionName={PARTITION}"),
+        "AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL".to_string(),
+        "AllocNodes=ALL Default=YES QoS=N/A".to_string(),
+        "DefaultTime=NONE DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO".to_string(),
+        "MaxNodes=UNLIMITED MaxTime=UNLIMITED MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED".to_string(),
+        format!("Nodes={}", hostlist::compress(&names)),
+        "PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe=NO".to_string(),
+        "OverTimeLimit=NONE PreemptMode=OFF".to_string(),
+        format!("State=UP TotalCPUs={total_cpus} TotalNodes={} SelectTypeParameters=NONE", names.len()),
+        "JobDefaults=(null)".to_string(),
+        "DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED".to_string(),
+    ]
+}
+
+/// A record: first line flush, the rest indented three spaces, then an
+/// empty line; with `-o`, one line.
+fn render(lines: &[String], one_line: bool) -> String {
+    if one_line {
+        let joined: Vec<&str> = lines.iter().map(|line| line.trim_end()).collect();
+        return format!("{}\n", joined.join(" "));
+    }
+    let mut out = String::new();
+    for (index, line) in lines.iter().enumerate() {
+        if index > 0 {
+            out.push_str("   ");
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push('\n');
+    out
+}
+
+impl Command for Scontrol {
+    fn signature(&self) -> &'static Signature {
+        &SIGNATURE
+    }
+
+    fn run(&self, invocation: &Invocation) -> Output {
+        let mut one_line = false;
+        let mut words: Vec<&str> = Vec::new();
+        for arg in invocation.args() {
+            match arg.as_str() {
+                "-o" | "--oneliner" => one_line = true,
+                "-d" | "--details" => {}
+                flag if flag.starts_with('-') && flag.len() > 1 => return super::bad_option("scontrol", flag),
+                word => words.push(word),
+            }
+        }
+        let cluster = invocation.cluster;
+        let Some(&keyword) = words.first() else {
+            // With no command scontrol reads commands from standard input; a lab pipes none.
+            return Output::default();
+        };
+        match keyword.to_ascii_lowercase().as_str() {
+            "show" => {}
+            "update" | "create" | "delete" | "reconfigure" | "shutdown" | "takeover" | "reboot" | "hold"
+            | "release" | "requeue" | "suspend" | "resume" | "cancel_reboot" => {
+                return Output::error("slurm_update error: Invalid user id\n", 1)
+            }
+            "version" | "--version" | "-V" => return Output::ok(format!("slurm {SLURM_VERSION}\n")),
+            other => return Output::error(format!("invalid keyword: {other}\n"), 1),
+        }
+        let Some(&entity) = words.get(1) else {
+            return Output::error("too few arguments for keyword:show\n", 1);
+        };
+        let id = words.get(2).copied();
+        match entity.to_ascii_lowercase().as_str() {
+            "node" | "nodes" => {
+                let selected: Vec<&Node> = match id {
+                    None => cluster.nodes.iter().collect(),
+                    Some(list) => {
+                        let names = hostlist::expand(list, 100_000).unwrap_or_else(|| vec![list.to_string()]);
+                        let mut selected = Vec::new();
+                        for name in &names {
+                            match cluster.node(name) {
+                                Some(node) => selected.push(node),
+                                None => return Output::error(format!("Node {name} not found\n"), 1),
+                            }
+                        }
+                        selected
+                    }
+                };
+                let out: String = selected.iter().map(|node| render(&node_lines(cluster, node), one_line)).collect();
+                Output::ok(out)
+            }
+            "partition" | "partitions" => match id {
+                Some(name) if name != PARTITION => Output::error(format!("Partition {name} not found\n"), 1),
+                _ => Output::ok(render(&partition_lines(cluster), one_line)),
+            },
+            "hostnames" => {
+                let list = id.unwrap_or("");
+                match hostlist::expand(list, 100_000) {
+                    Some(names) => Output::ok(names.iter().map(|n| format!("{n}\n")).collect::<String>()),
+                    None => Output::error(format!("scontrol: error: Invalid hostlist: {list}\n"), 1),
+                }
+            }
+            "hostlist" | "hostlistsorted" => {
+                let list = id.unwrap_or("");
+                match hostlist::expand(list, 100_000) {
+                    Some(mut names) => {
+                        if entity.eq_ignore_ascii_case("hostlistsorted") {
+                            names.sort();
+                        }
+                        Output::ok(format!("{}\n", hostlist::compress(&names)))
+                    }
+                    None => Output::error(format!("scontrol: error: Invalid hostlist: {list}\n"), 1),
+                }
+            }
+            "job" | "jobs" => match id {
+                None => Output::ok("No jobs in the system\n"),
+                Some(_) => Output::error("slurm_load_jobs error: Invalid job id specified\n", 1),
+            },
+            other => Output::error(format!("invalid entity:{other} for keyword:show\n"), 1),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::run_on_first_node;
+
+    #[test]
+    fn shows_nodes() {
+        let out = run_on_first_node("scontrol show node gpu-001");
+        assert!(out.stdout.starts_with("NodeName=gpu-001 Arch=x86_64 CoresPerSocket=56\n   CPUAlloc=0 CPUErr=0 CPUTot=224 "));
+        assert!(out.stdout.contains("\n   State=IDLE ThreadsPerCore=2 "));
+        assert!(out.stdout.contains("\n   Gres=gpu:8\n"));
+        assert!(out.stdout.contains("\n   CfgTRES=cpu=224,mem=2063937M,billing=224,gres/gpu=8\n"));
+        assert!(out.stdout.ends_with("n/s\n\n"));
+        assert_eq!(run_on_first_node("scontrol show node").stdout.matches("NodeName=").count(), 2);
+        let missing = run_on_first_node("scontrol show node gpu-009");
+        assert_eq!((missing.stderr.as_str(), missing.status), ("Node gpu-009 not found\n", 1));
+        assert_eq!(run_on_first_node("scontrol show hostnames gpu-[001-002]").stdout, "gpu-001\ngpu-002\n");
+        assert_eq!(run_on_first_node("scontrol show hostlist gpu-001,gpu-002").stdout, "gpu-[001-002]\n");
+        assert_eq!(run_on_first_node("scontrol show -o node gpu-002").stdout.lines().count(), 1);
+        assert_eq!(run_on_first_node("scontrol update NodeName=gpu-001 State=RESUME").status, 1);
+    }
+}

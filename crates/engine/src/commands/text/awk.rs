@@ -1,0 +1,1851 @@
+//! `awk`: the subset of POSIX awk that operator one-liners use, with gawk's
+//! messages and number output.
+//!
+//! Supported: `BEGIN`/`END`, pattern-action items (`/re/`, expressions),
+//! `-F SEP`, `-v var=value`, fields (`$1`, `$NF`, assigning a field rebuilds
+//! `$0`), `NR NF FS OFS ORS RS`, string concatenation, arithmetic, comparisons
+//! (numeric for numeric-looking fields), `~ !~`, `&& || !`, `?:`, `++ --`,
+//! compound assignment, arrays with `in` and `for (k in a)` (keys in
+//! insertion order; gawk leaves this order unspecified), `if/else`, `while`,
+//! `for(;;)`, `next`, `exit`, `delete`, `print`, `printf`, and the functions
+//! `length substr index split tolower toupper int sprintf sub gsub match`.
+//! Not supported (a syntax error here): user functions, `getline`, output
+//! redirection to files and pipes. Any syntax error is answered in gawk's
+//! shape: `awk: cmd. line:1: <program>` / `awk: cmd. line:1: ^ syntax error`,
+//! exit 2 (the caret's column is approximate).
+
+use std::collections::BTreeMap;
+
+use super::regex::{Regex, Syntax};
+use super::{getopt, usage_error, Dialect, Opt};
+use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+
+pub struct Awk;
+
+static SIGNATURE: Signature = Signature {
+    name: "awk",
+    summary: "pattern scanning and processing language (a subset)",
+    usage: "awk [-F fs] [-v var=value] 'program' [file ...]",
+    flags: &[
+        Flag { short: Some('F'), long: Some("field-separator"), value: Some("fs"), help: "use fs for the input field separator" },
+        Flag { short: Some('v'), long: Some("assign"), value: Some("var=val"), help: "assign a variable before the program starts" },
+    ],
+    examples: &[
+        Example { command: "nvidia-smi -L | awk '{print $2}'", description: "the second field of each line" },
+        Example { command: "nvidia-smi --query-gpu=index,temperature.gpu --format=csv,noheader | awk -F', ' '$2 > 30 {print $1}'", description: "GPUs warmer than 30 C" },
+        Example { command: "nvidia-smi -L | awk 'END {print NR}'", description: "count lines" },
+    ],
+};
+
+const DIALECT: Dialect = Dialect { usage_status: 2, usage_line: None, numeric_option: false, optional_values: &[] };
+
+/// Steps a program may take before it is stopped, so `while (1)` cannot hang the page.
+const MAX_STEPS: u64 = 5_000_000;
+/// The longest string or output a program may build (bytes).
+const MAX_TEXT: usize = 4 << 20;
+
+// ---------------------------------------------------------------- tokens
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Num(f64),
+    Str(String),
+    Regex(String),
+    Name(String),
+    Func(&'static str),
+    Keyword(&'static str),
+    Punct(&'static str),
+    Newline,
+    Eof,
+}
+
+const KEYWORDS: &[&str] =
+    &["BEGIN", "END", "print", "printf", "if", "else", "while", "for", "in", "next", "exit", "delete", "do", "break", "continue", "getline", "function"];
+const FUNCS: &[&str] =
+    &["length", "substr", "index", "split", "tolower", "toupper", "int", "sprintf", "sub", "gsub", "match", "sqrt", "exp", "log", "sin", "cos", "atan2", "rand", "srand", "system", "close"];
+const PUNCTS: &[&str] = &[
+    "&&", "||", "==", "!=", "<=", ">=", "!~", "++", "--", "+=", "-=", "*=", "/=", "%=", "^=", ">>", "{", "}", "(", ")", "[", "]", ";",
+    ",", "+", "-", "*", "/", "%", "^", "!", ">", "<", "|", "?", ":", "~", "=", "$",
+];
+
+struct SyntaxError;
+
+fn tokenize(source: &str) -> Result<Vec<Tok>, SyntaxError> {
+    let chars: Vec<char> = source.chars().collect();
+    let mut tokens: Vec<Tok> = Vec::new();
+    let mut at = 0;
+    while at < chars.len() {
+        let c = chars[at];
+        let operand_before = matches!(
+            tokens.last(),
+            Some(Tok::Num(_) | Tok::Str(_) | Tok::Name(_) | Tok::Regex(_) | Tok::Func(_))
+        ) || matches!(tokens.last(), Some(Tok::Punct(")" | "]" | "++" | "--" | "$")));
+        match c {
+            ' ' | '\t' | '\r' => at += 1,
+            '\\' if chars.get(at + 1) == Some(&'\n') => at += 2,
+            '\n' => {
+                tokens.push(Tok::Newline);
+                at += 1;
+            }
+            '#' => {
+                while at < chars.len() && chars[at] != '\n' {
+                    at += 1;
+                }
+            }
+            '"' => {
+                at += 1;
+                let mut text = String::new();
+                loop {
+                    let Some(&d) = chars.get(at) else { return Err(SyntaxError) };
+                    at += 1;
+                    match d {
+                        '"' => break,
+                        '\\' => {
+                            let Some(&e) = chars.get(at) else { return Err(SyntaxError) };
+                            at += 1;
+                            let escaped = match e {
+                                'n' => '\n',
+                                't' => '\t',
+                                'r' => '\r',
+                                '\\' => '\\',
+                                '"' => '"',
+                                '/' => '/',
+                                'a' => '\x07',
+                                'b' => '\x08',
+                                'f' => '\x0c',
+                                'v' => '\x0b',
+                                other => {
+                                    text.push('\\');
+                                    other
+                                }
+                            };
+                            text.push(escaped);
+                        }
+                        d => text.push(d),
+                    }
+                }
+                tokens.push(Tok::Str(text));
+            }
+            '/' if !operand_before => {
+                at += 1;
+                let mut text = String::new();
+                loop {
+                    let Some(&d) = chars.get(at) else { return Err(SyntaxError) };
+                    at += 1;
+                    match d {
+                        '/' => break,
+                        '\n' => return Err(SyntaxError),
+                        '\\' if chars.get(at) == Some(&'/') => {
+                            text.push('/');
+                            at += 1;
+                        }
+                        '\\' => {
+                            text.push('\\');
+                            if let Some(&e) = chars.get(at) {
+                                text.push(e);
+                                at += 1;
+                            }
+                        }
+                        d => text.push(d),
+                    }
+                }
+                tokens.push(Tok::Regex(text));
+            }
+            c if c.is_ascii_digit() || (c == '.' && chars.get(at + 1).is_some_and(char::is_ascii_digit)) => {
+                let start = at;
+                while at < chars.len() && (chars[at].is_ascii_digit() || chars[at] == '.') {
+                    at += 1;
+                }
+                if at < chars.len() && matches!(chars[at], 'e' | 'E') {
+                    let mut probe = at + 1;
+                    if probe < chars.len() && matches!(chars[probe], '+' | '-') {
+                        probe += 1;
+                    }
+                    if probe < chars.len() && chars[probe].is_ascii_digit() {
+                        at = probe;
+                        while at < chars.len() && chars[at].is_ascii_digit() {
+                            at += 1;
+                        }
+                    }
+                }
+                let text: String = chars[start..at].iter().collect();
+                tokens.push(Tok::Num(leading_number(&text)));
+            }
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                let start = at;
+                while at < chars.len() && (chars[at].is_ascii_alphanumeric() || chars[at] == '_') {
+                    at += 1;
+                }
+                let word: String = chars[start..at].iter().collect();
+                if let Some(keyword) = KEYWORDS.iter().find(|k| **k == word) {
+                    tokens.push(Tok::Keyword(keyword));
+                } else if let Some(func) = FUNCS.iter().find(|f| **f == word) {
+                    tokens.push(Tok::Func(func));
+                } else {
+                    tokens.push(Tok::Name(word));
+                }
+            }
+            _ => {
+                let rest: String = chars[at..chars.len().min(at + 2)].iter().collect();
+                let Some(punct) = PUNCTS.iter().find(|p| rest.starts_with(**p)) else { return Err(SyntaxError) };
+                tokens.push(Tok::Punct(punct));
+                at += punct.chars().count();
+            }
+        }
+    }
+    tokens.push(Tok::Eof);
+    Ok(tokens)
+}
+
+// ---------------------------------------------------------------- syntax tree
+
+#[derive(Clone, Debug)]
+enum Expr {
+    Num(f64),
+    Str(String),
+    /// `/re/` alone: matches `$0`.
+    Regex(String),
+    Var(String),
+    Field(Box<Expr>),
+    Index(String, Vec<Expr>),
+    In(Vec<Expr>, String),
+    Assign(Box<Expr>, Option<&'static str>, Box<Expr>),
+    IncDec { target: Box<Expr>, delta: f64, prefix: bool },
+    Binary(&'static str, Box<Expr>, Box<Expr>),
+    Match(bool, Box<Expr>, Box<Expr>),
+    Not(Box<Expr>),
+    Neg(Box<Expr>),
+    Plus(Box<Expr>),
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    Cond(Box<Expr>, Box<Expr>, Box<Expr>),
+    Concat(Box<Expr>, Box<Expr>),
+    Call(&'static str, Vec<Expr>),
+}
+
+#[derive(Clone, Debug)]
+enum Stmt {
+    Print(Vec<Expr>),
+    Printf(Vec<Expr>),
+    Expr(Expr),
+    If(Expr, Box<Stmt>, Option<Box<Stmt>>),
+    While(Expr, Box<Stmt>),
+    For(Option<Box<Stmt>>, Option<Expr>, Option<Box<Stmt>>, Box<Stmt>),
+    ForIn(String, String, Box<Stmt>),
+    Block(Vec<Stmt>),
+    Next,
+    Exit(Option<Expr>),
+    Delete(String, Option<Vec<Expr>>),
+    Break,
+    Continue,
+}
+
+enum Pattern {
+    Begin,
+    End,
+    All,
+    Expr(Expr),
+}
+
+struct Item {
+    pattern: Pattern,
+    action: Option<Vec<Stmt>>,
+}
+
+struct Parser {
+    tokens: Vec<Tok>,
+    at: usize,
+}
+
+type Parse<T> = Result<T, SyntaxError>;
+
+impl Parser {
+    fn peek(&self) -> &Tok {
+        self.tokens.get(self.at).unwrap_or(&Tok::Eof)
+    }
+
+    fn next(&mut self) -> Tok {
+        let token = self.peek().clone();
+        self.at += 1;
+        token
+    }
+
+    fn is(&self, punct: &str) -> bool {
+        matches!(self.peek(), Tok::Punct(p) if *p == punct)
+    }
+
+    fn eat(&mut self, punct: &str) -> bool {
+        if self.is(punct) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, punct: &str) -> Parse<()> {
+        if self.eat(punct) {
+            Ok(())
+        } else {
+            Err(SyntaxError)
+        }
+    }
+
+    fn skip_newlines(&mut self) {
+        while matches!(self.peek(), Tok::Newline) || self.is(";") {
+            self.at += 1;
+        }
+    }
+
+    fn skip_only_newlines(&mut self) {
+        while matches!(self.peek(), Tok::Newline) {
+            self.at += 1;
+        }
+    }
+
+    fn program(&mut self) -> Parse<Vec<Item>> {
+        let mut items = Vec::new();
+        self.skip_newlines();
+        while *self.peek() != Tok::Eof {
+            let pattern = match self.peek() {
+                Tok::Keyword("BEGIN") => {
+                    self.at += 1;
+                    Pattern::Begin
+                }
+                Tok::Keyword("END") => {
+                    self.at += 1;
+                    Pattern::End
+                }
+                Tok::Punct("{") => Pattern::All,
+                _ => Pattern::Expr(self.expr(false)?),
+            };
+            let action = if self.is("{") { Some(self.block()?) } else { None };
+            if action.is_none() && matches!(pattern, Pattern::Begin | Pattern::End) {
+                return Err(SyntaxError);
+            }
+            items.push(Item { pattern, action });
+            self.skip_newlines();
+        }
+        Ok(items)
+    }
+
+    fn block(&mut self) -> Parse<Vec<Stmt>> {
+        self.expect("{")?;
+        let mut statements = Vec::new();
+        loop {
+            self.skip_newlines();
+            if self.eat("}") {
+                return Ok(statements);
+            }
+            statements.push(self.statement()?);
+        }
+    }
+
+    /// After a simple statement: `;`, a newline, or a closing `}` (not eaten).
+    fn end_simple(&mut self) -> Parse<()> {
+        if self.eat(";") || matches!(self.peek(), Tok::Newline) || self.is("}") || *self.peek() == Tok::Eof {
+            if matches!(self.peek(), Tok::Newline) {
+                self.at += 1;
+            }
+            Ok(())
+        } else {
+            Err(SyntaxError)
+        }
+    }
+
+    fn body(&mut self) -> Parse<Box<Stmt>> {
+        self.skip_only_newlines();
+        if self.eat(";") {
+            return Ok(Box::new(Stmt::Block(Vec::new())));
+        }
+        Ok(Box::new(self.statement()?))
+    }
+
+    fn simple_statement(&mut self) -> Parse<Stmt> {
+        Ok(match self.peek().clone() {
+            Tok::Keyword("print") | Tok::Keyword("printf") => {
+                let printf = *self.peek() == Tok::Keyword("printf");
+                self.at += 1;
+                let mut args = Vec::new();
+                let ends = |p: &Parser| {
+                    matches!(p.peek(), Tok::Newline | Tok::Eof) || p.is(";") || p.is("}") || p.is(">") || p.is("|") || p.is(">>")
+                };
+                if !ends(self) {
+                    // `print (a, b)` groups its list in parentheses.
+                    let save = self.at;
+                    let mut grouped = false;
+                    if self.eat("(") {
+                        let mut list = vec![self.expr(false)?];
+                        while self.eat(",") {
+                            self.skip_only_newlines();
+                            list.push(self.expr(false)?);
+                        }
+                        if self.eat(")") && ends(self) {
+                            args = list;
+                            grouped = true;
+                        } else {
+                            self.at = save;
+                        }
+                    }
+                    if !grouped {
+                        args.push(self.expr(true)?);
+                        while self.eat(",") {
+                            self.skip_only_newlines();
+                            args.push(self.expr(true)?);
+                        }
+                    }
+                }
+                if self.is(">") || self.is("|") || self.is(">>") {
+                    // Files and pipes do not exist in a lab.
+                    return Err(SyntaxError);
+                }
+                if printf {
+                    if args.is_empty() {
+                        return Err(SyntaxError);
+                    }
+                    Stmt::Printf(args)
+                } else {
+                    Stmt::Print(args)
+                }
+            }
+            Tok::Keyword("next") => {
+                self.at += 1;
+                Stmt::Next
+            }
+            Tok::Keyword("break") => {
+                self.at += 1;
+                Stmt::Break
+            }
+            Tok::Keyword("continue") => {
+                self.at += 1;
+                Stmt::Continue
+            }
+            Tok::Keyword("exit") => {
+                self.at += 1;
+                let ends = matches!(self.peek(), Tok::Newline | Tok::Eof) || self.is(";") || self.is("}");
+                Stmt::Exit(if ends { None } else { Some(self.expr(false)?) })
+            }
+            Tok::Keyword("delete") => {
+                self.at += 1;
+                let Tok::Name(name) = self.next() else { return Err(SyntaxError) };
+                if self.eat("[") {
+                    let subscripts = self.expr_list("]")?;
+                    Stmt::Delete(name, Some(subscripts))
+                } else {
+                    Stmt::Delete(name, None)
+                }
+            }
+            _ => Stmt::Expr(self.expr(false)?),
+        })
+    }
+
+    fn statement(&mut self) -> Parse<Stmt> {
+        match self.peek().clone() {
+            Tok::Punct("{") => Ok(Stmt::Block(self.block()?)),
+            Tok::Keyword("if") => {
+                self.at += 1;
+                self.expect("(")?;
+                let condition = self.expr(false)?;
+                self.expect(")")?;
+                let then = self.body()?;
+                let save = self.at;
+                self.skip_newlines();
+                let otherwise = if *self.peek() == Tok::Keyword("else") {
+                    self.at += 1;
+                    Some(self.body()?)
+                } else {
+                    self.at = save;
+                    None
+                };
+                Ok(Stmt::If(condition, then, otherwise))
+            }
+            Tok::Keyword("while") => {
+                self.at += 1;
+                self.expect("(")?;
+                let condition = self.expr(false)?;
+                self.expect(")")?;
+                Ok(Stmt::While(condition, self.body()?))
+            }
+            Tok::Keyword("for") => {
+                self.at += 1;
+                self.expect("(")?;
+                // for (key in array)
+                if let (Tok::Name(key), Tok::Keyword("in"), Tok::Name(array), Tok::Punct(")")) = (
+                    self.peek().clone(),
+                    self.tokens.get(self.at + 1).cloned().unwrap_or(Tok::Eof),
+                    self.tokens.get(self.at + 2).cloned().unwrap_or(Tok::Eof),
+                    self.tokens.get(self.at + 3).cloned().unwrap_or(Tok::Eof),
+                ) {
+                    self.at += 4;
+                    return Ok(Stmt::ForIn(key, array, self.body()?));
+                }
+                let init = if self.is(";") { None } else { Some(Box::new(self.simple_statement()?)) };
+                self.expect(";")?;
+                self.skip_only_newlines();
+                let condition = if self.is(";") { None } else { Some(self.expr(false)?) };
+                self.expect(";")?;
+                self.skip_only_newlines();
+                let step = if self.is(")") { None } else { Some(Box::new(self.simple_statement()?)) };
+                self.expect(")")?;
+                Ok(Stmt::For(init, condition, step, self.body()?))
+            }
+            Tok::Keyword("getline" | "function" | "do") => Err(SyntaxError),
+            _ => {
+                let statement = self.simple_statement()?;
+                self.end_simple()?;
+                Ok(statement)
+            }
+        }
+    }
+
+    fn expr_list(&mut self, close: &str) -> Parse<Vec<Expr>> {
+        let mut list = vec![self.expr(false)?];
+        while self.eat(",") {
+            list.push(self.expr(false)?);
+        }
+        self.expect(close)?;
+        Ok(list)
+    }
+
+    /// `no_gt`: inside `print`, an unparenthesized `>` is a redirection.
+    fn expr(&mut self, no_gt: bool) -> Parse<Expr> {
+        self.ternary(no_gt)
+    }
+
+    fn ternary(&mut self, no_gt: bool) -> Parse<Expr> {
+        let condition = self.or(no_gt)?;
+        if self.eat("?") {
+            self.skip_only_newlines();
+            let then = self.ternary(no_gt)?;
+            self.skip_only_newlines();
+            self.expect(":")?;
+            self.skip_only_newlines();
+            let otherwise = self.ternary(no_gt)?;
+            return Ok(Expr::Cond(Box::new(condition), Box::new(then), Box::new(otherwise)));
+        }
+        for op in ["=", "+=", "-=", "*=", "/=", "%=", "^="] {
+            if self.is(op) && matches!(condition, Expr::Var(_) | Expr::Field(_) | Expr::Index(..)) {
+                self.at += 1;
+                self.skip_only_newlines();
+                let value = self.ternary(no_gt)?;
+                let operator = PUNCTS.iter().find(|p| **p == op).map(|p| &p[..p.len() - 1]);
+                let operator = operator.filter(|o| !o.is_empty());
+                return Ok(Expr::Assign(Box::new(condition), operator, Box::new(value)));
+            }
+        }
+        Ok(condition)
+    }
+
+    fn or(&mut self, no_gt: bool) -> Parse<Expr> {
+        let mut left = self.and(no_gt)?;
+        while self.eat("||") {
+            self.skip_only_newlines();
+            left = Expr::Or(Box::new(left), Box::new(self.and(no_gt)?));
+        }
+        Ok(left)
+    }
+
+    fn and(&mut self, no_gt: bool) -> Parse<Expr> {
+        let mut left = self.in_expr(no_gt)?;
+        while self.eat("&&") {
+            self.skip_only_newlines();
+            left = Expr::And(Box::new(left), Box::new(self.in_expr(no_gt)?));
+        }
+        Ok(left)
+    }
+
+    fn in_expr(&mut self, no_gt: bool) -> Parse<Expr> {
+        let mut left = self.matching(no_gt)?;
+        while *self.peek() == Tok::Keyword("in") {
+            self.at += 1;
+            let Tok::Name(array) = self.next() else { return Err(SyntaxError) };
+            left = Expr::In(vec![left], array);
+        }
+        Ok(left)
+    }
+
+    fn matching(&mut self, no_gt: bool) -> Parse<Expr> {
+        let mut left = self.comparison(no_gt)?;
+        loop {
+            let negated = if self.eat("~") {
+                false
+            } else if self.eat("!~") {
+                true
+            } else {
+                return Ok(left);
+            };
+            left = Expr::Match(negated, Box::new(left), Box::new(self.comparison(no_gt)?));
+        }
+    }
+
+    fn comparison(&mut self, no_gt: bool) -> Parse<Expr> {
+        let left = self.concatenation(no_gt)?;
+        for op in ["<=", ">=", "==", "!=", "<", ">"] {
+            if op == ">" && no_gt {
+                continue;
+            }
+            if self.is(op) {
+                self.at += 1;
+                let right = self.concatenation(no_gt)?;
+                let op = PUNCTS.iter().find(|p| **p == op).copied().unwrap_or("==");
+                return Ok(Expr::Binary(op, Box::new(left), Box::new(right)));
+            }
+        }
+        Ok(left)
+    }
+
+    fn starts_operand(&self) -> bool {
+        match self.peek() {
+            Tok::Num(_) | Tok::Str(_) | Tok::Regex(_) | Tok::Name(_) | Tok::Func(_) => true,
+            Tok::Punct(p) => matches!(*p, "$" | "(" | "!" | "-" | "+" | "++" | "--"),
+            _ => false,
+        }
+    }
+
+    fn concatenation(&mut self, no_gt: bool) -> Parse<Expr> {
+        let mut left = self.additive()?;
+        // Juxtaposition concatenates; `-` and `+` here are binary, already taken.
+        while self.starts_operand() && !self.is("-") && !self.is("+") && !self.is("!") {
+            let right = self.additive()?;
+            left = Expr::Concat(Box::new(left), Box::new(right));
+        }
+        let _ = no_gt;
+        Ok(left)
+    }
+
+    fn additive(&mut self) -> Parse<Expr> {
+        let mut left = self.multiplicative()?;
+        loop {
+            let op = if self.is("+") {
+                "+"
+            } else if self.is("-") {
+                "-"
+            } else {
+                return Ok(left);
+            };
+            self.at += 1;
+            left = Expr::Binary(op, Box::new(left), Box::new(self.multiplicative()?));
+        }
+    }
+
+    fn multiplicative(&mut self) -> Parse<Expr> {
+        let mut left = self.unary()?;
+        loop {
+            let op = if self.is("*") {
+                "*"
+            } else if self.is("/") {
+                "/"
+            } else if self.is("%") {
+                "%"
+            } else {
+                return Ok(left);
+            };
+            self.at += 1;
+            left = Expr::Binary(op, Box::new(left), Box::new(self.unary()?));
+        }
+    }
+
+    fn unary(&mut self) -> Parse<Expr> {
+        if self.eat("!") {
+            return Ok(Expr::Not(Box::new(self.unary()?)));
+        }
+        if self.eat("-") {
+            return Ok(Expr::Neg(Box::new(self.unary()?)));
+        }
+        if self.eat("+") {
+            return Ok(Expr::Plus(Box::new(self.unary()?)));
+        }
+        self.power()
+    }
+
+    fn power(&mut self) -> Parse<Expr> {
+        let base = self.postfix()?;
+        if self.eat("^") {
+            // Right associative.
+            let exponent = self.unary()?;
+            return Ok(Expr::Binary("^", Box::new(base), Box::new(exponent)));
+        }
+        Ok(base)
+    }
+
+    fn postfix(&mut self) -> Parse<Expr> {
+        if self.is("++") || self.is("--") {
+            let delta = if self.eat("++") { 1.0 } else { self.at += 1; -1.0 };
+            let target = self.primary()?;
+            if !matches!(target, Expr::Var(_) | Expr::Field(_) | Expr::Index(..)) {
+                return Err(SyntaxError);
+            }
+            return Ok(Expr::IncDec { target: Box::new(target), delta, prefix: true });
+        }
+        let primary = self.primary()?;
+        if matches!(primary, Expr::Var(_) | Expr::Field(_) | Expr::Index(..)) && (self.is("++") || self.is("--")) {
+            let delta = if self.eat("++") { 1.0 } else { self.at += 1; -1.0 };
+            return Ok(Expr::IncDec { target: Box::new(primary), delta, prefix: false });
+        }
+        Ok(primary)
+    }
+
+    fn primary(&mut self) -> Parse<Expr> {
+        match self.next() {
+            Tok::Num(n) => Ok(Expr::Num(n)),
+            Tok::Str(s) => Ok(Expr::Str(s)),
+            Tok::Regex(r) => Ok(Expr::Regex(r)),
+            Tok::Punct("$") => {
+                // `$NF`, `$(NF-1)`, `$i++` binds as `($i)++`.
+                let inner = if self.is("++") || self.is("--") { self.postfix()? } else { self.primary()? };
+                Ok(Expr::Field(Box::new(inner)))
+            }
+            Tok::Punct("(") => {
+                let first = self.expr(false)?;
+                if self.eat(",") {
+                    // `(a, b) in array`
+                    let mut list = vec![first];
+                    list.extend(self.expr_list(")")?);
+                    if *self.peek() != Tok::Keyword("in") {
+                        return Err(SyntaxError);
+                    }
+                    self.at += 1;
+                    let Tok::Name(array) = self.next() else { return Err(SyntaxError) };
+                    return Ok(Expr::In(list, array));
+                }
+                self.expect(")")?;
+                Ok(first)
+            }
+            Tok::Name(name) => {
+                if self.eat("[") {
+                    let subscripts = self.expr_list("]")?;
+                    return Ok(Expr::Index(name, subscripts));
+                }
+                Ok(Expr::Var(name))
+            }
+            Tok::Func(name) => {
+                if !self.eat("(") {
+                    // `length` alone is length($0).
+                    return if name == "length" { Ok(Expr::Call(name, Vec::new())) } else { Err(SyntaxError) };
+                }
+                if self.eat(")") {
+                    return Ok(Expr::Call(name, Vec::new()));
+                }
+                let args = self.expr_list(")")?;
+                Ok(Expr::Call(name, args))
+            }
+            _ => Err(SyntaxError),
+        }
+    }
+}
+
+// ---------------------------------------------------------------- values
+
+#[derive(Clone, Debug)]
+enum Value {
+    Num(f64),
+    Str(String),
+    /// Input data (fields, `-v` values) that looks numeric compares as a number.
+    StrNum(String),
+}
+
+/// awk's string-to-number: the longest leading number, else 0.
+fn leading_number(text: &str) -> f64 {
+    let trimmed = text.trim_start_matches([' ', '\t', '\n']);
+    let bytes = trimmed.as_bytes();
+    let mut end = 0;
+    if matches!(bytes.first(), Some(b'+' | b'-')) {
+        end = 1;
+    }
+    let mut digits = 0;
+    while bytes.get(end).is_some_and(u8::is_ascii_digit) {
+        end += 1;
+        digits += 1;
+    }
+    if bytes.get(end) == Some(&b'.') {
+        end += 1;
+        while bytes.get(end).is_some_and(u8::is_ascii_digit) {
+            end += 1;
+            digits += 1;
+        }
+    }
+    if digits == 0 {
+        return 0.0;
+    }
+    if matches!(bytes.get(end), Some(b'e' | b'E')) {
+        let mut probe = end + 1;
+        if matches!(bytes.get(probe), Some(b'+' | b'-')) {
+            probe += 1;
+        }
+        if bytes.get(probe).is_some_and(u8::is_ascii_digit) {
+            end = probe;
+            while bytes.get(end).is_some_and(u8::is_ascii_digit) {
+                end += 1;
+            }
+        }
+    }
+    trimmed[..end].parse().unwrap_or(0.0)
+}
+
+fn looks_numeric(text: &str) -> bool {
+    let trimmed = text.trim_matches([' ', '\t', '\n']);
+    !trimmed.is_empty()
+        && trimmed.trim_start_matches(['+', '-']).starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        && trimmed.parse::<f64>().is_ok()
+        && !trimmed.contains(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+}
+
+/// gawk prints integral values as integers and others with `%.6g`.
+fn number_to_string(n: f64) -> String {
+    if n.is_nan() {
+        return if n.is_sign_negative() { "-nan".into() } else { "+nan".into() };
+    }
+    if n.is_infinite() {
+        return if n < 0.0 { "-inf".into() } else { "+inf".into() };
+    }
+    if n == n.trunc() && n.abs() < 1e16 {
+        return format!("{}", n as i64);
+    }
+    format_g(n, 6, false)
+}
+
+/// C's `%.Pg`.
+fn format_g(n: f64, precision: usize, alternate: bool) -> String {
+    let precision = precision.max(1);
+    if n == 0.0 {
+        return "0".into();
+    }
+    let exponent = n.abs().log10().floor() as i32;
+    // Rounding may carry into the next power of ten.
+    let scientific = format!("{:.*e}", precision - 1, n);
+    let (mantissa, exp) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exp: i32 = exp.parse().unwrap_or(exponent);
+    let trim = |text: String| -> String {
+        if alternate || !text.contains('.') {
+            text
+        } else {
+            text.trim_end_matches('0').trim_end_matches('.').to_string()
+        }
+    };
+    if exp < -4 || exp >= precision as i32 {
+        let mantissa = trim(mantissa.to_string());
+        format!("{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+    } else {
+        let decimals = (precision as i32 - 1 - exp).max(0) as usize;
+        trim(format!("{n:.decimals$}"))
+    }
+}
+
+impl Value {
+    fn num(&self) -> f64 {
+        match self {
+            Value::Num(n) => *n,
+            Value::Str(s) | Value::StrNum(s) => leading_number(s),
+        }
+    }
+
+    fn string(&self) -> String {
+        match self {
+            Value::Num(n) => number_to_string(*n),
+            Value::Str(s) | Value::StrNum(s) => s.clone(),
+        }
+    }
+
+    fn truthy(&self) -> bool {
+        match self {
+            Value::Num(n) => *n != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::StrNum(s) => {
+                if looks_numeric(s) {
+                    leading_number(s) != 0.0
+                } else {
+                    !s.is_empty()
+                }
+            }
+        }
+    }
+
+    fn is_numeric(&self) -> bool {
+        match self {
+            Value::Num(_) => true,
+            Value::Str(_) => false,
+            Value::StrNum(s) => looks_numeric(s),
+        }
+    }
+}
+
+// ---------------------------------------------------------------- interpreter
+
+enum Flow {
+    Normal,
+    Next,
+    Exit,
+    Break,
+    Continue,
+}
+
+struct Machine<'p> {
+    vars: BTreeMap<String, Value>,
+    /// Arrays keep insertion order so `for (k in a)` is deterministic.
+    arrays: BTreeMap<String, Vec<(String, Value)>>,
+    fields: Vec<String>,
+    record: String,
+    out: String,
+    steps: u64,
+    exit_status: i32,
+    regexes: BTreeMap<String, Option<Regex>>,
+    error: Option<String>,
+    _program: &'p [Item],
+}
+
+impl Machine<'_> {
+    fn var(&self, name: &str) -> Value {
+        self.vars.get(name).cloned().unwrap_or(Value::StrNum(String::new()))
+    }
+
+    fn set_var(&mut self, name: &str, value: Value) {
+        if name == "NF" {
+            let count = value.num().max(0.0) as usize;
+            self.fields.resize(count.min(100_000), String::new());
+            self.rebuild_record();
+        }
+        self.vars.insert(name.to_string(), value);
+    }
+
+    fn split_record(&mut self) {
+        let separator = self.var("FS").string();
+        self.fields = self.split(&self.record.clone(), &separator);
+        self.vars.insert("NF".into(), Value::Num(self.fields.len() as f64));
+    }
+
+    fn split(&mut self, text: &str, separator: &str) -> Vec<String> {
+        if separator == " " {
+            return text.split([' ', '\t', '\n']).filter(|f| !f.is_empty()).map(String::from).collect();
+        }
+        if text.is_empty() {
+            return Vec::new();
+        }
+        let mut chars = separator.chars();
+        if let (Some(c), None) = (chars.next(), chars.next()) {
+            if c != '\\' {
+                return text.split(c).map(String::from).collect();
+            }
+        }
+        let Some(regex) = self.regex(separator) else { return vec![text.to_string()] };
+        let chars: Vec<char> = text.chars().collect();
+        let mut fields = Vec::new();
+        let mut start = 0;
+        let mut at = 0;
+        while let Some((s, e)) = regex.find_at(&chars, at) {
+            if e == s {
+                at = s + 1;
+                if at > chars.len() {
+                    break;
+                }
+                continue;
+            }
+            fields.push(chars[start..s].iter().collect());
+            start = e;
+            at = e;
+        }
+        fields.push(chars[start..].iter().collect());
+        fields
+    }
+
+    fn rebuild_record(&mut self) {
+        let separator = self.var("OFS").string();
+        self.record = self.fields.join(&separator);
+    }
+
+    fn regex(&mut self, pattern: &str) -> Option<Regex> {
+        if let Some(cached) = self.regexes.get(pattern) {
+            return cached.clone();
+        }
+        let compiled = match Regex::new(pattern, Syntax::Extended, false) {
+            Ok(regex) => Some(regex),
+            Err(error) => {
+                self.error = Some(format!("awk: cmd. line:1: fatal: invalid regexp: {}: /{pattern}/\n", error.message));
+                None
+            }
+        };
+        self.regexes.insert(pattern.to_string(), compiled.clone());
+        compiled
+    }
+
+    fn field(&self, index: f64) -> Value {
+        let index = index.max(0.0) as usize;
+        if index == 0 {
+            return Value::StrNum(self.record.clone());
+        }
+        Value::StrNum(self.fields.get(index - 1).cloned().unwrap_or_default())
+    }
+
+    fn set_field(&mut self, index: f64, value: String) {
+        let index = index.max(0.0) as usize;
+        if index == 0 {
+            self.record = value;
+            self.split_record();
+            return;
+        }
+        if index > 100_000 {
+            return;
+        }
+        if self.fields.len() < index {
+            self.fields.resize(index, String::new());
+        }
+        self.fields[index - 1] = value;
+        self.vars.insert("NF".into(), Value::Num(self.fields.len() as f64));
+        self.rebuild_record();
+    }
+
+    fn subscript(&mut self, subscripts: &[Expr]) -> Result<String, ()> {
+        let mut parts = Vec::new();
+        for expr in subscripts {
+            parts.push(self.eval(expr)?.string());
+        }
+        Ok(parts.join("\x1c"))
+    }
+
+    fn array_get(&mut self, name: &str, key: &str) -> Value {
+        let array = self.arrays.entry(name.to_string()).or_default();
+        match array.iter().find(|(k, _)| k == key) {
+            Some((_, value)) => value.clone(),
+            None => {
+                // Referencing an element creates it, as in awk.
+                array.push((key.to_string(), Value::StrNum(String::new())));
+                Value::StrNum(String::new())
+            }
+        }
+    }
+
+    fn array_set(&mut self, name: &str, key: String, value: Value) {
+        let array = self.arrays.entry(name.to_string()).or_default();
+        match array.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, slot)) => *slot = value,
+            None => array.push((key, value)),
+        }
+    }
+
+    fn store(&mut self, target: &Expr, value: Value) -> Result<(), ()> {
+        match target {
+            Expr::Var(name) => self.set_var(name, value),
+            Expr::Field(index) => {
+                let index = self.eval(index)?.num();
+                self.set_field(index, value.string());
+            }
+            Expr::Index(name, subscripts) => {
+                let key = self.subscript(subscripts)?;
+                self.array_set(name, key, value);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Strings and output are bounded so a doubling loop cannot exhaust the page's memory.
+    fn check_size(&mut self, size: usize) -> Result<(), ()> {
+        if size > MAX_TEXT {
+            self.error.get_or_insert_with(|| "awk: program stopped: output too large for a lab\n".into());
+            return Err(());
+        }
+        Ok(())
+    }
+
+    fn tick(&mut self) -> Result<(), ()> {
+        self.steps += 1;
+        if self.steps > MAX_STEPS {
+            self.error.get_or_insert_with(|| "awk: program stopped: too many steps for a lab\n".into());
+            return Err(());
+        }
+        Ok(())
+    }
+
+    fn matches(&mut self, text: &str, pattern: &str) -> Result<bool, ()> {
+        let regex = self.regex(pattern).ok_or(())?;
+        Ok(regex.is_match(&text.chars().collect::<Vec<_>>()))
+    }
+
+    fn eval(&mut self, expr: &Expr) -> Result<Value, ()> {
+        self.tick()?;
+        Ok(match expr {
+            Expr::Num(n) => Value::Num(*n),
+            Expr::Str(s) => Value::Str(s.clone()),
+            Expr::Regex(pattern) => {
+                let record = self.record.clone();
+                Value::Num(f64::from(u8::from(self.matches(&record, pattern)?)))
+            }
+            Expr::Var(name) => self.var(name),
+            Expr::Field(index) => {
+                let index = self.eval(index)?.num();
+                self.field(index)
+            }
+            Expr::Index(name, subscripts) => {
+                let key = self.subscript(subscripts)?;
+                self.array_get(name, &key)
+            }
+            Expr::In(subscripts, name) => {
+                let key = self.subscript(subscripts)?;
+                let present = self.arrays.get(name).is_some_and(|array| array.iter().any(|(k, _)| *k == key));
+                Value::Num(f64::from(u8::from(present)))
+            }
+            Expr::Assign(target, operator, value) => {
+                let right = self.eval(value)?;
+                let result = match operator {
+                    None => match right {
+                        Value::Num(n) => Value::Num(n),
+                        other => other,
+                    },
+                    Some(op) => {
+                        let left = self.eval(target)?.num();
+                        Value::Num(arithmetic(op, left, right.num()))
+                    }
+                };
+                self.store(target, result.clone())?;
+                result
+            }
+            Expr::IncDec { target, delta, prefix } => {
+                let old = self.eval(target)?.num();
+                self.store(target, Value::Num(old + delta))?;
+                Value::Num(if *prefix { old + delta } else { old })
+            }
+            Expr::Binary(op, left, right) => {
+                let left = self.eval(left)?;
+                let right = self.eval(right)?;
+                match *op {
+                    "<" | "<=" | ">" | ">=" | "==" | "!=" => {
+                        let ordering = if left.is_numeric() && right.is_numeric() {
+                            left.num().partial_cmp(&right.num())
+                        } else {
+                            Some(left.string().cmp(&right.string()))
+                        };
+                        let holds = match ordering {
+                            None => *op == "!=",
+                            Some(ordering) => match *op {
+                                "<" => ordering.is_lt(),
+                                "<=" => ordering.is_le(),
+                                ">" => ordering.is_gt(),
+                                ">=" => ordering.is_ge(),
+                                "==" => ordering.is_eq(),
+                                _ => ordering.is_ne(),
+                            },
+                        };
+                        Value::Num(f64::from(u8::from(holds)))
+                    }
+                    op => {
+                        if (op == "/" || op == "%") && right.num() == 0.0 {
+                            self.error = Some(format!(
+                                "awk: cmd. line:1: fatal: {} attempted\n",
+                                if op == "/" { "division by zero" } else { "division by zero in `%'" }
+                            ));
+                            return Err(());
+                        }
+                        Value::Num(arithmetic(op, left.num(), right.num()))
+                    }
+                }
+            }
+            Expr::Match(negated, left, right) => {
+                let text = self.eval(left)?.string();
+                let pattern = match right.as_ref() {
+                    Expr::Regex(pattern) => pattern.clone(),
+                    other => self.eval(other)?.string(),
+                };
+                Value::Num(f64::from(u8::from(self.matches(&text, &pattern)? != *negated)))
+            }
+            Expr::Not(inner) => Value::Num(f64::from(u8::from(!self.eval(inner)?.truthy()))),
+            Expr::Neg(inner) => Value::Num(-self.eval(inner)?.num()),
+            Expr::Plus(inner) => Value::Num(self.eval(inner)?.num()),
+            Expr::And(left, right) => {
+                let holds = self.eval(left)?.truthy() && self.eval(right)?.truthy();
+                Value::Num(f64::from(u8::from(holds)))
+            }
+            Expr::Or(left, right) => {
+                let holds = self.eval(left)?.truthy() || self.eval(right)?.truthy();
+                Value::Num(f64::from(u8::from(holds)))
+            }
+            Expr::Cond(condition, then, otherwise) => {
+                if self.eval(condition)?.truthy() {
+                    self.eval(then)?
+                } else {
+                    self.eval(otherwise)?
+                }
+            }
+            Expr::Concat(left, right) => {
+                let mut text = self.eval(left)?.string();
+                text.push_str(&self.eval(right)?.string());
+                self.check_size(text.len())?;
+                Value::Str(text)
+            }
+            Expr::Call(name, args) => self.call(name, args)?,
+        })
+    }
+
+    fn call(&mut self, name: &str, args: &[Expr]) -> Result<Value, ()> {
+        let mut values = Vec::new();
+        // sub, gsub and split write to their last argument; evaluate the rest.
+        let evaluated = match name {
+            "sub" | "gsub" => args.len().min(2),
+            "split" => args.len().min(1),
+            _ => args.len(),
+        };
+        for arg in &args[..evaluated] {
+            values.push(self.eval(arg)?);
+        }
+        let text = |i: usize| values.get(i).map(Value::string).unwrap_or_default();
+        let number = |i: usize| values.get(i).map(Value::num).unwrap_or(0.0);
+        Ok(match name {
+            "length" => {
+                if let Some(Expr::Var(array)) = args.first() {
+                    if let Some(array) = self.arrays.get(array) {
+                        return Ok(Value::Num(array.len() as f64));
+                    }
+                }
+                let subject = if args.is_empty() { self.record.clone() } else { text(0) };
+                Value::Num(subject.chars().count() as f64)
+            }
+            "substr" => {
+                let chars: Vec<char> = text(0).chars().collect();
+                // awk rounds, and counts from 1; characters before 1 are cut.
+                let start = number(1).round();
+                let end = if values.len() > 2 { start + number(2).round() } else { f64::INFINITY };
+                let from = start.max(1.0);
+                let to = end.min(chars.len() as f64 + 1.0);
+                if to <= from || from.is_nan() {
+                    Value::Str(String::new())
+                } else {
+                    Value::Str(chars[(from as usize - 1)..(to as usize - 1)].iter().collect())
+                }
+            }
+            "index" => {
+                let haystack = text(0);
+                Value::Num(match haystack.find(&text(1)) {
+                    Some(byte) => (haystack[..byte].chars().count() + 1) as f64,
+                    None => 0.0,
+                })
+            }
+            "tolower" => Value::Str(text(0).to_lowercase()),
+            "toupper" => Value::Str(text(0).to_uppercase()),
+            "int" => Value::Num(number(0).trunc()),
+            "sqrt" => Value::Num(number(0).sqrt()),
+            "exp" => Value::Num(number(0).exp()),
+            "log" => Value::Num(number(0).ln()),
+            "sin" => Value::Num(number(0).sin()),
+            "cos" => Value::Num(number(0).cos()),
+            "atan2" => Value::Num(number(0).atan2(number(1))),
+            // Deterministic: a lab has no entropy.
+            "rand" => Value::Num(0.237_788_4),
+            "srand" => Value::Num(0.0),
+            "system" | "close" => Value::Num(-1.0),
+            "sprintf" => {
+                let format = text(0);
+                Value::Str(sprintf(&format, &values[values.len().min(1)..]))
+            }
+            "split" => {
+                let subject = text(0);
+                let separator = match args.get(2) {
+                    Some(Expr::Regex(pattern)) => pattern.clone(),
+                    Some(expr) => self.eval(expr)?.string(),
+                    None => self.var("FS").string(),
+                };
+                let pieces = self.split(&subject, &separator);
+                let Some(Expr::Var(array)) = args.get(1) else { return Err(()) };
+                let entries =
+                    pieces.iter().enumerate().map(|(i, piece)| ((i + 1).to_string(), Value::StrNum(piece.clone()))).collect();
+                self.arrays.insert(array.clone(), entries);
+                Value::Num(pieces.len() as f64)
+            }
+            "sub" | "gsub" => {
+                let pattern = match args.first() {
+                    Some(Expr::Regex(pattern)) => pattern.clone(),
+                    _ => text(0),
+                };
+                let replacement = text(1);
+                let target = args.get(2).cloned().unwrap_or(Expr::Field(Box::new(Expr::Num(0.0))));
+                let subject = self.eval(&target)?.string();
+                let regex = self.regex(&pattern).ok_or(())?;
+                let (result, count) = substitute(&regex, &subject, &replacement, name == "gsub");
+                self.check_size(result.len())?;
+                if count > 0 {
+                    self.store(&target, Value::Str(result))?;
+                }
+                Value::Num(count as f64)
+            }
+            "match" => {
+                let subject: Vec<char> = text(0).chars().collect();
+                let pattern = match args.get(1) {
+                    Some(Expr::Regex(pattern)) => pattern.clone(),
+                    _ => text(1),
+                };
+                let regex = self.regex(&pattern).ok_or(())?;
+                let (start, length) = match regex.find_at(&subject, 0) {
+                    Some((s, e)) => ((s + 1) as f64, (e - s) as f64),
+                    None => (0.0, -1.0),
+                };
+                self.vars.insert("RSTART".into(), Value::Num(start));
+                self.vars.insert("RLENGTH".into(), Value::Num(length));
+                Value::Num(start)
+            }
+            _ => return Err(()),
+        })
+    }
+
+    fn run_all(&mut self, statements: &[Stmt]) -> Result<Flow, ()> {
+        for statement in statements {
+            match self.exec(statement)? {
+                Flow::Normal => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn exec(&mut self, statement: &Stmt) -> Result<Flow, ()> {
+        self.tick()?;
+        match statement {
+            Stmt::Print(args) => {
+                let line = if args.is_empty() {
+                    self.record.clone()
+                } else {
+                    let separator = self.var("OFS").string();
+                    let mut parts = Vec::new();
+                    for arg in args {
+                        parts.push(self.eval(arg)?.string());
+                    }
+                    parts.join(&separator)
+                };
+                self.out.push_str(&line);
+                let terminator = self.var("ORS").string();
+                self.out.push_str(&terminator);
+                self.check_size(self.out.len())?;
+            }
+            Stmt::Printf(args) => {
+                let mut values = Vec::new();
+                for arg in args {
+                    values.push(self.eval(arg)?);
+                }
+                let format = values.first().map(Value::string).unwrap_or_default();
+                let text = sprintf(&format, &values[1..]);
+                self.out.push_str(&text);
+                self.check_size(self.out.len())?;
+            }
+            Stmt::Expr(expr) => {
+                self.eval(expr)?;
+            }
+            Stmt::If(condition, then, otherwise) => {
+                if self.eval(condition)?.truthy() {
+                    return self.exec(then);
+                } else if let Some(otherwise) = otherwise {
+                    return self.exec(otherwise);
+                }
+            }
+            Stmt::While(condition, body) => {
+                while self.eval(condition)?.truthy() {
+                    match self.exec(body)? {
+                        Flow::Break => break,
+                        Flow::Next => return Ok(Flow::Next),
+                        Flow::Exit => return Ok(Flow::Exit),
+                        _ => {}
+                    }
+                }
+            }
+            Stmt::For(init, condition, step, body) => {
+                if let Some(init) = init {
+                    self.exec(init)?;
+                }
+                loop {
+                    if let Some(condition) = condition {
+                        if !self.eval(condition)?.truthy() {
+                            break;
+                        }
+                    }
+                    match self.exec(body)? {
+                        Flow::Break => break,
+                        Flow::Next => return Ok(Flow::Next),
+                        Flow::Exit => return Ok(Flow::Exit),
+                        _ => {}
+                    }
+                    if let Some(step) = step {
+                        self.exec(step)?;
+                    }
+                }
+            }
+            Stmt::ForIn(key, array, body) => {
+                let keys: Vec<String> =
+                    self.arrays.get(array).map(|a| a.iter().map(|(k, _)| k.clone()).collect()).unwrap_or_default();
+                for k in keys {
+                    self.set_var(key, Value::StrNum(k));
+                    match self.exec(body)? {
+                        Flow::Break => break,
+                        Flow::Next => return Ok(Flow::Next),
+                        Flow::Exit => return Ok(Flow::Exit),
+                        _ => {}
+                    }
+                }
+            }
+            Stmt::Block(statements) => return self.run_all(statements),
+            Stmt::Next => return Ok(Flow::Next),
+            Stmt::Break => return Ok(Flow::Break),
+            Stmt::Continue => return Ok(Flow::Continue),
+            Stmt::Exit(status) => {
+                if let Some(status) = status {
+                    self.exit_status = self.eval(status)?.num() as i32;
+                }
+                return Ok(Flow::Exit);
+            }
+            Stmt::Delete(name, subscripts) => match subscripts {
+                None => {
+                    self.arrays.remove(name);
+                }
+                Some(subscripts) => {
+                    let key = self.subscript(subscripts)?;
+                    if let Some(array) = self.arrays.get_mut(name) {
+                        array.retain(|(k, _)| *k != key);
+                    }
+                }
+            },
+        }
+        Ok(Flow::Normal)
+    }
+}
+
+fn arithmetic(op: &str, left: f64, right: f64) -> f64 {
+    match op {
+        "+" => left + right,
+        "-" => left - right,
+        "*" => left * right,
+        "/" => left / right,
+        "%" => left % right,
+        "^" => left.powf(right),
+        _ => 0.0,
+    }
+}
+
+/// sub/gsub: `&` in the replacement is the matched text, `\&` a literal `&`.
+fn substitute(regex: &Regex, subject: &str, replacement: &str, global: bool) -> (String, usize) {
+    let chars: Vec<char> = subject.chars().collect();
+    let mut out = String::new();
+    let mut count = 0;
+    let mut at = 0;
+    let mut copied = 0;
+    while at <= chars.len() {
+        let Some((start, end)) = regex.find_at(&chars, at) else { break };
+        out.extend(&chars[copied..start]);
+        let matched: String = chars[start..end].iter().collect();
+        let mut rest = replacement.chars().peekable();
+        while let Some(c) = rest.next() {
+            match c {
+                '\\' if rest.peek() == Some(&'&') => {
+                    out.push('&');
+                    rest.next();
+                }
+                '&' => out.push_str(&matched),
+                c => out.push(c),
+            }
+        }
+        count += 1;
+        if end == start {
+            if let Some(&c) = chars.get(start) {
+                out.push(c);
+            }
+            copied = start + 1;
+            at = start + 1;
+        } else {
+            copied = end;
+            at = end;
+        }
+        if !global {
+            break;
+        }
+    }
+    if copied <= chars.len() {
+        out.extend(&chars[copied.min(chars.len())..]);
+    }
+    (out, count)
+}
+
+/// C printf for awk: `%c %d %i %o %x %X %u %e %E %f %g %G %s %%` with flags,
+/// width and precision (`*` not supported).
+fn sprintf(format: &str, args: &[Value]) -> String {
+    let chars: Vec<char> = format.chars().collect();
+    let mut out = String::new();
+    let mut next_arg = 0;
+    let mut at = 0;
+    while at < chars.len() {
+        if chars[at] != '%' {
+            out.push(chars[at]);
+            at += 1;
+            continue;
+        }
+        let spec_start = at;
+        at += 1;
+        let mut flags = String::new();
+        while let Some(&c) = chars.get(at) {
+            if "-+ #0".contains(c) {
+                flags.push(c);
+                at += 1;
+            } else {
+                break;
+            }
+        }
+        let mut width = String::new();
+        while chars.get(at).is_some_and(char::is_ascii_digit) {
+            width.push(chars[at]);
+            at += 1;
+        }
+        let mut precision: Option<usize> = None;
+        if chars.get(at) == Some(&'.') {
+            at += 1;
+            let mut digits = String::new();
+            while chars.get(at).is_some_and(char::is_ascii_digit) {
+                digits.push(chars[at]);
+                at += 1;
+            }
+            precision = Some(digits.parse().unwrap_or(0).min(100));
+        }
+        let Some(&conversion) = chars.get(at) else {
+            out.extend(&chars[spec_start..]);
+            break;
+        };
+        at += 1;
+        if conversion == '%' {
+            out.push('%');
+            continue;
+        }
+        let arg = args.get(next_arg).cloned().unwrap_or(Value::Str(String::new()));
+        if "cdiouxXeEfFgGs".contains(conversion) {
+            next_arg += 1;
+        }
+        let left = flags.contains('-');
+        let zero = flags.contains('0') && !left;
+        let plus = flags.contains('+');
+        let space = flags.contains(' ');
+        let sign = |n: f64, body: String| -> String {
+            if n < 0.0 || body.starts_with('-') {
+                body
+            } else if plus {
+                format!("+{body}")
+            } else if space {
+                format!(" {body}")
+            } else {
+                body
+            }
+        };
+        let body = match conversion {
+            's' => {
+                let text = arg.string();
+                match precision {
+                    Some(p) => text.chars().take(p).collect(),
+                    None => text,
+                }
+            }
+            'c' => match &arg {
+                Value::Num(n) => char::from_u32(*n as u32).map(String::from).unwrap_or_default(),
+                other => other.string().chars().next().map(String::from).unwrap_or_default(),
+            },
+            'd' | 'i' | 'u' => {
+                let n = arg.num();
+                let int = if n.is_finite() { n.trunc() as i64 } else { 0 };
+                let mut digits = int.unsigned_abs().to_string();
+                if let Some(p) = precision {
+                    while digits.len() < p {
+                        digits.insert(0, '0');
+                    }
+                }
+                sign(n, if int < 0 { format!("-{digits}") } else { digits })
+            }
+            'o' => format!("{:o}", arg.num().max(0.0) as u64),
+            'x' => format!("{:x}", arg.num().max(0.0) as u64),
+            'X' => format!("{:X}", arg.num().max(0.0) as u64),
+            'f' | 'F' => {
+                let n = arg.num();
+                sign(n, format!("{:.*}", precision.unwrap_or(6), n))
+            }
+            'e' | 'E' => {
+                let n = arg.num();
+                let text = format!("{:.*e}", precision.unwrap_or(6), n);
+                let (mantissa, exp) = text.split_once('e').unwrap_or((&text, "0"));
+                let exp: i32 = exp.parse().unwrap_or(0);
+                let text = format!("{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
+                sign(n, if conversion == 'E' { text.to_uppercase() } else { text })
+            }
+            'g' | 'G' => {
+                let n = arg.num();
+                let text = format_g(n, precision.unwrap_or(6), flags.contains('#'));
+                sign(n, if conversion == 'G' { text.to_uppercase() } else { text })
+            }
+            _ => {
+                // Not a conversion: printed as written.
+                out.extend(&chars[spec_start..at]);
+                continue;
+            }
+        };
+        let width: usize = width.parse().unwrap_or(0).min(1000);
+        let length = body.chars().count();
+        if length >= width {
+            out.push_str(&body);
+        } else if left {
+            out.push_str(&body);
+            out.extend(std::iter::repeat_n(' ', width - length));
+        } else if zero && !matches!(conversion, 's' | 'c') {
+            let (sign_part, digits) = match body.strip_prefix(['-', '+', ' ']) {
+                Some(rest) => (&body[..1], rest),
+                None => ("", body.as_str()),
+            };
+            out.push_str(sign_part);
+            out.extend(std::iter::repeat_n('0', width - length));
+            out.push_str(digits);
+        } else {
+            out.extend(std::iter::repeat_n(' ', width - length));
+            out.push_str(&body);
+        }
+    }
+    out
+}
+
+/// gawk's answer to a program it cannot parse.
+fn syntax_error(program: &str) -> Output {
+    let first_line = program.lines().next().unwrap_or("");
+    let caret = " ".repeat(first_line.chars().count().saturating_sub(1));
+    Output::error(format!("awk: cmd. line:1: {first_line}\nawk: cmd. line:1: {caret}^ syntax error\n"), 2)
+}
+
+/// Reads an escape-processed `-v`/operand assignment value, as awk does.
+fn assignment_value(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('\\') => out.push('\\'),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+fn is_assignment(operand: &str) -> Option<(&str, &str)> {
+    let (name, value) = operand.split_once('=')?;
+    let valid = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    valid.then_some((name, value))
+}
+
+impl Command for Awk {
+    fn signature(&self) -> &'static Signature {
+        &SIGNATURE
+    }
+
+    fn run(&self, invocation: &Invocation) -> Output {
+        let parsed = match getopt(&SIGNATURE, &DIALECT, invocation.args()) {
+            Ok(parsed) => parsed,
+            Err(output) => return output,
+        };
+        let mut vars: BTreeMap<String, Value> = BTreeMap::new();
+        for (name, value) in [("FS", " "), ("OFS", " "), ("ORS", "\n"), ("RS", "\n"), ("SUBSEP", "\x1c"), ("FILENAME", "")] {
+            vars.insert(name.into(), Value::Str(value.into()));
+        }
+        vars.insert("NR".into(), Value::Num(0.0));
+        vars.insert("NF".into(), Value::Num(0.0));
+        vars.insert("FNR".into(), Value::Num(0.0));
+        for option in &parsed.options {
+            let Opt::Flag(flag, Some(value)) = option else { continue };
+            match flag.short {
+                Some('F') => {
+                    // `-Ft` is a tab, as in POSIX awk.
+                    let separator = if value == "t" { "\t".to_string() } else { assignment_value(value) };
+                    vars.insert("FS".into(), Value::Str(separator));
+                }
+                _ => match is_assignment(value) {
+                    Some((name, text)) => {
+                        vars.insert(name.into(), Value::StrNum(assignment_value(text)));
+                    }
+                    None => {
+                        return Output::error(
+                            format!("awk: `{value}' argument to `-v' not in `var=value' form\n\n{}", SIGNATURE.usage),
+                            2,
+                        )
+                    }
+                },
+            }
+        }
+        let mut operands = parsed.operands.into_iter();
+        let Some(source) = operands.next() else {
+            return usage_error("awk", &DIALECT, "").with_stderr(format!("Usage: {}\n", SIGNATURE.usage));
+        };
+        let Ok(tokens) = tokenize(&source) else { return syntax_error(&source) };
+        let mut parser = Parser { tokens, at: 0 };
+        let Ok(program) = parser.program() else { return syntax_error(&source) };
+
+        let mut machine = Machine {
+            vars,
+            arrays: BTreeMap::new(),
+            fields: Vec::new(),
+            record: String::new(),
+            out: String::new(),
+            steps: 0,
+            exit_status: 0,
+            regexes: BTreeMap::new(),
+            error: None,
+            _program: &program,
+        };
+        // Operands: assignments apply in order; files do not exist in a lab.
+        let mut stderr = String::new();
+        let mut read_stdin = true;
+        let mut deferred_assignments = Vec::new();
+        for operand in operands {
+            if let Some((name, value)) = is_assignment(&operand) {
+                deferred_assignments.push((name.to_string(), value.to_string()));
+            } else if operand != "-" {
+                read_stdin = false;
+                stderr.push_str(&format!(
+                    "awk: fatal: cannot open file `{operand}' for reading: No such file or directory\n"
+                ));
+                break;
+            }
+        }
+        let finish = |machine: &Machine, stderr: String| Output {
+            stdout: machine.out.clone(),
+            stderr: stderr + machine.error.as_deref().unwrap_or(""),
+            status: if machine.error.is_some() { 2 } else { machine.exit_status },
+            duration_ms: 0,
+        };
+
+        let mut exiting = false;
+        for item in program.iter().filter(|item| matches!(item.pattern, Pattern::Begin)) {
+            match machine.run_all(item.action.as_deref().unwrap_or(&[])) {
+                Err(()) => return finish(&machine, stderr),
+                Ok(Flow::Exit) => {
+                    exiting = true;
+                    break;
+                }
+                Ok(_) => {}
+            }
+        }
+        if !stderr.is_empty() {
+            return Output { status: 2, ..finish(&machine, stderr) };
+        }
+        for (name, value) in deferred_assignments {
+            machine.set_var(&name, Value::StrNum(assignment_value(&value)));
+        }
+        let has_main = program.iter().any(|item| matches!(item.pattern, Pattern::All | Pattern::Expr(_)));
+        let has_end = program.iter().any(|item| matches!(item.pattern, Pattern::End));
+        if !exiting && read_stdin && (has_main || has_end) {
+            let records = super::lines(invocation.stdin);
+            'records: for (number, record) in records.iter().enumerate() {
+                machine.record = (*record).to_string();
+                machine.split_record();
+                machine.vars.insert("NR".into(), Value::Num((number + 1) as f64));
+                machine.vars.insert("FNR".into(), Value::Num((number + 1) as f64));
+                for item in &program {
+                    let selected = match &item.pattern {
+                        Pattern::Begin | Pattern::End => continue,
+                        Pattern::All => true,
+                        Pattern::Expr(expr) => match machine.eval(expr) {
+                            Ok(value) => value.truthy(),
+                            Err(()) => return finish(&machine, stderr),
+                        },
+                    };
+                    if !selected {
+                        continue;
+                    }
+                    let flow = match &item.action {
+                        None => machine.exec(&Stmt::Print(Vec::new())),
+                        Some(statements) => machine.run_all(statements),
+                    };
+                    match flow {
+                        Err(()) => return finish(&machine, stderr),
+                        Ok(Flow::Next) => continue 'records,
+                        Ok(Flow::Exit) => {
+                            exiting = true;
+                            break 'records;
+                        }
+                        Ok(_) => {}
+                    }
+                }
+            }
+        }
+        let _ = exiting;
+        // END runs after `exit` in the main loop too, as in awk.
+        for item in program.iter().filter(|item| matches!(item.pattern, Pattern::End)) {
+            match machine.run_all(item.action.as_deref().unwrap_or(&[])) {
+                Err(()) => return finish(&machine, stderr),
+                Ok(Flow::Exit) => break,
+                Ok(_) => {}
+            }
+        }
+        finish(&machine, stderr)
+    }
+}
+
+trait WithStderr {
+    fn with_stderr(self, stderr: String) -> Output;
+}
+
+impl WithStderr for Output {
+    fn with_stderr(self, stderr: String) -> Output {
+        Output { stderr, ..self }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::run_on_first_node;
+
+    fn awk(input: &str, program: &str) -> String {
+        let out = run_on_first_node(&format!("echo -e '{input}' | awk {program}"));
+        out.stdout + &out.stderr
+    }
+
+    #[test]
+    fn one_liners() {
+        assert_eq!(awk("a b c\\nd e f", "'{print $1}'"), "a\nd\n");
+        assert_eq!(awk("a b c", "'{print $1, $NF}'"), "a c\n");
+        assert_eq!(awk("a:b", "-F: '{print $2}'"), "b\n");
+        assert_eq!(awk("x 1\\ny 200", "'$2 > 100 {print}'"), "y 200\n");
+        assert_eq!(awk("x 1\\ny 200", "'NR==2'"), "y 200\n");
+        assert_eq!(awk("x 1\\ny 200", "'/x/ {print $2}'"), "1\n");
+        assert_eq!(awk("a b\\nc", "'{print NF}'"), "2\n1\n");
+        assert_eq!(awk("a b", "'{print $1 \"-\" $2}'"), "a-b\n");
+        assert_eq!(awk("1\\n2\\n3", "'{s += $1} END {print s, NR}'"), "6 3\n");
+        assert_eq!(awk("a\\nb\\na", "'{c[$1]++} END {for (k in c) print k, c[k]}'"), "a 2\nb 1\n");
+        assert_eq!(awk("3.14159", "'{printf \"%.2f|%5s|%-3d|\\n\", $1, \"ab\", 7}'"), "3.14|   ab|7  |\n");
+        assert_eq!(awk("x", "'BEGIN {print 0.1+0.2, 1e6, 3/2, 100000*100000}'"), "0.3 1000000 1.5 10000000000\n");
+        assert_eq!(awk("GPU 0: H100", "'{sub(/GPU /, \"g\"); print}'"), "g0: H100\n");
+        assert_eq!(awk("a,b,,c", "-F, '{print NF, $3 == \"\"}'"), "4 1\n");
+        assert_eq!(awk("10 9", "'{print ($1 > $2), (\"10\" > \"9\")}'"), "1 0\n");
+    }
+
+    #[test]
+    fn errors_like_gawk() {
+        assert_eq!(awk("x", "'{print $1'"), "awk: cmd. line:1: {print $1\nawk: cmd. line:1:         ^ syntax error\n");
+        assert_eq!(run_on_first_node("echo | awk '{print'").status, 2);
+        assert_eq!(run_on_first_node("echo | awk 'BEGIN { while (1) x++ }'").status, 2);
+        assert_eq!(run_on_first_node("echo | awk 'BEGIN { x = \"ab\"; while (1) x = x x }'").status, 2);
+        assert!(awk("x", "1 nofile").contains("cannot open file `nofile'"));
+    }
+
+    #[test]
+    fn formats_numbers_like_c() {
+        assert_eq!(format_g(0.000012345, 6, false), "1.2345e-05");
+        assert_eq!(format_g(123456789.0, 6, false), "1.23457e+08");
+        assert_eq!(format_g(2.5, 6, false), "2.5");
+        assert_eq!(sprintf("%05d|%x|%c|%%", &[Value::Num(42.0), Value::Num(255.0), Value::Str("hi".into())]), "00042|ff|h|%");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_programs_never_panic(pieces in proptest::collection::vec(proptest::sample::select(vec![
+            "{", "}", "(", ")", "[", "]", "$", "1", "NF", "NR", "print", "printf", "\"%5.2f%s%d\"", ",", ";", "+", "-", "/", "%", "^",
+            "==", ">", "<", "~", "/a/", "x", "a[x]", "++", "--", "=", "+=", "in", "for", "if", "else", "while", "next", "exit",
+            "substr(", "split(", "gsub(", "length", "?", ":", "!", "&&", "||", "\"s\"", " ", "\n", "BEGIN", "END", "0",
+        ]), 0..14)) {
+            let program = pieces.concat();
+            let quoted = program.replace('\'', "");
+            let _ = run_on_first_node(&format!("echo -e 'a b 3\\nc d 4' | awk '{quoted}'"));
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! The text utilities through the shell, against the real GNU tools on the
+//! same input where this machine has them (skipped when a tool is missing).
+//!
+//! The lab shell has `echo -e` but no files, so every input is piped in.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use clusterlab_engine::{load, Session};
+
+fn session() -> Session {
+    let lab = load("[lab]\nid = \"t\"\ntitle = \"t\"\nsummary = \"s\"\n[cluster]\npreset = \"hgx-h100\"\nnodes = [\"gpu-001\", \"gpu-002\"]\n").unwrap();
+    Session::new(lab.instantiate(1), "gpu-001")
+}
+
+/// A fixed input with the shapes operators grep: a table, key: value lines,
+/// repeated and numeric fields.
+const INPUT: &str = "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1a2b)\n\
+GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-3c4d)\n\
+    Temperature : 34 C\n\
+    Power Draw : 71.2 W\n\
+mlx5_0 port 1 ==> ibp24s0 (Up)\n\
+mlx5_1 port 1 ==> ibp64s0 (Down)\n\
+node gpu-002 10K\n\
+node gpu-001 2M\n\
+node gpu-001 512\n\
+\n\
+xid 79 on GPU 3\n";
+
+/// Runs the real tool on INPUT; None when it is not installed.
+fn real(program: &str, args: &[&str]) -> Option<(String, String, i32)> {
+    let mut child = Command::new(program)
+        .args(args)
+        .env("LC_ALL", "C.UTF-8")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    child.stdin.take()?.write_all(INPUT.as_bytes()).ok()?;
+    let output = child.wait_with_output().ok()?;
+    Some((
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        output.status.code().unwrap_or(-1),
+    ))
+}
+
+/// Is the installed tool GNU's (so its bytes are the reference)?
+fn is_gnu(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).contains("GNU"))
+        .unwrap_or(false)
+}
+
+/// Quotes an argument for the lab shell.
+fn quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', "'\\''"))
+}
+
+/// The lab's `echo -e` line that reproduces INPUT exactly.
+fn feed() -> String {
+    let body = INPUT.strip_suffix('\n').unwrap().replace('\\', "\\\\").replace('\n', "\\n");
+    format!("echo -e {}", quote(&body))
+}
+
+fn compare(program: &str, args: &[&str]) {
+    if !is_gnu(program) {
+        eprintln!("skipping {program} {args:?}: GNU {program} is not installed");
+        return;
+    }
+    let Some((stdout, stderr, status)) = real(program, args) else {
+        eprintln!("skipping {program}: cannot run it");
+        return;
+    };
+    let line = format!("{} | {program} {}", feed(), args.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" "));
+    let ours = session().run(&line);
+    assert_eq!(ours.stdout(), stdout, "stdout of {program} {args:?}");
+    assert_eq!(ours.stderr(), stderr, "stderr of {program} {args:?}");
+    assert_eq!(ours.status, status, "status of {program} {args:?}");
+}
+
+#[test]
+fn the_feed_reproduces_the_input() {
+    assert_eq!(session().run(&feed()).stdout(), INPUT);
+}
+
+#[test]
+fn grep_matches_gnu_grep() {
+    for args in [
+        &["NVIDIA"][..],
+        &["-c", "GPU"],
+        &["-v", "GPU"],
+        &["-n", "-i", "down"],
+        &["-w", "GPU"],
+        &["-o", "-E", "GPU-[0-9a-f]+"],
+        &["-E", "Up|Down"],
+        &["-F", "(UUID:"],
+        &["-C", "1", "Power"],
+        &["-A", "1", "-B", "2", "mlx5_1"],
+        &["-x", "node gpu-001 512"],
+        &["-q", "xid"],
+        &["zzz"],
+        &["-e", "Temp", "-e", "Power"],
+        &["^ *[A-Z][a-z]* [A-Z]"],
+        &["-c", "^$"],
+        &["-m", "1", "GPU"],
+        &["-ow", "[0-9]*"],
+        &["-l", "GPU"],
+        &["-H", "xid"],
+        &["\\(GPU\\) [0-9]\\{1,2\\}:"],
+        &["--color=never", "H100"],
+        &["[[:digit:]]\\+ C$"],
+        &["-j9"],
+        &["[a"],
+        &["-E", "(a"],
+        &["a\\{1"],
+        &["--bogus", "x"],
+        &["-A"],
+        &["-E", "a{1"],
+    ] {
+        compare("grep", args);
+    }
+}
+
+#[test]
+fn coreutils_match_gnu() {
+    compare("head", &["-n", "3"]);
+    compare("head", &["-2"]);
+    compare("head", &["-n", "-8"]);
+    compare("head", &["-c", "20"]);
+    compare("tail", &["-n", "2"]);
+    compare("tail", &["-n", "+9"]);
+    compare("tail", &["-3"]);
+    compare("sort", &[]);
+    compare("sort", &["-r"]);
+    compare("sort", &["-k3h"]);
+    compare("sort", &["-t", ":", "-k", "2"]);
+    compare("sort", &["-u", "-k1,1"]);
+    compare("sort", &["-n", "-k", "3"]);
+    compare("uniq", &["-c"]);
+    compare("uniq", &["-d", "-w", "4"]);
+    compare("cut", &["-d", " ", "-f", "2,3"]);
+    compare("cut", &["-c", "1-6"]);
+    compare("cut", &["-d", ":", "-f", "2-", "-s"]);
+    compare("tr", &["a-z", "A-Z"]);
+    compare("tr", &["-s", " "]);
+    compare("tr", &["-d", "0-9"]);
+    compare("tr", &["-cd", "[:alpha:]\\n"]);
+    compare("cat", &["-n"]);
+    compare("cat", &["-A"]);
+    compare("head", &["-n", "x"]);
+    compare("cut", &["-f", "0"]);
+    compare("sort", &["-k", "0"]);
+    compare("tr", &["a"]);
+}
+
+#[test]
+fn pipelines_compose() {
+    let mut shell = session();
+    assert_eq!(shell.run("nvidia-smi -L | grep -c GPU").stdout(), "8\n");
+    assert_eq!(shell.run("nvidia-smi -L | head -n 2 | tail -n 1 | cut -d: -f1").stdout(), "GPU 1\n");
+    assert_eq!(shell.run("nvidia-smi -L | awk '{print $2}' | tr -d : | sort -rn | head -1").stdout(), "7\n");
+    assert_eq!(shell.run("nvidia-smi -L | awk -F'(' '{print $1}' | sort | uniq -c | wc -l").stdout(), "8\n");
+    assert_eq!(shell.run("sinfo -h | awk '{print $4}'").stdout(), "2\n");
+    assert_eq!(shell.run("echo x | grep -q y; echo $?").stdout(), "1\n");
+    assert_eq!(shell.run("true && false || echo recovered").stdout(), "recovered\n");
+    let slept = shell.run("sleep 3");
+    assert_eq!(slept.duration_ms, 3000);
+}
+
+#[test]
+fn every_example_runs_on_a_healthy_node() {
+    for command in clusterlab_engine::commands::all() {
+        let name = command.signature().name;
+        if !["awk", "cat", "cut", "grep", "head", "scontrol", "sinfo", "sleep", "sort", "squeue", "tail", "tee", "tr", "uniq"]
+            .contains(&name)
+        {
+            continue;
+        }
+        for example in command.signature().examples {
+            let out = session().run(example.command);
+            assert_eq!(out.status, 0, "{}: {}", example.command, out.stderr());
+            assert_eq!(out.stderr(), "", "{}", example.command);
+        }
+    }
+}
