@@ -246,7 +246,7 @@ pub fn terminal(props: &TerminalProps) -> Html {
     html! {
         <div class="terminal" onclick={focus}>
             <div class="terminal-bar">
-                <span>{ format!("{} \u{2014} simulated", lab.first_host()) }</span>
+                <span>{ format!("{} \u{2014} simulated", session.borrow().host()) }</span>
             </div>
             <div class="screen" ref={screen_ref} role="log" aria-label="Terminal output">
                 { for rendered }
