@@ -13,6 +13,9 @@ step() { printf '\n==> %s\n' "$*" >&2; }
 step "engine and CLI: unit, golden and property tests"
 cargo test --locked -p clusterlab-engine -p clusterlab-cli
 
+step "benchmarks build (run them with: cargo bench -p clusterlab-engine)"
+cargo bench --locked -p clusterlab-engine --no-run
+
 step "browser tests: Yew components in headless Chromium"
 cargo test --locked -p clusterlab-web --target wasm32-unknown-unknown --test browser
 
