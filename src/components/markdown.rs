@@ -1,10 +1,9 @@
-//! Markdown rendered to Yew nodes, never to an HTML string: raw HTML in the
-//! source is shown as text and links only keep safe schemes, so a lab file
-//! cannot inject markup or script.
+//! Lab Markdown rendered as elements, never as an HTML string: the engine
+//! parses it into a tree (raw HTML stays text), and only http(s) and
+//! in-page links keep their target, so a lab file cannot inject markup.
 
-use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
+use clusterlab_engine::lab::markdown::{self, Block, Inline};
 use yew::prelude::*;
-use yew::virtual_dom::VTag;
 
 #[derive(Properties, PartialEq)]
 pub struct MarkdownProps {
@@ -15,89 +14,42 @@ pub struct MarkdownProps {
 
 #[function_component(Markdown)]
 pub fn markdown(props: &MarkdownProps) -> Html {
-    html! { <div class={classes!("markdown", props.class.clone())}>{ render(&props.source) }</div> }
+    let blocks = markdown::parse(&props.source);
+    html! { <div class={classes!("markdown", props.class.clone())}>{ for blocks.iter().map(block) }</div> }
 }
 
-/// Only links to the web or within the page; no `javascript:` or `data:`.
-fn safe_href(href: &str) -> Option<String> {
-    let lower = href.trim().to_ascii_lowercase();
-    (lower.starts_with("https://") || lower.starts_with("http://") || lower.starts_with('#')).then(|| href.to_string())
+fn block(block: &Block) -> Html {
+    match block {
+        Block::Paragraph(content) => html! { <p>{ for content.iter().map(inline) }</p> },
+        // Lab headings sit under the page's own h1/h2.
+        Block::Heading(1, content) => html! { <h3>{ for content.iter().map(inline) }</h3> },
+        Block::Heading(2, content) => html! { <h4>{ for content.iter().map(inline) }</h4> },
+        Block::Heading(_, content) => html! { <h5>{ for content.iter().map(inline) }</h5> },
+        Block::Quote(blocks) => html! { <blockquote>{ for blocks.iter().map(self::block) }</blockquote> },
+        Block::List { ordered, items } => {
+            let items = items.iter().map(|item| html! { <li>{ for item.iter().map(self::block) }</li> });
+            if *ordered {
+                html! { <ol>{ for items }</ol> }
+            } else {
+                html! { <ul>{ for items }</ul> }
+            }
+        }
+        Block::Code(code) => html! { <pre><code>{ code }</code></pre> },
+        Block::Rule => html! { <hr /> },
+    }
 }
 
-fn element(tag: &Tag) -> VTag {
-    let name = match tag {
-        Tag::Paragraph => "p",
-        Tag::Heading { level, .. } => match level {
-            HeadingLevel::H1 => "h3",
-            HeadingLevel::H2 => "h4",
-            _ => "h5",
+fn inline(inline: &Inline) -> Html {
+    match inline {
+        Inline::Text(text) => html! { { text } },
+        Inline::Code(code) => html! { <code>{ code }</code> },
+        Inline::Strong(content) => html! { <strong>{ for content.iter().map(self::inline) }</strong> },
+        Inline::Emphasis(content) => html! { <em>{ for content.iter().map(self::inline) }</em> },
+        Inline::Link { href, children } => match markdown::safe_href(href) {
+            Some(href) => html! {
+                <a href={href.to_string()} target="_blank" rel="noopener noreferrer">{ for children.iter().map(self::inline) }</a>
+            },
+            None => html! { <a>{ for children.iter().map(self::inline) }</a> },
         },
-        Tag::BlockQuote(_) => "blockquote",
-        Tag::CodeBlock(_) => "pre",
-        Tag::List(Some(_)) => "ol",
-        Tag::List(None) => "ul",
-        Tag::Item => "li",
-        Tag::Emphasis => "em",
-        Tag::Strong => "strong",
-        Tag::Strikethrough => "s",
-        Tag::Link { .. } => "a",
-        _ => "span",
-    };
-    let mut node = VTag::new(name);
-    if let Tag::Link { dest_url, .. } = tag {
-        if let Some(href) = safe_href(dest_url) {
-            node.add_attribute("href", href);
-            node.add_attribute("target", "_blank");
-            node.add_attribute("rel", "noopener noreferrer");
-        }
     }
-    node
-}
-
-pub fn render(source: &str) -> Html {
-    // A stack of open elements; the bottom one collects the top level.
-    let mut stack: Vec<VTag> = vec![VTag::new("div")];
-    let mut in_code_block = false;
-    for event in Parser::new(source) {
-        match event {
-            Event::Start(tag) => {
-                in_code_block |= matches!(tag, Tag::CodeBlock(_));
-                stack.push(element(&tag));
-            }
-            Event::End(end) => {
-                if matches!(end, TagEnd::CodeBlock) {
-                    in_code_block = false;
-                }
-                if stack.len() > 1 {
-                    let done = stack.pop().expect("checked above");
-                    stack.last_mut().expect("the root is never popped").add_child(done.into());
-                }
-            }
-            Event::Text(text) | Event::Html(text) | Event::InlineHtml(text) => {
-                let parent = stack.last_mut().expect("the root is never popped");
-                if in_code_block {
-                    let mut code = VTag::new("code");
-                    code.add_child(html! { { text.to_string() } });
-                    parent.add_child(code.into());
-                } else {
-                    parent.add_child(html! { { text.to_string() } });
-                }
-            }
-            Event::Code(text) => {
-                let mut code = VTag::new("code");
-                code.add_child(html! { { text.to_string() } });
-                stack.last_mut().expect("the root is never popped").add_child(code.into());
-            }
-            Event::SoftBreak => stack.last_mut().expect("the root is never popped").add_child(html! { { " " } }),
-            Event::HardBreak => stack.last_mut().expect("the root is never popped").add_child(html! { <br /> }),
-            Event::Rule => stack.last_mut().expect("the root is never popped").add_child(html! { <hr /> }),
-            _ => {}
-        }
-    }
-    while stack.len() > 1 {
-        let done = stack.pop().expect("checked by the loop");
-        stack.last_mut().expect("the root is never popped").add_child(done.into());
-    }
-    let root = stack.pop().expect("the root");
-    root.into()
 }

@@ -76,7 +76,7 @@ fn malformed_labs_get_located_errors() {
         ("count = 2", "count = 0", "8:9: `count` must be between 1 and 4096"),
         ("count = 2", "count = 2\nnodes = [\"a\"]", "8:9: give either `nodes` or `count`, not both"),
         ("count = 2", "nodes = [\"a\", \"a\"]", "8:15: node `a` is listed twice"),
-        ("summary = \"S\"\n", "", "1:1: missing field `summary`"),
+        ("summary = \"S\"\n", "", "1:1: missing key `summary` in [lab]"),
         ("title = \"T\"", "title = \"T", "3:"),
     ];
     for (from, to, expected) in cases {

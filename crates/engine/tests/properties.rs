@@ -47,3 +47,24 @@ proptest! {
         let _ = load(&mutated);
     }
 }
+
+proptest! {
+    #[test]
+    fn markdown_never_panics(source in "[-*_`#>\\[\\]()!\\\\ a-z0-9.\n]{0,80}") {
+        let _ = clusterlab_engine::lab::markdown::parse(&source);
+    }
+
+    #[test]
+    fn every_shipped_lab_survives_mutation(cut in 0usize..2000, insert in "\\PC{0,6}") {
+        for source in [
+            include_str!("../../../labs/slow-rail.toml"),
+            include_str!("../../../labs/lost-gpu.toml"),
+        ] {
+            let mut at = cut.min(source.len());
+            while !source.is_char_boundary(at) {
+                at -= 1;
+            }
+            let _ = load(&format!("{}{}{}", &source[..at], insert, &source[at..]));
+        }
+    }
+}

@@ -1,27 +1,30 @@
-//! The lab file as written: serde structures mirroring the TOML. Strict:
-//! `deny_unknown_fields` turns typos into errors, and `Spanned` keeps the
-//! location of every value a later check may complain about.
+//! The lab file as written, read from TOML by hand.
+//!
+//! The TOML parser gives every key and value with its location; this module
+//! turns that tree into the structures below, reporting every unknown key
+//! (with a "did you mean"), missing key and wrong type at its line and
+//! column. It is written out rather than derived with serde because serde's
+//! generated code nearly doubled the size of the browser build.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 
-use serde::Deserialize;
-use toml::Spanned;
+pub use serde_spanned::Spanned;
+use toml::de::{DeTable, DeValue};
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+use super::diagnostic::did_you_mean;
+
+/// A problem in the file: where, and what.
+pub type Problem = (Range<usize>, String);
+
 pub struct LabFile {
     pub lab: LabTable,
     pub cluster: ClusterTable,
-    #[serde(default)]
     pub vars: BTreeMap<String, Spanned<VarTable>>,
-    #[serde(default)]
     pub faults: Vec<Spanned<FaultTable>>,
-    #[serde(default)]
     pub questions: Vec<Spanned<QuestionTable>>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct LabTable {
     pub id: Spanned<String>,
     pub title: String,
@@ -30,12 +33,9 @@ pub struct LabTable {
     pub level: Option<Spanned<String>>,
     pub minutes: Option<u32>,
     pub stage: Option<Spanned<String>>,
-    #[serde(default)]
     pub tags: Vec<String>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct ClusterTable {
     pub preset: Spanned<String>,
     pub nodes: Option<Vec<Spanned<String>>>,
@@ -49,16 +49,14 @@ pub struct ClusterTable {
     pub persistence: Option<bool>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug)]
 pub struct VarTable {
     pub one_of: Option<Vec<Scalar>>,
     pub range: Option<Vec<i64>>,
 }
 
 /// A value that may be written as a number or as a string holding `{var}`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Scalar {
     Integer(i64),
     Float(f64),
@@ -78,15 +76,13 @@ impl Scalar {
 }
 
 /// `links = 2` (that many links) or `links = [0, 5]` (those links).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug)]
 pub enum Links {
     Count(Scalar),
     List(Vec<Scalar>),
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug)]
 pub struct FaultTable {
     pub kind: Spanned<String>,
     pub node: Option<Spanned<String>>,
@@ -104,30 +100,390 @@ pub struct FaultTable {
 }
 
 /// A question's `answer`: a string, a number or a list.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug)]
 pub enum AnswerValue {
     Number(f64),
     Text(String),
     List(Vec<String>),
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug)]
 pub struct QuestionTable {
     pub id: Spanned<String>,
-    #[serde(rename = "type")]
     pub kind: Spanned<String>,
     pub prompt: Spanned<String>,
     pub choices: Option<Spanned<Vec<String>>>,
     pub answer: Spanned<AnswerValue>,
-    #[serde(default)]
     pub accept: Vec<String>,
     pub tolerance: Option<Spanned<String>>,
     pub unit: Option<String>,
     pub points: Option<u32>,
-    #[serde(default)]
     pub hints: Vec<String>,
-    #[serde(default)]
     pub explanation: String,
+}
+
+const TOP_KEYS: &[&str] = &["lab", "cluster", "vars", "faults", "questions"];
+const LAB_KEYS: &[&str] = &["id", "title", "summary", "briefing", "level", "minutes", "stage", "tags"];
+const CLUSTER_KEYS: &[&str] =
+    &["preset", "nodes", "count", "driver", "cuda", "nccl", "dcgm", "fabric", "hcas", "persistence"];
+const VAR_KEYS: &[&str] = &["one_of", "range"];
+const FAULT_KEYS: &[&str] =
+    &["kind", "node", "gpu", "hca", "xid", "count", "gen", "width", "rate", "mtu", "links", "state", "reason"];
+const QUESTION_KEYS: &[&str] = &[
+    "id", "type", "prompt", "choices", "answer", "accept", "tolerance", "unit", "points", "hints", "explanation",
+];
+
+/// Parses a lab file. Syntax errors stop at the first; everything else is
+/// collected, so an author sees every problem at once.
+pub fn parse(source: &str) -> Result<LabFile, Vec<Problem>> {
+    let root = DeTable::parse(source).map_err(|error| {
+        vec![(error.span().unwrap_or(0..0), error.message().trim().to_string())]
+    })?;
+    let mut problems = Vec::new();
+    let top = Table { name: "the file", span: root.span(), entries: root.get_ref() };
+    top.check_keys(TOP_KEYS, &mut problems);
+    let lab = top.table("lab", &mut problems).map(|t| lab_table(&t, &mut problems));
+    let cluster = top.table("cluster", &mut problems).map(|t| cluster_table(&t, &mut problems));
+    let mut vars = BTreeMap::new();
+    if let Some(table) = top.optional_table("vars", &mut problems) {
+        for (key, value) in table.entries.iter() {
+            let name = key.get_ref().to_string();
+            match value.get_ref() {
+                DeValue::Table(entries) => {
+                    let var = Table { name: "a variable", span: value.span(), entries };
+                    var.check_keys(VAR_KEYS, &mut problems);
+                    let one_of = var.optional(&mut problems, "one_of", |v| list(v, scalar));
+                    let range = var.optional(&mut problems, "range", |v| list(v, integer));
+                    vars.insert(name, Spanned::new(value.span(), VarTable { one_of, range }));
+                }
+                _ => problems.push((value.span(), format!("variable `{name}` must be a table, e.g. {{ one_of = [...] }}"))),
+            }
+        }
+    }
+    let faults = top.tables("faults", &mut problems).iter().map(|t| Spanned::new(t.span.clone(), fault_table(t, &mut problems))).collect();
+    let questions = top
+        .tables("questions", &mut problems)
+        .iter()
+        .filter_map(|t| question_table(t, &mut problems).map(|q| Spanned::new(t.span.clone(), q)))
+        .collect();
+    match (lab.flatten(), cluster.flatten()) {
+        (Some(lab), Some(cluster)) if problems.is_empty() => Ok(LabFile { lab, cluster, vars, faults, questions }),
+        _ => Err(problems),
+    }
+}
+
+/// A TOML table with its location and a name for messages (`[lab]`).
+struct Table<'a, 'i> {
+    name: &'static str,
+    span: Range<usize>,
+    entries: &'a DeTable<'i>,
+}
+
+type Value<'i> = Spanned<DeValue<'i>>;
+
+impl<'a, 'i> Table<'a, 'i> {
+    fn get(&self, key: &str) -> Option<&'a Value<'i>> {
+        self.entries.iter().find(|(k, _)| k.get_ref() == key).map(|(_, v)| v)
+    }
+
+    fn check_keys(&self, allowed: &[&str], problems: &mut Vec<Problem>) {
+        for (key, _) in self.entries.iter() {
+            let name = key.get_ref();
+            if !allowed.contains(&name.as_ref()) {
+                let hint = did_you_mean(name, allowed.iter().copied())
+                    .map_or(String::new(), |close| format!(" (did you mean `{close}`?)"));
+                let expected: Vec<String> = allowed.iter().map(|k| format!("`{k}`")).collect();
+                problems.push((key.span(), format!("unknown key `{name}`{hint}; expected one of {}", expected.join(", "))));
+            }
+        }
+    }
+
+    fn required<T>(
+        &self,
+        problems: &mut Vec<Problem>,
+        key: &str,
+        read: impl Fn(&Value<'i>) -> Result<T, String>,
+    ) -> Option<T> {
+        match self.get(key) {
+            None => {
+                // A misspelt key is already reported with this one as its suggestion.
+                let misspelt = self.entries.iter().any(|(k, _)| k.get_ref() != key && did_you_mean(k.get_ref(), [key]).is_some());
+                if !misspelt {
+                    problems.push((self.span.clone(), format!("missing key `{key}` in {}", self.name)));
+                }
+                None
+            }
+            Some(value) => read(value).map_err(|message| problems.push((value.span(), format!("`{key}` {message}")))).ok(),
+        }
+    }
+
+    fn optional<T>(
+        &self,
+        problems: &mut Vec<Problem>,
+        key: &str,
+        read: impl Fn(&Value<'i>) -> Result<T, String>,
+    ) -> Option<T> {
+        let value = self.get(key)?;
+        read(value).map_err(|message| problems.push((value.span(), format!("`{key}` {message}")))).ok()
+    }
+
+    fn sub_table(&self, key: &str, value: &'a Value<'i>, problems: &mut Vec<Problem>) -> Option<Table<'a, 'i>> {
+        match value.get_ref() {
+            DeValue::Table(entries) => Some(Table { name: section_name(key), span: value.span(), entries }),
+            _ => {
+                problems.push((value.span(), format!("`{key}` must be a table: [{key}]")));
+                None
+            }
+        }
+    }
+
+    fn table(&self, key: &str, problems: &mut Vec<Problem>) -> Option<Table<'a, 'i>> {
+        match self.get(key) {
+            None => {
+                problems.push((self.span.clone(), format!("missing table [{key}]")));
+                None
+            }
+            Some(value) => self.sub_table(key, value, problems),
+        }
+    }
+
+    fn optional_table(&self, key: &str, problems: &mut Vec<Problem>) -> Option<Table<'a, 'i>> {
+        self.get(key).and_then(|value| self.sub_table(key, value, problems))
+    }
+
+    /// `[[key]]` tables.
+    fn tables(&self, key: &str, problems: &mut Vec<Problem>) -> Vec<Table<'a, 'i>> {
+        let Some(value) = self.get(key) else {
+            return Vec::new();
+        };
+        let DeValue::Array(items) = value.get_ref() else {
+            problems.push((value.span(), format!("`{key}` must be a list of tables: [[{key}]]")));
+            return Vec::new();
+        };
+        items
+            .iter()
+            .filter_map(|item| match item.get_ref() {
+                DeValue::Table(entries) => Some(Table { name: section_name(key), span: item.span(), entries }),
+                _ => {
+                    problems.push((item.span(), format!("each entry of `{key}` must be a table: [[{key}]]")));
+                    None
+                }
+            })
+            .collect()
+    }
+}
+
+fn section_name(key: &str) -> &'static str {
+    match key {
+        "lab" => "[lab]",
+        "cluster" => "[cluster]",
+        "vars" => "[vars]",
+        "faults" => "[[faults]]",
+        "questions" => "[[questions]]",
+        _ => "this table",
+    }
+}
+
+fn describe(value: &DeValue) -> &'static str {
+    match value {
+        DeValue::String(_) => "a string",
+        DeValue::Integer(_) => "an integer",
+        DeValue::Float(_) => "a float",
+        DeValue::Boolean(_) => "a boolean",
+        DeValue::Datetime(_) => "a date",
+        DeValue::Array(_) => "a list",
+        DeValue::Table(_) => "a table",
+    }
+}
+
+fn string(value: &Value) -> Result<String, String> {
+    match value.get_ref() {
+        DeValue::String(text) => Ok(text.to_string()),
+        other => Err(format!("must be a string, not {}", describe(other))),
+    }
+}
+
+fn spanned_string(value: &Value) -> Result<Spanned<String>, String> {
+    string(value).map(|text| Spanned::new(value.span(), text))
+}
+
+fn integer(value: &Value) -> Result<i64, String> {
+    match value.get_ref() {
+        DeValue::Integer(n) => {
+            i64::from_str_radix(n.as_str(), n.radix()).map_err(|_| "is out of range".to_string())
+        }
+        other => Err(format!("must be a whole number, not {}", describe(other))),
+    }
+}
+
+fn unsigned(value: &Value) -> Result<u32, String> {
+    let n = integer(value)?;
+    u32::try_from(n).map_err(|_| format!("must be a whole number from 0 to {}, not {n}", u32::MAX))
+}
+
+fn spanned_unsigned(value: &Value) -> Result<Spanned<u32>, String> {
+    unsigned(value).map(|n| Spanned::new(value.span(), n))
+}
+
+fn boolean(value: &Value) -> Result<bool, String> {
+    match value.get_ref() {
+        DeValue::Boolean(b) => Ok(*b),
+        other => Err(format!("must be true or false, not {}", describe(other))),
+    }
+}
+
+fn float(value: &Value) -> Result<f64, String> {
+    match value.get_ref() {
+        DeValue::Float(x) => x.as_str().parse::<f64>().map_err(|_| "is not a number".to_string()),
+        DeValue::Integer(_) => integer(value).map(|n| n as f64),
+        other => Err(format!("must be a number, not {}", describe(other))),
+    }
+}
+
+fn scalar(value: &Value) -> Result<Scalar, String> {
+    match value.get_ref() {
+        DeValue::Integer(_) => integer(value).map(Scalar::Integer),
+        DeValue::Float(_) => float(value).map(Scalar::Float),
+        DeValue::Boolean(b) => Ok(Scalar::Bool(*b)),
+        DeValue::String(text) => Ok(Scalar::Text(text.to_string())),
+        other => Err(format!("must be a number or a string, not {}", describe(other))),
+    }
+}
+
+fn spanned_scalar(value: &Value) -> Result<Spanned<Scalar>, String> {
+    scalar(value).map(|s| Spanned::new(value.span(), s))
+}
+
+fn list<T>(value: &Value, item: impl Fn(&Value) -> Result<T, String>) -> Result<Vec<T>, String> {
+    match value.get_ref() {
+        DeValue::Array(items) => items.iter().map(|entry| item(entry).map_err(|m| format!("entries {m}"))).collect(),
+        other => Err(format!("must be a list, not {}", describe(other))),
+    }
+}
+
+fn lab_table(t: &Table, problems: &mut Vec<Problem>) -> Option<LabTable> {
+    t.check_keys(LAB_KEYS, problems);
+    let id = t.required(problems, "id", spanned_string);
+    let title = t.required(problems, "title", string);
+    let summary = t.required(problems, "summary", string);
+    let table = LabTable {
+        id: id?,
+        title: title?,
+        summary: summary?,
+        briefing: t.optional(problems, "briefing", spanned_string),
+        level: t.optional(problems, "level", spanned_string),
+        minutes: t.optional(problems, "minutes", unsigned),
+        stage: t.optional(problems, "stage", spanned_string),
+        tags: t.optional(problems, "tags", |v| list(v, string)).unwrap_or_default(),
+    };
+    Some(table)
+}
+
+fn cluster_table(t: &Table, problems: &mut Vec<Problem>) -> Option<ClusterTable> {
+    t.check_keys(CLUSTER_KEYS, problems);
+    let preset = t.required(problems, "preset", spanned_string)?;
+    Some(ClusterTable {
+        preset,
+        nodes: t.optional(problems, "nodes", |v| list(v, spanned_string)),
+        count: t.optional(problems, "count", spanned_unsigned),
+        driver: t.optional(problems, "driver", string),
+        cuda: t.optional(problems, "cuda", string),
+        nccl: t.optional(problems, "nccl", string),
+        dcgm: t.optional(problems, "dcgm", string),
+        fabric: t.optional(problems, "fabric", spanned_string),
+        hcas: t.optional(problems, "hcas", spanned_unsigned),
+        persistence: t.optional(problems, "persistence", boolean),
+    })
+}
+
+fn fault_table(t: &Table, problems: &mut Vec<Problem>) -> FaultTable {
+    t.check_keys(FAULT_KEYS, problems);
+    FaultTable {
+        // A fault without a kind is reported here and by the kind check.
+        kind: t.required(problems, "kind", spanned_string).unwrap_or_else(|| Spanned::new(t.span.clone(), String::new())),
+        node: t.optional(problems, "node", spanned_string),
+        gpu: t.optional(problems, "gpu", spanned_scalar),
+        hca: t.optional(problems, "hca", spanned_string),
+        xid: t.optional(problems, "xid", spanned_scalar),
+        count: t.optional(problems, "count", spanned_scalar),
+        gen: t.optional(problems, "gen", spanned_scalar),
+        width: t.optional(problems, "width", spanned_scalar),
+        rate: t.optional(problems, "rate", spanned_scalar),
+        mtu: t.optional(problems, "mtu", spanned_scalar),
+        links: t.optional(problems, "links", |v| {
+            let links = match v.get_ref() {
+                DeValue::Array(_) => Links::List(list(v, scalar)?),
+                _ => Links::Count(scalar(v)?),
+            };
+            Ok(Spanned::new(v.span(), links))
+        }),
+        state: t.optional(problems, "state", spanned_string),
+        reason: t.optional(problems, "reason", spanned_string),
+    }
+}
+
+fn answer(value: &Value) -> Result<Spanned<AnswerValue>, String> {
+    let answer = match value.get_ref() {
+        DeValue::String(text) => AnswerValue::Text(text.to_string()),
+        DeValue::Integer(_) | DeValue::Float(_) => AnswerValue::Number(float(value)?),
+        DeValue::Array(_) => AnswerValue::List(list(value, string)?),
+        other => return Err(format!("must be a string, a number or a list of strings, not {}", describe(other))),
+    };
+    Ok(Spanned::new(value.span(), answer))
+}
+
+fn question_table(t: &Table, problems: &mut Vec<Problem>) -> Option<QuestionTable> {
+    t.check_keys(QUESTION_KEYS, problems);
+    let id = t.required(problems, "id", spanned_string);
+    let kind = t.required(problems, "type", spanned_string);
+    let prompt = t.required(problems, "prompt", spanned_string);
+    let answer = t.required(problems, "answer", answer);
+    Some(QuestionTable {
+        id: id?,
+        kind: kind?,
+        prompt: prompt?,
+        choices: t.optional(problems, "choices", |v| list(v, string).map(|c| Spanned::new(v.span(), c))),
+        answer: answer?,
+        accept: t.optional(problems, "accept", |v| list(v, string)).unwrap_or_default(),
+        tolerance: t.optional(problems, "tolerance", spanned_string),
+        unit: t.optional(problems, "unit", string),
+        points: t.optional(problems, "points", unsigned),
+        hints: t.optional(problems, "hints", |v| list(v, string)).unwrap_or_default(),
+        explanation: t.optional(problems, "explanation", string).unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(source: &str) -> Vec<String> {
+        match parse(source) {
+            Ok(_) => vec![],
+            Err(found) => found.into_iter().map(|(_, message)| message).collect(),
+        }
+    }
+
+    #[test]
+    fn wrong_types_and_missing_keys_are_all_reported() {
+        let found = problems("[lab]\nid = 3\ntitle = \"t\"\n[cluster]\npreset = \"hgx-h100\"\ncount = \"two\"\n[extra]\n");
+        assert_eq!(
+            found,
+            [
+                "unknown key `extra`; expected one of `lab`, `cluster`, `vars`, `faults`, `questions`",
+                "`id` must be a string, not an integer",
+                "missing key `summary` in [lab]",
+                "`count` must be a whole number, not a string",
+            ]
+        );
+    }
+
+    #[test]
+    fn hex_and_underscored_integers_read_as_toml_says() {
+        let file = parse("[lab]\nid = \"x\"\ntitle = \"t\"\nsummary = \"s\"\nminutes = 0x1_0\n[cluster]\npreset = \"p\"\ncount = 1_000\n")
+            .ok()
+            .expect("valid");
+        assert_eq!(file.lab.minutes, Some(16));
+        assert_eq!(*file.cluster.count.expect("count").get_ref(), 1000);
+    }
 }

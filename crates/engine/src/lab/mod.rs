@@ -8,6 +8,7 @@
 //! format is documented in docs/authoring.md; its names are a contract.
 
 pub mod check;
+pub mod markdown;
 pub mod diagnostic;
 mod file;
 pub mod schema;
@@ -16,14 +17,13 @@ pub mod template;
 use std::collections::BTreeSet;
 use std::ops::Range;
 
-use toml::Spanned;
 
 use crate::model::fabric::LinkLayer;
 use crate::model::fault::{self, Fault, PortDown};
 use crate::model::{preset, Cluster, ClusterConfig};
 use crate::rng::Rng;
 pub use diagnostic::Diagnostic;
-use file::{AnswerValue, FaultTable, LabFile, Links, QuestionTable, Scalar};
+use file::{AnswerValue, FaultTable, Links, Problem, QuestionTable, Scalar, Spanned};
 use template::{Values, Var, VarSpec};
 
 /// A validated lab: its text, its cluster, and the templates its variants
@@ -122,8 +122,6 @@ pub const MAX_NODES: u32 = 4096;
 /// How many variants `load` checks at most (all of them when there are fewer).
 pub const VARIANTS_CHECKED: u64 = 64;
 
-/// A problem found while building a variant: where, and what.
-type Problem = (Range<usize>, String);
 
 impl Lab {
     /// The variables' values for a trainee seed.
@@ -435,7 +433,7 @@ fn build_question(table: &QuestionTable, values: &Values) -> Result<Question, Pr
 
 /// Parses and validates a lab file's text.
 pub fn load(source: &str) -> Result<Lab, Vec<Diagnostic>> {
-    let file: LabFile = toml::from_str(source).map_err(|error| vec![parse_error(source, &error)])?;
+    let file = file::parse(source).map_err(|problems| into_diagnostics(source, problems))?;
     let mut problems: Vec<Problem> = Vec::new();
     let mut problem = |span: Range<usize>, message: String| problems.push((span, message));
 
@@ -717,29 +715,4 @@ fn list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
 
 fn suggestion<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
     diagnostic::did_you_mean(word, candidates).map_or(String::new(), |close| format!(" (did you mean `{close}`?)"))
-}
-
-/// Turns a TOML or shape error into a located diagnostic, adding a "did you
-/// mean" to unknown keys.
-fn parse_error(source: &str, error: &toml::de::Error) -> Diagnostic {
-    let message = error.message().trim().to_string();
-    let message = match unknown_field(&message) {
-        Some((field, expected)) => {
-            let hint = suggestion(&field, expected.iter().map(String::as_str));
-            format!("unknown key `{field}`{hint}; expected one of {}", list(expected.iter().map(String::as_str)))
-        }
-        None if message.starts_with("data did not match any variant of untagged enum") => {
-            "this value has the wrong type here (a number, a string or a list was expected; see docs/authoring.md)".to_string()
-        }
-        None => message,
-    };
-    Diagnostic::spanning(source, error.span(), message)
-}
-
-/// Reads serde's "unknown field `x`, expected one of `a`, `b`" message.
-fn unknown_field(message: &str) -> Option<(String, Vec<String>)> {
-    let rest = message.strip_prefix("unknown field `")?;
-    let (field, rest) = rest.split_once('`')?;
-    let expected = rest.split('`').skip(1).step_by(2).map(String::from).collect();
-    Some((field.to_string(), expected))
 }

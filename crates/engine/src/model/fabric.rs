@@ -184,6 +184,10 @@ pub struct Hca {
     /// PCI address as the kernel writes it, e.g. `0000:18:00.0`.
     pub bus_id: String,
     pub pcie: super::gpu::PcieLink,
+    /// The NUMA node (CPU socket) the HCA hangs off.
+    pub numa_node: u32,
+    /// The PCIe switch the HCA sits behind, shared with its rail's GPU.
+    pub pcie_switch: u32,
     pub port: Port,
 }
 

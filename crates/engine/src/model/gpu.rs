@@ -163,6 +163,10 @@ pub struct Gpu {
     pub pcie: PcieLink,
     pub nvlinks: Vec<NvLink>,
     pub fabric: FabricState,
+    /// The NUMA node (CPU socket) the GPU hangs off.
+    pub numa_node: u32,
+    /// The PCIe switch the GPU sits behind; its rail's HCA shares it.
+    pub pcie_switch: u32,
     /// Xids seen since boot, in order.
     pub xids: Vec<u32>,
     /// Something happened that only a GPU reset clears.

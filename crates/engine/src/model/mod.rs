@@ -187,6 +187,13 @@ fn guid(oui: u64, rng: &mut Rng) -> u64 {
     (oui << 40) | (0x0300 << 24) | rng.range_u64(0, 0xff_ffff)
 }
 
+/// The socket a device at position `index` of `count` hangs off: the first
+/// half of the baseboard's devices on socket 0, the second on socket 1.
+fn socket_of(index: usize, count: usize, sockets: u32) -> u32 {
+    let per_socket = count.div_ceil(sockets.max(1) as usize).max(1);
+    (index / per_socket) as u32
+}
+
 fn build_hca(config: &ClusterConfig, hostname: &str, node_index: usize, index: usize, bus: u8, seed: u64) -> Hca {
     let spec = &config.preset.hca;
     let mut rng = Rng::derive(seed, &[hostname, "hca", &index.to_string()]);
@@ -203,6 +210,8 @@ fn build_hca(config: &ClusterConfig, hostname: &str, node_index: usize, index: u
         node_guid,
         bus_id: format!("0000:{bus:02x}:00.0"),
         pcie: PcieLink::full(spec.pcie_gen, 16),
+        numa_node: socket_of(index, config.preset.hca_count(), config.preset.host.sockets),
+        pcie_switch: index as u32,
         port: Port {
             number: 1,
             state: PortState::Active,
@@ -273,6 +282,8 @@ fn build_gpu(preset: &Preset, hostname: &str, index: u32, bus: u8, persistence: 
             })
             .collect(),
         fabric: FabricState::Completed,
+        numa_node: socket_of(index as usize, preset.gpu_buses.len(), preset.host.sockets),
+        pcie_switch: index,
         xids: Vec::new(),
         needs_reset: false,
     }
@@ -300,6 +311,9 @@ mod tests {
         }
         assert_eq!(cluster.nodes[0].gpus[5].bus_id, "00000000:A3:00.0");
         assert_eq!(cluster.nodes[0].gpus[5].nvrm_pci(), "PCI:0000:a3:00");
+        assert_eq!((cluster.nodes[0].gpus[3].numa_node, cluster.nodes[0].gpus[4].numa_node), (0, 1));
+        assert_eq!(cluster.nodes[0].hcas[7].numa_node, 1);
+        assert_eq!(cluster.preset.host.socket_cpus(1), "56-111,168-223");
         assert_eq!(cluster.versions.driver, "570.158.01");
         // LIDs are unique across the fabric.
         let mut lids: Vec<u16> = cluster.nodes.iter().flat_map(|n| n.hcas.iter().map(|h| h.port.lid)).collect();

@@ -46,12 +46,44 @@ pub struct HcaSpec {
     pub guid_oui: u64,
 }
 
+/// The host around the GPUs: CPUs and memory, as lscpu, free and Slurm see them.
+#[derive(Debug)]
+pub struct HostSpec {
+    pub cpu_model: &'static str,
+    pub sockets: u32,
+    pub cores_per_socket: u32,
+    pub threads_per_core: u32,
+    /// Memory the OS reports, in MiB (Slurm's RealMemory).
+    pub memory_mib: u64,
+}
+
+impl HostSpec {
+    pub fn cpus(&self) -> u32 {
+        self.sockets * self.cores_per_socket * self.threads_per_core
+    }
+
+    /// The CPUs of one socket (its NUMA node) as Linux numbers them: the
+    /// socket's cores, then their hyperthread siblings, e.g. `0-55,112-167`.
+    pub fn socket_cpus(&self, socket: u32) -> String {
+        let cores = self.sockets * self.cores_per_socket;
+        let first = socket * self.cores_per_socket;
+        let last = first + self.cores_per_socket - 1;
+        (0..self.threads_per_core)
+            .map(|thread| format!("{}-{}", first + thread * cores, last + thread * cores))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
 #[derive(Debug)]
 pub struct Preset {
     pub id: &'static str,
     pub description: &'static str,
+    pub host: HostSpec,
     pub gpu: GpuSpec,
-    /// PCI bus of each GPU, in nvidia-smi index order.
+    /// PCI bus of each GPU, in nvidia-smi index order. GPU i shares a PCIe
+    /// switch with HCA i (its rail); the first half of each list hangs off
+    /// socket 0, the second half off socket 1.
     pub gpu_buses: &'static [u8],
     pub hca: HcaSpec,
     /// PCI bus of each compute HCA, in mlx5 index order.
@@ -69,6 +101,14 @@ impl Preset {
     }
 }
 
+const DGX_H_HOST: HostSpec = HostSpec {
+    cpu_model: "Intel(R) Xeon(R) Platinum 8480C",
+    sockets: 2,
+    cores_per_socket: 56,
+    threads_per_core: 2,
+    memory_mib: 2_063_937,
+};
+
 const CONNECTX7_NDR: HcaSpec = HcaSpec {
     part_id: 4129,
     board_id: "MT_0000000838",
@@ -85,6 +125,7 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         id: "hgx-h100",
         description: "HGX H100 8-GPU: 8 x H100 80GB HBM3 SXM5, NVSwitch, 8 x ConnectX-7 NDR 400 Gb/s",
+        host: DGX_H_HOST,
         gpu: GpuSpec {
             name: "NVIDIA H100 80GB HBM3",
             device_id: 0x2330,
@@ -115,6 +156,7 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         id: "hgx-h200",
         description: "HGX H200 8-GPU: 8 x H200 141GB HBM3e SXM5, NVSwitch, 8 x ConnectX-7 NDR 400 Gb/s",
+        host: DGX_H_HOST,
         gpu: GpuSpec {
             name: "NVIDIA H200",
             device_id: 0x2335,
@@ -145,6 +187,13 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         id: "hgx-a100",
         description: "HGX A100 8-GPU: 8 x A100-SXM4-80GB, NVSwitch, 8 x ConnectX-6 HDR 200 Gb/s",
+        host: HostSpec {
+            cpu_model: "AMD EPYC 7742 64-Core Processor",
+            sockets: 2,
+            cores_per_socket: 64,
+            threads_per_core: 2,
+            memory_mib: 1_031_891,
+        },
         gpu: GpuSpec {
             name: "NVIDIA A100-SXM4-80GB",
             device_id: 0x20b2,

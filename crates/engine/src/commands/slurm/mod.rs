@@ -13,7 +13,7 @@ pub mod squeue;
 
 use crate::model::node::SchedulerState;
 use crate::model::time::{civil, EpochSeconds};
-use crate::model::{Cluster, Node};
+use crate::model::Node;
 
 pub const PARTITION: &str = "gpu";
 pub const TIME_LIMIT: &str = "infinite";
@@ -21,29 +21,6 @@ pub const TIME_LIMIT: &str = "infinite";
 pub const REASON_USER: &str = "root";
 /// The Slurm release the lab pretends to run. The model has no Slurm version.
 pub const SLURM_VERSION: &str = "23.11.10";
-
-/// What the model lacks for a node's CPUs and memory, by preset: DGX-class
-/// hosts (2 x 56-core Xeon with 2 TB for H100/H200, 2 x 64-core EPYC with
-/// 1 TB for A100).
-pub struct Host {
-    pub sockets: u32,
-    pub cores_per_socket: u32,
-    pub threads_per_core: u32,
-    pub real_memory_mb: u64,
-}
-
-pub fn host(cluster: &Cluster) -> Host {
-    match cluster.preset.id {
-        "hgx-a100" => Host { sockets: 2, cores_per_socket: 64, threads_per_core: 2, real_memory_mb: 1_031_891 },
-        _ => Host { sockets: 2, cores_per_socket: 56, threads_per_core: 2, real_memory_mb: 2_063_937 },
-    }
-}
-
-impl Host {
-    pub fn cpus(&self) -> u32 {
-        self.sockets * self.cores_per_socket * self.threads_per_core
-    }
-}
 
 /// `sinfo`'s compact state (`%t`): idle, alloc, drain, down, with `*` when
 /// the node does not respond.

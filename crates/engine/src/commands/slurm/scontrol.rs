@@ -6,7 +6,7 @@
 //! Changing anything (`update`, `create`, `delete`, ...) is refused as for a
 //! user without Slurm operator rights.
 
-use super::{host, hostlist, scontrol_state, timestamp, PARTITION, REASON_USER, SLURM_VERSION};
+use super::{hostlist, scontrol_state, timestamp, PARTITION, REASON_USER, SLURM_VERSION};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::node::SchedulerState;
 use crate::model::{Cluster, Node};
@@ -35,15 +35,15 @@ const OS: &str = "Linux 5.15.0-1063-nvidia #64-Ubuntu SMP Fri Aug  9 17:13:45 UT
 
 /// The lines of one node record, without indentation.
 fn node_lines(cluster: &Cluster, node: &Node) -> Vec<String> {
-    let host = host(cluster);
+    let host = &cluster.preset.host;
     let cpus = host.cpus();
     let gpus = node.gpus.len();
     let mut rng = Rng::derive(cluster.seed, &[&node.hostname, "slurm"]);
     let allocated = node.scheduler == SchedulerState::Allocated;
     let cpu_alloc = if allocated { cpus } else { 0 };
     let load = if allocated { rng.range_u64(9000, 21000) } else { rng.range_u64(5, 90) };
-    let free_mb = host.real_memory_mb - rng.range_u64(host.real_memory_mb / 20, host.real_memory_mb / 8);
-    let alloc_mem = if allocated { host.real_memory_mb } else { 0 };
+    let free_mb = host.memory_mib - rng.range_u64(host.memory_mib / 20, host.memory_mib / 8);
+    let alloc_mem = if allocated { host.memory_mib } else { 0 };
     let slurmd_start = node.booted_at + 60 + rng.range_i64(0, 120);
     let mut lines = vec![
         format!("NodeName={} Arch=x86_64 CoresPerSocket={}", node.hostname, host.cores_per_socket),
@@ -56,7 +56,7 @@ fn node_lines(cluster: &Cluster, node: &Node) -> Vec<String> {
         format!("OS={OS} "),
         format!(
             "RealMemory={} AllocMem={alloc_mem} FreeMem={free_mb} Sockets={} Boards=1",
-            host.real_memory_mb, host.sockets
+            host.memory_mib, host.sockets
         ),
         format!(
             "State={} ThreadsPerCore={} TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A",
@@ -65,9 +65,9 @@ fn node_lines(cluster: &Cluster, node: &Node) -> Vec<String> {
         ),
         format!("Partitions={PARTITION} "),
         format!("BootTime={} SlurmdStartTime={}", timestamp(node.booted_at), timestamp(slurmd_start)),
-        format!("CfgTRES=cpu={cpus},mem={}M,billing={cpus},gres/gpu={gpus}", host.real_memory_mb),
+        format!("CfgTRES=cpu={cpus},mem={}M,billing={cpus},gres/gpu={gpus}", host.memory_mib),
         if allocated {
-            format!("AllocTRES=cpu={cpus},mem={}M,gres/gpu={gpus}", host.real_memory_mb)
+            format!("AllocTRES=cpu={cpus},mem={}M,gres/gpu={gpus}", host.memory_mib)
         } else {
             "AllocTRES=".to_string()
         },
@@ -82,7 +82,7 @@ fn node_lines(cluster: &Cluster, node: &Node) -> Vec<String> {
 }
 
 fn partition_lines(cluster: &Cluster) -> Vec<String> {
-    let host = host(cluster);
+    let host = &cluster.preset.host;
     let names: Vec<&str> = cluster.nodes.iter().map(|n| n.hostname.as_str()).collect();
     let total_cpus = host.cpus() as usize * names.len();
     vec![

@@ -3,7 +3,7 @@
 //! `-R` (reasons), `-s` (summary counts), with `-p`, `-n`, `-t` filters and
 //! `-h` (no header).
 
-use super::{bad_option, compact_state, field, host, hostlist, long_state, timestamp, PARTITION, REASON_USER, TIME_LIMIT};
+use super::{bad_option, compact_state, field, hostlist, long_state, timestamp, PARTITION, REASON_USER, TIME_LIMIT};
 use crate::commands::args::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::node::SchedulerState;
@@ -168,7 +168,7 @@ impl Command for Sinfo {
         }
 
         if options.per_node {
-            let host = host(cluster);
+            let host = &cluster.preset.host;
             let node_width = nodes.iter().map(|n| n.hostname.chars().count()).max().unwrap_or(0).max(8);
             let partition_width = partition_shown.len().max(9);
             if options.long {
@@ -199,7 +199,7 @@ impl Command for Sinfo {
                         field(&long_state(node), 11, true),
                         format!("{:>4}", host.cpus()),
                         field(&sct, 8, true),
-                        format!("{:>6}", host.real_memory_mb),
+                        format!("{:>6}", host.memory_mib),
                         field("0", 8, true),
                         field("1", 6, true),
                         field("(null)", 8, true),
