@@ -10,48 +10,24 @@
 //! RoCE boxes); the test adds HCAs to the node, which the model allows. What
 //! the model cannot express is named where it is skipped.
 
-use std::path::PathBuf;
+mod common;
 
 use clusterlab_engine::model::fabric::{Hca, LaneSpeed, LinkLayer, PhysState, PortState};
 use clusterlab_engine::model::Cluster;
-use clusterlab_engine::{load, Session};
+use clusterlab_engine::Session;
+use common::expand_tabs;
 
 fn reference(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/fabric").join(name);
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|error| panic!("cannot read the capture {}: {error}; shared/ must sit beside the checkout", path.display()))
+    common::reference("fabric", name)
 }
 
 fn cluster(preset: &str, fabric: &str) -> Cluster {
-    let lab = load(&format!(
-        "[lab]\nid = \"golden\"\ntitle = \"t\"\nsummary = \"s\"\n\n[cluster]\npreset = \"{preset}\"\nnodes = [\"node\"]\nfabric = \"{fabric}\"\n"
-    ))
-    .expect("valid lab");
-    lab.instantiate(1)
+    common::lab_cluster(preset, &format!("fabric = \"{fabric}\""))
 }
 
 fn run(cluster: Cluster, line: &str) -> (String, String, i32) {
     let transcript = Session::new(cluster, "node").run(line);
     (transcript.stdout(), transcript.stderr(), transcript.status)
-}
-
-/// Tabs expanded to 8-column stops, for captures whose publisher did that.
-fn expand_tabs(text: &str) -> String {
-    let mut out = String::new();
-    for line in text.split_inclusive('\n') {
-        let mut column = 0;
-        for c in line.chars() {
-            if c == '\t' {
-                let spaces = 8 - column % 8;
-                out.extend(std::iter::repeat(' ').take(spaces));
-                column += spaces;
-            } else {
-                out.push(c);
-                column += 1;
-            }
-        }
-    }
-    out
 }
 
 /// Compares line for line, except lines for which `skip` says the model cannot

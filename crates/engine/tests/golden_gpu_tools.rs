@@ -6,26 +6,21 @@
 //! expressed (another GPU model, PIDs, an elided capture), the test compares
 //! the layout and says why.
 
-use std::path::PathBuf;
+mod common;
 
 use clusterlab_engine::model::fault::Fault;
 use clusterlab_engine::model::node::KernelLine;
 use clusterlab_engine::model::time::{epoch_from_date, EpochSeconds};
 use clusterlab_engine::model::Cluster;
-use clusterlab_engine::{load, Session};
+use clusterlab_engine::Session;
+use common::{assert_same_lines, expand_tabs};
 
 fn reference(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/gpu").join(name);
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|error| panic!("cannot read the capture {}: {error}; shared/ must sit beside the checkout", path.display()))
+    common::reference("gpu", name)
 }
 
 fn cluster(preset: &str, driver: &str, cuda: &str) -> Cluster {
-    let lab = load(&format!(
-        "[lab]\nid = \"golden\"\ntitle = \"t\"\nsummary = \"s\"\n\n[cluster]\npreset = \"{preset}\"\nnodes = [\"node\"]\ndriver = \"{driver}\"\ncuda = \"{cuda}\"\n"
-    ))
-    .expect("valid lab");
-    lab.instantiate(1)
+    common::lab_cluster(preset, &format!("driver = \"{driver}\"\ncuda = \"{cuda}\""))
 }
 
 fn run(cluster: Cluster, line: &str) -> String {
@@ -33,34 +28,6 @@ fn run(cluster: Cluster, line: &str) -> String {
     let transcript = Session::new(cluster, &host).run(line);
     assert_eq!(transcript.status, 0, "{line}: {}", transcript.stderr());
     transcript.stdout()
-}
-
-fn assert_same_lines(emulated: &str, captured: &str) {
-    let emulated: Vec<&str> = emulated.lines().collect();
-    let captured: Vec<&str> = captured.lines().collect();
-    for (at, (e, c)) in emulated.iter().zip(&captured).enumerate() {
-        assert_eq!(e, c, "line {} differs", at + 1);
-    }
-    assert_eq!(emulated.len(), captured.len(), "line counts differ");
-}
-
-/// Tabs expanded to 8-column stops, as the sources that lost the tabs show them.
-fn expand_tabs(text: &str) -> String {
-    let mut out = String::new();
-    for line in text.split_inclusive('\n') {
-        let mut column = 0;
-        for c in line.chars() {
-            if c == '\t' {
-                let spaces = 8 - column % 8;
-                out.extend(std::iter::repeat(' ').take(spaces));
-                column += spaces;
-            } else {
-                out.push(c);
-                column += 1;
-            }
-        }
-    }
-    out
 }
 
 /// Every run of digits replaced by `#`: for PIDs, CPU time and other values

@@ -4,23 +4,18 @@
 //! (temperatures, power, memory in use); the output must then match the
 //! capture line for line, byte for byte.
 
-use std::path::PathBuf;
+mod common;
 
 use clusterlab_engine::model::Cluster;
-use clusterlab_engine::{load, Session};
+use clusterlab_engine::Session;
+use common::assert_same_lines;
 
 fn reference(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/gpu").join(name);
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|error| panic!("cannot read the capture {}: {error}; shared/ must sit beside the checkout", path.display()))
+    common::reference("gpu", name)
 }
 
 fn cluster(preset: &str, driver: &str, cuda: &str) -> Cluster {
-    let lab = load(&format!(
-        "[lab]\nid = \"golden\"\ntitle = \"t\"\nsummary = \"s\"\n\n[cluster]\npreset = \"{preset}\"\nnodes = [\"node\"]\ndriver = \"{driver}\"\ncuda = \"{cuda}\"\n"
-    ))
-    .expect("valid lab");
-    lab.instantiate(1)
+    common::lab_cluster(preset, &format!("driver = \"{driver}\"\ncuda = \"{cuda}\""))
 }
 
 /// The captured state of each GPU: (temperature C, power W, memory used MiB, utilization %).
@@ -39,15 +34,6 @@ fn run(cluster: Cluster, line: &str) -> String {
     let transcript = Session::new(cluster, "node").run(line);
     assert_eq!(transcript.status, 0, "{}", transcript.stderr());
     transcript.stdout()
-}
-
-fn assert_same_lines(emulated: &str, captured: &str) {
-    let emulated: Vec<&str> = emulated.lines().collect();
-    let captured: Vec<&str> = captured.lines().collect();
-    for (at, (e, c)) in emulated.iter().zip(&captured).enumerate() {
-        assert_eq!(e, c, "line {} differs", at + 1);
-    }
-    assert_eq!(emulated.len(), captured.len(), "line counts differ");
 }
 
 /// Drops the timestamp line, which these captures' publishers cut (SOURCES.md).

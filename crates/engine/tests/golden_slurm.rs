@@ -14,15 +14,13 @@
 //! same order with the same `Key=` names, indentation and trailing spaces,
 //! except the site's core-specialisation line, which the model does not hold.
 
-use std::path::PathBuf;
+mod common;
 
 use clusterlab_engine::model::node::SchedulerState;
 use clusterlab_engine::{load, Session};
 
 fn reference(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/fabric").join(name);
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|error| panic!("cannot read the capture {}: {error}; shared/ must sit beside the checkout", path.display()))
+    common::reference("fabric", name)
 }
 
 /// Expands `c[002,004,008-010]` (the capture's hostlists) for the test's lab.
