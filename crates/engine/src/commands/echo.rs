@@ -1,5 +1,6 @@
 //! `echo`: bash's builtin, with `-n`, `-e` and `-E`.
 
+use super::escapes::{expand_backslashes, Escape};
 use super::{Command, Example, Flag, Invocation, Output, Signature};
 
 pub struct Echo;
@@ -61,32 +62,21 @@ impl Command for Echo {
 
 /// Interprets `echo -e` escapes. Returns the text and whether `\c` cut it short.
 fn expand_escapes(text: &str) -> (String, bool) {
-    let mut out = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => out.push('\r'),
-            Some('a') => out.push('\x07'),
-            Some('b') => out.push('\x08'),
-            Some('e') | Some('E') => out.push('\x1b'),
-            Some('f') => out.push('\x0c'),
-            Some('v') => out.push('\x0b'),
-            Some('\\') => out.push('\\'),
-            Some('c') => return (out, true),
-            Some(other) => {
-                out.push('\\');
-                out.push(other);
-            }
-            None => out.push('\\'),
-        }
-    }
-    (out, false)
+    expand_backslashes(text, |escaped| {
+        Escape::Char(match escaped {
+            'n' => '\n',
+            't' => '\t',
+            'r' => '\r',
+            'a' => '\x07',
+            'b' => '\x08',
+            'e' | 'E' => '\x1b',
+            'f' => '\x0c',
+            'v' => '\x0b',
+            '\\' => '\\',
+            'c' => return Escape::Stop,
+            _ => return Escape::Unknown,
+        })
+    })
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod args;
 mod clear;
 mod dmesg;
 mod echo;
+mod escapes;
 mod help;
 mod hostname;
 mod ib_common;

@@ -17,8 +17,9 @@
 use std::collections::BTreeMap;
 
 use super::regex::{Regex, Syntax};
-use super::{getopt, usage_error, Dialect, Opt};
-use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use super::{usage_error, Dialect, GnuTool, Opt, Parsed};
+use crate::commands::escapes::{expand_backslashes, Escape};
+use crate::commands::{Example, Flag, Invocation, Output, Signature};
 
 pub struct Awk;
 
@@ -70,6 +71,27 @@ const PUNCTS: &[&str] = &[
 
 struct SyntaxError;
 
+/// A string or regex literal, from its opening delimiter at `at` to the same
+/// character closing it; `step` takes each character between (and may read
+/// on, for an escape). An unclosed literal is a syntax error.
+fn delimited(
+    chars: &[char],
+    at: &mut usize,
+    mut step: impl FnMut(char, &mut usize, &mut String) -> Result<(), SyntaxError>,
+) -> Result<String, SyntaxError> {
+    let close = chars[*at];
+    *at += 1;
+    let mut text = String::new();
+    loop {
+        let Some(&d) = chars.get(*at) else { return Err(SyntaxError) };
+        *at += 1;
+        if d == close {
+            return Ok(text);
+        }
+        step(d, at, &mut text)?;
+    }
+}
+
 fn tokenize(source: &str) -> Result<Vec<Tok>, SyntaxError> {
     let chars: Vec<char> = source.chars().collect();
     let mut tokens: Vec<Tok> = Vec::new();
@@ -93,62 +115,53 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, SyntaxError> {
                 }
             }
             '"' => {
-                at += 1;
-                let mut text = String::new();
-                loop {
-                    let Some(&d) = chars.get(at) else { return Err(SyntaxError) };
-                    at += 1;
-                    match d {
-                        '"' => break,
-                        '\\' => {
-                            let Some(&e) = chars.get(at) else { return Err(SyntaxError) };
-                            at += 1;
-                            let escaped = match e {
-                                'n' => '\n',
-                                't' => '\t',
-                                'r' => '\r',
-                                '\\' => '\\',
-                                '"' => '"',
-                                '/' => '/',
-                                'a' => '\x07',
-                                'b' => '\x08',
-                                'f' => '\x0c',
-                                'v' => '\x0b',
-                                other => {
-                                    text.push('\\');
-                                    other
-                                }
-                            };
-                            text.push(escaped);
-                        }
-                        d => text.push(d),
+                let text = delimited(&chars, &mut at, |d, at, text| {
+                    if d != '\\' {
+                        text.push(d);
+                        return Ok(());
                     }
-                }
+                    let Some(&e) = chars.get(*at) else { return Err(SyntaxError) };
+                    *at += 1;
+                    let escaped = match e {
+                        'n' => '\n',
+                        't' => '\t',
+                        'r' => '\r',
+                        '\\' => '\\',
+                        '"' => '"',
+                        '/' => '/',
+                        'a' => '\x07',
+                        'b' => '\x08',
+                        'f' => '\x0c',
+                        'v' => '\x0b',
+                        other => {
+                            text.push('\\');
+                            other
+                        }
+                    };
+                    text.push(escaped);
+                    Ok(())
+                })?;
                 tokens.push(Tok::Str(text));
             }
             '/' if !operand_before => {
-                at += 1;
-                let mut text = String::new();
-                loop {
-                    let Some(&d) = chars.get(at) else { return Err(SyntaxError) };
-                    at += 1;
+                let text = delimited(&chars, &mut at, |d, at, text| {
                     match d {
-                        '/' => break,
                         '\n' => return Err(SyntaxError),
-                        '\\' if chars.get(at) == Some(&'/') => {
+                        '\\' if chars.get(*at) == Some(&'/') => {
                             text.push('/');
-                            at += 1;
+                            *at += 1;
                         }
                         '\\' => {
                             text.push('\\');
-                            if let Some(&e) = chars.get(at) {
+                            if let Some(&e) = chars.get(*at) {
                                 text.push(e);
-                                at += 1;
+                                *at += 1;
                             }
                         }
                         d => text.push(d),
                     }
-                }
+                    Ok(())
+                })?;
                 tokens.push(Tok::Regex(text));
             }
             c if c.is_ascii_digit() || (c == '.' && chars.get(at + 1).is_some_and(char::is_ascii_digit)) => {
@@ -537,19 +550,25 @@ impl Parser {
     }
 
     fn or(&mut self, no_gt: bool) -> Parse<Expr> {
-        let mut left = self.and(no_gt)?;
-        while self.eat("||") {
-            self.skip_only_newlines();
-            left = Expr::Or(Box::new(left), Box::new(self.and(no_gt)?));
-        }
-        Ok(left)
+        self.logical_chain("||", Expr::Or, Self::and, no_gt)
     }
 
     fn and(&mut self, no_gt: bool) -> Parse<Expr> {
-        let mut left = self.in_expr(no_gt)?;
-        while self.eat("&&") {
+        self.logical_chain("&&", Expr::And, Self::in_expr, no_gt)
+    }
+
+    /// Operands joined left to right by `op` (`||` or `&&`), which may end a line.
+    fn logical_chain(
+        &mut self,
+        op: &str,
+        join: fn(Box<Expr>, Box<Expr>) -> Expr,
+        operand: fn(&mut Self, bool) -> Parse<Expr>,
+        no_gt: bool,
+    ) -> Parse<Expr> {
+        let mut left = operand(self, no_gt)?;
+        while self.eat(op) {
             self.skip_only_newlines();
-            left = Expr::And(Box::new(left), Box::new(self.in_expr(no_gt)?));
+            left = join(Box::new(left), Box::new(operand(self, no_gt)?));
         }
         Ok(left)
     }
@@ -613,36 +632,22 @@ impl Parser {
         Ok(left)
     }
 
-    fn additive(&mut self) -> Parse<Expr> {
-        let mut left = self.multiplicative()?;
-        loop {
-            let op = if self.is("+") {
-                "+"
-            } else if self.is("-") {
-                "-"
-            } else {
-                return Ok(left);
-            };
+    /// Operands joined left to right by any of `ops`, all of one precedence.
+    fn binary_chain(&mut self, ops: &[&'static str], operand: fn(&mut Self) -> Parse<Expr>) -> Parse<Expr> {
+        let mut left = operand(self)?;
+        while let Some(op) = ops.iter().copied().find(|op| self.is(op)) {
             self.at += 1;
-            left = Expr::Binary(op, Box::new(left), Box::new(self.multiplicative()?));
+            left = Expr::Binary(op, Box::new(left), Box::new(operand(self)?));
         }
+        Ok(left)
+    }
+
+    fn additive(&mut self) -> Parse<Expr> {
+        self.binary_chain(&["+", "-"], Self::multiplicative)
     }
 
     fn multiplicative(&mut self) -> Parse<Expr> {
-        let mut left = self.unary()?;
-        loop {
-            let op = if self.is("*") {
-                "*"
-            } else if self.is("/") {
-                "/"
-            } else if self.is("%") {
-                "%"
-            } else {
-                return Ok(left);
-            };
-            self.at += 1;
-            left = Expr::Binary(op, Box::new(left), Box::new(self.unary()?));
-        }
+        self.binary_chain(&["*", "/", "%"], Self::unary)
     }
 
     fn unary(&mut self) -> Parse<Expr> {
@@ -1605,25 +1610,13 @@ fn syntax_error(program: &str) -> Output {
 
 /// Reads an escape-processed `-v`/operand assignment value, as awk does.
 fn assignment_value(text: &str) -> String {
-    let mut out = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('\\') => out.push('\\'),
-            Some(other) => {
-                out.push('\\');
-                out.push(other);
-            }
-            None => out.push('\\'),
-        }
-    }
-    out
+    let (value, _) = expand_backslashes(text, |escaped| match escaped {
+        'n' => Escape::Char('\n'),
+        't' => Escape::Char('\t'),
+        '\\' => Escape::Char('\\'),
+        _ => Escape::Unknown,
+    });
+    value
 }
 
 fn is_assignment(operand: &str) -> Option<(&str, &str)> {
@@ -1633,16 +1626,11 @@ fn is_assignment(operand: &str) -> Option<(&str, &str)> {
     valid.then_some((name, value))
 }
 
-impl Command for Awk {
-    fn signature(&self) -> &'static Signature {
-        &SIGNATURE
-    }
+impl GnuTool for Awk {
+    const SIGNATURE: &'static Signature = &SIGNATURE;
+    const DIALECT: &'static Dialect = &DIALECT;
 
-    fn run(&self, invocation: &Invocation) -> Output {
-        let parsed = match getopt(&SIGNATURE, &DIALECT, invocation.args()) {
-            Ok(parsed) => parsed,
-            Err(output) => return output,
-        };
+    fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
         let mut vars: BTreeMap<String, Value> = BTreeMap::new();
         for (name, value) in [("FS", " "), ("OFS", " "), ("ORS", "\n"), ("RS", "\n"), ("SUBSEP", "\x1c"), ("FILENAME", "")] {
             vars.insert(name.into(), Value::Str(value.into()));
@@ -1793,11 +1781,11 @@ impl WithStderr for Output {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::text::test_support::{echo_into, shown};
     use crate::testing::run_on_first_node;
 
     fn awk(input: &str, program: &str) -> String {
-        let out = run_on_first_node(&format!("echo -e '{input}' | awk {program}"));
-        out.stdout + &out.stderr
+        shown(echo_into("awk", input, program))
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! `cat`: standard input to standard output, with GNU's numbering and
 //! visibility options. File operands do not exist in a lab.
 
-use super::{getopt, lines, read_inputs, Opt, COREUTILS};
-use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use super::{lines, read_inputs, Dialect, GnuTool, Opt, Parsed, COREUTILS};
+use crate::commands::{Example, Flag, Invocation, Output, Signature};
 
 pub struct Cat;
 
@@ -44,16 +44,11 @@ fn visible(c: char, show: &Show) -> String {
     }
 }
 
-impl Command for Cat {
-    fn signature(&self) -> &'static Signature {
-        &SIGNATURE
-    }
+impl GnuTool for Cat {
+    const SIGNATURE: &'static Signature = &SIGNATURE;
+    const DIALECT: &'static Dialect = &COREUTILS;
 
-    fn run(&self, invocation: &Invocation) -> Output {
-        let parsed = match getopt(&SIGNATURE, &COREUTILS, invocation.args()) {
-            Ok(parsed) => parsed,
-            Err(output) => return output,
-        };
+    fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
         let mut show = Show::default();
         for option in &parsed.options {
             let Opt::Flag(flag, _) = option else { continue };

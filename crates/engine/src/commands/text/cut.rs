@@ -1,8 +1,8 @@
 //! `cut`: select fields (`-f` with `-d`), characters (`-c`) or bytes (`-b`)
 //! from each line (GNU coreutils).
 
-use super::{getopt, lines, quote, usage_error, Opt, COREUTILS};
-use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use super::{lines, quote, usage_error, Dialect, GnuTool, Opt, Parsed, COREUTILS};
+use crate::commands::{Example, Flag, Invocation, Output, Signature};
 
 pub struct Cut;
 
@@ -73,16 +73,11 @@ fn selected(ranges: &Ranges, position: usize, complement: bool) -> bool {
     hit != complement
 }
 
-impl Command for Cut {
-    fn signature(&self) -> &'static Signature {
-        &SIGNATURE
-    }
+impl GnuTool for Cut {
+    const SIGNATURE: &'static Signature = &SIGNATURE;
+    const DIALECT: &'static Dialect = &COREUTILS;
 
-    fn run(&self, invocation: &Invocation) -> Output {
-        let parsed = match getopt(&SIGNATURE, &COREUTILS, invocation.args()) {
-            Ok(parsed) => parsed,
-            Err(output) => return output,
-        };
+    fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
         let error = |message: &str| usage_error("cut", &COREUTILS, message);
         let mut list: Option<(char, String)> = None;
         let mut delimiter: Option<String> = None;
@@ -176,11 +171,10 @@ impl Command for Cut {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::run_on_first_node;
+    use crate::commands::text::test_support::{echo_into, shown};
 
     fn cut(input: &str, args: &str) -> String {
-        let out = run_on_first_node(&format!("echo -e '{input}' | cut {args}"));
-        out.stdout + &out.stderr
+        shown(echo_into("cut", input, args))
     }
 
     #[test]

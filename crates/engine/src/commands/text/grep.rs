@@ -3,8 +3,8 @@
 //! 1 none, 2 error).
 
 use super::regex::{is_word_char, Regex, Syntax};
-use super::{getopt, no_such_file, Dialect, Opt};
-use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use super::{no_such_file, Dialect, GnuTool, Opt, Parsed};
+use crate::commands::{Example, Flag, Invocation, Output, Signature};
 
 pub struct Grep;
 
@@ -93,20 +93,18 @@ fn context_length(value: &str) -> Result<usize, Output> {
         .map_err(|_| Output::error(format!("grep: {value}: invalid context length argument\n"), 2))
 }
 
-impl Command for Grep {
-    fn signature(&self) -> &'static Signature {
-        &SIGNATURE
-    }
+impl GnuTool for Grep {
+    const SIGNATURE: &'static Signature = &SIGNATURE;
+    const DIALECT: &'static Dialect = &DIALECT;
 
-    fn run(&self, invocation: &Invocation) -> Output {
-        match run(invocation) {
+    fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
+        match run(parsed, invocation) {
             Ok(output) | Err(output) => output,
         }
     }
 }
 
-fn run(invocation: &Invocation) -> Result<Output, Output> {
-    let parsed = getopt(&SIGNATURE, &DIALECT, invocation.args())?;
+fn run(parsed: Parsed, invocation: &Invocation) -> Result<Output, Output> {
     let mut mode = Mode::Basic;
     let mut fold_case = false;
     let mut patterns: Option<Vec<String>> = None;
@@ -314,7 +312,7 @@ fn search(matcher: &Matcher, options: &Options, text: &str, name: Option<&str>, 
     // The last line index printed, to place `--` between separate groups.
     let mut last_printed: Option<usize> = None;
     let mut after_left = 0usize;
-    let mut stopped_at: Option<usize> = None;
+    let mut max_count_reached = false;
     let prefix = |out: &mut String, index: usize, separator: char| {
         if let Some(name) = name {
             out.push_str(name);
@@ -325,31 +323,25 @@ fn search(matcher: &Matcher, options: &Options, text: &str, name: Option<&str>, 
             out.push(separator);
         }
     };
+    let print_line = |out: &mut String, index: usize, separator: char, line: &str| {
+        prefix(out, index, separator);
+        out.push_str(line);
+        out.push('\n');
+    };
     for (index, line) in lines.iter().enumerate() {
-        if let Some(stop) = stopped_at {
-            // After -m is reached GNU still prints the trailing context.
-            if context && after_left > 0 && index > stop {
-                prefix(out, index, '-');
-                out.push_str(line);
-                out.push('\n');
-                last_printed = Some(index);
-                after_left -= 1;
-                continue;
-            }
-            break;
-        }
-        if options.max_count == Some(selected) {
+        if !max_count_reached && options.max_count == Some(selected) {
             break;
         }
         let chars: Vec<char> = line.chars().collect();
-        let matched = matcher.find(&chars, 0).is_some();
-        if matched == options.invert {
+        // Once -m is reached no line is selected, but GNU still prints the trailing context.
+        let selects = !max_count_reached && matcher.find(&chars, 0).is_some() != options.invert;
+        if !selects {
             if context && after_left > 0 {
-                prefix(out, index, '-');
-                out.push_str(line);
-                out.push('\n');
+                print_line(out, index, '-', line);
                 last_printed = Some(index);
                 after_left -= 1;
+            } else if max_count_reached {
+                break;
             }
             continue;
         }
@@ -366,13 +358,9 @@ fn search(matcher: &Matcher, options: &Options, text: &str, name: Option<&str>, 
                     out.push_str("--\n");
                 }
                 for (context_index, context_line) in lines.iter().enumerate().take(index).skip(from) {
-                    prefix(out, context_index, '-');
-                    out.push_str(context_line);
-                    out.push('\n');
+                    print_line(out, context_index, '-', context_line);
                 }
-                prefix(out, index, ':');
-                out.push_str(line);
-                out.push('\n');
+                print_line(out, index, ':', line);
                 last_printed = Some(index);
                 after_left = options.after;
             } else if options.only_matching && !options.invert {
@@ -393,7 +381,7 @@ fn search(matcher: &Matcher, options: &Options, text: &str, name: Option<&str>, 
             }
         }
         if options.max_count == Some(selected) {
-            stopped_at = Some(index);
+            max_count_reached = true;
         }
     }
     selected
@@ -401,13 +389,14 @@ fn search(matcher: &Matcher, options: &Options, text: &str, name: Option<&str>, 
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::run_on_first_node;
+    use crate::commands::text::test_support::{echo_into, shown};
 
     fn grep(input: &str, args: &str) -> (String, i32) {
-        // The lab shell has echo -e but no printf; echo adds the last newline.
+        // echo adds the last newline itself.
         let input = input.strip_suffix("\\n").unwrap_or(input);
-        let out = run_on_first_node(&format!("echo -e '{input}' | grep {args}"));
-        (out.stdout + &out.stderr, out.status)
+        let out = echo_into("grep", input, args);
+        let status = out.status;
+        (shown(out), status)
     }
 
     #[test]

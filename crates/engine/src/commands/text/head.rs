@@ -1,7 +1,9 @@
 //! `head`: the first lines or bytes of standard input (GNU coreutils).
 
-use super::{getopt, quote, Dialect, Opt};
-use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use std::ops::Range;
+
+use super::{quote, Dialect, GnuTool, Opt, Parsed};
+use crate::commands::{Example, Flag, Invocation, Output, Signature};
 
 pub struct Head;
 
@@ -53,13 +55,25 @@ pub fn parse_count(text: &str) -> Option<u64> {
     Some(digits.parse::<u64>().unwrap_or(u64::MAX).saturating_mul(multiplier))
 }
 
-/// The pieces of `text`, each line with its newline.
-pub fn line_pieces(text: &str) -> Vec<&str> {
-    text.split_inclusive('\n').collect()
+/// The part of `text` that `range` picks, given how many lines or bytes the
+/// text has and the count asked for (both sides of head and tail count alike).
+pub fn keep_range(text: &str, amount: Amount, range: impl Fn(usize, usize) -> Range<usize>) -> String {
+    match amount {
+        Amount::Lines(count) => {
+            let pieces: Vec<&str> = text.split_inclusive('\n').collect();
+            let count = usize::try_from(count).unwrap_or(usize::MAX);
+            pieces[range(pieces.len(), count)].concat()
+        }
+        Amount::Bytes(count) => {
+            let bytes = text.as_bytes();
+            let count = usize::try_from(count).unwrap_or(usize::MAX);
+            String::from_utf8_lossy(&bytes[range(bytes.len(), count)]).into_owned()
+        }
+    }
 }
 
 /// Input operands: each `-` (or none) reads standard input once.
-pub fn for_each_input(
+fn for_each_input(
     name: &str,
     operands: &[String],
     stdin: &str,
@@ -81,78 +95,79 @@ pub fn for_each_input(
     (stdout, stderr, status)
 }
 
-impl Command for Head {
-    fn signature(&self) -> &'static Signature {
-        &SIGNATURE
-    }
-
-    fn run(&self, invocation: &Invocation) -> Output {
-        let parsed = match getopt(&SIGNATURE, &DIALECT, invocation.args()) {
-            Ok(parsed) => parsed,
-            Err(output) => return output,
-        };
-        let mut amount = Amount::Lines(10);
-        let mut all_but_last = false;
-        let mut headers: Option<bool> = None;
-        for option in &parsed.options {
-            let (value, bytes) = match option {
-                Opt::Number(digits) => (digits.clone(), false),
-                Opt::Flag(flag, value) => match flag.short {
-                    Some('n') => (value.clone().unwrap_or_default(), false),
-                    Some('c') => (value.clone().unwrap_or_default(), true),
-                    Some('v') => {
-                        headers = Some(true);
-                        continue;
-                    }
-                    _ => {
-                        headers = Some(false);
-                        continue;
-                    }
-                },
-            };
-            let (negative, digits) = match value.strip_prefix('-') {
-                Some(rest) => (true, rest),
-                None => (false, value.strip_prefix('+').unwrap_or(&value)),
-            };
-            let Some(count) = parse_count(digits) else {
-                let what = if bytes { "bytes" } else { "lines" };
-                return Output::error(format!("head: invalid number of {what}: {}\n", quote(&value)), 1);
-            };
-            all_but_last = negative;
-            amount = if bytes { Amount::Bytes(count) } else { Amount::Lines(count) };
-        }
-        let show_headers = headers.unwrap_or(parsed.operands.len() > 1);
-        let mut first = true;
-        let (stdout, stderr, status) =
-            for_each_input("head", &parsed.operands, invocation.stdin, |name, text, out| {
-                if show_headers {
-                    if !first {
-                        out.push('\n');
-                    }
-                    out.push_str(&format!("==> {name} <==\n"));
+/// Runs head or tail, which differ only in which part of each input they
+/// keep. `sign` is the prefix that changes a count's meaning (head `-N`:
+/// all but the last N; tail `+N`: from the Nth on); the other sign is
+/// accepted and means nothing. `part` cuts one input, told whether the count
+/// carried `sign`.
+pub fn run_part(
+    name: &str,
+    parsed: &Parsed,
+    stdin: &str,
+    sign: char,
+    part: fn(&str, Amount, bool) -> String,
+) -> Output {
+    let mut amount = Amount::Lines(10);
+    let mut signed = false;
+    let mut headers: Option<bool> = None;
+    for option in &parsed.options {
+        let (value, bytes) = match option {
+            Opt::Number(digits) => (digits.clone(), false),
+            Opt::Flag(flag, value) => match flag.short {
+                Some('n') => (value.clone().unwrap_or_default(), false),
+                Some('c') => (value.clone().unwrap_or_default(), true),
+                Some('v') => {
+                    headers = Some(true);
+                    continue;
                 }
-                first = false;
-                out.push_str(&head(text, amount, all_but_last));
-            });
-        Output { stdout, stderr, status, duration_ms: 0 }
+                // `-q` and its long-only twin `--silent`.
+                Some('q') | None => {
+                    headers = Some(false);
+                    continue;
+                }
+                _ => continue,
+            },
+        };
+        let (has_sign, digits) = match value.strip_prefix(sign) {
+            Some(rest) => (true, rest),
+            None => (false, value.strip_prefix(['+', '-']).unwrap_or(&value)),
+        };
+        let Some(count) = parse_count(digits) else {
+            let what = if bytes { "bytes" } else { "lines" };
+            return Output::error(format!("{name}: invalid number of {what}: {}\n", quote(&value)), 1);
+        };
+        signed = has_sign;
+        amount = if bytes { Amount::Bytes(count) } else { Amount::Lines(count) };
+    }
+    let show_headers = headers.unwrap_or(parsed.operands.len() > 1);
+    let mut first = true;
+    let (stdout, stderr, status) = for_each_input(name, &parsed.operands, stdin, |input, text, out| {
+        if show_headers {
+            if !first {
+                out.push('\n');
+            }
+            out.push_str(&format!("==> {input} <==\n"));
+        }
+        first = false;
+        out.push_str(&part(text, amount, signed));
+    });
+    Output { stdout, stderr, status, duration_ms: 0 }
+}
+
+impl GnuTool for Head {
+    const SIGNATURE: &'static Signature = &SIGNATURE;
+    const DIALECT: &'static Dialect = &DIALECT;
+
+    fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
+        run_part("head", &parsed, invocation.stdin, '-', head)
     }
 }
 
 fn head(text: &str, amount: Amount, all_but_last: bool) -> String {
-    match amount {
-        Amount::Lines(count) => {
-            let pieces = line_pieces(text);
-            let count = usize::try_from(count).unwrap_or(usize::MAX);
-            let keep = if all_but_last { pieces.len().saturating_sub(count) } else { count.min(pieces.len()) };
-            pieces[..keep].concat()
-        }
-        Amount::Bytes(count) => {
-            let bytes = text.as_bytes();
-            let count = usize::try_from(count).unwrap_or(usize::MAX);
-            let keep = if all_but_last { bytes.len().saturating_sub(count) } else { count.min(bytes.len()) };
-            String::from_utf8_lossy(&bytes[..keep]).into_owned()
-        }
-    }
+    keep_range(text, amount, |len, count| {
+        let keep = if all_but_last { len.saturating_sub(count) } else { count.min(len) };
+        0..keep
+    })
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ pub mod tr;
 pub mod truth;
 pub mod uniq;
 
-use super::{Flag, Output, Signature};
+use super::{Command, Flag, Invocation, Output, Signature};
 
 /// How a tool answers a bad command line.
 pub struct Dialect {
@@ -46,6 +46,28 @@ pub enum Opt<'s> {
 pub struct Parsed<'s> {
     pub options: Vec<Opt<'s>>,
     pub operands: Vec<String>,
+}
+
+/// A tool whose command line is parsed as GNU getopt does: a bad one, or
+/// `--help`, is answered before the tool itself runs.
+pub trait GnuTool: Sync {
+    const SIGNATURE: &'static Signature;
+    const DIALECT: &'static Dialect;
+
+    fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output;
+}
+
+impl<T: GnuTool> Command for T {
+    fn signature(&self) -> &'static Signature {
+        T::SIGNATURE
+    }
+
+    fn run(&self, invocation: &Invocation) -> Output {
+        match getopt(T::SIGNATURE, T::DIALECT, invocation.args()) {
+            Ok(parsed) => self.run_parsed(parsed, invocation),
+            Err(output) => output,
+        }
+    }
 }
 
 /// `Try 'TOOL --help' for more information.` after a message, as GNU tools
@@ -211,6 +233,24 @@ pub fn read_inputs(name: &str, operands: &[String], stdin: &str) -> (String, Str
         }
     }
     (text, errors)
+}
+
+/// What the text tools' unit tests share.
+#[cfg(test)]
+pub mod test_support {
+    use crate::commands::Output;
+    use crate::testing::run_on_first_node;
+
+    /// Pipes INPUT into `TOOL ARGS` on a lab node. The lab shell has no
+    /// printf, so INPUT goes through `echo -e` and its `\n` escapes end lines.
+    pub fn echo_into(tool: &str, input: &str, args: &str) -> Output {
+        run_on_first_node(&format!("echo -e '{input}' | {tool} {args}"))
+    }
+
+    /// Standard output then standard error, as a terminal shows them.
+    pub fn shown(output: Output) -> String {
+        output.stdout + &output.stderr
+    }
 }
 
 #[cfg(test)]

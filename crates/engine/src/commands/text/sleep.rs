@@ -1,8 +1,8 @@
 //! `sleep`: pass time on the lab's simulated clock (GNU coreutils syntax:
 //! several NUMBER[SUFFIX] operands are added; suffixes s, m, h, d).
 
-use super::{getopt, quote, usage_error, COREUTILS};
-use crate::commands::{Command, Example, Invocation, Output, Signature};
+use super::{quote, usage_error, Dialect, GnuTool, Parsed, COREUTILS};
+use crate::commands::{Example, Invocation, Output, Signature};
 
 pub struct Sleep;
 
@@ -39,16 +39,11 @@ fn seconds(operand: &str) -> Option<f64> {
     (value >= 0.0 && !value.is_nan()).then_some(value * multiplier)
 }
 
-impl Command for Sleep {
-    fn signature(&self) -> &'static Signature {
-        &SIGNATURE
-    }
+impl GnuTool for Sleep {
+    const SIGNATURE: &'static Signature = &SIGNATURE;
+    const DIALECT: &'static Dialect = &COREUTILS;
 
-    fn run(&self, invocation: &Invocation) -> Output {
-        let parsed = match getopt(&SIGNATURE, &COREUTILS, invocation.args()) {
-            Ok(parsed) => parsed,
-            Err(output) => return output,
-        };
+    fn run_parsed(&self, parsed: Parsed<'static>, _invocation: &Invocation) -> Output {
         if parsed.operands.is_empty() {
             return usage_error("sleep", &COREUTILS, "missing operand");
         }

@@ -4,8 +4,8 @@
 
 use std::cmp::Ordering;
 
-use super::{getopt, join_lines, lines, quote, Dialect, Opt};
-use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use super::{join_lines, lines, quote, Dialect, GnuTool, Opt, Parsed};
+use crate::commands::{Example, Flag, Invocation, Output, Signature};
 
 pub struct Sort;
 
@@ -75,6 +75,7 @@ fn apply_letters(order: &mut KeyOrder, letters: &str) -> Result<(), ()> {
 
 fn parse_key(spec: &str) -> Result<Key, String> {
     let invalid = |what: &str, at: &str| format!("sort: {what}: invalid count at start of {}\n", quote(at));
+    let bad_spec = |problem: &str| format!("sort: {problem}: invalid field specification {}\n", quote(spec));
     let mut order = KeyOrder::default();
     let (start, end) = match spec.split_once(',') {
         Some((start, end)) => (start, Some(end)),
@@ -85,35 +86,31 @@ fn parse_key(spec: &str) -> Result<Key, String> {
         let rest = text[digits.len()..].to_string();
         (if digits.is_empty() { None } else { Some(digits.parse().unwrap_or(usize::MAX)) }, rest)
     };
-    let (field, rest) = split_number(start);
-    let Some(start_field) = field else { return Err(invalid("invalid number at field start", start)) };
-    if start_field == 0 {
-        return Err(format!("sort: field number is zero: invalid field specification {}\n", quote(spec)));
-    }
+    // Both ends of a key start with a field number, 1 or more.
+    let field_number = |text: &str, missing: &str| -> Result<(usize, String), String> {
+        match split_number(text) {
+            (None, _) => Err(invalid(missing, text)),
+            (Some(0), _) => Err(bad_spec("field number is zero")),
+            (Some(field), rest) => Ok((field, rest)),
+        }
+    };
+    let (start_field, rest) = field_number(start, "invalid number at field start")?;
     let (start_char, letters) = match rest.strip_prefix('.') {
         Some(after) => {
             let (number, letters) = split_number(after);
             match number {
-                Some(0) => {
-                    return Err(format!("sort: character offset is zero: invalid field specification {}\n", quote(spec)))
-                }
+                Some(0) => return Err(bad_spec("character offset is zero")),
                 Some(n) => (n, letters),
                 None => return Err(invalid("invalid number after '.'", after)),
             }
         }
         None => (1, rest),
     };
-    if apply_letters(&mut order, &letters).is_err() {
-        return Err(format!("sort: stray character in field spec: invalid field specification {}\n", quote(spec)));
-    }
+    apply_letters(&mut order, &letters).map_err(|()| bad_spec("stray character in field spec"))?;
     let end = match end {
         None => None,
         Some(end) => {
-            let (field, rest) = split_number(end);
-            let Some(end_field) = field else { return Err(invalid("invalid number after ','", end)) };
-            if end_field == 0 {
-                return Err(format!("sort: field number is zero: invalid field specification {}\n", quote(spec)));
-            }
+            let (end_field, rest) = field_number(end, "invalid number after ','")?;
             let (end_char, letters) = match rest.strip_prefix('.') {
                 Some(after) => {
                     let (number, letters) = split_number(after);
@@ -121,9 +118,7 @@ fn parse_key(spec: &str) -> Result<Key, String> {
                 }
                 None => (0, rest),
             };
-            if apply_letters(&mut order, &letters).is_err() {
-                return Err(format!("sort: stray character in field spec: invalid field specification {}\n", quote(spec)));
-            }
+            apply_letters(&mut order, &letters).map_err(|()| bad_spec("stray character in field spec"))?;
             Some((end_field, end_char))
         }
     };
@@ -348,16 +343,11 @@ impl Plan {
     }
 }
 
-impl Command for Sort {
-    fn signature(&self) -> &'static Signature {
-        &SIGNATURE
-    }
+impl GnuTool for Sort {
+    const SIGNATURE: &'static Signature = &SIGNATURE;
+    const DIALECT: &'static Dialect = &DIALECT;
 
-    fn run(&self, invocation: &Invocation) -> Output {
-        let parsed = match getopt(&SIGNATURE, &DIALECT, invocation.args()) {
-            Ok(parsed) => parsed,
-            Err(output) => return output,
-        };
+    fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
         let mut plan = Plan { keys: Vec::new(), global: KeyOrder::default(), separator: None, stable: false, unique: false };
         for option in &parsed.options {
             let Opt::Flag(flag, value) = option else { continue };
@@ -409,11 +399,10 @@ impl Command for Sort {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::run_on_first_node;
+    use crate::commands::text::test_support::{echo_into, shown};
 
     fn sort(input: &str, args: &str) -> String {
-        let out = run_on_first_node(&format!("echo -e '{input}' | sort {args}"));
-        out.stdout + &out.stderr
+        shown(echo_into("sort", input, args))
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! `tail`: the last lines or bytes of standard input, or everything from
 //! line N with `-n +N` (GNU coreutils). `-f` has nothing to follow on a pipe.
 
-use super::head::{for_each_input, line_pieces, parse_count, Amount};
-use super::{getopt, quote, Dialect, Opt};
-use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use super::head::{keep_range, run_part, Amount};
+use super::{Dialect, GnuTool, Parsed};
+use crate::commands::{Example, Flag, Invocation, Output, Signature};
 
 pub struct Tail;
 
@@ -28,80 +28,21 @@ static SIGNATURE: Signature = Signature {
 
 const DIALECT: Dialect = Dialect { usage_status: 1, usage_line: None, numeric_option: true, optional_values: &[] };
 
-impl Command for Tail {
-    fn signature(&self) -> &'static Signature {
-        &SIGNATURE
-    }
+impl GnuTool for Tail {
+    const SIGNATURE: &'static Signature = &SIGNATURE;
+    const DIALECT: &'static Dialect = &DIALECT;
 
-    fn run(&self, invocation: &Invocation) -> Output {
-        let parsed = match getopt(&SIGNATURE, &DIALECT, invocation.args()) {
-            Ok(parsed) => parsed,
-            Err(output) => return output,
-        };
-        let mut amount = Amount::Lines(10);
-        let mut from_start = false;
-        let mut headers: Option<bool> = None;
-        for option in &parsed.options {
-            let (value, bytes) = match option {
-                Opt::Number(digits) => (digits.clone(), false),
-                Opt::Flag(flag, value) => match flag.short {
-                    Some('n') => (value.clone().unwrap_or_default(), false),
-                    Some('c') => (value.clone().unwrap_or_default(), true),
-                    Some('v') => {
-                        headers = Some(true);
-                        continue;
-                    }
-                    Some('q') | None => {
-                        headers = Some(false);
-                        continue;
-                    }
-                    _ => continue,
-                },
-            };
-            let (plus, digits) = match value.strip_prefix('+') {
-                Some(rest) => (true, rest),
-                None => (false, value.strip_prefix('-').unwrap_or(&value)),
-            };
-            let Some(count) = parse_count(digits) else {
-                let what = if bytes { "bytes" } else { "lines" };
-                return Output::error(format!("tail: invalid number of {what}: {}\n", quote(&value)), 1);
-            };
-            from_start = plus;
-            amount = if bytes { Amount::Bytes(count) } else { Amount::Lines(count) };
-        }
-        let show_headers = headers.unwrap_or(parsed.operands.len() > 1);
-        let mut first = true;
-        let (stdout, stderr, status) =
-            for_each_input("tail", &parsed.operands, invocation.stdin, |name, text, out| {
-                if show_headers {
-                    if !first {
-                        out.push('\n');
-                    }
-                    out.push_str(&format!("==> {name} <==\n"));
-                }
-                first = false;
-                out.push_str(&tail(text, amount, from_start));
-            });
-        Output { stdout, stderr, status, duration_ms: 0 }
+    fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
+        run_part("tail", &parsed, invocation.stdin, '+', tail)
     }
 }
 
 fn tail(text: &str, amount: Amount, from_start: bool) -> String {
-    match amount {
-        Amount::Lines(count) => {
-            let pieces = line_pieces(text);
-            let count = usize::try_from(count).unwrap_or(usize::MAX);
-            // `+N` starts at line N (1-based); `+0` is the same as `+1`.
-            let skip = if from_start { count.saturating_sub(1) } else { pieces.len().saturating_sub(count) };
-            pieces[skip.min(pieces.len())..].concat()
-        }
-        Amount::Bytes(count) => {
-            let bytes = text.as_bytes();
-            let count = usize::try_from(count).unwrap_or(usize::MAX);
-            let skip = if from_start { count.saturating_sub(1) } else { bytes.len().saturating_sub(count) };
-            String::from_utf8_lossy(&bytes[skip.min(bytes.len())..]).into_owned()
-        }
-    }
+    keep_range(text, amount, |len, count| {
+        // `+N` starts at line (or byte) N, 1-based; `+0` is the same as `+1`.
+        let skip = if from_start { count.saturating_sub(1) } else { len.saturating_sub(count) };
+        skip.min(len)..len
+    })
 }
 
 #[cfg(test)]

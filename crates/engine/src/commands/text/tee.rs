@@ -2,8 +2,8 @@
 //! so FILE operands are accepted and nothing is written to them: the output
 //! is what the terminal would show, and `tee` answers nothing else.
 
-use super::{getopt, Opt, COREUTILS};
-use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use super::{Dialect, GnuTool, Parsed, COREUTILS};
+use crate::commands::{Example, Flag, Invocation, Output, Signature};
 
 pub struct Tee;
 
@@ -19,19 +19,13 @@ static SIGNATURE: Signature = Signature {
     examples: &[Example { command: "nvidia-smi -L | tee gpus.txt", description: "show the list (and, on a real host, save it)" }],
 };
 
-impl Command for Tee {
-    fn signature(&self) -> &'static Signature {
-        &SIGNATURE
-    }
+impl GnuTool for Tee {
+    const SIGNATURE: &'static Signature = &SIGNATURE;
+    const DIALECT: &'static Dialect = &COREUTILS;
 
-    fn run(&self, invocation: &Invocation) -> Output {
-        match getopt(&SIGNATURE, &COREUTILS, invocation.args()) {
-            Ok(parsed) => {
-                let _: &[Opt] = &parsed.options;
-                Output::ok(invocation.stdin)
-            }
-            Err(output) => output,
-        }
+    // The options only change how files are written, and none are.
+    fn run_parsed(&self, _parsed: Parsed<'static>, invocation: &Invocation) -> Output {
+        Output::ok(invocation.stdin)
     }
 }
 

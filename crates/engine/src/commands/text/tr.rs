@@ -1,8 +1,8 @@
 //! `tr`: translate, delete or squeeze characters (GNU coreutils). Sets know
 //! ranges, backslash escapes, `[:class:]` and `[c*n]` repeats.
 
-use super::{getopt, quote, usage_error, Opt, COREUTILS};
-use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use super::{quote, usage_error, Dialect, GnuTool, Opt, Parsed, COREUTILS};
+use crate::commands::{Example, Flag, Invocation, Output, Signature};
 
 pub struct Tr;
 
@@ -130,16 +130,11 @@ fn expand_set(text: &str) -> Result<Vec<char>, String> {
     Ok(out)
 }
 
-impl Command for Tr {
-    fn signature(&self) -> &'static Signature {
-        &SIGNATURE
-    }
+impl GnuTool for Tr {
+    const SIGNATURE: &'static Signature = &SIGNATURE;
+    const DIALECT: &'static Dialect = &COREUTILS;
 
-    fn run(&self, invocation: &Invocation) -> Output {
-        let parsed = match getopt(&SIGNATURE, &COREUTILS, invocation.args()) {
-            Ok(parsed) => parsed,
-            Err(output) => return output,
-        };
+    fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
         let (mut complement, mut delete, mut squeeze, mut truncate) = (false, false, false, false);
         for option in &parsed.options {
             if let Opt::Flag(flag, _) = option {
@@ -227,11 +222,11 @@ impl Command for Tr {
 
 #[cfg(test)]
 mod tests {
+    use crate::commands::text::test_support::shown;
     use crate::testing::run_on_first_node;
 
     fn tr(input: &str, args: &str) -> String {
-        let out = run_on_first_node(&format!("echo '{input}' | tr {args}"));
-        out.stdout + &out.stderr
+        shown(run_on_first_node(&format!("echo '{input}' | tr {args}")))
     }
 
     #[test]

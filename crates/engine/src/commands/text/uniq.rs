@@ -1,8 +1,8 @@
 //! `uniq`: collapse adjacent equal lines (GNU coreutils), with counts,
 //! duplicates only or unique only, and field/char skipping.
 
-use super::{getopt, join_lines, lines, quote, usage_error, Opt, COREUTILS};
-use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use super::{join_lines, lines, quote, usage_error, Dialect, GnuTool, Opt, Parsed, COREUTILS};
+use crate::commands::{Example, Flag, Invocation, Output, Signature};
 
 pub struct Uniq;
 
@@ -67,16 +67,11 @@ fn count_value(option: &str, value: &str) -> Result<usize, Output> {
     })
 }
 
-impl Command for Uniq {
-    fn signature(&self) -> &'static Signature {
-        &SIGNATURE
-    }
+impl GnuTool for Uniq {
+    const SIGNATURE: &'static Signature = &SIGNATURE;
+    const DIALECT: &'static Dialect = &COREUTILS;
 
-    fn run(&self, invocation: &Invocation) -> Output {
-        let parsed = match getopt(&SIGNATURE, &COREUTILS, invocation.args()) {
-            Ok(parsed) => parsed,
-            Err(output) => return output,
-        };
+    fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
         let (mut count, mut repeated, mut unique) = (false, false, false);
         let mut compare = Compare { fold: false, skip_fields: 0, skip_chars: 0, check_chars: None };
         for option in &parsed.options {
