@@ -69,3 +69,15 @@ fn usage_errors_exit_2() {
     assert_eq!(clusterlab(&["run", "labs/first-look.toml", "nvidia-smi"]).2, 2);
     assert_eq!(clusterlab(&["--help"]).2, 0);
 }
+
+#[test]
+fn schema_is_json_and_names_every_fault_kind() {
+    let (stdout, _, status) = clusterlab(&["schema"]);
+    assert_eq!(status, 0);
+    let schema: serde_json::Value = serde_json::from_str(&stdout).expect("valid JSON");
+    let kinds = &schema["properties"]["faults"]["items"]["properties"]["kind"]["enum"];
+    for (kind, _, _) in clusterlab_engine::lab::FAULT_KINDS {
+        assert!(kinds.as_array().expect("a list").iter().any(|k| k == kind), "{kind}");
+    }
+    assert_eq!(schema["properties"]["cluster"]["properties"]["preset"]["enum"][0], "hgx-h100");
+}

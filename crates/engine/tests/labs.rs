@@ -169,3 +169,19 @@ answer = "{bad_gpu}"
     assert!(seen.len() > 4, "seeds should spread over the variants: {seen:?}");
     assert!(check::deep(&lab, source).is_empty());
 }
+
+/// The worked example in docs/authoring.md must check clean, as an author
+/// who copies it expects.
+#[test]
+fn the_documented_example_checks_clean() {
+    let docs = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/authoring.md"))
+        .expect("docs/authoring.md exists");
+    let example = docs
+        .split("```toml\n")
+        .nth(2)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a second ```toml block: the complete example");
+    let lab = load(example).unwrap_or_else(|problems| panic!("{problems:?}"));
+    assert!(check::deep(&lab, example).is_empty());
+    assert_eq!(lab.variant(3).questions.len(), 2);
+}
