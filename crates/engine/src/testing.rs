@@ -28,5 +28,6 @@ pub fn run_on_first_node(line: &str) -> Output {
         stderr: transcript.stderr(),
         status: transcript.status,
         duration_ms: transcript.duration_ms,
+        ..Output::default()
     }
 }

@@ -80,7 +80,7 @@ impl Command for IbvDevinfo {
                 Arg::Positional(_) => {}
                 Arg::Unknown(_) | Arg::MissingValue(_) => {
                     let complaint = super::ib_common::getopt_complaint("ibv_devinfo", &arg);
-                    return Output { stdout: usage(), stderr: complaint, status: EXIT_FAILURE, duration_ms: 0 };
+                    return Output { stdout: usage(), stderr: complaint, status: EXIT_FAILURE, duration_ms: 0, ..Output::default() };
                 }
             }
         }

@@ -31,6 +31,7 @@ mod wc;
 
 use std::collections::BTreeMap;
 
+use crate::model::change::Change;
 use crate::model::{Cluster, Node};
 
 /// One flag a command accepts.
@@ -109,6 +110,8 @@ pub struct Output {
     pub status: i32,
     /// How long the command takes on the simulated clock.
     pub duration_ms: u64,
+    /// What the command changes in the cluster; the shell applies it.
+    pub changes: Vec<Change>,
 }
 
 impl Output {

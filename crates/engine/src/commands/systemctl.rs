@@ -110,7 +110,7 @@ fn status(cluster: &Cluster, node: &Node, units: &[String]) -> Output {
             }
         }
     }
-    Output { stdout: stdout.join("\n"), stderr, status, duration_ms: 40 }
+    Output { stdout: stdout.join("\n"), stderr, status, duration_ms: 40, ..Output::default() }
 }
 
 /// `Tue 2025-03-25 02:10:15 UTC`.

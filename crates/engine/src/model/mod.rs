@@ -5,6 +5,7 @@
 //! GPUs and HCAs with plausible per-device values, and [`fault::Fault::apply`]
 //! changes them. Tools never invent state: they format what is here.
 
+pub mod change;
 pub mod fabric;
 pub mod fault;
 pub mod gpu;
@@ -159,6 +160,7 @@ fn build_node(config: &ClusterConfig, versions: &Versions, index: usize, hostnam
         scheduler_reason: None,
         scheduler_reason_since: booted_at,
         reachable: true,
+        listeners: Vec::new(),
     };
     boot_log(&mut node, versions, &mut rng);
     node

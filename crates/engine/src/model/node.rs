@@ -45,6 +45,8 @@ pub struct Node {
     pub scheduler_reason_since: EpochSeconds,
     /// False when the node is down: ssh and pdsh cannot reach it.
     pub reachable: bool,
+    /// Servers waiting for clients (perftest servers).
+    pub listeners: Vec<super::change::Listener>,
 }
 
 impl Node {

@@ -100,6 +100,7 @@ fn ssh(session: &mut Session, args: &[String]) -> Output {
         stderr: transcript.stderr(),
         status: transcript.status,
         duration_ms: transcript.duration_ms + 300,
+        ..Output::default()
     }
 }
 

@@ -10,6 +10,7 @@ pub use builtins::NAMES as BUILTINS;
 use std::collections::BTreeMap;
 
 use crate::commands::{self, Invocation, Output};
+use crate::model::change::Change;
 use crate::model::Cluster;
 use parse::{Connector, Part, Word};
 
@@ -68,6 +69,8 @@ pub struct Session {
     env: BTreeMap<String, String>,
     last_status: i32,
     history: Vec<String>,
+    /// Every change commands made to the cluster, in order (for grading).
+    changes: Vec<Change>,
     /// Simulated time spent since the lab started.
     elapsed_ms: u64,
     start: i64,
@@ -98,6 +101,7 @@ impl Session {
             env,
             last_status: 0,
             history: Vec::new(),
+            changes: Vec::new(),
             elapsed_ms: 0,
             start,
         }
@@ -113,6 +117,11 @@ impl Session {
 
     pub fn history(&self) -> &[String] {
         &self.history
+    }
+
+    /// What the trainee's commands changed in the cluster, in order.
+    pub fn changes(&self) -> &[Change] {
+        &self.changes
     }
 
     /// `user@gpu-001:~$ `
@@ -218,7 +227,13 @@ impl Session {
             return Output::error(format!("-bash: {name}: host {} is not in this lab\n", self.host), 1);
         };
         let invocation = Invocation { cluster: &self.cluster, node, argv, env: &self.env, stdin };
-        command.run(&invocation)
+        let output = command.run(&invocation);
+        let at = self.start + ((self.elapsed_ms + output.duration_ms) / 1000) as i64;
+        for change in &output.changes {
+            self.cluster.apply_change(change, at);
+            self.changes.push(change.clone());
+        }
+        output
     }
 
     /// Parameter expansion and word splitting, as bash does for simple words.

@@ -190,17 +190,7 @@ fn tokenize(line: &str) -> Result<Vec<Token>, SyntaxError> {
                             literal.push(chars[at + 1]);
                             at += 2;
                         }
-                        '$' => {
-                            let (part, used) = parameter(&chars[at..], true);
-                            match part {
-                                Some(part) => {
-                                    flush_literal(&mut word, &mut literal);
-                                    word.parts.push(part);
-                                }
-                                None => literal.push('$'),
-                            }
-                            at += used;
-                        }
+                        '$' => at += expand_dollar(&chars[at..], true, &mut word, &mut literal),
                         _ => {
                             literal.push(d);
                             at += 1;
@@ -219,15 +209,7 @@ fn tokenize(line: &str) -> Result<Vec<Token>, SyntaxError> {
             }
             '$' => {
                 in_word = true;
-                let (part, used) = parameter(&chars[at..], false);
-                match part {
-                    Some(part) => {
-                        flush_literal(&mut word, &mut literal);
-                        word.parts.push(part);
-                    }
-                    None => literal.push('$'),
-                }
-                at += used;
+                at += expand_dollar(&chars[at..], false, &mut word, &mut literal);
             }
             '#' if !in_word => break,
             _ => {
@@ -242,6 +224,22 @@ fn tokenize(line: &str) -> Result<Vec<Token>, SyntaxError> {
         tokens.push(Token::Word(word));
     }
     Ok(tokens)
+}
+
+/// Adds the parameter at the start of `chars` to the word (a lone `$` is
+/// literal) and returns how many characters it used.
+fn expand_dollar(chars: &[char], quoted: bool, word: &mut Word, literal: &mut String) -> usize {
+    let (part, used) = parameter(chars, quoted);
+    match part {
+        Some(part) => {
+            if !literal.is_empty() {
+                word.parts.push(Part::Literal(std::mem::take(literal)));
+            }
+            word.parts.push(part);
+        }
+        None => literal.push('$'),
+    }
+    used
 }
 
 /// Reads `$NAME`, `${NAME}` or `$?` at the start of `chars`. Returns the part

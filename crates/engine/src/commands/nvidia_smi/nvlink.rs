@@ -65,7 +65,7 @@ pub fn run(invocation: &Invocation) -> Output {
             _ => status(gpu, only_link),
         };
     }
-    Output { stdout: out, stderr, status: 0, duration_ms: 120 }
+    Output { stdout: out, stderr, status: 0, duration_ms: 120, ..Output::default() }
 }
 
 fn links(gpu: &Gpu, only: Option<usize>) -> impl Iterator<Item = (usize, &crate::model::gpu::NvLink)> {

@@ -1699,6 +1699,7 @@ impl GnuTool for Awk {
             stderr: stderr + machine.error.as_deref().unwrap_or(""),
             status: if machine.error.is_some() { 2 } else { machine.exit_status },
             duration_ms: 0,
+            ..Output::default()
         };
 
         let mut exiting = false;

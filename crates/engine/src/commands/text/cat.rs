@@ -68,7 +68,7 @@ impl GnuTool for Cat {
         let status = if stderr.is_empty() { 0 } else { 1 };
         let plain = !(show.number || show.nonblank || show.ends || show.tabs || show.nonprinting || show.squeeze);
         if plain {
-            return Output { stdout: text, stderr, status, duration_ms: 0 };
+            return Output { stdout: text, stderr, status, duration_ms: 0, ..Output::default() };
         }
         let mut out = String::new();
         let mut number = 0;
@@ -96,7 +96,7 @@ impl GnuTool for Cat {
                 out.push('\n');
             }
         }
-        Output { stdout: out, stderr, status, duration_ms: 0 }
+        Output { stdout: out, stderr, status, duration_ms: 0, ..Output::default() }
     }
 }
 

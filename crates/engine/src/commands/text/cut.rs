@@ -165,7 +165,7 @@ impl GnuTool for Cut {
             out.push('\n');
         }
         let status = if stderr.is_empty() { 0 } else { 1 };
-        Output { stdout: out, stderr, status, duration_ms: 0 }
+        Output { stdout: out, stderr, status, duration_ms: 0, ..Output::default() }
     }
 }
 

@@ -252,7 +252,7 @@ fn run(parsed: Parsed, invocation: &Invocation) -> Result<Output, Output> {
     } else {
         1
     };
-    Ok(Output { stdout, stderr, status, duration_ms: 0 })
+    Ok(Output { stdout, stderr, status, duration_ms: 0, ..Output::default() })
 }
 
 struct Matcher {

@@ -151,7 +151,7 @@ pub fn run_part(
         first = false;
         out.push_str(&part(text, amount, signed));
     });
-    Output { stdout, stderr, status, duration_ms: 0 }
+    Output { stdout, stderr, status, duration_ms: 0, ..Output::default() }
 }
 
 impl GnuTool for Head {

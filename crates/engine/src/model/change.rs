@@ -1,0 +1,139 @@
+//! Changes: what an operator's command does to the cluster.
+//!
+//! Commands stay pure functions of the model: one that acts (a GPU reset, a
+//! drain, a service restart, a server that starts listening) returns the
+//! change as data in its output, and the shell applies it to the model after
+//! the command has run. The lab remembers every change, for grading.
+
+use super::gpu::{FabricState, GpuHealth};
+use super::node::{SchedulerState, ServiceState};
+use super::time::EpochSeconds;
+use super::Cluster;
+
+/// A server process waiting for a client (a perftest server, say).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listener {
+    /// The program, e.g. `ib_write_bw`.
+    pub program: String,
+    /// Its argv after the program name, as typed.
+    pub args: Vec<String>,
+    pub port: u16,
+    pub pid: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// `nvidia-smi -r`: clears what a reset clears (Xid 48/62/63/64/74/95/119/120
+    /// consequences, volatile ECC counts, pending row remaps).
+    ResetGpu { node: String, gpu: u32 },
+    /// `scontrol update NodeName=... State=...` and `kubectl cordon/drain`.
+    SetScheduler { node: String, state: SchedulerState, reason: Option<String> },
+    /// `systemctl restart nvidia-fabricmanager`.
+    RestartFabricManager { node: String },
+    /// A server starts waiting on `node`.
+    Listen { node: String, listener: Listener },
+    /// A server on `node` stops (its client finished, or it was killed).
+    StopListening { node: String, port: u16 },
+}
+
+impl Change {
+    pub fn node(&self) -> &str {
+        match self {
+            Change::ResetGpu { node, .. }
+            | Change::SetScheduler { node, .. }
+            | Change::RestartFabricManager { node }
+            | Change::Listen { node, .. }
+            | Change::StopListening { node, .. } => node,
+        }
+    }
+}
+
+impl Cluster {
+    /// Applies a change at simulated time `at`. A change naming hardware the
+    /// cluster lacks does nothing: the command that made it has already
+    /// answered the way the real tool does.
+    pub fn apply_change(&mut self, change: &Change, at: EpochSeconds) {
+        let Some(node) = self.node_mut(change.node()) else {
+            return;
+        };
+        match change {
+            Change::ResetGpu { gpu, .. } => {
+                if let Some(gpu) = node.gpus.iter_mut().find(|g| g.index == *gpu) {
+                    if gpu.health == GpuHealth::Unresponsive {
+                        gpu.health = GpuHealth::Healthy;
+                    }
+                    gpu.ecc.volatile_corrected = 0;
+                    gpu.ecc.volatile_uncorrected = 0;
+                    // A pending remap takes effect at reset.
+                    gpu.row_remap.pending = false;
+                    for link in &mut gpu.nvlinks {
+                        link.active = true;
+                    }
+                    gpu.needs_reset = false;
+                }
+            }
+            Change::SetScheduler { state, reason, .. } => {
+                node.scheduler = *state;
+                node.scheduler_reason = reason.clone();
+                node.scheduler_reason_since = at;
+            }
+            Change::RestartFabricManager { .. } => {
+                // Fabric Manager starts only when every GPU answers.
+                let gpus_ready = node.gpus.iter().all(|g| g.health == GpuHealth::Healthy && !g.needs_reset);
+                node.fabric_manager = if gpus_ready { ServiceState::Active } else { ServiceState::Failed };
+                node.fabric_manager_since = at;
+                if gpus_ready {
+                    for gpu in &mut node.gpus {
+                        gpu.fabric = FabricState::Completed;
+                    }
+                }
+            }
+            Change::Listen { listener, .. } => {
+                node.listeners.retain(|l| l.port != listener.port);
+                node.listeners.push(listener.clone());
+            }
+            Change::StopListening { port, .. } => node.listeners.retain(|l| l.port != *port),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::fault::Fault;
+    use crate::model::{preset, ClusterConfig};
+
+    fn cluster() -> Cluster {
+        Cluster::build(&ClusterConfig::new(preset::find("hgx-h100").unwrap(), vec!["gpu-001".into()]), 2)
+    }
+
+    #[test]
+    fn a_reset_clears_what_a_reset_clears_and_not_a_lost_gpu() {
+        let mut cluster = cluster();
+        Fault::GpuXid { node: "gpu-001".into(), gpu: 1, xid: 119 }.apply(&mut cluster).unwrap();
+        Fault::GpuXid { node: "gpu-001".into(), gpu: 2, xid: 79 }.apply(&mut cluster).unwrap();
+        Fault::GpuRowRemapPending { node: "gpu-001".into(), gpu: 3 }.apply(&mut cluster).unwrap();
+        for gpu in 1..=3 {
+            cluster.apply_change(&Change::ResetGpu { node: "gpu-001".into(), gpu }, cluster.now);
+        }
+        let gpus = &cluster.nodes[0].gpus;
+        assert_eq!(gpus[1].health, GpuHealth::Healthy);
+        assert_eq!(gpus[2].health, GpuHealth::FallenOffBus);
+        assert!(!gpus[3].row_remap.pending);
+        assert_eq!(gpus[3].row_remap.uncorrectable, 1, "the remap itself stays recorded");
+    }
+
+    #[test]
+    fn fabric_manager_restarts_only_when_the_gpus_answer() {
+        let mut cluster = cluster();
+        Fault::FabricManagerDown { node: "gpu-001".into() }.apply(&mut cluster).unwrap();
+        Fault::GpuXid { node: "gpu-001".into(), gpu: 0, xid: 119 }.apply(&mut cluster).unwrap();
+        let restart = Change::RestartFabricManager { node: "gpu-001".into() };
+        cluster.apply_change(&restart, cluster.now);
+        assert_eq!(cluster.nodes[0].fabric_manager, ServiceState::Failed);
+        cluster.apply_change(&Change::ResetGpu { node: "gpu-001".into(), gpu: 0 }, cluster.now);
+        cluster.apply_change(&restart, cluster.now);
+        assert_eq!(cluster.nodes[0].fabric_manager, ServiceState::Active);
+        assert_eq!(cluster.nodes[0].gpus[5].fabric, FabricState::Completed);
+    }
+}
