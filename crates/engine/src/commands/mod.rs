@@ -112,6 +112,9 @@ pub struct Output {
     pub duration_ms: u64,
     /// What the command changes in the cluster; the shell applies it.
     pub changes: Vec<Change>,
+    /// What a background job (a perftest server, say) prints to the terminal
+    /// because of this command: shown after its output, never piped.
+    pub background: String,
 }
 
 impl Output {

@@ -5,7 +5,8 @@
 use super::Session;
 use crate::commands::Output;
 
-pub const NAMES: &[&str] = &["cd", "exit", "export", "history", "logout", "pwd", "ssh", "unset"];
+pub const NAMES: &[&str] =
+    &["cd", "exit", "export", "history", "jobs", "kill", "logout", "pwd", "ssh", "unset", "wait"];
 
 /// `NAME=value` as bash reads an assignment word.
 pub fn assignment(word: &str) -> Option<(&str, &str)> {
@@ -45,6 +46,14 @@ pub fn run(session: &mut Session, argv: &[String]) -> Option<Output> {
             Some(dir) => Output::error(format!("-bash: cd: {dir}: No such file or directory\n"), 1),
         },
         "pwd" => Output::ok(format!("{}\n", session.env.get("PWD").map_or("/", String::as_str))),
+        "jobs" => session.list_jobs(),
+        // Simulated jobs have finished when they start; servers would wait
+        // for a client forever, so `wait` does not block on them.
+        "wait" => Output::default(),
+        "kill" => match args.iter().find(|arg| !arg.starts_with('-') || arg.starts_with("-%")) {
+            Some(target) => session.kill_job(target.trim_start_matches('-')),
+            None => Output::error("kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]\n", 2),
+        },
         "history" => {
             let lines: String =
                 session.history.iter().enumerate().map(|(at, line)| format!("{:>5}  {line}\n", at + 1)).collect();

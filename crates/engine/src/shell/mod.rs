@@ -3,6 +3,7 @@
 //! history, the clock).
 
 mod builtins;
+mod jobs;
 pub mod parse;
 
 pub use builtins::NAMES as BUILTINS;
@@ -71,6 +72,8 @@ pub struct Session {
     history: Vec<String>,
     /// Every change commands made to the cluster, in order (for grading).
     changes: Vec<Change>,
+    /// Background jobs (`cmd &`), running or finished but not yet reported.
+    jobs: Vec<jobs::Job>,
     /// Simulated time spent since the lab started.
     elapsed_ms: u64,
     start: i64,
@@ -102,6 +105,7 @@ impl Session {
             last_status: 0,
             history: Vec::new(),
             changes: Vec::new(),
+            jobs: Vec::new(),
             elapsed_ms: 0,
             start,
         }
@@ -131,10 +135,30 @@ impl Session {
 
     /// Runs one line as bash would and records it in the history.
     pub fn run(&mut self, line: &str) -> Transcript {
+        let mut notices = Transcript::default();
+        jobs::report_finished(self, &mut notices);
+        let line = match jobs::expand_history(line, &self.history) {
+            Ok(Some(expanded)) => {
+                // bash echoes a line that history expansion changed.
+                notices.push(Stream::Stdout, format!("{expanded}\n"));
+                expanded
+            }
+            Ok(None) => line.to_string(),
+            Err(message) => {
+                notices.push(Stream::Stderr, message);
+                self.last_status = 1;
+                notices.status = 1;
+                return notices;
+            }
+        };
         if !line.trim().is_empty() {
-            self.history.push(line.to_string());
+            self.history.push(line.clone());
         }
-        let transcript = self.run_line(line);
+        let mut transcript = self.run_line(&line);
+        if !notices.chunks.is_empty() {
+            notices.chunks.append(&mut transcript.chunks);
+            transcript.chunks = notices.chunks;
+        }
         self.elapsed_ms += transcript.duration_ms;
         self.cluster.now = self.start + (self.elapsed_ms / 1000) as i64;
         transcript
@@ -159,11 +183,14 @@ impl Session {
         // `false && a || b` runs b.
         let mut run_next = true;
         for (pipeline, connector) in list {
-            if run_next {
+            if run_next && connector == Connector::Background {
+                self.start_job(&pipeline, &mut transcript);
+                self.last_status = 0;
+            } else if run_next {
                 self.last_status = self.run_pipeline(&pipeline, &mut transcript);
             }
             run_next = match connector {
-                Connector::Always => true,
+                Connector::Always | Connector::Background => true,
                 Connector::IfSuccess => self.last_status == 0,
                 Connector::IfFailure => self.last_status != 0,
             };
@@ -187,6 +214,7 @@ impl Session {
             } else {
                 stdin = output.stdout;
             }
+            transcript.push(Stream::Stdout, output.background);
         }
         status
     }
@@ -218,6 +246,7 @@ impl Session {
             return Output::default();
         };
         if let Some(output) = builtins::run(self, argv) {
+            self.apply_changes(&output);
             return output;
         }
         let Some(command) = commands::find(name) else {
@@ -228,12 +257,17 @@ impl Session {
         };
         let invocation = Invocation { cluster: &self.cluster, node, argv, env: &self.env, stdin };
         let output = command.run(&invocation);
+        self.apply_changes(&output);
+        output
+    }
+
+    /// Applies what a command changed to the cluster, at the time it ended.
+    fn apply_changes(&mut self, output: &Output) {
         let at = self.start + ((self.elapsed_ms + output.duration_ms) / 1000) as i64;
         for change in &output.changes {
             self.cluster.apply_change(change, at);
             self.changes.push(change.clone());
         }
-        output
     }
 
     /// Parameter expansion and word splitting, as bash does for simple words.

@@ -31,6 +31,8 @@ pub enum Connector {
     IfSuccess,
     /// `||`: run the next pipeline if this one failed.
     IfFailure,
+    /// `&`: this pipeline runs in the background; the next one runs at once.
+    Background,
 }
 
 /// `cmd | cmd | ...`: each command is its words.
@@ -66,6 +68,7 @@ enum Token {
     And,
     Or,
     Semi,
+    Amp,
 }
 
 fn token_text(token: &Token) -> &'static str {
@@ -74,6 +77,7 @@ fn token_text(token: &Token) -> &'static str {
         Token::And => "&&",
         Token::Or => "||",
         Token::Semi => ";",
+        Token::Amp => "&",
         Token::Word(_) => "word",
     }
 }
@@ -96,11 +100,12 @@ pub fn parse(line: &str) -> Result<List, SyntaxError> {
                     Token::Pipe => continue,
                     Token::And => Connector::IfSuccess,
                     Token::Or => Connector::IfFailure,
+                    Token::Amp => Connector::Background,
                     _ => Connector::Always,
                 };
                 list.push((std::mem::take(&mut pipeline), connector));
-                // `a;` is fine; `a &&` at the end is not.
-                if tokens.peek().is_none() && connector != Connector::Always {
+                // `a;` and `a &` are fine; `a &&` at the end is not.
+                if tokens.peek().is_none() && !matches!(connector, Connector::Always | Connector::Background) {
                     return Err(SyntaxError::UnexpectedToken("newline".to_string()));
                 }
             }
@@ -156,7 +161,7 @@ fn tokenize(line: &str) -> Result<Vec<Token>, SyntaxError> {
                     ('|', true) => Token::Or,
                     ('|', false) => Token::Pipe,
                     ('&', true) => Token::And,
-                    ('&', false) => return Err(SyntaxError::UnexpectedToken("&".to_string())),
+                    ('&', false) => Token::Amp,
                     (';', true) => return Err(SyntaxError::UnexpectedToken(";;".to_string())),
                     _ => Token::Semi,
                 };
@@ -311,6 +316,8 @@ mod tests {
         assert_eq!(parse("a |").unwrap_err().message(), "syntax error near unexpected token `newline'");
         assert_eq!(parse("echo 'x").unwrap_err().message(), "unexpected EOF while looking for matching `''");
         assert_eq!(parse("a ; ; b").unwrap_err(), SyntaxError::UnexpectedToken(";".into()));
+        assert_eq!(parse("& a").unwrap_err().message(), "syntax error near unexpected token `&'");
+        assert_eq!(parse("a & b &").unwrap().iter().map(|(_, c)| *c).collect::<Vec<_>>(), [Connector::Background, Connector::Background]);
         assert!(parse("").unwrap().is_empty());
         assert!(parse("a;").is_ok());
     }

@@ -1,0 +1,201 @@
+//! Background jobs (`cmd &`, `jobs`, `wait`, `kill %N`) and history
+//! expansion (`!!`).
+//!
+//! Simulated commands finish the moment they start, except servers: a
+//! background command whose output makes a node listen (a perftest server)
+//! keeps running until its listener goes away. Finished jobs are reported
+//! before the next command's output, as bash reports them before the next
+//! prompt.
+
+use super::parse::Word;
+use super::{Session, Stream, Transcript};
+use crate::commands::Output;
+use crate::model::change::Change;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobState {
+    Running,
+    Done(i32),
+    Terminated,
+}
+
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub id: usize,
+    pub pid: u32,
+    pub text: String,
+    /// The node and port of the server this job runs, while it listens.
+    pub listening: Option<(String, u16)>,
+    pub state: JobState,
+}
+
+impl JobState {
+    fn label(&self) -> String {
+        match self {
+            JobState::Running => "Running".to_string(),
+            JobState::Done(0) => "Done".to_string(),
+            JobState::Done(status) => format!("Exit {status}"),
+            JobState::Terminated => "Terminated".to_string(),
+        }
+    }
+}
+
+/// `[1]+  Running                 cmd &`, as bash lists a job.
+fn describe(job: &Job, marker: char) -> String {
+    let suffix = if job.state == JobState::Running { " &" } else { "" };
+    format!("[{}]{marker}  {:<24}{}{suffix}\n", job.id, job.state.label(), job.text)
+}
+
+fn marker(position: usize, count: usize) -> char {
+    match count - position {
+        1 => '+',
+        2 => '-',
+        _ => ' ',
+    }
+}
+
+impl Session {
+    /// Runs a pipeline as a background job: `[1] 4243`, then whatever it
+    /// prints goes straight to the terminal.
+    pub(super) fn start_job(&mut self, pipeline: &[Vec<Word>], transcript: &mut Transcript) {
+        let id = self.jobs.iter().map(|job| job.id).max().unwrap_or(0) + 1;
+        let pid = 4243 + 611 * (self.history.len() as u32 % 9000) + id as u32;
+        let text = pipeline.iter().map(|words| self.expand(words).join(" ")).collect::<Vec<_>>().join(" | ");
+        transcript.push(Stream::Stderr, format!("[{id}] {pid}\n"));
+        let changes_before = self.changes.len();
+        let status = self.run_pipeline(pipeline, transcript);
+        let listening = self.changes[changes_before..].iter().find_map(|change| match change {
+            Change::Listen { node, listener } => Some((node.clone(), listener.port)),
+            _ => None,
+        });
+        let state = if listening.is_some() { JobState::Running } else { JobState::Done(status) };
+        self.jobs.push(Job { id, pid, text, listening, state });
+    }
+
+    /// Marks servers whose listener is gone as done.
+    fn refresh_jobs(&mut self) {
+        for job in &mut self.jobs {
+            if let (JobState::Running, Some((node, port))) = (&job.state, &job.listening) {
+                let still_listening = self
+                    .cluster
+                    .node(node)
+                    .is_some_and(|node| node.listeners.iter().any(|listener| listener.port == *port));
+                if !still_listening {
+                    job.state = JobState::Done(0);
+                }
+            }
+        }
+    }
+
+    /// `jobs`: every job; finished ones are then forgotten.
+    pub(super) fn list_jobs(&mut self) -> Output {
+        self.refresh_jobs();
+        let count = self.jobs.len();
+        let listing: String = self.jobs.iter().enumerate().map(|(at, job)| describe(job, marker(at, count))).collect();
+        self.jobs.retain(|job| job.state == JobState::Running);
+        Output::ok(listing)
+    }
+
+    /// `kill %N` or `kill PID`: ends a job (a server stops listening).
+    pub(super) fn kill_job(&mut self, target: &str) -> Output {
+        let found = match target.strip_prefix('%') {
+            Some(id) => self.jobs.iter().position(|job| id.parse() == Ok(job.id)),
+            None => self.jobs.iter().position(|job| target.parse() == Ok(job.pid)),
+        };
+        let Some(at) = found.filter(|at| self.jobs[*at].state == JobState::Running) else {
+            return match target.strip_prefix('%') {
+                Some(_) => Output::error(format!("-bash: kill: {target}: no such job\n"), 1),
+                None => Output::error(format!("-bash: kill: ({target}) - No such process\n"), 1),
+            };
+        };
+        let job = &mut self.jobs[at];
+        job.state = JobState::Terminated;
+        let mut output = Output::default();
+        if let Some((node, port)) = job.listening.clone() {
+            output.changes.push(Change::StopListening { node, port });
+        }
+        output
+    }
+}
+
+/// The notices bash prints before the next prompt for jobs that ended.
+pub fn report_finished(session: &mut Session, notices: &mut Transcript) {
+    session.refresh_jobs();
+    let count = session.jobs.len();
+    for (at, job) in session.jobs.iter().enumerate() {
+        if job.state != JobState::Running {
+            notices.push(Stream::Stderr, describe(job, marker(at, count)));
+        }
+    }
+    session.jobs.retain(|job| job.state == JobState::Running);
+}
+
+/// Expands `!!` (outside single quotes) to the previous command.
+/// `Ok(None)` when there is nothing to expand.
+pub fn expand_history(line: &str, history: &[String]) -> Result<Option<String>, String> {
+    let mut out = String::new();
+    let mut in_single = false;
+    let mut changed = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\'' {
+            in_single = !in_single;
+        }
+        if c == '!' && !in_single && chars.peek() == Some(&'!') {
+            chars.next();
+            let previous = history.last().ok_or_else(|| "-bash: !!: event not found\n".to_string())?;
+            out.push_str(previous);
+            changed = true;
+        } else {
+            out.push(c);
+        }
+    }
+    Ok(changed.then_some(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::change::Listener;
+    use crate::testing::session;
+
+    #[test]
+    fn background_jobs_report_when_done() {
+        let mut shell = session();
+        let started = shell.run("hostname &");
+        assert!(started.stderr().starts_with("[1] "));
+        assert_eq!(started.stdout(), "gpu-001\n");
+        let next = shell.run("echo next");
+        assert_eq!(next.text(), "[1]+  Done                    hostname\nnext\n");
+        assert_eq!(shell.run("jobs").text(), "");
+    }
+
+    #[test]
+    fn a_listening_job_runs_until_its_listener_goes() {
+        let mut shell = session();
+        let listener = Listener { program: "srv".into(), args: vec![], port: 18515, pid: 1 };
+        shell.cluster.apply_change(&Change::Listen { node: "gpu-001".into(), listener: listener.clone() }, 0);
+        shell.jobs.push(Job {
+            id: 1,
+            pid: 4244,
+            text: "srv".into(),
+            listening: Some(("gpu-001".into(), 18515)),
+            state: JobState::Running,
+        });
+        assert_eq!(shell.run("jobs").stdout(), "[1]+  Running                 srv &\n");
+        assert_eq!(shell.run("kill %1").status, 0);
+        assert!(shell.cluster.nodes[0].listeners.is_empty());
+        assert_eq!(shell.run("true").stderr(), "[1]+  Terminated              srv\n");
+        assert_eq!(shell.run("kill %1").stderr(), "-bash: kill: %1: no such job\n");
+    }
+
+    #[test]
+    fn bang_bang_repeats_the_last_command() {
+        let mut shell = session();
+        assert_eq!(shell.run("!!").stderr(), "-bash: !!: event not found\n");
+        shell.run("hostname");
+        assert_eq!(shell.run("!! -s").text(), "hostname -s\ngpu-001\n");
+        assert_eq!(shell.run("echo '!!'").stdout(), "!!\n");
+        assert_eq!(shell.history().last().map(String::as_str), Some("echo '!!'"));
+    }
+}
