@@ -5,7 +5,10 @@
 //! Ctrl-C cancels the line, Ctrl-L clears the screen.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::rc::Rc;
+
+use gloo::timers::callback::Interval;
 
 use clusterlab_engine::shell::{Stream, Transcript};
 use clusterlab_engine::{Lab, Session};
@@ -93,6 +96,54 @@ fn common_prefix(candidates: &[String]) -> String {
 /// How many scrollback entries are kept on screen.
 const MAX_LINES: usize = 5000;
 
+/// Commands that take at least this long on the lab's clock stream their
+/// output, faster than real time, and Ctrl-C interrupts them.
+const STREAM_FROM_MS: u64 = 1500;
+const TICK_MS: u32 = 40;
+
+/// The scrollback as a reducer, so a streaming timer always appends to the
+/// latest screen.
+#[derive(Default, PartialEq)]
+struct Screen {
+    lines: Vec<Line>,
+}
+
+enum ScreenAction {
+    Replace(Vec<Line>),
+    Append(Vec<Line>),
+}
+
+impl Reducible for Screen {
+    type Action = ScreenAction;
+
+    fn reduce(self: Rc<Self>, action: ScreenAction) -> Rc<Self> {
+        let mut lines = match action {
+            ScreenAction::Replace(lines) => lines,
+            ScreenAction::Append(more) => {
+                let mut lines = self.lines.clone();
+                lines.extend(more);
+                lines
+            }
+        };
+        let excess = lines.len().saturating_sub(MAX_LINES);
+        lines.drain(..excess);
+        Rc::new(Screen { lines })
+    }
+}
+
+/// One entry per output line, for revealing a long command's output gradually.
+fn split_lines(lines: Vec<Line>) -> VecDeque<Line> {
+    let mut out = VecDeque::new();
+    for line in lines {
+        match line {
+            Line::Stdout(text) => out.extend(text.split_inclusive('\n').map(|l| Line::Stdout(l.to_string()))),
+            Line::Stderr(text) => out.extend(text.split_inclusive('\n').map(|l| Line::Stderr(l.to_string()))),
+            command => out.push_back(command),
+        }
+    }
+    out
+}
+
 #[function_component(Terminal)]
 pub fn terminal(props: &TerminalProps) -> Html {
     let lab = props.lab.clone();
@@ -101,9 +152,9 @@ pub fn terminal(props: &TerminalProps) -> Html {
     // The session and the scrollback are built once per mount; the parent
     // re-keys the terminal when the lab, variant or generation changes.
     let session: Rc<RefCell<Session>> = use_mut_ref(|| Session::new(lab.instantiate(seed), lab.first_host()));
-    let lines = {
+    let screen = {
         let session = session.clone();
-        use_state(move || {
+        use_reducer(move || {
             let mut lines = Vec::new();
             let mut session = session.borrow_mut();
             for typed in &replay {
@@ -111,9 +162,13 @@ pub fn terminal(props: &TerminalProps) -> Html {
                 let transcript = session.run(typed);
                 record(&mut lines, prompt, typed, &transcript);
             }
-            lines
+            Screen { lines }
         })
     };
+    // Output still to reveal, and how many lines each tick reveals.
+    let pending: Rc<RefCell<VecDeque<Line>>> = use_mut_ref(VecDeque::new);
+    let per_tick = use_mut_ref(|| 1usize);
+    let streaming = use_state(|| false);
     let input = use_state(String::new);
     // Position while walking the history with Up/Down; None = editing a new line.
     let history_at = use_state(|| None::<usize>);
@@ -121,8 +176,28 @@ pub fn terminal(props: &TerminalProps) -> Html {
     let screen_ref = use_node_ref();
 
     {
+        let pending = pending.clone();
+        let per_tick = per_tick.clone();
+        let screen = screen.clone();
+        let streaming = streaming.clone();
+        use_effect_with(*streaming, move |active| {
+            let timer = active.then(|| {
+                Interval::new(TICK_MS, move || {
+                    let mut pending = pending.borrow_mut();
+                    let count = (*per_tick.borrow()).min(pending.len());
+                    screen.dispatch(ScreenAction::Append(pending.drain(..count).collect()));
+                    if pending.is_empty() {
+                        streaming.set(false);
+                    }
+                })
+            });
+            move || drop(timer)
+        });
+    }
+
+    {
         let screen_ref = screen_ref.clone();
-        use_effect_with(lines.len(), move |_| {
+        use_effect_with(screen.lines.len(), move |_| {
             if let Some(screen) = screen_ref.cast::<web_sys::Element>() {
                 screen.set_scroll_top(screen.scroll_height());
             }
@@ -131,7 +206,10 @@ pub fn terminal(props: &TerminalProps) -> Html {
 
     let onkeydown = {
         let session = session.clone();
-        let lines = lines.clone();
+        let screen = screen.clone();
+        let pending = pending.clone();
+        let per_tick = per_tick.clone();
+        let streaming = streaming.clone();
         let input = input.clone();
         let history_at = history_at.clone();
         let on_run = props.on_run.clone();
@@ -139,17 +217,37 @@ pub fn terminal(props: &TerminalProps) -> Html {
             let key = event.key();
             let ctrl = event.ctrl_key();
             match key.as_str() {
+                "c" | "C" if ctrl && *streaming => {
+                    // Interrupt a running command: the rest of its output is lost.
+                    event.prevent_default();
+                    pending.borrow_mut().clear();
+                    screen.dispatch(ScreenAction::Append(vec![Line::Stdout("^C\n".to_string())]));
+                    streaming.set(false);
+                }
+                _ if *streaming => event.prevent_default(),
                 "Enter" => {
                     event.prevent_default();
                     let typed = (*input).clone();
-                    let mut next = (*lines).clone();
                     let mut session = session.borrow_mut();
                     let prompt = session.prompt();
                     let transcript = session.run(&typed);
-                    record(&mut next, prompt, &typed, &transcript);
-                    let excess = next.len().saturating_sub(MAX_LINES);
-                    next.drain(..excess);
-                    lines.set(next);
+                    if transcript.duration_ms >= STREAM_FROM_MS {
+                        let mut output = Vec::new();
+                        record(&mut output, prompt, &typed, &transcript);
+                        let command = output.remove(0);
+                        let queued = split_lines(output);
+                        // Reveal over a tenth of the simulated time, 0.4 s to 4 s.
+                        let reveal_ms = (transcript.duration_ms / 10).clamp(400, 4000);
+                        let ticks = (reveal_ms / u64::from(TICK_MS)).max(1) as usize;
+                        *per_tick.borrow_mut() = queued.len().div_ceil(ticks).max(1);
+                        *pending.borrow_mut() = queued;
+                        screen.dispatch(ScreenAction::Append(vec![command]));
+                        streaming.set(true);
+                    } else {
+                        let mut next = screen.lines.clone();
+                        record(&mut next, prompt, &typed, &transcript);
+                        screen.dispatch(ScreenAction::Replace(next));
+                    }
                     input.set(String::new());
                     history_at.set(None);
                     if !typed.trim().is_empty() {
@@ -187,25 +285,26 @@ pub fn terminal(props: &TerminalProps) -> Html {
                                 input.set(format!("{}{}", &typed[..word_start], prefix));
                             } else {
                                 // Like bash on a second Tab: show the candidates.
-                                let mut next = (*lines).clone();
-                                next.push(Line::Command { prompt: session.prompt(), text: typed.clone() });
-                                next.push(Line::Stdout(format!("{}\n", candidates.join("  "))));
-                                lines.set(next);
+                                screen.dispatch(ScreenAction::Append(vec![
+                                    Line::Command { prompt: session.prompt(), text: typed.clone() },
+                                    Line::Stdout(format!("{}\n", candidates.join("  "))),
+                                ]));
                             }
                         }
                     }
                 }
                 "c" | "C" if ctrl => {
                     event.prevent_default();
-                    let mut next = (*lines).clone();
-                    next.push(Line::Command { prompt: session.borrow().prompt(), text: format!("{}^C", *input) });
-                    lines.set(next);
+                    screen.dispatch(ScreenAction::Append(vec![Line::Command {
+                        prompt: session.borrow().prompt(),
+                        text: format!("{}^C", *input),
+                    }]));
                     input.set(String::new());
                     history_at.set(None);
                 }
                 "l" | "L" if ctrl => {
                     event.prevent_default();
-                    lines.set(Vec::new());
+                    screen.dispatch(ScreenAction::Replace(Vec::new()));
                 }
                 _ => {}
             }
@@ -235,7 +334,7 @@ pub fn terminal(props: &TerminalProps) -> Html {
         })
     };
 
-    let rendered = lines.iter().map(|line| match line {
+    let rendered = screen.lines.iter().map(|line| match line {
         Line::Command { prompt, text } => html! {
             <div class="line command"><span class="prompt">{ prompt }</span><span>{ text }</span></div>
         },
@@ -251,7 +350,8 @@ pub fn terminal(props: &TerminalProps) -> Html {
             <div class="screen" ref={screen_ref} role="log" aria-label="Terminal output">
                 { for rendered }
                 <div class="line input-line">
-                    <label class="prompt" for="terminal-input">{ prompt }</label>
+                    // A running command owns the terminal: no prompt until it ends.
+                    <label class="prompt" for="terminal-input">{ if *streaming { String::new() } else { prompt } }</label>
                     <input id="terminal-input" ref={input_ref} class="terminal-input" type="text"
                         value={(*input).clone()} {onkeydown} {oninput}
                         autocomplete="off" autocapitalize="off" spellcheck="false"

@@ -132,3 +132,26 @@ test('an unknown command answers like bash', async () => {
   assert.equal(await page.locator('.line.stderr').last().textContent(), '-bash: ibstatt: command not found\n');
   await page.close();
 });
+
+test('long commands stream their output and Ctrl-C interrupts them', async () => {
+  const page = await browser.newPage();
+  await page.goto(`${base}#/lab/first-look`);
+  const input = page.locator('.terminal-input');
+  await input.waitFor();
+
+  // 3 s on the lab's clock: the output appears shortly after, then the prompt returns.
+  await input.fill('sleep 3; echo finished');
+  await input.press('Enter');
+  await page.locator('.line.stdout', { hasText: 'finished' }).waitFor();
+  await page.waitForFunction(() => document.querySelector('label.prompt').textContent.includes('$'));
+
+  // A long run is interrupted: ^C, the rest of its output never shows.
+  await input.fill('sleep 60; nvidia-smi; nvidia-smi; nvidia-smi');
+  await input.press('Enter');
+  await input.press('Control+c');
+  await page.locator('.line.stdout', { hasText: '^C' }).waitFor();
+  const shown = (await page.locator('.line.stdout').allTextContents()).join('');
+  assert.ok((shown.match(/NVIDIA-SMI 570/g) ?? []).length < 3, 'the interrupted output was cut short');
+  await page.waitForFunction(() => document.querySelector('label.prompt').textContent.includes('$'));
+  await page.close();
+});
