@@ -6,6 +6,7 @@ pub mod commands;
 pub mod grading;
 pub mod lab;
 pub mod model;
+pub mod perf;
 pub mod rng;
 pub mod shell;
 

@@ -8,10 +8,16 @@
 
 pub mod args;
 mod clear;
+mod clush;
+mod date;
+mod dcgmi;
+mod df;
 mod dmesg;
 mod echo;
 mod escapes;
+mod free;
 mod help;
+mod host;
 mod hostname;
 mod ib_common;
 mod ibdev2netdev;
@@ -19,14 +25,24 @@ mod ibstat;
 mod ibstatus;
 mod ibv_devices;
 mod ibv_devinfo;
+mod ip;
 mod journalctl;
+mod lscpu;
 mod lspci;
+mod man;
+mod nccl;
+mod numactl;
 mod nvidia_smi;
 mod pci_ids;
+mod pdsh;
 mod perfquery;
+mod perftest;
+mod ping;
 mod slurm;
+mod sudo;
 mod systemctl;
 mod text;
+mod uptime;
 mod wc;
 
 use std::collections::BTreeMap;
@@ -133,37 +149,65 @@ pub trait Command: Sync {
 }
 
 static COMMANDS: &[&dyn Command] = &[
+    &nccl::ALL_GATHER,
+    &nccl::ALL_REDUCE,
+    &nccl::ALLTOALL,
     &text::awk::Awk,
+    &nccl::BROADCAST,
     &text::cat::Cat,
     &clear::Clear,
+    &clush::Clush,
     &text::cut::Cut,
+    &date::Date,
+    &dcgmi::Dcgmi,
+    &df::Df,
     &dmesg::Dmesg,
     &echo::Echo,
     &text::truth::False,
+    &free::Free,
     &text::grep::Grep,
     &text::head::Head,
     &help::Help,
     &hostname::Hostname,
+    &perftest::READ_BW,
+    &perftest::READ_LAT,
+    &perftest::SEND_BW,
+    &perftest::SEND_LAT,
+    &perftest::WRITE_BW,
+    &perftest::WRITE_LAT,
     &ibdev2netdev::Ibdev2netdev,
     &ibstat::Ibstat,
     &ibstatus::Ibstatus,
     &ibv_devices::IbvDevices,
     &ibv_devinfo::IbvDevinfo,
+    &ip::Ip,
     &journalctl::Journalctl,
+    &lscpu::Lscpu,
     &lspci::Lspci,
+    &man::Man,
+    &nccl::launch::Mpirun,
+    &numactl::Numactl,
     &nvidia_smi::NvidiaSmi,
+    &pdsh::Pdsh,
     &perfquery::Perfquery,
+    &ping::Ping,
+    &nccl::REDUCE,
+    &nccl::REDUCE_SCATTER,
     &slurm::scontrol::Scontrol,
+    &nccl::SENDRECV,
     &slurm::sinfo::Sinfo,
     &text::sleep::Sleep,
     &text::sort::Sort,
     &slurm::squeue::Squeue,
+    &nccl::launch::Srun,
+    &sudo::Sudo,
     &systemctl::Systemctl,
     &text::tail::Tail,
     &text::tee::Tee,
     &text::tr::Tr,
     &text::truth::True,
     &text::uniq::Uniq,
+    &uptime::Uptime,
     &wc::Wc,
 ];
 

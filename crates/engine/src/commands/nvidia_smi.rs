@@ -1,15 +1,18 @@
-//! `nvidia-smi`: the default table, `-L`, `-i`, `--query-gpu`, `-q`,
-//! `nvlink`, `--version` and `-h`.
+//! `nvidia-smi`: the default table, `-L`, `-i`, `--query-gpu`, `-q`, `-r`,
+//! `nvlink`, `topo`, `dmon`, `--version` and `-h`.
 //!
 //! Layout rules are in ../shared/reference/gpu/FACTS.md §1-§5; the golden
 //! tests in tests/golden_nvidia_smi.rs and tests/golden_gpu_tools.rs pin them
 //! against real captures.
 
+mod dmon;
 mod nvlink;
 mod query;
+mod topo;
 
 use super::args::{scan, Arg};
 use super::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::change::Change;
 use crate::model::time::ctime;
 use crate::model::{Cluster, Gpu, GpuHealth, Node};
 
@@ -49,6 +52,7 @@ static SIGNATURE: Signature = Signature {
         },
         Flag { short: None, long: Some("format"), value: Some("FORMAT"), help: "With --query-gpu: csv, optionally with noheader and nounits." },
         Flag { short: None, long: Some("help-query-gpu"), value: None, help: "List the fields --query-gpu accepts." },
+        Flag { short: Some('r'), long: Some("gpu-reset"), value: None, help: "Reset the GPU that -i names (needs -i; the GPU must be idle)." },
     ],
     examples: &[
         Example { command: "nvidia-smi", description: "the summary table of every GPU on this node" },
@@ -66,6 +70,8 @@ static SIGNATURE: Signature = Signature {
         Example { command: "nvidia-smi -q -d PERFORMANCE,PCI", description: "throttle reasons and PCIe link of every GPU" },
         Example { command: "nvidia-smi nvlink -s", description: "the speed of every NVLink; down links read <inactive>" },
         Example { command: "nvidia-smi nvlink -e", description: "NVLink replay, recovery and CRC error counters" },
+        Example { command: "nvidia-smi topo -m", description: "the GPU/NIC topology matrix: NVLink bonds, PCIe paths, CPU affinity" },
+        Example { command: "nvidia-smi dmon -c 1 -s pucm", description: "one sample of power, temperatures, utilization, clocks and memory" },
     ],
 };
 
@@ -83,6 +89,7 @@ enum Mode {
     HelpQueryGpu,
     Version,
     Help,
+    Reset,
 }
 
 impl Command for NvidiaSmi {
@@ -92,8 +99,11 @@ impl Command for NvidiaSmi {
 
     fn run(&self, invocation: &Invocation) -> Output {
         // `nvidia-smi nvlink ...` is a subcommand with flags of its own.
-        if invocation.args().first().map(String::as_str) == Some("nvlink") {
-            return nvlink::run(invocation);
+        match invocation.args().first().map(String::as_str) {
+            Some("nvlink") => return nvlink::run(invocation),
+            Some("topo") => return topo::run(invocation),
+            Some("dmon") => return dmon::run(invocation),
+            _ => {}
         }
         let mut mode = Mode::Table;
         let mut ids: Option<String> = None;
@@ -111,6 +121,7 @@ impl Command for NvidiaSmi {
                     (Some("format"), value) => format = value,
                     (Some("display"), value) => sections = value,
                     (Some("id"), value) => ids = value,
+                    (Some("gpu-reset"), _) => mode = Mode::Reset,
                     _ => return invalid_arguments(),
                 },
                 Arg::Positional(_) | Arg::Unknown(_) | Arg::MissingValue(_) => return invalid_arguments(),
@@ -124,6 +135,7 @@ impl Command for NvidiaSmi {
         let cluster = invocation.cluster;
         let node = invocation.node;
         match mode {
+            Mode::Reset => reset(node, ids.as_deref()),
             Mode::Help => Output::ok(help_text(cluster)),
             Mode::HelpQueryGpu => Output::ok(query::help_query_gpu()),
             Mode::Version => Output::ok(version_text(cluster)),
@@ -139,7 +151,7 @@ impl Command for NvidiaSmi {
                     // `Attached GPUs` counts the node's GPUs, not only those -i picks.
                     Mode::Query => query::query(cluster, &gpus, sections.as_deref(), node.gpus.iter().filter(|gpu| gpu.is_visible()).count()),
                     Mode::QueryGpu(fields) => query::query_gpu(cluster, &gpus, &fields, format.as_deref().unwrap_or("")),
-                    Mode::Help | Mode::HelpQueryGpu | Mode::Version => Output::default(),
+                    Mode::Help | Mode::HelpQueryGpu | Mode::Version | Mode::Reset => Output::default(),
                 };
                 output.stderr = stderr + &output.stderr;
                 output.duration_ms = 150;
@@ -147,6 +159,39 @@ impl Command for NvidiaSmi {
             }
         }
     }
+}
+
+/// nvidia-smi's return code for a GPU that has fallen off the bus or is
+/// otherwise inaccessible (manual page, RETURN VALUE: 15).
+const EXIT_GPU_LOST: i32 = 15;
+
+/// `nvidia-smi -r -i N`: the reset is returned as a [`Change::ResetGpu`] for
+/// the shell to apply. It needs `-i` (refused like any invalid combination
+/// otherwise; the exact wording for a missing `-i` is unverified). A GPU off
+/// the bus cannot be reset: NVML cannot open it. Unverified strings: the
+/// success line `GPU 00000000:43:00.0 was successfully reset.` and
+/// `All done.` are as widely quoted, not in a capture here. A GPU in use is
+/// refused with `GPU ... is currently in use by another process.` and a
+/// paragraph asking to stop them (exit 255, unverified); the model has no
+/// processes yet, so that case cannot arise.
+fn reset(node: &Node, ids: Option<&str>) -> Output {
+    let Some(ids) = ids else {
+        return invalid_arguments();
+    };
+    let Some(gpus) = select(node, Some(ids)) else {
+        return Output::ok("No devices were found\n").with_status(EXIT_NOT_FOUND);
+    };
+    let (visible, stderr) = reachable(&gpus);
+    if !stderr.is_empty() {
+        return Output { stderr, status: EXIT_GPU_LOST, duration_ms: 150, ..Output::default() };
+    }
+    let mut out = Output { duration_ms: 3_000 * visible.len() as u64, ..Output::default() };
+    for gpu in visible {
+        out.stdout += &format!("GPU {} was successfully reset.\n", gpu.bus_id);
+        out.changes.push(Change::ResetGpu { node: node.hostname.clone(), gpu: gpu.index });
+    }
+    out.stdout += "All done.\n";
+    out
 }
 
 fn invalid_arguments() -> Output {
@@ -212,30 +257,78 @@ fn list_line(gpu: &Gpu) -> String {
 }
 
 fn driver_major(cluster: &Cluster) -> u32 {
-    cluster.versions.driver.split('.').next().and_then(|major| major.parse().ok()).unwrap_or(0)
+    cluster.versions.driver_major()
 }
 
-/// Inner widths of the three columns of the 550+ table.
-const GPU_CELL: usize = 41;
-const BUS_CELL: usize = 24;
+/// The default table's geometry, chosen by driver branch (FACTS.md §1.1):
+/// `<= 525` 79 columns, `530-545` 89, `550+` 91. The ECC column is 22 wide in all.
+#[derive(Clone, Copy)]
+struct Layout {
+    major: u32,
+    /// Inner widths of the GPU and Bus-Id columns.
+    gpu: usize,
+    bus: usize,
+    /// Widths of the power usage and cap fields, and of the used and total memory fields.
+    power: usize,
+    cap: usize,
+    used: usize,
+    total: usize,
+}
+
 const ECC_CELL: usize = 22;
-const INNER: usize = GPU_CELL + 1 + BUS_CELL + 1 + ECC_CELL;
 
-fn rule(left: char, fill: char, middle: char, right: char) -> String {
-    let fill = |n: usize| fill.to_string().repeat(n);
-    format!("{left}{}{middle}{}{middle}{}{right}\n", fill(GPU_CELL), fill(BUS_CELL), fill(ECC_CELL))
-}
+impl Layout {
+    fn for_driver(major: u32) -> Layout {
+        match major {
+            0..=529 => Layout { major, gpu: 31, bus: 22, power: 7, cap: 4, used: 10, total: 8 },
+            530..=549 => Layout { major, gpu: 41, bus: 22, power: 17, cap: 4, used: 10, total: 8 },
+            _ => Layout { major, gpu: 41, bus: 24, power: 16, cap: 5, used: 11, total: 9 },
+        }
+    }
 
-fn full_rule(edge: char, fill: char) -> String {
-    format!("{edge}{}{edge}\n", fill.to_string().repeat(INNER))
-}
+    fn inner(&self) -> usize {
+        self.gpu + 1 + self.bus + 1 + ECC_CELL
+    }
 
-fn row(gpu_cell: &str, bus_cell: &str, ecc_cell: &str) -> String {
-    format!("|{gpu_cell:<GPU_CELL$}|{bus_cell:<BUS_CELL$}|{ecc_cell:<ECC_CELL$}|\n")
-}
+    fn rule(&self, left: char, fill: char, middle: char, right: char) -> String {
+        let fill = |n: usize| fill.to_string().repeat(n);
+        format!("{left}{}{middle}{}{middle}{}{right}\n", fill(self.gpu), fill(self.bus), fill(ECC_CELL))
+    }
 
-fn boxed(text: &str) -> String {
-    format!("|{text:<INNER$}|\n")
+    fn full_rule(&self, edge: char, fill: char) -> String {
+        format!("{edge}{}{edge}\n", fill.to_string().repeat(self.inner()))
+    }
+
+    fn row(&self, gpu_cell: &str, bus_cell: &str, ecc_cell: &str) -> String {
+        let (g, b) = (self.gpu, self.bus);
+        format!("|{gpu_cell:<g$}|{bus_cell:<b$}|{ecc_cell:<ECC_CELL$}|\n")
+    }
+
+    fn boxed(&self, text: &str) -> String {
+        let inner = self.inner();
+        format!("|{text:<inner$}|\n")
+    }
+
+    /// Index, name and persistence: the 79-column layout gives the name 18
+    /// columns (longer names end in `...`, [K]: no long-name 525 capture).
+    fn name_cell(&self, index: u32, name: &str, persistence: &str) -> String {
+        if self.gpu == 31 {
+            let name = if name.chars().count() > 18 { format!("{}...", name.chars().take(15).collect::<String>()) } else { name.to_string() };
+            format!("{index:>4}  {name:<18}  {persistence:<3}  ")
+        } else {
+            let name: String = name.chars().take(31).collect();
+            format!("{index:>4}  {name:<31}{persistence:<3} ")
+        }
+    }
+
+    fn bus_cell(&self, gpu: &Gpu) -> String {
+        format!("{:lead$}{} {:>3} ", "", gpu.bus_id, on_off(gpu.display_active), lead = self.bus - 21)
+    }
+
+    fn memory_cell(&self, used: &str, total: &str) -> String {
+        let (u, t) = (self.used, self.total);
+        format!("{used:>u$} / {total:>t$} ")
+    }
 }
 
 fn on_off(on: bool) -> &'static str {
@@ -246,61 +339,76 @@ fn on_off(on: bool) -> &'static str {
     }
 }
 
-/// The default summary table (550-580 layout: 91 columns).
+/// The default summary table, in the layout of the lab's driver branch.
 fn default_table(cluster: &Cluster, gpus: &[&Gpu]) -> String {
     let versions = &cluster.versions;
+    let layout = Layout::for_driver(versions.driver_major());
     let mut out = format!("{}       \n", ctime(cluster.now));
-    out += &full_rule('+', '-');
-    out += &boxed(&format!(
-        " NVIDIA-SMI {:<23}Driver Version: {:<15}CUDA Version: {:<9}",
+    out += &layout.full_rule('+', '-');
+    let (smi, driver) = match layout.major {
+        0..=529 => (13, 13),
+        530..=549 => (23, 13),
+        _ => (23, 15),
+    };
+    out += &layout.boxed(&format!(
+        " NVIDIA-SMI {:<smi$}Driver Version: {:<driver$}CUDA Version: {:<9}",
         versions.driver, versions.driver, versions.cuda
     ));
     // The rule under the header opens with `|` up to 570 and with `+` from 580 (FACTS.md §1.1).
-    out += &if driver_major(cluster) >= 580 { rule('+', '-', '+', '+') } else { rule('|', '-', '+', '+') };
-    out += &row(" GPU  Name                 Persistence-M", " Bus-Id          Disp.A", " Volatile Uncorr. ECC");
-    out += &row(" Fan  Temp   Perf          Pwr:Usage/Cap", "           Memory-Usage", " GPU-Util  Compute M.");
-    out += &row("", "", "               MIG M.");
-    out += &rule('|', '=', '+', '|');
+    out += &if layout.major >= 580 { layout.rule('+', '-', '+', '+') } else { layout.rule('|', '-', '+', '+') };
+    let bus_heading = format!(" Bus-Id{:>w$} ", "Disp.A", w = layout.bus - 8);
+    let memory_heading = format!("{:>w$} ", "Memory-Usage", w = layout.bus - 1);
+    let (name_heading, fan_heading) = if layout.gpu == 31 {
+        (" GPU  Name        Persistence-M", " Fan  Temp  Perf  Pwr:Usage/Cap")
+    } else {
+        (" GPU  Name                 Persistence-M", " Fan  Temp   Perf          Pwr:Usage/Cap")
+    };
+    out += &layout.row(name_heading, &bus_heading, " Volatile Uncorr. ECC");
+    out += &layout.row(fan_heading, &memory_heading, " GPU-Util  Compute M.");
+    out += &layout.row("", "", "               MIG M.");
+    out += &layout.rule('|', '=', '+', '|');
     for gpu in gpus {
-        out += &gpu_rows(gpu);
-        out += &rule('+', '-', '+', '+');
+        out += &gpu_rows(&layout, gpu);
+        out += &layout.rule('+', '-', '+', '+');
     }
-    // 535-570 print an 89-space spacer line even though the table is 91 wide.
-    out += &" ".repeat(89);
+    // The spacer line: as wide as the table up to 525, 89 spaces from 530 to
+    // 570 (even under the 91-column table), empty in every 580 capture.
+    out += &" ".repeat(match layout.major {
+        0..=529 => layout.inner() + 2,
+        530..=579 => 89,
+        _ => 0,
+    });
     out.push('\n');
-    out += &processes_box();
+    out += &processes_box(&layout);
     out
 }
 
-fn gpu_rows(gpu: &Gpu) -> String {
+fn gpu_rows(layout: &Layout, gpu: &Gpu) -> String {
     if gpu.health == GpuHealth::Unresponsive {
-        return unreadable_gpu_rows(gpu);
+        return unreadable_gpu_rows(layout, gpu);
     }
-    let name: String = gpu.name.chars().take(31).collect();
-    let fan = gpu.fan_pct.map_or("N/A".to_string(), |pct| format!("{pct}%"));
     let mig = if gpu.mig_enabled { "Enabled" } else { "Disabled" };
-    let mut out = row(
-        &format!("{:>4}  {:<31}{:<3} ", gpu.index, name, on_off(gpu.persistence_mode)),
-        &format!("   {} {:>3} ", gpu.bus_id, on_off(gpu.display_active)),
+    let mut out = layout.row(
+        &layout.name_cell(gpu.index, &gpu.name, on_off(gpu.persistence_mode)),
+        &layout.bus_cell(gpu),
         &format!("{:>21} ", gpu.ecc.volatile_uncorrected),
     );
-    out += &row(
+    let fan = gpu.fan_pct.map_or("N/A".to_string(), |pct| format!("{pct}%"));
+    // The fan sits right-aligned in 4 columns up to 525, after one space later.
+    let fan = if layout.gpu == 31 { format!("{fan:>4}") } else { format!(" {fan:<3}") };
+    let (power, cap) = (layout.power, layout.cap);
+    out += &layout.row(
         &format!(
-            " {:<3}  {:>4}    {:<2}{:>16} / {:>5} ",
-            fan,
+            "{fan}  {:>4}    {:<2}{:>power$} / {:>cap$} ",
             format!("{}C", gpu.temperature_c),
             format!("P{}", gpu.pstate),
             format!("{}W", gpu.power_draw_w),
             format!("{}W", gpu.power_limit_w)
         ),
-        &format!(
-            "{:>11} / {:>9} ",
-            format!("{}MiB", gpu.memory_used_mib),
-            format!("{}MiB", gpu.memory_total_mib)
-        ),
+        &layout.memory_cell(&format!("{}MiB", gpu.memory_used_mib), &format!("{}MiB", gpu.memory_total_mib)),
         &format!("{:>8}{:>13} ", format!("{}%", gpu.utilization_pct), gpu.compute_mode.label()),
     );
-    out += &row("", "", &format!("{mig:>21} "));
+    out += &layout.row("", "", &format!("{mig:>21} "));
     out
 }
 
@@ -309,30 +417,39 @@ fn gpu_rows(gpu: &Gpu) -> String {
 /// Bus-Id, Disp.A, persistence, the memory total and the compute mode stay;
 /// used memory reads 0. Each `ERR!` sits where the value it replaces ends,
 /// except Perf, which follows the temperature after one space (as captured).
-fn unreadable_gpu_rows(gpu: &Gpu) -> String {
+fn unreadable_gpu_rows(layout: &Layout, gpu: &Gpu) -> String {
     const ERR: &str = "ERR!";
-    let mut out = row(
-        &format!("{:>4}  {:<31}{:<3} ", gpu.index, ERR, on_off(gpu.persistence_mode)),
-        &format!("   {} {:>3} ", gpu.bus_id, on_off(gpu.display_active)),
+    let mut out = layout.row(
+        &layout.name_cell(gpu.index, ERR, on_off(gpu.persistence_mode)),
+        &layout.bus_cell(gpu),
         &format!("{ERR:>21} "),
     );
-    out += &row(
-        &format!("{ERR}  {ERR} {ERR}{ERR:>17} / {ERR:>5} "),
-        &format!("{:>11} / {:>9} ", "0MiB", format!("{}MiB", gpu.memory_total_mib)),
+    let (power, cap) = (layout.power + 1, layout.cap);
+    out += &layout.row(
+        &format!("{ERR}  {ERR} {ERR}{ERR:>power$} / {ERR:>cap$} "),
+        &layout.memory_cell("0MiB", &format!("{}MiB", gpu.memory_total_mib)),
         &format!("{ERR:>8}{:>13} ", gpu.compute_mode.label()),
     );
-    out += &row("", "", &format!("{ERR:>21} "));
+    out += &layout.row("", "", &format!("{ERR:>21} "));
     out
 }
 
-fn processes_box() -> String {
-    let mut out = full_rule('+', '-');
-    out += &boxed(" Processes:");
-    out += &boxed("  GPU   GI   CI              PID   Type   Process name                        GPU Memory");
-    out += &boxed("        ID   ID                                                               Usage     ");
-    out += &full_rule('|', '=');
-    out += &boxed("  No running processes found");
-    out += &full_rule('+', '-');
+/// The Processes box. The model has no processes yet, so it always reports
+/// none. From 570 the PID field is 6 columns wider (FACTS.md §1.3).
+fn processes_box(layout: &Layout) -> String {
+    let columns = if layout.major >= 570 {
+        "  GPU   GI   CI              PID   Type   Process name"
+    } else {
+        "  GPU   GI   CI        PID   Type   Process name"
+    };
+    let width = layout.inner() - 11;
+    let mut out = layout.full_rule('+', '-');
+    out += &layout.boxed(" Processes:");
+    out += &layout.boxed(&format!("{columns:<width$}GPU Memory "));
+    out += &layout.boxed(&format!("{:<width$}Usage      ", "        ID   ID"));
+    out += &layout.full_rule('|', '=');
+    out += &layout.boxed("  No running processes found");
+    out += &layout.full_rule('+', '-');
     out
 }
 

@@ -1,5 +1,8 @@
 //! `systemctl status|is-active|is-failed UNIT`: the services the model knows
-//! (Fabric Manager). Layout per systemctl-status_nvidia-fabricmanager_h100_active.txt
+//! (Fabric Manager). `restart`/`start` return `Change::RestartFabricManager`
+//! (Fabric Manager comes up only when every GPU answers, as the model's
+//! change does; otherwise systemctl reports the failed job); `stop` returns
+//! `Change::StopFabricManager`. Layout per systemctl-status_nvidia-fabricmanager_h100_active.txt
 //! (running) and ..._failed-sigkill_abridged.txt (failed); the journal tail
 //! comes from journalctl.rs so that both tools agree.
 
@@ -10,6 +13,7 @@ use super::journalctl::{
     FABRIC_MANAGER_UNIT,
 };
 use super::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::change::Change;
 use crate::model::node::ServiceState;
 use crate::model::time::{ctime, EpochSeconds};
 use crate::model::{Cluster, Node};
@@ -18,8 +22,8 @@ pub struct Systemctl;
 
 static SIGNATURE: Signature = Signature {
     name: "systemctl",
-    summary: "query systemd services, e.g. whether Fabric Manager runs",
-    usage: "systemctl [OPTIONS...] COMMAND UNIT...",
+    summary: "query and control systemd services, e.g. Fabric Manager",
+    usage: "systemctl [OPTIONS...] status|is-active|is-failed UNIT...\n       systemctl restart|start nvidia-fabricmanager",
     flags: &[
         Flag { short: Some('l'), long: Some("full"), value: None, help: "Don't ellipsize unit names on output" },
         Flag { short: None, long: Some("no-pager"), value: None, help: "Do not pipe output into a pager" },
@@ -65,6 +69,10 @@ impl Command for Systemctl {
             "status" if units.is_empty() => Output::error("This emulator shows the status of named units only, e.g. systemctl status nvidia-fabricmanager\n", 1),
             "status" => status(cluster, node, units),
             "is-active" | "is-failed" => is_state(node, verb, units),
+            "restart" | "start" | "stop" | "try-restart" | "reload-or-restart" if units.is_empty() => {
+                Output::error("Too few arguments.\n", 1)
+            }
+            "restart" | "start" | "try-restart" | "reload-or-restart" | "stop" => control(node, verb, units),
             other => Output::error(format!("Unknown command verb '{other}'.\n"), 1),
         }
     }
@@ -111,6 +119,38 @@ fn status(cluster: &Cluster, node: &Node, units: &[String]) -> Output {
         }
     }
     Output { stdout: stdout.join("\n"), stderr, status, duration_ms: 40, ..Output::default() }
+}
+
+/// `restart`/`start`: Fabric Manager (re)starts, and fails again while a GPU
+/// does not answer (the model's `RestartFabricManager` rule).
+fn control(node: &Node, verb: &str, units: &[String]) -> Output {
+    let mut changes = Vec::new();
+    for unit in units {
+        let unit = unit_name(unit);
+        let Some(state) = service_state(node, &unit) else {
+            return Output::error(format!("Failed to {verb} {unit}: Unit {unit} not found.\n"), 5);
+        };
+        if verb == "stop" {
+            if state != ServiceState::Inactive {
+                changes.push(Change::StopFabricManager { node: node.hostname.clone() });
+            }
+            continue;
+        }
+        let skip = (verb == "start" && state == ServiceState::Active) || (verb == "try-restart" && state != ServiceState::Active);
+        if !skip {
+            changes.push(Change::RestartFabricManager { node: node.hostname.clone() });
+            if !node.fabric_manager_can_start() {
+                return Output {
+                    stderr: format!("Job for {unit} failed because the control process exited with error code.\nSee \"systemctl status {unit}\" and \"journalctl -xeu {unit}\" for details.\n"),
+                    status: 1,
+                    duration_ms: 1500,
+                    changes,
+                    ..Output::default()
+                };
+            }
+        }
+    }
+    Output { duration_ms: 1500, changes, ..Output::default() }
 }
 
 /// `Tue 2025-03-25 02:10:15 UTC`.
@@ -197,7 +237,9 @@ fn help() -> String {
     let mut out = String::from("systemctl [OPTIONS...] COMMAND ...\n\nQuery or send control commands to the system manager.\n\n");
     out += "Unit Commands:\n  status [PATTERN...|PID...]  Show runtime status of one or more units\n";
     out += "  is-active PATTERN...        Check whether units are active\n";
-    out += "  is-failed PATTERN...        Check whether units are failed\n\nOptions:\n";
+    out += "  is-failed PATTERN...        Check whether units are failed\n";
+    out += "  start UNIT...               Start (activate) one or more units\n";
+    out += "  restart UNIT...             Start or restart one or more units\n\nOptions:\n";
     for flag in SIGNATURE.flags {
         out += &format!("  {:<26}{}\n", flag.display(), flag.help);
     }
@@ -233,6 +275,28 @@ mod tests {
         assert!(text.contains("   Main PID: "));
         let out = session.run("systemctl is-active nvidia-fabricmanager");
         assert_eq!((out.stdout(), out.status), ("failed\n".to_string(), 3));
+    }
+
+    #[test]
+    fn restart_brings_fabric_manager_back_once_the_gpus_answer() {
+        let mut cluster = load(TWO_NODE_LAB).unwrap().instantiate(1);
+        Fault::FabricManagerDown { node: "gpu-001".into() }.apply(&mut cluster).unwrap();
+        Fault::GpuXid { node: "gpu-001".into(), gpu: 2, xid: 119 }.apply(&mut cluster).unwrap();
+        let mut session = Session::new(cluster, "gpu-001");
+        let out = session.run("systemctl restart nvidia-fabricmanager");
+        assert_eq!(out.status, 1);
+        assert!(out.stderr().starts_with("Job for nvidia-fabricmanager.service failed because"));
+        assert_eq!(session.run("systemctl is-active nvidia-fabricmanager").stdout(), "failed\n");
+        session.cluster.apply_change(&Change::ResetGpu { node: "gpu-001".into(), gpu: 2 }, 0);
+        assert_eq!(session.run("systemctl restart nvidia-fabricmanager.service").status, 0);
+        assert_eq!(session.run("systemctl is-active nvidia-fabricmanager").stdout(), "active\n");
+        assert_eq!(session.changes().len(), 2);
+        assert_eq!(session.run("systemctl start nvidia-fabricmanager").status, 0);
+        assert_eq!(session.changes().len(), 2, "start of an active unit does nothing");
+        assert_eq!(session.run("systemctl restart sshd").status, 5);
+        assert_eq!(session.run("systemctl stop nvidia-fabricmanager").status, 0);
+        assert_eq!(session.run("systemctl is-active nvidia-fabricmanager").stdout(), "inactive\n");
+        assert!(session.run("systemctl status nvidia-fabricmanager").stdout().contains("Active: inactive (dead)"));
     }
 
     #[test]

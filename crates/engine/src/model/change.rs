@@ -30,6 +30,8 @@ pub enum Change {
     SetScheduler { node: String, state: SchedulerState, reason: Option<String> },
     /// `systemctl restart nvidia-fabricmanager`.
     RestartFabricManager { node: String },
+    /// `systemctl stop nvidia-fabricmanager`.
+    StopFabricManager { node: String },
     /// A server starts waiting on `node`.
     Listen { node: String, listener: Listener },
     /// A server on `node` stops (its client finished, or it was killed).
@@ -42,6 +44,7 @@ impl Change {
             Change::ResetGpu { node, .. }
             | Change::SetScheduler { node, .. }
             | Change::RestartFabricManager { node }
+            | Change::StopFabricManager { node }
             | Change::Listen { node, .. }
             | Change::StopListening { node, .. } => node,
         }
@@ -78,8 +81,7 @@ impl Cluster {
                 node.scheduler_reason_since = at;
             }
             Change::RestartFabricManager { .. } => {
-                // Fabric Manager starts only when every GPU answers.
-                let gpus_ready = node.gpus.iter().all(|g| g.health == GpuHealth::Healthy && !g.needs_reset);
+                let gpus_ready = node.fabric_manager_can_start();
                 node.fabric_manager = if gpus_ready { ServiceState::Active } else { ServiceState::Failed };
                 node.fabric_manager_since = at;
                 if gpus_ready {
@@ -87,6 +89,10 @@ impl Cluster {
                         gpu.fabric = FabricState::Completed;
                     }
                 }
+            }
+            Change::StopFabricManager { .. } => {
+                node.fabric_manager = ServiceState::Inactive;
+                node.fabric_manager_since = at;
             }
             Change::Listen { listener, .. } => {
                 node.listeners.retain(|l| l.port != listener.port);

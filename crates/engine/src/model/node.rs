@@ -54,6 +54,11 @@ impl Node {
         self.gpus.iter().find(|gpu| gpu.index == index)
     }
 
+    /// Fabric Manager starts only when every GPU answers and none waits for a reset.
+    pub fn fabric_manager_can_start(&self) -> bool {
+        self.gpus.iter().all(|gpu| gpu.health == super::gpu::GpuHealth::Healthy && !gpu.needs_reset)
+    }
+
     pub fn hca(&self, name: &str) -> Option<&Hca> {
         self.hcas.iter().find(|hca| hca.name == name)
     }

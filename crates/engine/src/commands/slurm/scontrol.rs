@@ -3,11 +3,15 @@
 //! state, `Gres=gpu:N`, `CfgTRES`, `Reason=TEXT [root@TIMESTAMP]`. Site
 //! settings the model does not hold (core specialisation) are left out.
 //! `show hostnames` / `show hostlist` expand and compress hostlists.
-//! Changing anything (`update`, `create`, `delete`, ...) is refused as for a
-//! user without Slurm operator rights.
+//! `update NodeName=... State=... Reason=...` follows scontrol's
+//! update_node.c and slurmctld's rules: DRAIN, DOWN and FAIL need a reason;
+//! RESUME applies to drained or down nodes only; a node that does not respond
+//! stays down after RESUME. It returns `Change::SetScheduler`. Other changes
+//! (`create`, `delete`, ...) are refused as for a user without operator rights.
 
 use super::{hostlist, scontrol_state, timestamp, PARTITION, REASON_USER, SLURM_VERSION};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::change::Change;
 use crate::model::node::SchedulerState;
 use crate::model::{Cluster, Node};
 use crate::rng::Rng;
@@ -16,8 +20,8 @@ pub struct Scontrol;
 
 static SIGNATURE: Signature = Signature {
     name: "scontrol",
-    summary: "view Slurm configuration and state (read-only here)",
-    usage: "scontrol [OPTIONS] show ENTITY [ID]",
+    summary: "view and change Slurm node state",
+    usage: "scontrol [OPTIONS] show ENTITY [ID]\n       scontrol update NodeName=HOSTLIST State=DRAIN|DOWN|RESUME|IDLE|UNDRAIN [Reason=\"TEXT\"]",
     flags: &[
         Flag { short: Some('o'), long: Some("oneliner"), value: None, help: "print one record per line" },
         Flag { short: Some('d'), long: Some("details"), value: None, help: "more details (accepted)" },
@@ -142,7 +146,8 @@ impl Command for Scontrol {
         };
         match keyword.to_ascii_lowercase().as_str() {
             "show" => {}
-            "update" | "create" | "delete" | "reconfigure" | "shutdown" | "takeover" | "reboot" | "hold"
+            "update" => return update(cluster, &words[1..]),
+            "create" | "delete" | "reconfigure" | "shutdown" | "takeover" | "reboot" | "hold"
             | "release" | "requeue" | "suspend" | "resume" | "cancel_reboot" => {
                 return Output::error("slurm_update error: Invalid user id\n", 1)
             }
@@ -204,6 +209,80 @@ impl Command for Scontrol {
     }
 }
 
+/// `scontrol update NodeName=HOSTLIST State=... Reason=...`.
+fn update(cluster: &Cluster, words: &[&str]) -> Output {
+    let key = |tag: &str, name: &str, min: usize| tag.len() >= min && name.starts_with(&tag.to_ascii_lowercase());
+    let (mut names, mut state, mut reason) = (None, None, None);
+    for word in words {
+        let Some((tag, value)) = word.split_once('=') else {
+            return Output::error(format!("scontrol: error: Invalid input: {word}  Request aborted\n"), 1);
+        };
+        if key(tag, "nodename", 1) {
+            names = Some(value);
+        } else if key(tag, "reason", 1) {
+            let value = value.strip_prefix('"').unwrap_or(value);
+            reason = Some(value.strip_suffix('"').unwrap_or(value).to_string());
+        } else if key(tag, "state", 1) {
+            let lower = value.to_ascii_lowercase();
+            let is = |name: &str| lower.len() >= 3 && name.starts_with(&lower);
+            state = Some(match () {
+                _ if is("drain") => "DRAIN",
+                _ if is("fail") => "FAIL",
+                _ if is("resume") => "RESUME",
+                _ if is("undrain") => "UNDRAIN",
+                _ if is("down") => "DOWN",
+                _ if is("idle") => "IDLE",
+                _ => {
+                    return Output::error(
+                        format!("Invalid input: {word}\nRequest aborted\nValid states are: NoResp DRAIN FAIL FUTURE RESUME POWER_DOWN POWER_UP UNDRAIN\nNot all states are valid given a node's prior state\n"),
+                        1,
+                    )
+                }
+            });
+        } else if names.is_none() {
+            return Output::error("No valid entity in update command\nInput line must include \"NodeName\", \"PartitionName\", \"Reservation\", \"JobId\", \"SuspendExcTime\", \"SuspendExcNodes\", \"SuspendExcParts\" or \"FrontendName\"\n", 1);
+        } else {
+            return Output::error(format!("Update of this parameter is not supported: {word}\nRequest aborted\n"), 1);
+        }
+    }
+    let Some(list) = names else {
+        return Output::error("No valid entity in update command\nInput line must include \"NodeName\", \"PartitionName\", \"Reservation\", \"JobId\", \"SuspendExcTime\", \"SuspendExcNodes\", \"SuspendExcParts\" or \"FrontendName\"\n", 1);
+    };
+    let reason = reason.filter(|r| !r.is_empty());
+    if matches!(state, Some("DRAIN" | "DOWN" | "FAIL")) && reason.is_none() {
+        return Output::error("You must specify a reason when DOWNING or DRAINING a node. Request denied\n", 1);
+    }
+    if state.is_none() && reason.is_none() {
+        return Output::error("No changes specified\n", 1);
+    }
+    let Some(targets) = hostlist::expand(list, 100_000) else {
+        return Output::error("slurm_update error: Invalid node name specified\n", 1);
+    };
+    let mut changes = Vec::new();
+    for name in &targets {
+        let Some(node) = cluster.node(name) else {
+            return Output::error("slurm_update error: Invalid node name specified\n", 1);
+        };
+        let (to, why) = match state.unwrap_or("") {
+            // A reason alone replaces the node's reason.
+            "" => (node.scheduler, reason.clone()),
+            "DRAIN" | "FAIL" => (SchedulerState::Drained, reason.clone()),
+            "DOWN" => (SchedulerState::Down, reason.clone()),
+            "UNDRAIN" if node.scheduler != SchedulerState::Drained => {
+                return Output::error("slurm_update error: Invalid node state specified\n", 1)
+            }
+            "RESUME" if !matches!(node.scheduler, SchedulerState::Drained | SchedulerState::Down) => {
+                return Output::error("slurm_update error: Invalid node state specified\n", 1)
+            }
+            // slurmctld marks a node it cannot reach down again.
+            _ if !node.reachable => (SchedulerState::Down, Some("Not responding".to_string())),
+            _ => (SchedulerState::Idle, None),
+        };
+        changes.push(Change::SetScheduler { node: name.clone(), state: to, reason: why });
+    }
+    Output { changes, duration_ms: 30, ..Output::default() }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::testing::run_on_first_node;
@@ -222,6 +301,27 @@ mod tests {
         assert_eq!(run_on_first_node("scontrol show hostnames gpu-[001-002]").stdout, "gpu-001\ngpu-002\n");
         assert_eq!(run_on_first_node("scontrol show hostlist gpu-001,gpu-002").stdout, "gpu-[001-002]\n");
         assert_eq!(run_on_first_node("scontrol show -o node gpu-002").stdout.lines().count(), 1);
-        assert_eq!(run_on_first_node("scontrol update NodeName=gpu-001 State=RESUME").status, 1);
+    }
+
+    #[test]
+    fn update_follows_slurms_rules() {
+        let mut shell = crate::testing::session();
+        let out = shell.run("scontrol update NodeName=gpu-001 State=DRAIN");
+        assert_eq!((out.stderr().as_str(), out.status), ("You must specify a reason when DOWNING or DRAINING a node. Request denied\n", 1));
+        let out = shell.run("scontrol update NodeName=gpu-001 State=RESUME");
+        assert_eq!((out.stderr().as_str(), out.status), ("slurm_update error: Invalid node state specified\n", 1));
+        assert_eq!(shell.run("scontrol update NodeName=gpu-009 State=DOWN Reason=x").stderr(), "slurm_update error: Invalid node name specified\n");
+        assert_eq!(shell.run("scontrol update NodeName=gpu-001 State=bogus").status, 1);
+        assert_eq!(shell.run("scontrol update State=DRAIN Reason=x").status, 1);
+        assert_eq!(shell.run("scontrol update NodeName=gpu-[001-002] State=DRAIN Reason=\"xid 79\"").status, 0);
+        assert!(shell.run("sinfo").stdout().contains("      2  drain gpu-[001-002]\n"));
+        assert!(shell.run("scontrol show node gpu-002").stdout().contains("\n   Reason=xid 79 [root@"));
+        assert_eq!(shell.run("scontrol update nodename=gpu-002 state=resume").status, 0);
+        assert_eq!(shell.changes().len(), 3);
+        assert!(shell.run("sinfo -N").stdout().contains("gpu-002       1 gpu*      idle"), "{}", shell.run("sinfo -N").stdout());
+        shell.cluster.node_mut("gpu-002").unwrap().reachable = false;
+        shell.run("scontrol update NodeName=gpu-002 State=DOWN Reason=dead");
+        shell.run("scontrol update NodeName=gpu-002 State=RESUME");
+        assert!(shell.run("scontrol show node gpu-002").stdout().contains("State=DOWN+NOT_RESPONDING "));
     }
 }

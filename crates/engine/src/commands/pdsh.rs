@@ -1,0 +1,182 @@
+//! `pdsh -w HOSTLIST CMD`: runs CMD on each target through a temporary
+//! `Session` over `Cluster::subset(&[host])`, prefixing every line with
+//! `host: ` as pdsh does. Hosts answer in hostlist order (deterministic, where
+//! pdsh prints in arrival order). A host that is down or unknown gets ssh's
+//! complaint and `pdsh@HOST: TARGET: ssh exited with exit code 255`. What
+//! the commands change (a restart, say) is returned for the shell to apply.
+//! `clush.rs` shares the fan-out.
+
+use super::slurm::hostlist;
+use super::{Command, Example, Invocation, Output, Signature};
+use crate::model::change::Change;
+use crate::shell::Session;
+
+pub struct Pdsh;
+
+static SIGNATURE: Signature = Signature {
+    name: "pdsh",
+    summary: "run a command on many nodes in parallel",
+    usage: "pdsh [-S] [-N] -w HOSTLIST | -a [-x HOSTLIST] COMMAND...",
+    flags: &[
+        super::Flag { short: Some('w'), long: None, value: Some("HOSTLIST"), help: "target these hosts, e.g. gpu-[001-004]" },
+        super::Flag { short: Some('x'), long: None, value: Some("HOSTLIST"), help: "exclude these hosts" },
+        super::Flag { short: Some('a'), long: None, value: None, help: "target every node of the cluster" },
+        super::Flag { short: Some('S'), long: None, value: None, help: "return the largest of the remote commands' exit statuses" },
+        super::Flag { short: Some('N'), long: None, value: None, help: "do not prefix output with the host name" },
+    ],
+    examples: &[
+        Example { command: "pdsh -a nvidia-smi -L | sort", description: "the GPUs every node sees" },
+        Example { command: "pdsh -a 'systemctl is-active nvidia-fabricmanager'", description: "Fabric Manager on every node" },
+    ],
+};
+
+/// What one host answered.
+pub struct HostResult {
+    pub host: String,
+    /// None when ssh could not reach the host: its complaint instead.
+    pub reached: Result<(String, String, i32), String>,
+}
+
+/// Options shared by pdsh and clush.
+#[derive(Default)]
+pub struct Fanout {
+    pub hosts: Vec<String>,
+    pub exclude: Vec<String>,
+    pub all: bool,
+    pub command: Vec<String>,
+}
+
+/// Runs the command on each host; returns the results, the changes and
+/// the longest duration.
+pub fn run_all(invocation: &Invocation, options: &Fanout) -> (Vec<HostResult>, Vec<Change>, u64) {
+    let cluster = invocation.cluster;
+    let mut hosts: Vec<String> =
+        if options.all { cluster.nodes.iter().map(|n| n.hostname.clone()).collect() } else { options.hosts.clone() };
+    hosts.retain(|h| !options.exclude.contains(h));
+    let mut seen = Vec::new();
+    hosts.retain(|h| if seen.contains(h) { false } else { seen.push(h.clone()); true });
+    let line = options.command.join(" ");
+    let (mut results, mut changes, mut longest) = (Vec::new(), Vec::new(), 0);
+    for host in hosts {
+        let reached = match cluster.node(&host) {
+            None => Err(format!("ssh: Could not resolve hostname {host}: Name or service not known\n")),
+            Some(node) if !node.reachable => Err(format!("ssh: connect to host {host} port 22: No route to host\n")),
+            Some(_) => {
+                let mut session = Session::new(cluster.subset(&[host.as_str()]), &host);
+                let transcript = session.run(&line);
+                changes.extend(session.changes().iter().cloned());
+                longest = longest.max(transcript.duration_ms);
+                Ok((transcript.stdout(), transcript.stderr(), transcript.status))
+            }
+        };
+        results.push(HostResult { host, reached });
+    }
+    (results, changes, longest + 300)
+}
+
+/// Expands a `-w` value (comma-separated hostlists) or answers with None.
+pub fn expand(list: &str) -> Option<Vec<String>> {
+    hostlist::expand(list, 100_000).filter(|names| names.iter().all(|n| !n.is_empty()))
+}
+
+/// Prefixes each line of `text` with `host: `.
+pub fn prefixed(host: &str, text: &str) -> String {
+    text.lines().map(|line| format!("{host}: {line}\n")).collect()
+}
+
+impl Command for Pdsh {
+    fn signature(&self) -> &'static Signature {
+        &SIGNATURE
+    }
+
+    fn run(&self, invocation: &Invocation) -> Output {
+        let me = &invocation.node.hostname;
+        let mut options = Fanout::default();
+        let (mut largest, mut bare) = (false, false);
+        let mut args = invocation.args().iter();
+        while let Some(arg) = args.next() {
+            if !arg.starts_with('-') || arg == "-" {
+                options.command.push(arg.clone());
+                options.command.extend(args.by_ref().cloned());
+                break;
+            }
+            let mut letters = arg[1..].chars();
+            while let Some(letter) = letters.next() {
+                match letter {
+                    'a' => options.all = true,
+                    'S' => largest = true,
+                    'N' => bare = true,
+                    'w' | 'x' | 'R' | 'f' | 't' | 'u' | 'l' => {
+                        let rest: String = letters.by_ref().collect();
+                        let value = if rest.is_empty() { args.next().cloned() } else { Some(rest) };
+                        let Some(value) = value else {
+                            return Output::error(format!("pdsh@{me}: option requires an argument -- '{letter}'\n"), 1);
+                        };
+                        if letter == 'w' || letter == 'x' {
+                            let Some(names) = expand(&value) else {
+                                return Output::error(format!("pdsh@{me}: invalid hostlist: {value}\n"), 1);
+                            };
+                            if letter == 'w' { options.hosts.extend(names) } else { options.exclude.extend(names) }
+                        }
+                    }
+                    other => {
+                        return Output::error(format!("pdsh@{me}: invalid option -- '{other}'\nUsage: pdsh [-options] command ...\n"), 1)
+                    }
+                }
+            }
+        }
+        if options.hosts.is_empty() && !options.all {
+            return Output::error(format!("pdsh@{me}: no remote hosts specified\n"), 1);
+        }
+        if options.command.is_empty() {
+            // Interactive mode needs a terminal the lab does not give pdsh.
+            return Output::error(format!("pdsh@{me}: interactive mode is not emulated: give a command\n"), 1);
+        }
+        let (results, changes, duration_ms) = run_all(invocation, &options);
+        let (mut stdout, mut stderr, mut status) = (String::new(), String::new(), 0);
+        for result in &results {
+            let host = &result.host;
+            let shown = |text: &str| if bare { text.to_string() } else { prefixed(host, text) };
+            match &result.reached {
+                Ok((out, err, code)) => {
+                    stdout += &shown(out);
+                    stderr += &shown(err);
+                    if *code != 0 {
+                        stderr += &format!("pdsh@{me}: {host}: ssh exited with exit code {code}\n");
+                    }
+                    if largest {
+                        status = status.max(*code);
+                    }
+                }
+                Err(complaint) => {
+                    stderr += &prefixed(host, complaint);
+                    stderr += &format!("pdsh@{me}: {host}: ssh exited with exit code 255\n");
+                    status = if largest { 255 } else { status.max(1) };
+                }
+            }
+        }
+        Output { stdout, stderr, status, duration_ms, changes, ..Output::default() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{run_on_first_node, session};
+
+    #[test]
+    fn fans_out_with_prefixes() {
+        let out = run_on_first_node("pdsh -w gpu-[001-002] hostname");
+        assert_eq!(out.stdout, "gpu-001: gpu-001\ngpu-002: gpu-002\n");
+        assert_eq!(run_on_first_node("pdsh -w gpu-002 'nvidia-smi -L | wc -l'").stdout, "gpu-002: 8\n");
+        let mut shell = session();
+        shell.cluster.node_mut("gpu-002").unwrap().reachable = false;
+        let out = shell.run("pdsh -a hostname");
+        assert_eq!(out.stdout(), "gpu-001: gpu-001\n");
+        assert_eq!(
+            out.stderr(),
+            "gpu-002: ssh: connect to host gpu-002 port 22: No route to host\npdsh@gpu-001: gpu-002: ssh exited with exit code 255\n"
+        );
+        assert_eq!(run_on_first_node("pdsh hostname").status, 1);
+        assert_eq!(run_on_first_node("pdsh -w gpu-[1-").status, 1);
+    }
+}

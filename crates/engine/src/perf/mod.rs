@@ -1,0 +1,37 @@
+//! Performance models: what the benchmark tools (nccl-tests, perftest) would
+//! measure on the cluster model. Numbers follow from the hardware in the
+//! model (link rates, widths, MTUs, PCIe links, NVLinks, port states), never
+//! from constants per lab; calibration constants come from the captures in
+//! ../shared/reference/fabric.
+
+pub mod collective;
+pub mod rdma;
+
+use crate::model::fabric::{Hca, LinkLayer};
+use crate::model::gpu::PcieLink;
+use crate::model::{Cluster, Node};
+
+/// Header bytes per packet around an MTU of payload: IB LRH+BTH+ICRC+VCRC
+/// (~30 B); RoCEv2 adds Ethernet, IP, UDP, FCS, preamble and gap (~82 B).
+pub fn mtu_efficiency(mtu: u32, layer: LinkLayer) -> f64 {
+    let overhead = if layer == LinkLayer::Ethernet { 82.0 } else { 30.0 };
+    let mtu = f64::from(mtu.max(256));
+    mtu / (mtu + overhead)
+}
+
+/// What a PCIe link carries in Gb/s after TLP headers (~8% at 256 B payloads).
+pub fn pcie_gbps(link: &PcieLink) -> f64 {
+    PcieLink::bandwidth_mbps(link.gen, link.width) as f64 / 1000.0 * 0.92
+}
+
+/// Effective data rate of one rail in Gb/s: the port's signalling rate
+/// (lane speed x width) times the MTU efficiency, capped by the HCA's PCIe
+/// link; 0 when the port is not Active/LinkUp.
+pub fn link_gbps(cluster: &Cluster, node: &Node, hca: &Hca) -> f64 {
+    let _ = (cluster, node);
+    if !hca.port.is_up() {
+        return 0.0;
+    }
+    let wire = f64::from(hca.port.rate_gbps()) * mtu_efficiency(hca.port.active_mtu, hca.port.link_layer);
+    wire.min(pcie_gbps(&hca.pcie))
+}
