@@ -45,7 +45,7 @@ impl Question {
             QuestionKind::Multi { choices, answers } => {
                 let mut given: Vec<usize> =
                     items(response).iter().filter_map(|item| choices.iter().position(|c| c == item)).collect();
-                given.sort_unstable();
+                crate::sort::sort(&mut given);
                 given.dedup();
                 given == *answers && items(response).len() == given.len()
             }

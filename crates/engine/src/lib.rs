@@ -9,6 +9,7 @@ pub mod model;
 pub mod perf;
 pub mod rng;
 pub mod shell;
+pub mod sort;
 
 #[cfg(test)]
 pub(crate) mod testing;

@@ -113,7 +113,7 @@ impl Command for Clush {
                 status = status.max(code);
             }
         }
-        groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| hostlist::compress(&a.1).cmp(&hostlist::compress(&b.1))));
+        crate::sort::sort_by(&mut groups, |a, b| b.1.len().cmp(&a.1.len()).then_with(|| hostlist::compress(&a.1).cmp(&hostlist::compress(&b.1))));
         for (text, hosts) in groups {
             let count = if hosts.len() > 1 { format!(" ({})", hosts.len()) } else { String::new() };
             stdout += &format!("{SEP}\n{}{count}\n{SEP}\n{text}", hostlist::compress(&hosts));

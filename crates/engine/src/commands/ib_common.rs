@@ -16,7 +16,7 @@ use crate::rng::Rng;
 /// so `mlx5_10` comes before `mlx5_2`.
 pub fn sysfs_order(node: &Node) -> Vec<&Hca> {
     let mut hcas: Vec<&Hca> = node.hcas.iter().collect();
-    hcas.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    crate::sort::sort_by(&mut hcas, |a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
     hcas
 }
 

@@ -235,7 +235,7 @@ impl Command for Journalctl {
             entries.retain(|entry| entry.priority <= level);
         }
         // A stable sort keeps each source's order for entries of the same second.
-        entries.sort_by_key(|entry| entry.at);
+        crate::sort::sort_by_key(&mut entries, |entry| entry.at);
         if let Some(count) = lines {
             let skip = entries.len().saturating_sub(count);
             entries.drain(..skip);

@@ -97,7 +97,7 @@ fn devices(cluster: &Cluster, node: &Node) -> Vec<Device> {
             lost: false,
         }
     }));
-    all.sort_by(|a, b| a.address.cmp(&b.address));
+    crate::sort::sort_by(&mut all, |a, b| a.address.cmp(&b.address));
     all
 }
 

@@ -248,7 +248,7 @@ fn select<'n>(node: &'n Node, ids: Option<&str>) -> Option<Vec<&'n Gpu>> {
             chosen.push(gpu);
         }
     }
-    chosen.sort_by_key(|gpu| gpu.index);
+    crate::sort::sort_by_key(&mut chosen, |gpu| gpu.index);
     Some(chosen)
 }
 

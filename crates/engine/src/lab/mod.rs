@@ -388,7 +388,7 @@ fn build_question(table: &QuestionTable, values: &Values) -> Result<Question, Pr
         "choice" => QuestionKind::Choice { answer: position(&answer_text("one of the choices")?)?, choices },
         "multi" => {
             let mut answers = answer_list()?.iter().map(|a| position(a)).collect::<Result<Vec<_>, _>>()?;
-            answers.sort_unstable();
+            crate::sort::sort(&mut answers);
             answers.dedup();
             QuestionKind::Multi { choices, answers }
         }
@@ -682,7 +682,7 @@ fn check_question_fields(table: &QuestionTable, problem: &mut impl FnMut(Range<u
 fn into_diagnostics(source: &str, mut problems: Vec<Problem>) -> Vec<Diagnostic> {
     // Stable sort: where a structural check and a variant check report the
     // same place, the structural message (found first) is kept.
-    problems.sort_by_key(|(span, _)| span.start);
+    crate::sort::sort_by_key(&mut problems, |(span, _)| span.start);
     problems.dedup_by_key(|(span, _)| span.start);
     problems.into_iter().map(|(span, message)| Diagnostic::at(source, span.start, message)).collect()
 }

@@ -112,6 +112,27 @@ impl Fault {
         }
     }
 
+    /// What the fault acts on besides the node (`gpu 3`, `mlx5_1`), to seed
+    /// each fault's timing apart from the others on the same node.
+    fn target(&self) -> String {
+        match self {
+            Fault::GpuXid { gpu, xid, .. } => format!("gpu {gpu} xid {xid}"),
+            Fault::GpuFallenOffBus { gpu, .. }
+            | Fault::GpuEccUncorrectable { gpu, .. }
+            | Fault::GpuRowRemapPending { gpu, .. }
+            | Fault::GpuThermalSlowdown { gpu, .. }
+            | Fault::GpuPowerBrake { gpu, .. }
+            | Fault::GpuPcieDegraded { gpu, .. }
+            | Fault::NvlinkDown { gpu, .. } => format!("gpu {gpu}"),
+            Fault::HcaPortDown { hca, .. }
+            | Fault::HcaLinkDegraded { hca, .. }
+            | Fault::HcaSymbolErrors { hca, .. }
+            | Fault::HcaMtu { hca, .. }
+            | Fault::HcaPcieDegraded { hca, .. } => hca.clone(),
+            Fault::FabricManagerDown { .. } | Fault::NodeDown { .. } | Fault::NodeDrain { .. } => String::new(),
+        }
+    }
+
     pub fn node(&self) -> &str {
         match self {
             Fault::GpuXid { node, .. }
@@ -141,7 +162,7 @@ impl Fault {
         let hostnames: Vec<String> = cluster.nodes.iter().map(|n| n.hostname.clone()).collect();
         let node = cluster.node_mut(self.node()).ok_or_else(|| no_such_node(self.node(), &hostnames))?;
         // Faults happened a while before the trainee logs in.
-        let mut rng = Rng::derive(seed, &["fault", self.kind(), &node.hostname, &format!("{self:?}")]);
+        let mut rng = Rng::derive(seed, &["fault", self.kind(), &node.hostname, &self.target()]);
         let at = now - rng.range_i64(600, 4 * 3600);
         let gpu_count = node.gpus.len();
         let hca_names: Vec<String> = node.hcas.iter().map(|h| h.name.clone()).collect();

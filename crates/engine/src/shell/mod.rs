@@ -326,7 +326,7 @@ impl Session {
         let word = line.trim_start();
         let mut names: Vec<String> = commands::complete(word).into_iter().map(String::from).collect();
         names.extend(builtins::NAMES.iter().filter(|name| name.starts_with(word)).map(|name| name.to_string()));
-        names.sort();
+        crate::sort::sort(&mut names);
         names.dedup();
         names
     }

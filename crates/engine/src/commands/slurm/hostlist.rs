@@ -56,7 +56,7 @@ pub fn compress<S: AsRef<str>>(names: &[S]) -> String {
             continue;
         }
         let (prefix, width, numbers) = &mut groups[index];
-        numbers.sort_unstable();
+        crate::sort::sort(numbers);
         numbers.dedup();
         let mut ranges: Vec<(u64, u64)> = Vec::new();
         for &n in numbers.iter() {

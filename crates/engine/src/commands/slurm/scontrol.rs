@@ -193,7 +193,7 @@ impl Command for Scontrol {
                 match hostlist::expand(list, 100_000) {
                     Some(mut names) => {
                         if entity.eq_ignore_ascii_case("hostlistsorted") {
-                            names.sort();
+                            crate::sort::sort(&mut names);
                         }
                         Output::ok(format!("{}\n", hostlist::compress(&names)))
                     }

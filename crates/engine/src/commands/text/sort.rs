@@ -389,7 +389,7 @@ impl GnuTool for Sort {
             text.push_str(invocation.stdin);
         }
         let mut rows = lines(&text);
-        rows.sort_by(|a, b| plan.compare(a, b));
+        crate::sort::sort_by(&mut rows, |a, b| plan.compare(a, b));
         if plan.unique {
             rows.dedup_by(|later, earlier| plan.compare_keys(earlier, later) == Ordering::Equal);
         }
