@@ -50,7 +50,14 @@ fn prompt_history_and_completion() {
     shell.run("   ");
     assert_eq!(shell.history(), ["hostname"]);
     assert_eq!(shell.complete("nvi"), ["nvidia-smi"]);
-    assert!(shell.complete("nvidia-smi -").is_empty());
+    assert_eq!(shell.complete("nvidia-smi --list"), ["--list-gpus"]);
+    assert_eq!(shell.complete("nvidia-smi -i ").len(), 8);
+    assert_eq!(shell.complete("nvidia-smi -i 7"), ["7"]);
+    assert_eq!(shell.complete("ssh gpu-00"), ["gpu-001", "gpu-002"]);
+    assert_eq!(shell.complete("ibstat mlx5_7"), ["mlx5_7"]);
+    assert_eq!(shell.complete("nvidia-smi -L | gre"), ["grep"]);
+    assert_eq!(shell.complete("hostname && ss"), ["ssh"]);
+    assert!(shell.complete("nosuchcommand -").is_empty());
 }
 
 #[test]

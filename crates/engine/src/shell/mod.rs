@@ -316,18 +316,65 @@ impl Session {
         }
     }
 
-    /// Completions for the word under the cursor at the end of `line`: the
-    /// command names that extend it when it is the first word.
+    /// Completions for the word under the cursor at the end of `line`:
+    /// command names for the first word (after `|`, `;` or `&&` too); then
+    /// the command's declared flags for a word starting with `-`; GPU
+    /// indices, HCA names or hostnames for a flag's value, by what the flag
+    /// declares it takes; otherwise hostnames and HCA names.
     pub fn complete(&self, line: &str) -> Vec<String> {
-        let starts_new_command = line.trim_start().split_whitespace().count() <= 1 && !line.ends_with(' ');
-        if !starts_new_command {
-            return Vec::new();
+        let command_line = line.rsplit(['|', ';', '&']).next().unwrap_or(line);
+        let words: Vec<&str> = command_line.split_whitespace().collect();
+        let word = if command_line.ends_with(char::is_whitespace) { "" } else { words.last().copied().unwrap_or("") };
+        let done = if word.is_empty() { words.len() } else { words.len() - 1 };
+        let mut candidates: Vec<String> = if done == 0 {
+            let mut names: Vec<String> = commands::complete(word).into_iter().map(String::from).collect();
+            names.extend(builtins::NAMES.iter().map(|name| name.to_string()));
+            names
+        } else {
+            self.complete_argument(words[0], words.get(done - 1).copied().unwrap_or(""), word)
+        };
+        candidates.retain(|candidate| candidate.starts_with(word));
+        crate::sort::sort(&mut candidates);
+        candidates.dedup();
+        candidates
+    }
+
+    fn complete_argument(&self, command: &str, previous: &str, word: &str) -> Vec<String> {
+        let node = self.cluster.node(&self.host);
+        let gpus = || node.map(|n| n.gpus.iter().map(|g| g.index.to_string()).collect()).unwrap_or_default();
+        let hcas = || node.map(|n| n.hcas.iter().map(|h| h.name.clone()).collect::<Vec<_>>()).unwrap_or_default();
+        let hosts = || self.cluster.nodes.iter().map(|n| n.hostname.clone()).collect::<Vec<_>>();
+        let signature = commands::find(command).map(|c| c.signature());
+        if word.starts_with('-') {
+            return signature
+                .map(|s| {
+                    s.flags
+                        .iter()
+                        .flat_map(|flag| {
+                            let long = flag.long.map(|long| format!("--{long}"));
+                            let short = flag.short.map(|short| format!("-{short}"));
+                            [long, short].into_iter().flatten()
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
         }
-        let word = line.trim_start();
-        let mut names: Vec<String> = commands::complete(word).into_iter().map(String::from).collect();
-        names.extend(builtins::NAMES.iter().filter(|name| name.starts_with(word)).map(|name| name.to_string()));
-        crate::sort::sort(&mut names);
-        names.dedup();
-        names
+        // The value of a flag: what its placeholder says it takes.
+        let wanted = signature.and_then(|s| {
+            s.flags.iter().find(|flag| {
+                flag.long.is_some_and(|long| previous == format!("--{long}"))
+                    || flag.short.is_some_and(|short| previous == format!("-{short}"))
+            })
+        });
+        match wanted.and_then(|flag| flag.value).map(str::to_ascii_uppercase) {
+            Some(value) if value.contains("GPU") || value == "ID" || value.contains("INDEX") => gpus(),
+            Some(value) if value.contains("DEV") || value.contains("CA") || value.contains("HCA") => hcas(),
+            Some(value) if value.contains("HOST") || value.contains("NODE") => hosts(),
+            _ => {
+                let mut all = hosts();
+                all.extend(hcas());
+                all
+            }
+        }
     }
 }
