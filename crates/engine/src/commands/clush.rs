@@ -3,7 +3,7 @@
 //! (15 dashes, the folded nodeset and its count, 15 dashes), largest groups
 //! first. Hosts that fail say `clush: HOST: exited with exit code N`.
 
-use super::pdsh::{expand, prefixed, run_all, Fanout};
+use super::pdsh::{parse_fanout, prefixed, run_all, FanoutError, Switch};
 use super::slurm::hostlist;
 use super::{Command, Example, Flag, Invocation, Output, Signature};
 
@@ -35,46 +35,39 @@ impl Command for Clush {
     }
 
     fn run(&self, invocation: &Invocation) -> Output {
-        let mut options = Fanout::default();
         let (mut gather, mut with_stderr, mut bare) = (false, false, false);
-        let mut args = invocation.args().iter();
-        while let Some(arg) = args.next() {
-            if !arg.starts_with('-') || arg == "-" {
-                options.command.push(arg.clone());
-                options.command.extend(args.by_ref().cloned());
-                break;
-            }
-            if arg == "--all" || arg == "--dshbak" {
-                if arg == "--all" { options.all = true } else { gather = true }
-                continue;
-            }
-            let mut letters = arg[1..].chars();
-            while let Some(letter) = letters.next() {
-                match letter {
-                    'a' => options.all = true,
-                    'b' => gather = true,
-                    'B' => (gather, with_stderr) = (true, true),
-                    'N' => bare = true,
-                    'q' | 'v' | 'L' | 'S' => {}
-                    'w' | 'x' | 'o' | 't' | 'u' | 'f' | 'l' => {
-                        let rest: String = letters.by_ref().collect();
-                        let value = if rest.is_empty() { args.next().cloned() } else { Some(rest) };
-                        let Some(value) = value else {
-                            return Output::error(format!("Usage: clush [options] command\n\nclush: error: -{letter} option requires an argument\n"), 2);
-                        };
-                        if letter == 'w' || letter == 'x' {
-                            let Some(names) = expand(&value) else {
-                                return Output::error(format!("clush: Parse error: invalid nodeset {value}\n"), 1);
-                            };
-                            if letter == 'w' { options.hosts.extend(names) } else { options.exclude.extend(names) }
-                        }
-                    }
-                    other => {
-                        return Output::error(format!("Usage: clush [options] command\n\nclush: error: no such option: -{other}\n"), 2)
-                    }
+        let parsed = parse_fanout(
+            invocation.args(),
+            "otufl",
+            |switch| match switch {
+                Switch::Letter('b') | Switch::Long("--dshbak") => {
+                    gather = true;
+                    true
                 }
+                Switch::Letter('B') => {
+                    (gather, with_stderr) = (true, true);
+                    true
+                }
+                Switch::Letter('N') => {
+                    bare = true;
+                    true
+                }
+                Switch::Letter('q' | 'v' | 'L' | 'S') => true,
+                _ => false,
+            },
+        );
+        let options = match parsed {
+            Ok(options) => options,
+            Err(FanoutError::MissingValue(letter)) => {
+                return Output::error(format!("Usage: clush [options] command\n\nclush: error: -{letter} option requires an argument\n"), 2)
             }
-        }
+            Err(FanoutError::BadHostlist(value)) => {
+                return Output::error(format!("clush: Parse error: invalid nodeset {value}\n"), 1)
+            }
+            Err(FanoutError::UnknownOption(other)) => {
+                return Output::error(format!("Usage: clush [options] command\n\nclush: error: no such option: {other}\n"), 2)
+            }
+        };
         if options.hosts.is_empty() && !options.all {
             return Output::error("clush: error: no node to run on\n", 1);
         }

@@ -46,6 +46,64 @@ pub struct Fanout {
     pub command: Vec<String>,
 }
 
+/// Why a fan-out command line was refused; each tool words it its own way.
+pub enum FanoutError {
+    MissingValue(char),
+    BadHostlist(String),
+    /// The option as written: `-z` or `--zzz`.
+    UnknownOption(String),
+}
+
+/// A switch of the tool's own: a letter (`-b`) or a long word (`--dshbak`).
+pub enum Switch<'a> {
+    Letter(char),
+    Long(&'a str),
+}
+
+/// Reads `-w LIST`, `-x LIST`, `-a`/`--all`, the value options in
+/// `takes_value` and the tool's own switches (`switch` answers whether it
+/// knows one), up to the first operand, where the command starts.
+pub fn parse_fanout(
+    args: &[String],
+    takes_value: &str,
+    mut switch: impl FnMut(Switch) -> bool,
+) -> Result<Fanout, FanoutError> {
+    let mut options = Fanout::default();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        if !arg.starts_with('-') || arg == "-" {
+            options.command.push(arg.clone());
+            options.command.extend(args.by_ref().cloned());
+            break;
+        }
+        if arg.starts_with("--") {
+            if arg == "--all" {
+                options.all = true;
+            } else if !switch(Switch::Long(arg)) {
+                return Err(FanoutError::UnknownOption(arg.clone()));
+            }
+            continue;
+        }
+        let mut letters = arg[1..].chars();
+        while let Some(letter) = letters.next() {
+            if letter == 'a' {
+                options.all = true;
+            } else if letter == 'w' || letter == 'x' || takes_value.contains(letter) {
+                let rest: String = letters.by_ref().collect();
+                let value = if rest.is_empty() { args.next().cloned() } else { Some(rest) };
+                let value = value.ok_or(FanoutError::MissingValue(letter))?;
+                if letter == 'w' || letter == 'x' {
+                    let names = expand(&value).ok_or(FanoutError::BadHostlist(value))?;
+                    if letter == 'w' { options.hosts.extend(names) } else { options.exclude.extend(names) }
+                }
+            } else if !switch(Switch::Letter(letter)) {
+                return Err(FanoutError::UnknownOption(format!("-{letter}")));
+            }
+        }
+    }
+    Ok(options)
+}
+
 /// Runs the command on each host; returns the results, the changes and
 /// the longest duration.
 pub fn run_all(invocation: &Invocation, options: &Fanout) -> (Vec<HostResult>, Vec<Change>, u64) {
@@ -91,40 +149,35 @@ impl Command for Pdsh {
 
     fn run(&self, invocation: &Invocation) -> Output {
         let me = &invocation.node.hostname;
-        let mut options = Fanout::default();
         let (mut largest, mut bare) = (false, false);
-        let mut args = invocation.args().iter();
-        while let Some(arg) = args.next() {
-            if !arg.starts_with('-') || arg == "-" {
-                options.command.push(arg.clone());
-                options.command.extend(args.by_ref().cloned());
-                break;
-            }
-            let mut letters = arg[1..].chars();
-            while let Some(letter) = letters.next() {
-                match letter {
-                    'a' => options.all = true,
-                    'S' => largest = true,
-                    'N' => bare = true,
-                    'w' | 'x' | 'R' | 'f' | 't' | 'u' | 'l' => {
-                        let rest: String = letters.by_ref().collect();
-                        let value = if rest.is_empty() { args.next().cloned() } else { Some(rest) };
-                        let Some(value) = value else {
-                            return Output::error(format!("pdsh@{me}: option requires an argument -- '{letter}'\n"), 1);
-                        };
-                        if letter == 'w' || letter == 'x' {
-                            let Some(names) = expand(&value) else {
-                                return Output::error(format!("pdsh@{me}: invalid hostlist: {value}\n"), 1);
-                            };
-                            if letter == 'w' { options.hosts.extend(names) } else { options.exclude.extend(names) }
-                        }
-                    }
-                    other => {
-                        return Output::error(format!("pdsh@{me}: invalid option -- '{other}'\nUsage: pdsh [-options] command ...\n"), 1)
-                    }
+        let parsed = parse_fanout(
+            invocation.args(),
+            "Rftul",
+            |switch| match switch {
+                Switch::Letter('S') => {
+                    largest = true;
+                    true
                 }
+                Switch::Letter('N') => {
+                    bare = true;
+                    true
+                }
+                _ => false,
+            },
+        );
+        let options = match parsed {
+            Ok(options) => options,
+            Err(FanoutError::MissingValue(letter)) => {
+                return Output::error(format!("pdsh@{me}: option requires an argument -- '{letter}'\n"), 1)
             }
-        }
+            Err(FanoutError::BadHostlist(value)) => {
+                return Output::error(format!("pdsh@{me}: invalid hostlist: {value}\n"), 1)
+            }
+            Err(FanoutError::UnknownOption(other)) => {
+                let letter = other.trim_start_matches('-').chars().next().unwrap_or('-');
+                return Output::error(format!("pdsh@{me}: invalid option -- '{letter}'\nUsage: pdsh [-options] command ...\n"), 1);
+            }
+        };
         if options.hosts.is_empty() && !options.all {
             return Output::error(format!("pdsh@{me}: no remote hosts specified\n"), 1);
         }
