@@ -201,7 +201,7 @@ pub fn mtu_code(mtu: u32) -> u32 {
 /// When the lab's clock started. The model keeps only `now`; Cluster::build
 /// starts it at DEFAULT_START plus an offset derived from the seed, which is
 /// recomputed here.
-fn lab_started_at(cluster: &Cluster) -> i64 {
+pub fn lab_started_at(cluster: &Cluster) -> i64 {
     DEFAULT_START + Rng::derive(cluster.seed, &["clock"]).range_i64(0, 6 * 3600)
 }
 

@@ -10,6 +10,7 @@ pub mod args;
 mod clear;
 mod clush;
 mod date;
+mod dctech;
 mod dcgmi;
 mod df;
 mod dmesg;
@@ -21,6 +22,7 @@ mod host;
 mod hostname;
 mod ib_common;
 mod ibdev2netdev;
+mod iblinkinfo;
 mod ibstat;
 mod ibstatus;
 mod ibv_devices;
@@ -30,6 +32,7 @@ mod journalctl;
 mod lscpu;
 mod lspci;
 mod man;
+mod mlxlink;
 mod nccl;
 mod numactl;
 mod nvidia_smi;
@@ -160,6 +163,7 @@ static COMMANDS: &[&dyn Command] = &[
     &text::cut::Cut,
     &date::Date,
     &dcgmi::Dcgmi,
+    &dctech::Dctech,
     &df::Df,
     &dmesg::Dmesg,
     &echo::Echo,
@@ -176,6 +180,7 @@ static COMMANDS: &[&dyn Command] = &[
     &perftest::WRITE_BW,
     &perftest::WRITE_LAT,
     &ibdev2netdev::Ibdev2netdev,
+    &iblinkinfo::Iblinkinfo,
     &ibstat::Ibstat,
     &ibstatus::Ibstatus,
     &ibv_devices::IbvDevices,
@@ -185,6 +190,7 @@ static COMMANDS: &[&dyn Command] = &[
     &lscpu::Lscpu,
     &lspci::Lspci,
     &man::Man,
+    &mlxlink::Mlxlink,
     &nccl::launch::Mpirun,
     &numactl::Numactl,
     &nvidia_smi::NvidiaSmi,

@@ -97,6 +97,8 @@ pub struct FaultTable {
     pub links: Option<Spanned<Links>>,
     pub state: Option<Spanned<String>>,
     pub reason: Option<Spanned<String>>,
+    /// Hands-on actions that repair the fault (`repair = "reseat-cable"` or a list).
+    pub repair: Option<Spanned<Vec<String>>>,
 }
 
 /// A question's `answer`: a string, a number or a list.
@@ -128,7 +130,7 @@ const CLUSTER_KEYS: &[&str] =
     &["preset", "nodes", "count", "driver", "cuda", "nccl", "dcgm", "fabric", "hcas", "persistence"];
 const VAR_KEYS: &[&str] = &["one_of", "range"];
 const FAULT_KEYS: &[&str] =
-    &["kind", "node", "gpu", "hca", "xid", "count", "gen", "width", "rate", "mtu", "links", "state", "reason"];
+    &["kind", "node", "gpu", "hca", "xid", "count", "gen", "width", "rate", "mtu", "links", "state", "reason", "repair"];
 const QUESTION_KEYS: &[&str] = &[
     "id", "type", "prompt", "choices", "answer", "accept", "tolerance", "unit", "points", "hints", "explanation",
 ];
@@ -419,6 +421,13 @@ fn fault_table(t: &Table, problems: &mut Vec<Problem>) -> FaultTable {
         }),
         state: t.optional(problems, "state", spanned_string),
         reason: t.optional(problems, "reason", spanned_string),
+        repair: t.optional(problems, "repair", |v| {
+            let actions = match v.get_ref() {
+                DeValue::Array(_) => list(v, string)?,
+                _ => vec![string(v)?],
+            };
+            Ok(Spanned::new(v.span(), actions))
+        }),
     }
 }
 

@@ -19,6 +19,7 @@ use std::ops::Range;
 
 
 use crate::model::fabric::LinkLayer;
+use crate::model::change::{RepairTarget, REPAIR_ACTIONS};
 use crate::model::fault::{self, Fault, PortDown};
 use crate::model::{preset, Cluster, ClusterConfig};
 use crate::rng::Rng;
@@ -55,6 +56,8 @@ pub struct Variant {
     /// The briefing with the variables' values substituted.
     pub briefing: String,
     pub faults: Vec<Fault>,
+    /// For each fault, the hands-on actions that repair it.
+    pub repairs: Vec<Vec<String>>,
     pub questions: Vec<Question>,
 }
 
@@ -135,14 +138,25 @@ impl Lab {
         let values = self.values(seed);
         let (faults, questions, _) = self.resolve(&values);
         let briefing = template::substitute(&self.briefing, &values).unwrap_or_else(|_| self.briefing.clone());
-        Variant { seed, values, briefing, faults, questions }
+        // Faults resolve one for one with their tables in a checked lab.
+        let repairs = self
+            .faults
+            .iter()
+            .map(|table| table.get_ref().repair.as_ref().map(|r| r.get_ref().clone()).unwrap_or_default())
+            .collect();
+        Variant { seed, values, briefing, faults, repairs, questions }
     }
 
     /// The cluster a trainee with this seed starts from: built, with the
     /// variant's faults applied.
     pub fn instantiate(&self, seed: u64) -> Cluster {
         let variant = self.variant(seed);
-        self.cluster_for(&variant.faults, seed)
+        let mut cluster = self.cluster_for(&[], seed);
+        for (fault, repairs) in variant.faults.into_iter().zip(variant.repairs) {
+            // Faults were checked against this cluster by `load`.
+            let _ = cluster.inject(fault, repairs);
+        }
+        cluster
     }
 
     /// The cluster with exactly these faults applied.
@@ -151,7 +165,7 @@ impl Lab {
         let mut cluster = Cluster::build(&self.cluster, world_seed);
         for fault in faults {
             // Faults were checked against this cluster by `load`.
-            let _ = fault.apply(&mut cluster);
+            let _ = cluster.inject(fault.clone(), Vec::new());
         }
         cluster
     }
@@ -607,6 +621,7 @@ fn present_fields(fault: &FaultTable) -> Vec<(&'static str, Range<usize>)> {
     field!(links);
     field!(state);
     field!(reason);
+    field!(repair);
     fields
 }
 
@@ -619,13 +634,36 @@ fn check_fault_fields(fault: &Spanned<FaultTable>, problem: &mut impl FnMut(Rang
         return;
     };
     let present = present_fields(table);
+    if let Some(repair) = &table.repair {
+        let target = match kind.as_str() {
+            k if k.starts_with("hca-") => Some(RepairTarget::Hca),
+            k if k.starts_with("gpu-") || k == "nvlink-down" => Some(RepairTarget::Gpu),
+            "node-down" => Some(RepairTarget::Node),
+            _ => None,
+        };
+        for action in repair.get_ref() {
+            let fits = REPAIR_ACTIONS.iter().find(|(name, _)| name == action).map(|(_, t)| Some(*t) == target);
+            let names = || REPAIR_ACTIONS.iter().filter(|(_, t)| Some(*t) == target).map(|(name, _)| *name);
+            match fits {
+                Some(true) => {}
+                _ if target.is_none() => {
+                    problem(repair.span(), format!("a `{kind}` fault is repaired from the terminal, not by hands-on `repair`"))
+                }
+                Some(false) => problem(repair.span(), format!("`{action}` does not repair a `{kind}` fault; use one of {}", list(names()))),
+                None => {
+                    let hint = suggestion(action, names());
+                    problem(repair.span(), format!("unknown repair action `{action}`{hint}; for a `{kind}` fault: {}", list(names())))
+                }
+            }
+        }
+    }
     for field in *required {
         if !present.iter().any(|(name, _)| name == field) {
             problem(fault.span(), format!("a `{kind}` fault needs `{field}`"));
         }
     }
     for (name, span) in &present {
-        if !required.contains(name) && !optional.contains(name) {
+        if !required.contains(name) && !optional.contains(name) && *name != "repair" {
             let takes: Vec<&str> = required.iter().chain(optional.iter()).copied().collect();
             problem(span.clone(), format!("`{name}` does not apply to a `{kind}` fault; it takes {}", list(takes)));
         }

@@ -36,6 +36,50 @@ pub enum Change {
     Listen { node: String, listener: Listener },
     /// A server on `node` stops (its client finished, or it was killed).
     StopListening { node: String, port: u16 },
+    /// Hands-on work on a node (`dctech reseat-cable gpu-001 mlx5_1`):
+    /// repairs the faults the lab says this action repairs on that target.
+    Repair { node: String, action: String, target: String },
+}
+
+/// The hands-on actions a technician can take, and what they act on.
+pub const REPAIR_ACTIONS: &[(&str, RepairTarget)] = &[
+    ("reseat-cable", RepairTarget::Hca),
+    ("replace-cable", RepairTarget::Hca),
+    ("replace-transceiver", RepairTarget::Hca),
+    ("replace-hca", RepairTarget::Hca),
+    ("reseat-gpu", RepairTarget::Gpu),
+    ("replace-gpu", RepairTarget::Gpu),
+    ("power-cycle", RepairTarget::Node),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RepairTarget {
+    Hca,
+    Gpu,
+    Node,
+}
+
+impl RepairTarget {
+    /// What a fault acts on, as a technician's ticket names it.
+    pub fn of(fault: &super::fault::Fault) -> (RepairTarget, String) {
+        use super::fault::Fault::*;
+        match fault {
+            GpuXid { gpu, .. }
+            | GpuFallenOffBus { gpu, .. }
+            | GpuEccUncorrectable { gpu, .. }
+            | GpuRowRemapPending { gpu, .. }
+            | GpuThermalSlowdown { gpu, .. }
+            | GpuPowerBrake { gpu, .. }
+            | GpuPcieDegraded { gpu, .. }
+            | NvlinkDown { gpu, .. } => (RepairTarget::Gpu, gpu.to_string()),
+            HcaPortDown { hca, .. }
+            | HcaLinkDegraded { hca, .. }
+            | HcaSymbolErrors { hca, .. }
+            | HcaMtu { hca, .. }
+            | HcaPcieDegraded { hca, .. } => (RepairTarget::Hca, hca.clone()),
+            FabricManagerDown { .. } | NodeDown { .. } | NodeDrain { .. } => (RepairTarget::Node, String::new()),
+        }
+    }
 }
 
 impl Change {
@@ -46,7 +90,8 @@ impl Change {
             | Change::RestartFabricManager { node }
             | Change::StopFabricManager { node }
             | Change::Listen { node, .. }
-            | Change::StopListening { node, .. } => node,
+            | Change::StopListening { node, .. }
+            | Change::Repair { node, .. } => node,
         }
     }
 }
@@ -56,6 +101,33 @@ impl Cluster {
     /// cluster lacks does nothing: the command that made it has already
     /// answered the way the real tool does.
     pub fn apply_change(&mut self, change: &Change, at: EpochSeconds) {
+        if self.node(change.node()).is_none() {
+            return;
+        }
+        self.history.push((at, change.clone()));
+        if let Change::Repair { node, action, target } = change {
+            let mut repaired = false;
+            for injected in &mut self.injected {
+                let (_, fault_target) = RepairTarget::of(&injected.fault);
+                if !injected.repaired
+                    && injected.fault.node() == node
+                    && injected.repairs.iter().any(|a| a == action)
+                    && (fault_target.is_empty() || fault_target == *target)
+                {
+                    injected.repaired = true;
+                    repaired = true;
+                }
+            }
+            if repaired {
+                self.rebuild_node(node);
+            }
+            return;
+        }
+        self.apply_change_at(change, at);
+    }
+
+    /// Applies a change's effect without recording it (also for replays).
+    pub(crate) fn apply_change_at(&mut self, change: &Change, at: EpochSeconds) {
         let Some(node) = self.node_mut(change.node()) else {
             return;
         };
@@ -99,6 +171,7 @@ impl Cluster {
                 node.listeners.push(listener.clone());
             }
             Change::StopListening { port, .. } => node.listeners.retain(|l| l.port != *port),
+            Change::Repair { .. } => {}
         }
     }
 }
@@ -127,6 +200,29 @@ mod tests {
         assert_eq!(gpus[2].health, GpuHealth::FallenOffBus);
         assert!(!gpus[3].row_remap.pending);
         assert_eq!(gpus[3].row_remap.uncorrectable, 1, "the remap itself stays recorded");
+    }
+
+    #[test]
+    fn a_declared_repair_rebuilds_the_node_and_keeps_the_rest() {
+        let mut cluster = cluster();
+        let degraded = Fault::HcaLinkDegraded { node: "gpu-001".into(), hca: "mlx5_1".into(), rate: Some(200), width: None };
+        cluster.inject(degraded, vec!["reseat-cable".into()]).unwrap();
+        cluster.inject(Fault::GpuXid { node: "gpu-001".into(), gpu: 2, xid: 119 }, vec![]).unwrap();
+        cluster.apply_change(&Change::ResetGpu { node: "gpu-001".into(), gpu: 2 }, cluster.now);
+        let drain = Change::SetScheduler { node: "gpu-001".into(), state: SchedulerState::Drained, reason: Some("rail".into()) };
+        cluster.apply_change(&drain, cluster.now);
+        // The wrong HCA, then the wrong action: nothing changes.
+        cluster.apply_change(&Change::Repair { node: "gpu-001".into(), action: "reseat-cable".into(), target: "mlx5_2".into() }, cluster.now);
+        cluster.apply_change(&Change::Repair { node: "gpu-001".into(), action: "replace-gpu".into(), target: "mlx5_1".into() }, cluster.now);
+        assert_eq!(cluster.nodes[0].hcas[1].port.rate_gbps(), 200);
+        let uuid = cluster.nodes[0].gpus[0].uuid.clone();
+        cluster.apply_change(&Change::Repair { node: "gpu-001".into(), action: "reseat-cable".into(), target: "mlx5_1".into() }, cluster.now);
+        let node = &cluster.nodes[0];
+        assert_eq!(node.hcas[1].port.rate_gbps(), 400);
+        assert_eq!(node.gpus[2].health, GpuHealth::Healthy, "the reset is replayed after the rebuild");
+        assert_eq!(node.scheduler, SchedulerState::Drained);
+        assert_eq!(node.gpus[0].uuid, uuid, "the same hardware");
+        assert!(cluster.injected[0].repaired && !cluster.injected[1].repaired);
     }
 
     #[test]

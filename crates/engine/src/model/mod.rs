@@ -80,6 +80,22 @@ pub struct Cluster {
     pub now: EpochSeconds,
     /// The seed every per-invocation variation derives from.
     pub seed: u64,
+    /// What the cluster was built from, and when: a repaired node is rebuilt
+    /// from these and its remaining faults and changes replayed.
+    config: ClusterConfig,
+    started_at: EpochSeconds,
+    /// Faults injected so far, with the hands-on actions that repair them.
+    pub injected: Vec<Injected>,
+    /// Changes applied so far, with when.
+    history: Vec<(EpochSeconds, change::Change)>,
+}
+
+/// A fault in the cluster, the actions that repair it, and whether one has.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Injected {
+    pub fault: fault::Fault,
+    pub repairs: Vec<String>,
+    pub repaired: bool,
 }
 
 /// When every lab's clock starts unless it says otherwise: a fixed instant, so
@@ -106,7 +122,59 @@ impl Cluster {
             .enumerate()
             .map(|(index, hostname)| build_node(config, &versions, index, hostname, now, seed))
             .collect();
-        Cluster { preset, versions, fabric: config.fabric, nodes, now, seed }
+        Cluster {
+            preset,
+            versions,
+            fabric: config.fabric,
+            nodes,
+            now,
+            seed,
+            config: config.clone(),
+            started_at: now,
+            injected: Vec::new(),
+            history: Vec::new(),
+        }
+    }
+
+    /// Applies a fault and remembers it, with the actions that repair it.
+    pub fn inject(&mut self, fault: fault::Fault, repairs: Vec<String>) -> Result<(), fault::FaultError> {
+        fault.apply(self)?;
+        self.injected.push(Injected { fault, repairs, repaired: false });
+        Ok(())
+    }
+
+    /// Rebuilds a node as it left the factory, then replays its faults that
+    /// are not repaired and every change made to it; what operators see of
+    /// its past (kernel log, scheduler state) stays.
+    pub(crate) fn rebuild_node(&mut self, hostname: &str) {
+        let Some(index) = self.config.hostnames.iter().position(|h| h == hostname) else {
+            return;
+        };
+        let Some(at) = self.nodes.iter().position(|n| n.hostname == hostname) else {
+            return;
+        };
+        let fresh = build_node(&self.config, &self.versions, index, hostname, self.started_at, self.seed);
+        let old = std::mem::replace(&mut self.nodes[at], fresh);
+        let faults: Vec<fault::Fault> = self
+            .injected
+            .iter()
+            .filter(|i| !i.repaired && i.fault.node() == hostname)
+            .map(|i| i.fault.clone())
+            .collect();
+        for fault in faults {
+            let _ = fault.apply(self);
+        }
+        let replay: Vec<(EpochSeconds, change::Change)> =
+            self.history.iter().filter(|(_, c)| c.node() == hostname && !matches!(c, change::Change::Repair { .. })).cloned().collect();
+        for (when, change) in replay {
+            self.apply_change_at(&change, when);
+        }
+        let node = &mut self.nodes[at];
+        node.kernel_log = old.kernel_log;
+        node.scheduler = old.scheduler;
+        node.scheduler_reason = old.scheduler_reason;
+        node.scheduler_reason_since = old.scheduler_reason_since;
+        node.listeners = old.listeners;
     }
 
     pub fn node(&self, hostname: &str) -> Option<&Node> {
@@ -127,6 +195,10 @@ impl Cluster {
             nodes: self.nodes.iter().filter(|node| hostnames.contains(&node.hostname.as_str())).cloned().collect(),
             now: self.now,
             seed: self.seed,
+            config: self.config.clone(),
+            started_at: self.started_at,
+            injected: self.injected.iter().filter(|i| hostnames.contains(&i.fault.node())).cloned().collect(),
+            history: self.history.iter().filter(|(_, c)| hostnames.contains(&c.node())).cloned().collect(),
         }
     }
 }
