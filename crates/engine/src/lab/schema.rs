@@ -96,7 +96,8 @@ pub fn json_schema() -> String {
           "mtu": {{ "$ref": "#/$defs/templated_int" }},
           "links": {{ "oneOf": [{{ "$ref": "#/$defs/templated_int" }}, {{ "type": "array", "items": {{ "$ref": "#/$defs/templated_int" }} }}] }},
           "state": {{ "enum": {port_states} }},
-          "reason": {{ "type": "string" }}
+          "reason": {{ "type": "string" }},
+          "repair": {{ "oneOf": [{{ "enum": {repairs} }}, {{ "type": "array", "items": {{ "enum": {repairs} }} }}] }}
         }},
         "allOf": [
 {fault_rules}
@@ -134,6 +135,7 @@ pub fn json_schema() -> String {
         fault_kinds = fault_kinds,
         port_states = strings(PORT_DOWN_STATES.iter().copied()),
         question_types = strings(QUESTION_TYPES.iter().copied()),
+        repairs = strings(crate::model::change::REPAIR_ACTIONS.iter().map(|(name, _)| *name)),
         fault_rules = fault_rules.join(",\n"),
     )
 }
