@@ -209,8 +209,11 @@ fn h100_like_della() -> Cluster {
 #[test]
 fn q_sections_match_h100_driver_545() {
     let captured = reference("nvidia-smi_q_h100_drv545.txt");
-    let output = run(h100_like_della(), "nvidia-smi -q -i 0 -d ECC,ROW_REMAPPER,TEMPERATURE,PERFORMANCE,CLOCK,PCI,POWER");
+    let output =
+        run(h100_like_della(), "nvidia-smi -q -i 0 -d ECC,ROW_REMAPPER,TEMPERATURE,PERFORMANCE,CLOCK,PCI,POWER,UTILIZATION,PAGE_RETIREMENT");
     for heading in [
+        "    Utilization",
+        "    Retired Pages",
         "    ECC Mode",
         "    ECC Errors",
         "    Remapped Rows",
@@ -234,6 +237,12 @@ fn q_sections_match_h100_driver_545() {
     let real: Vec<&str> = captured.lines().filter(|l| !l.is_empty()).take(6).collect();
     let labels = |lines: &[&str]| lines.iter().map(|l| mask_digits(l.split(": ").next().unwrap_or(l))).collect::<Vec<_>>();
     assert_eq!(labels(&head), labels(&real));
+}
+
+#[test]
+fn a_is_q() {
+    let cluster = || h100_like_della();
+    assert_eq!(run(cluster(), "nvidia-smi -a -i 0"), run(cluster(), "nvidia-smi -q -i 0"));
 }
 
 #[test]

@@ -38,11 +38,12 @@ static SIGNATURE: Signature = Signature {
             help: "Target a specific GPU: its index, UUID or PCI bus id. Several may be given, separated by commas.",
         },
         Flag { short: Some('q'), long: Some("query"), value: None, help: "Display GPU or Unit info (all sections, or those -d names)." },
+        Flag { short: Some('a'), long: None, value: None, help: "The same as -q." },
         Flag {
             short: Some('d'),
             long: Some("display"),
             value: Some("TYPE"),
-            help: "With -q: only these sections, comma separated: MEMORY, ECC, ROW_REMAPPER, TEMPERATURE, POWER, CLOCK, PERFORMANCE, PCI.",
+            help: "With -q: only these sections, comma separated: MEMORY, UTILIZATION, ECC, PAGE_RETIREMENT, ROW_REMAPPER, TEMPERATURE, POWER, CLOCK, PERFORMANCE, PCI.",
         },
         Flag {
             short: None,
@@ -111,6 +112,7 @@ impl Command for NvidiaSmi {
         let mut sections: Option<String> = None;
         for arg in scan(&SIGNATURE, invocation.args()) {
             match arg {
+                Arg::Flag(flag, _) if flag.short == Some('a') => mode = Mode::Query,
                 Arg::Flag(flag, value) => match (flag.long, value) {
                     (Some("help"), _) => mode = Mode::Help,
                     (Some("version"), _) => mode = Mode::Version,

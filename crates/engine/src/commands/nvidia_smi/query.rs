@@ -208,7 +208,8 @@ pub fn query_gpu(cluster: &Cluster, gpus: &[&Gpu], fields: &str, format: &str) -
 }
 
 /// The sections `-d` accepts, in the order `-q` prints them.
-const SECTIONS: &[&str] = &["PCI", "PERFORMANCE", "MEMORY", "ECC", "ROW_REMAPPER", "TEMPERATURE", "POWER", "CLOCK"];
+const SECTIONS: &[&str] =
+    &["PCI", "PERFORMANCE", "MEMORY", "UTILIZATION", "ECC", "PAGE_RETIREMENT", "ROW_REMAPPER", "TEMPERATURE", "POWER", "CLOCK"];
 
 /// One `-q` line: the label padded so that the colon sits at column 42.
 fn kv(level: usize, label: &str, value: impl AsRef<str>) -> String {
@@ -273,7 +274,15 @@ fn gpu_block(cluster: &Cluster, gpu: &Gpu, sections: &[&str], everything: bool) 
             "PCI" => pci(cluster, gpu, &r),
             "PERFORMANCE" => performance(cluster, gpu, &r),
             "MEMORY" => memory(gpu, &r),
+            "UTILIZATION" => utilization(gpu, &r),
             "ECC" => ecc(cluster, gpu, &r),
+            // Retirement gave way to row remapping on A100 and later: N/A there.
+            "PAGE_RETIREMENT" => {
+                heading(1, "Retired Pages")
+                    + &kv(2, "Single Bit ECC", "N/A")
+                    + &kv(2, "Double Bit ECC", "N/A")
+                    + &kv(2, "Pending Page Blacklist", "N/A")
+            }
             "ROW_REMAPPER" => row_remapper(gpu, &r),
             "TEMPERATURE" => temperature(gpu, &r),
             "POWER" => power(cluster, gpu, &r),
@@ -283,6 +292,16 @@ fn gpu_block(cluster: &Cluster, gpu: &Gpu, sections: &[&str], everything: bool) 
     if everything {
         out += &fabric(cluster, gpu);
         out += &kv(1, "Processes", "None");
+    }
+    out
+}
+
+fn utilization(gpu: &Gpu, r: &Reader) -> String {
+    let mut out = heading(1, "Utilization");
+    out += &kv(2, "Gpu", r.live(format!("{} %", gpu.utilization_pct)));
+    out += &kv(2, "Memory", r.live(format!("{} %", gpu.memory_utilization_pct)));
+    for engine in ["Encoder", "Decoder", "JPEG", "OFA"] {
+        out += &kv(2, engine, r.live("0 %"));
     }
     out
 }
