@@ -177,10 +177,11 @@ fn the_documented_example_checks_clean() {
     let docs = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/authoring.md"))
         .expect("docs/authoring.md exists");
     let example = docs
-        .split("```toml\n")
-        .nth(2)
+        .split("## A complete example")
+        .nth(1)
+        .and_then(|section| section.split("```toml\n").nth(1))
         .and_then(|rest| rest.split("```").next())
-        .expect("a second ```toml block: the complete example");
+        .expect("a ```toml block under \"A complete example\"");
     let lab = load(example).unwrap_or_else(|problems| panic!("{problems:?}"));
     assert!(check::deep(&lab, example).is_empty());
     assert_eq!(lab.variant(3).questions.len(), 2);

@@ -15,6 +15,7 @@ mod dcgmi;
 mod df;
 mod dmesg;
 mod echo;
+mod env;
 mod escapes;
 mod free;
 mod help;
@@ -29,6 +30,7 @@ mod ibv_devices;
 mod ibv_devinfo;
 mod ip;
 mod journalctl;
+mod kubectl;
 mod lscpu;
 mod lspci;
 mod man;
@@ -46,6 +48,7 @@ mod sudo;
 mod systemctl;
 mod text;
 mod uptime;
+mod watch;
 mod wc;
 
 use std::collections::BTreeMap;
@@ -167,6 +170,7 @@ static COMMANDS: &[&dyn Command] = &[
     &df::Df,
     &dmesg::Dmesg,
     &echo::Echo,
+    &env::Env,
     &text::truth::False,
     &free::Free,
     &text::grep::Grep,
@@ -187,6 +191,7 @@ static COMMANDS: &[&dyn Command] = &[
     &ibv_devinfo::IbvDevinfo,
     &ip::Ip,
     &journalctl::Journalctl,
+    &kubectl::Kubectl,
     &lscpu::Lscpu,
     &lspci::Lspci,
     &man::Man,
@@ -197,8 +202,11 @@ static COMMANDS: &[&dyn Command] = &[
     &pdsh::Pdsh,
     &perfquery::Perfquery,
     &ping::Ping,
+    &env::Printenv,
     &nccl::REDUCE,
     &nccl::REDUCE_SCATTER,
+    &slurm::sacct::Sacct,
+    &slurm::sbatch::Sbatch,
     &slurm::scontrol::Scontrol,
     &nccl::SENDRECV,
     &slurm::sinfo::Sinfo,
@@ -214,6 +222,7 @@ static COMMANDS: &[&dyn Command] = &[
     &text::truth::True,
     &text::uniq::Uniq,
     &uptime::Uptime,
+    &watch::Watch,
     &wc::Wc,
 ];
 

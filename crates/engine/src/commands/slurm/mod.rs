@@ -7,6 +7,8 @@
 //! The model holds no jobs, so `squeue` prints its header only.
 
 pub mod hostlist;
+pub mod sacct;
+pub mod sbatch;
 pub mod scontrol;
 pub mod sinfo;
 pub mod squeue;
