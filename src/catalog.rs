@@ -2,25 +2,26 @@
 
 use std::rc::Rc;
 
-use clusterlab_engine::lab::Diagnostic;
-use clusterlab_engine::{load, Lab};
+use clusterlab_engine::lab::from_file;
+use clusterlab_engine::Lab;
 
 include!(concat!(env!("OUT_DIR"), "/labs.rs"));
 
-/// One catalog entry: a loaded lab, or the problems of a file that did not load.
+/// One catalog entry: a loaded lab, or a file that did not load.
 pub enum Entry {
     Lab(Rc<Lab>),
-    Broken { file: &'static str, problems: Vec<Diagnostic> },
+    Broken { file: &'static str },
 }
 
 thread_local! {
     /// Parsed once per page load: the sources are fixed at build time.
     static ENTRIES: Rc<Vec<Entry>> = Rc::new(
-        LAB_SOURCES
+        LAB_FILES
             .iter()
-            .map(|(file, source)| match load(source) {
-                Ok(lab) => Entry::Lab(Rc::new(lab)),
-                Err(problems) => Entry::Broken { file, problems },
+            // build.rs has loaded and checked every lab already.
+            .map(|(file, build)| match from_file(build()) {
+                Some(lab) => Entry::Lab(Rc::new(lab)),
+                None => Entry::Broken { file },
             })
             .collect(),
     );

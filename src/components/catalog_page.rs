@@ -44,11 +44,10 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
                 </li>
             }
         }
-        Entry::Broken { file, problems } => html! {
+        Entry::Broken { file } => html! {
             <li class="lab-card broken">
-                <h2>{ file }</h2>
-                <p>{ "This lab file has errors and cannot be opened:" }</p>
-                <pre>{ problems.iter().map(|p| p.render(file)).collect::<Vec<_>>().join("\n") }</pre>
+                <h2>{ *file }</h2>
+                <p>{ "This lab file has errors and cannot be opened. Run " }<code>{ format!("clusterlab check labs/{file}") }</code>{ " for the details." }</p>
             </li>
         },
     });

@@ -186,3 +186,21 @@ fn the_documented_example_checks_clean() {
     assert!(check::deep(&lab, example).is_empty());
     assert_eq!(lab.variant(3).questions.len(), 2);
 }
+
+/// The app builds labs from their parsed files without the checks
+/// (`from_file`); it must get the same lab as `load`.
+#[test]
+fn the_app_and_the_cli_build_the_same_labs() {
+    for name in ["first-look.toml", "slow-rail.toml", "lost-gpu.toml"] {
+        let source = std::fs::read_to_string(labs_dir().join(name)).expect("a shipped lab");
+        let checked = load(&source).expect("valid");
+        let file = clusterlab_engine::lab::file::parse(&source).ok().expect("parses");
+        let trusted = clusterlab_engine::lab::from_file(file).expect("builds");
+        for seed in [0, 1, 7] {
+            let (a, b) = (checked.variant(seed), trusted.variant(seed));
+            assert_eq!((a.values, a.briefing, a.faults, a.repairs, a.questions), (b.values, b.briefing, b.faults, b.repairs, b.questions));
+        }
+        let run = |lab: &clusterlab_engine::Lab| clusterlab_engine::Session::new(lab.instantiate(3), lab.first_host()).run("nvidia-smi; ibstat").text();
+        assert_eq!(run(&checked), run(&trusted), "{name}");
+    }
+}

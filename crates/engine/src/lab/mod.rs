@@ -8,9 +8,10 @@
 //! format is documented in docs/authoring.md; its names are a contract.
 
 pub mod check;
+pub mod codegen;
 pub mod markdown;
 pub mod diagnostic;
-mod file;
+pub mod file;
 pub mod schema;
 pub mod template;
 
@@ -446,12 +447,90 @@ fn build_question(table: &QuestionTable, values: &Values) -> Result<Question, Pr
 }
 
 /// Parses and validates a lab file's text.
+/// Builds the `Lab` from the parsed file, once its parts are known good.
+fn assemble(
+    lab: file::LabTable,
+    cluster: file::ClusterTable,
+    preset: &'static preset::Preset,
+    hostnames: Vec<String>,
+    vars: Vec<Var>,
+    faults: Vec<Spanned<FaultTable>>,
+    questions: Vec<Spanned<QuestionTable>>,
+) -> Lab {
+    let fabric = match cluster.fabric.as_ref().map(|f| f.get_ref().as_str()) {
+        Some("roce") => LinkLayer::Ethernet,
+        _ => LinkLayer::InfiniBand,
+    };
+    Lab {
+        id: lab.id.into_inner(),
+        title: lab.title,
+        summary: lab.summary,
+        briefing_span: lab.briefing.as_ref().map_or(0..0, Spanned::span),
+        briefing: lab.briefing.map(Spanned::into_inner).unwrap_or_default(),
+        level: lab.level.map(Spanned::into_inner),
+        minutes: lab.minutes,
+        stage: lab.stage.map(Spanned::into_inner),
+        tags: lab.tags,
+        cluster: ClusterConfig {
+            driver: cluster.driver,
+            cuda: cluster.cuda,
+            nccl: cluster.nccl,
+            dcgm: cluster.dcgm,
+            fabric,
+            hcas: cluster.hcas.map(|h| *h.get_ref() as usize),
+            persistence: cluster.persistence.unwrap_or(true),
+            ..ClusterConfig::new(preset, hostnames)
+        },
+        vars,
+        faults,
+        questions,
+    }
+}
+
+/// `count = N` names the nodes gpu-001 .. gpu-N (four digits past 999, so
+/// the names sort).
+fn counted_hostnames(n: u32) -> Vec<String> {
+    let width = n.to_string().len().max(3);
+    (1..=n).map(|i| format!("gpu-{i:0width$}")).collect()
+}
+
+fn var_spec(table: &file::VarTable) -> Option<VarSpec> {
+    match (&table.one_of, &table.range) {
+        (Some(values), None) if !values.is_empty() => Some(VarSpec::OneOf(values.iter().map(Scalar::as_text).collect())),
+        (None, Some(range)) if range.len() == 2 && range[0] <= range[1] && range[1] - range[0] < 100_000 => {
+            Some(VarSpec::Range(range[0], range[1]))
+        }
+        _ => None,
+    }
+}
+
+/// A lab from its parsed file, without the authoring checks: for labs that
+/// have passed [`load`] already. The app's build checks every lab and
+/// compiles it in as its parsed file (see `codegen`), because the parser and
+/// the checks would not fit the browser build's size budget.
+pub fn from_file(file: file::LabFile) -> Option<Lab> {
+    let preset = preset::find(file.cluster.preset.get_ref())?;
+    let hostnames = match (&file.cluster.nodes, &file.cluster.count) {
+        (Some(nodes), _) => nodes.iter().map(|node| node.get_ref().clone()).collect(),
+        (None, Some(count)) => counted_hostnames(*count.get_ref()),
+        (None, None) => return None,
+    };
+    let vars = file
+        .vars
+        .iter()
+        .filter_map(|(name, table)| var_spec(table.get_ref()).map(|spec| Var { name: name.clone(), spec }))
+        .collect();
+    Some(assemble(file.lab, file.cluster, preset, hostnames, vars, file.faults, file.questions))
+}
+
+/// Parses and validates a lab file's text: every problem, located.
 pub fn load(source: &str) -> Result<Lab, Vec<Diagnostic>> {
     let file = file::parse(source).map_err(|problems| into_diagnostics(source, problems))?;
     let mut problems: Vec<Problem> = Vec::new();
     let mut problem = |span: Range<usize>, message: String| problems.push((span, message));
 
-    let lab = file.lab;
+    let lab_table = file.lab;
+    let lab = &lab_table;
     let id = lab.id.get_ref();
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
         problem(lab.id.span(), format!("lab id `{id}` must use only a-z, 0-9 and -"));
@@ -480,27 +559,16 @@ pub fn load(source: &str) -> Result<Lab, Vec<Diagnostic>> {
         if !template::is_var_name(name) {
             problem(table.span(), format!("variable name `{name}` must use only a-z, 0-9 and _, and not start with a digit"));
         }
-        let spec = match (&table.get_ref().one_of, &table.get_ref().range) {
-            (Some(values), None) if !values.is_empty() => VarSpec::OneOf(values.iter().map(Scalar::as_text).collect()),
-            (None, Some(range)) if range.len() == 2 && range[0] <= range[1] && range[1] - range[0] < 100_000 => {
-                VarSpec::Range(range[0], range[1])
-            }
-            (None, Some(_)) => {
-                problem(table.span(), format!("variable `{name}`: `range` must be [lo, hi] with lo <= hi"));
-                continue;
-            }
-            (Some(_), None) => {
-                problem(table.span(), format!("variable `{name}`: `one_of` must list at least one value"));
-                continue;
-            }
-            (Some(_), Some(_)) => {
-                problem(table.span(), format!("variable `{name}`: give `one_of` or `range`, not both"));
-                continue;
-            }
-            (None, None) => {
-                problem(table.span(), format!("variable `{name}` needs `one_of = [...]` or `range = [lo, hi]`"));
-                continue;
-            }
+        let Some(spec) = var_spec(table.get_ref()) else {
+            let message = match (&table.get_ref().one_of, &table.get_ref().range) {
+                (None, Some(_)) => "`range` must be [lo, hi] with lo <= hi".to_string(),
+                (Some(_), None) => "`one_of` must list at least one value".to_string(),
+                (Some(_), Some(_)) => "give `one_of` or `range`, not both".to_string(),
+                (None, None) => "needs `one_of = [...]` or `range = [lo, hi]`".to_string(),
+            };
+            let separator = if message.starts_with("needs") { " " } else { ": " };
+            problem(table.span(), format!("variable `{name}`{separator}{message}"));
+            continue;
         };
         vars.push(Var { name: name.clone(), spec });
     }
@@ -522,34 +590,8 @@ pub fn load(source: &str) -> Result<Lab, Vec<Diagnostic>> {
     // An unknown preset is already reported; check the rest against the first.
     let cluster_is_known = preset.is_some() && problems.is_empty();
     let preset = preset.unwrap_or(&preset::PRESETS[0]);
-    let fabric = match cluster.fabric.as_ref().map(|f| f.get_ref().as_str()) {
-        Some("roce") => LinkLayer::Ethernet,
-        _ => LinkLayer::InfiniBand,
-    };
-    let built = Lab {
-        id: lab.id.into_inner(),
-        title: lab.title,
-        summary: lab.summary,
-        briefing_span: lab.briefing.as_ref().map_or(0..0, Spanned::span),
-        briefing: lab.briefing.map(Spanned::into_inner).unwrap_or_default(),
-        level: lab.level.map(Spanned::into_inner),
-        minutes: lab.minutes,
-        stage: lab.stage.map(Spanned::into_inner),
-        tags: lab.tags,
-        cluster: ClusterConfig {
-            driver: cluster.driver,
-            cuda: cluster.cuda,
-            nccl: cluster.nccl,
-            dcgm: cluster.dcgm,
-            fabric,
-            hcas: cluster.hcas.map(|h| *h.get_ref() as usize),
-            persistence: cluster.persistence.unwrap_or(true),
-            ..ClusterConfig::new(preset, hostnames)
-        },
-        vars,
-        faults: file.faults,
-        questions: file.questions,
-    };
+    let lab = lab_table;
+    let built = assemble(lab, cluster, preset, hostnames, vars, file.faults, file.questions);
     problems.extend(built.variant_problems(cluster_is_known && !built.cluster.hostnames.is_empty()));
     if problems.is_empty() {
         Ok(built)
@@ -574,9 +616,7 @@ fn hostnames(cluster: &file::ClusterTable, problem: &mut impl FnMut(Range<usize>
                 problem(count.span(), format!("`count` must be between 1 and {MAX_NODES}"));
                 return Vec::new();
             }
-            // gpu-001 .. gpu-999, and gpu-0001 .. gpu-1024 past that, so names sort.
-            let width = n.to_string().len().max(3);
-            (1..=n).map(|i| format!("gpu-{i:0width$}")).collect()
+            counted_hostnames(n)
         }
         (Some(nodes), None) => {
             if nodes.is_empty() {

@@ -1222,8 +1222,8 @@ impl Machine<'_> {
                     None => 0.0,
                 })
             }
-            "tolower" => Value::Str(text(0).to_lowercase()),
-            "toupper" => Value::Str(text(0).to_uppercase()),
+            "tolower" => Value::Str(text(0).to_ascii_lowercase()),
+            "toupper" => Value::Str(text(0).to_ascii_uppercase()),
             "int" => Value::Num(number(0).trunc()),
             "sqrt" => Value::Num(number(0).sqrt()),
             "exp" => Value::Num(number(0).exp()),
@@ -1565,12 +1565,12 @@ fn sprintf(format: &str, args: &[Value]) -> String {
                 let (mantissa, exp) = text.split_once('e').unwrap_or((&text, "0"));
                 let exp: i32 = exp.parse().unwrap_or(0);
                 let text = format!("{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
-                sign(n, if conversion == 'E' { text.to_uppercase() } else { text })
+                sign(n, if conversion == 'E' { text.to_ascii_uppercase() } else { text })
             }
             'g' | 'G' => {
                 let n = arg.num();
                 let text = format_g(n, precision.unwrap_or(6), flags.contains('#'));
-                sign(n, if conversion == 'G' { text.to_uppercase() } else { text })
+                sign(n, if conversion == 'G' { text.to_ascii_uppercase() } else { text })
             }
             _ => {
                 // Not a conversion: printed as written.

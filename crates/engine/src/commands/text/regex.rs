@@ -123,12 +123,14 @@ impl Class {
     }
 }
 
+// Case folding is ASCII, as in the C locale: every emulated output is ASCII,
+// and Unicode case tables would cost the browser build more than they give.
 fn lower(c: char) -> char {
-    c.to_lowercase().next().unwrap_or(c)
+    c.to_ascii_lowercase()
 }
 
 fn upper(c: char) -> char {
-    c.to_uppercase().next().unwrap_or(c)
+    c.to_ascii_uppercase()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -49,7 +49,7 @@ impl Compare {
         let end = self.check_chars.map_or(chars.len(), |n| (at + n).min(chars.len()));
         let key: String = chars[at..end].iter().collect();
         if self.fold {
-            key.to_lowercase()
+            key.to_ascii_lowercase()
         } else {
             key
         }
