@@ -3,7 +3,7 @@
 
 use super::ib_common::{base_lid, default_gid, sm_lid, sysfs_order, Link};
 use super::{Command, Example, Invocation, Output, Signature};
-use crate::model::fabric::{Hca, PhysState, PortState};
+use crate::model::fabric::{Hca, PortState};
 
 pub struct Ibstatus;
 
@@ -71,7 +71,7 @@ fn port_status(device: &str, port: &str, hca: Option<&Hca>) -> String {
     out += &format!("\tstate:\t\t {}\n", value(&|hca| format!("{}: {}", hca.port.state.code(), state_name(hca.port.state))));
     out += &format!(
         "\tphys state:\t {}\n",
-        value(&|hca| format!("{}: {}", hca.port.phys_state.code(), phys_state_name(hca.port.phys_state)))
+        value(&|hca| format!("{}: {}", hca.port.phys_state.code(), hca.port.phys_state.label()))
     );
     out += &format!("\trate:\t\t {}\n", value(&|hca| Link::of(hca).sysfs_rate()));
     out += &format!("\tlink_layer:\t {}\n", hca.map_or("IB", |hca| hca.port.link_layer.label()));
@@ -89,17 +89,6 @@ fn state_name(state: PortState) -> &'static str {
     }
 }
 
-/// The kernel's `phys_state` file names.
-fn phys_state_name(state: PhysState) -> &'static str {
-    match state {
-        PhysState::Sleep => "Sleep",
-        PhysState::Polling => "Polling",
-        PhysState::Disabled => "Disabled",
-        PhysState::Training => "PortConfigurationTraining",
-        PhysState::LinkUp => "LinkUp",
-        PhysState::LinkErrorRecovery => "LinkErrorRecovery",
-    }
-}
 
 #[cfg(test)]
 mod tests {
