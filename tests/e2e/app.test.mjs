@@ -155,3 +155,25 @@ test('long commands stream their output and Ctrl-C interrupts them', async () =>
   await page.waitForFunction(() => document.querySelector('label.prompt').textContent.includes('$'));
   await page.close();
 });
+
+test('a variant lab: the trainee finds the slow rail from the output and is graded on it', async () => {
+  const page = await browser.newPage();
+  await page.goto(`${base}#/lab/slow-rail`);
+  const input = page.locator('.terminal-input');
+  await input.waitFor();
+  // Count the half-rate ports on each node, as a trainee would.
+  const slow = {};
+  for (const node of ['gpu-001', 'gpu-002']) {
+    await input.fill(`ssh ${node} ibstat | grep -c "Rate: 200"`);
+    await input.press('Enter');
+    await page.waitForFunction((n) => document.querySelectorAll('.line.command').length >= n, node === 'gpu-001' ? 1 : 2);
+    slow[node] = Number((await page.locator('.line.stdout').last().textContent()).trim());
+  }
+  const bad = slow['gpu-001'] === 1 ? 'gpu-001' : 'gpu-002';
+  assert.equal(slow['gpu-001'] + slow['gpu-002'], 1);
+  const question = page.locator('section[data-question="which-node"]');
+  await question.locator(`input[value="${bad}"]`).check();
+  await question.locator('button.answer-button').click();
+  await question.locator('.verdict.correct').waitFor();
+  await page.close();
+});
