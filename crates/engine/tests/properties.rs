@@ -68,3 +68,30 @@ proptest! {
         }
     }
 }
+
+/// Values that tend to break parsers: empty, negative, huge, lists, units.
+const AWKWARD: &[&str] = &[
+    "", "0", "-1", "7", "99999999999999999999", "mlx5_0", "mlx5_9", "gpu-001", "gpu-[001-002]", "a,b", "1G", "8",
+    "csv,noheader", "index,name", "%", "'", "--", "-", "18515", "1e3",
+];
+
+proptest! {
+    /// Each command's own declared flags, with awkward values, in any order.
+    #[test]
+    fn declared_flags_with_awkward_values_never_panic(picks in prop::collection::vec((0usize..64, 0usize..AWKWARD.len()), 0..6)) {
+        for command in commands::all() {
+            let signature = command.signature();
+            let mut line = signature.name.to_string();
+            for (flag_at, value_at) in &picks {
+                if let Some(flag) = signature.flags.get(flag_at % signature.flags.len().max(1)) {
+                    let name = flag.long.map(|l| format!("--{l}")).or(flag.short.map(|s| format!("-{s}"))).unwrap_or_default();
+                    line.push(' ');
+                    line.push_str(&name);
+                }
+                line.push(' ');
+                line.push_str(&format!("'{}'", AWKWARD[*value_at].replace('\'', "")));
+            }
+            let _ = session().run(&line);
+        }
+    }
+}
