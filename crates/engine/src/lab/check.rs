@@ -8,8 +8,8 @@
 
 use std::collections::BTreeSet;
 
-use super::template::{self, Values};
-use super::{Diagnostic, Lab, VARIANTS_CHECKED};
+use super::template;
+use super::{describe, Diagnostic, Lab, VARIANTS_CHECKED};
 use crate::commands;
 use crate::model::Cluster;
 use crate::shell::Session;
@@ -86,8 +86,4 @@ pub fn deep(lab: &Lab, source: &str) -> Vec<Diagnostic> {
         }
     }
     found.into_iter().map(|(at, message)| Diagnostic::at(source, at, message)).collect()
-}
-
-fn describe(values: &Values) -> String {
-    super::describe(values)
 }

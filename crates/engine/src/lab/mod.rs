@@ -179,10 +179,6 @@ impl Lab {
         self.questions.iter().map(|q| q.get_ref().points.unwrap_or(1)).sum()
     }
 
-    pub fn question_count(&self) -> usize {
-        self.questions.len()
-    }
-
     /// Substitutes `values` into the faults and questions.
     fn resolve(&self, values: &Values) -> (Vec<Fault>, Vec<Question>, Vec<Problem>) {
         let mut problems = Vec::new();
@@ -245,8 +241,7 @@ fn describe(values: &Values) -> String {
 }
 
 fn text(value: &Spanned<String>, values: &Values) -> Result<String, Problem> {
-    template::substitute(value.get_ref(), values)
-        .map_err(|name| (value.span(), format!("`{{{name}}}` is not defined in [vars]")))
+    plain_text(value.get_ref(), value.span(), values)
 }
 
 fn plain_text(value: &str, span: Range<usize>, values: &Values) -> Result<String, Problem> {
