@@ -98,7 +98,7 @@ fn parse_ibstat(capture: &str) -> Vec<CapturedCa> {
 /// Puts the node's HCAs in the captured state, adding HCAs when the captured
 /// machine has more than the preset.
 fn configure(cluster: &mut Cluster, cas: &[CapturedCa]) {
-    let hcas = &mut cluster.nodes[0].hcas;
+    let hcas = &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).hcas;
     let template = hcas[0].clone();
     hcas.clear();
     for ca in cas {
@@ -146,8 +146,8 @@ fn configure(cluster: &mut Cluster, cas: &[CapturedCa]) {
 /// What ibstat prints as the port GUID, read back through the tool itself.
 fn clusterlab_engine_port_guid(port: &clusterlab_engine::model::fabric::Port) -> u64 {
     let mut cluster = cluster("hgx-h100", "roce");
-    cluster.nodes[0].hcas.truncate(1);
-    cluster.nodes[0].hcas[0].port = port.clone();
+    std::rc::Rc::make_mut(&mut cluster.nodes[0]).hcas.truncate(1);
+    std::rc::Rc::make_mut(&mut cluster.nodes[0]).hcas[0].port = port.clone();
     let (out, _, _) = run(cluster, "ibstat -p");
     out.lines().next().map_or(0, hex)
 }
@@ -296,7 +296,7 @@ fn ibv_devinfo_matches_the_cx7_roce_12_hca_capture() {
     let captured = captured.split_once('\n').expect("a prompt line").1;
     let mut cluster = cluster("hgx-h100", "roce");
     let template = cluster.nodes[0].hcas[0].clone();
-    let hcas = &mut cluster.nodes[0].hcas;
+    let hcas = &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).hcas;
     hcas.clear();
     for block in captured.split("\n\n").filter(|block| !block.trim().is_empty()) {
         let mut hca = template.clone();
@@ -336,7 +336,7 @@ fn ibdev2netdev_matches_the_dgx_capture_with_two_ports_down() {
     let captured = captured.split_once('\n').expect("a prompt line").1;
     let mut cluster = cluster("hgx-h100", "infiniband");
     let template = cluster.nodes[0].hcas[0].clone();
-    let hcas = &mut cluster.nodes[0].hcas;
+    let hcas = &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).hcas;
     hcas.clear();
     for line in captured.lines() {
         let (name, rest) = line.split_once(" port 1 ==> ").expect("a mapping");
@@ -370,7 +370,7 @@ fn perfquery_extended_layout_matches_the_switch_captures() {
     // (unicast/multicast split, switch relay errors).
     let captured = reference("perfquery_x_edr_switch_port_xmitdiscards_linkdowned.txt");
     let mut cluster = cluster("hgx-h100", "infiniband");
-    let port = &mut cluster.nodes[0].hcas[0].port;
+    let port = &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).hcas[0].port;
     port.lid = 2052;
     let c = &mut port.counters;
     c.xmit_data = counter(&captured, "PortXmitData");

@@ -20,7 +20,7 @@ fn mlxlink_show_module_matches_the_cx7_ndr_dac_capture() {
     let command = prompt.split("sudo ").nth(1).expect("the command");
     assert_eq!(command, "mlxlink -d /dev/mst/mt4129_pciconf0 --show_mo");
     let mut cluster = common::lab_cluster("hgx-h100", "fabric = \"infiniband\"");
-    cluster.nodes[0].hcas[0].firmware = "28.46.3048".into();
+    std::rc::Rc::make_mut(&mut cluster.nodes[0]).hcas[0].firmware = "28.46.3048".into();
     let (stdout, stderr, status) = run(cluster, command);
     assert_eq!((stderr.as_str(), status), ("", 0));
     // Byte for byte, trailing spaces included, except the cable's serial
@@ -44,7 +44,7 @@ fn mlxlink_default_sections_match_the_capture_and_answer_by_bus_id() {
     let captured = common::reference("fabric", "mlxlink_cx7_ndr_dac_show_mo.txt");
     let sections = captured.split_once('\n').unwrap().1.split("\nModule Info\n").next().unwrap().to_string();
     let mut cluster = common::lab_cluster("hgx-h100", "fabric = \"infiniband\"");
-    cluster.nodes[0].hcas[0].firmware = "28.46.3048".into();
+    std::rc::Rc::make_mut(&mut cluster.nodes[0]).hcas[0].firmware = "28.46.3048".into();
     for line in ["mlxlink -d mlx5_0", "mlxlink -d 0000:18:00.0", "mlxlink -d 18:00.0 -p 1"] {
         let (stdout, _, status) = run(cluster.clone(), line);
         assert_eq!((stdout.as_str(), status), (sections.as_str(), 0), "{line}");
@@ -54,7 +54,7 @@ fn mlxlink_default_sections_match_the_capture_and_answer_by_bus_id() {
 #[test]
 fn mlxlink_counters_follow_the_label_layout() {
     let mut cluster = common::lab_cluster("hgx-h100", "fabric = \"infiniband\"");
-    cluster.nodes[0].hcas[0].port.counters.symbol_errors = 1_000;
+    std::rc::Rc::make_mut(&mut cluster.nodes[0]).hcas[0].port.counters.symbol_errors = 1_000;
     let (stdout, _, _) = run(cluster, "mlxlink -d mlx5_0 -c");
     let block = stdout.split("\nPhysical Counters and BER Info\n------------------------------\n").nth(1).expect("the counters block");
     let labels: Vec<&str> = block.lines().map(|l| l.split(" : ").next().unwrap().trim_end()).collect();
@@ -83,11 +83,11 @@ fn iblinkinfo_lines_match_the_edr_switch_capture() {
     // The captured CA n02: GUID, LID 4, EDR. Our leaf for rail 0 has LID 2 as
     // the captured switch does; the port and name differ by construction.
     let mut cluster = common::lab_cluster("hgx-h100", "fabric = \"infiniband\"");
-    for hca in &mut cluster.nodes[0].hcas {
+    for hca in &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).hcas {
         hca.port.lane_speed = LaneSpeed::Edr;
         hca.port.max_lane_speed = LaneSpeed::Edr;
     }
-    let port = &mut cluster.nodes[0].hcas[0].port;
+    let port = &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).hcas[0].port;
     port.guid = 0xec0d9a03003d62be;
     port.lid = 4;
     let (stdout, _, status) = run(cluster, "iblinkinfo");

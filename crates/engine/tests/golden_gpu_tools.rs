@@ -60,7 +60,7 @@ fn query_gpu_index_name_matches_h100x8_driver_550() {
 #[test]
 fn query_gpu_memory_matches_h100x8_driver_550() {
     let mut cluster = cluster("hgx-h100", "550.90.07", "12.4");
-    for gpu in &mut cluster.nodes[0].gpus {
+    for gpu in &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).gpus {
         gpu.memory_used_mib = 81559 - 80995;
     }
     let output = run(cluster, "nvidia-smi --query-gpu=index,memory.total,memory.free --format=csv,noheader");
@@ -74,7 +74,7 @@ fn query_gpu_header_matches_the_a800_capture() {
     let captured = reference("nvidia-smi_query-gpu_csv-header_a800x8_drv580.txt");
     let free = [8404u64, 12549, 12459, 12549, 67547, 81148, 81032, 65326];
     let mut cluster = cluster("hgx-a100", "580.95.05", "13.0");
-    for (gpu, free) in cluster.nodes[0].gpus.iter_mut().zip(free) {
+    for (gpu, free) in std::rc::Rc::make_mut(&mut cluster.nodes[0]).gpus.iter_mut().zip(free) {
         gpu.memory_used_mib = gpu.memory_total_mib - free;
     }
     let output = run(cluster, "nvidia-smi --query-gpu=index,name,memory.total,memory.free,driver_version,compute_cap --format=csv");
@@ -88,7 +88,7 @@ fn query_gpu_bus_id_and_vbios_match_the_h100_capture() {
     // preset lacks: compare the header and the first GPU.
     let captured = reference("nvidia-smi_query-gpu_name-busid-vbios_csv_h100_abridged.txt");
     let mut cluster = cluster("hgx-h100", "550.90.07", "12.4");
-    for gpu in &mut cluster.nodes[0].gpus {
+    for gpu in &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).gpus {
         gpu.vbios = "96.00.89.00.01".to_string();
     }
     let output = run(cluster, "nvidia-smi --query-gpu=name,pci.bus_id,vbios_version --format=csv");
@@ -110,7 +110,7 @@ fn uuids_from(captured: &str) -> Vec<String> {
 fn nvlink_status_matches_a100_gpu0_with_tabs() {
     let captured = reference("nvidia-smi_nvlink-s_a100_gpu0_drv535.txt");
     let mut cluster = cluster("hgx-a100", "535.183.01", "12.2");
-    cluster.nodes[0].gpus[0].uuid = uuids_from(&captured)[0].clone();
+    std::rc::Rc::make_mut(&mut cluster.nodes[0]).gpus[0].uuid = uuids_from(&captured)[0].clone();
     assert_eq!(run(cluster, "nvidia-smi nvlink -s -i 0"), captured);
 }
 
@@ -119,7 +119,7 @@ fn nvlink_status_matches_h100x8_with_expanded_tabs() {
     // The source expanded each TAB to spaces (SOURCES.md); expand ours the same way.
     let captured = reference("nvidia-smi_nvlink-s_h100x8_drv550_tabs-expanded.txt");
     let mut cluster = cluster("hgx-h100", "550.90.07", "12.4");
-    for (gpu, uuid) in cluster.nodes[0].gpus.iter_mut().zip(uuids_from(&captured)) {
+    for (gpu, uuid) in std::rc::Rc::make_mut(&mut cluster.nodes[0]).gpus.iter_mut().zip(uuids_from(&captured)) {
         gpu.uuid = uuid;
     }
     let output = run(cluster, "nvidia-smi nvlink --status");
@@ -132,7 +132,7 @@ fn nvlink_error_counters_match_the_h100_capture() {
     // Abridged with `[...]` after link 1: compare the head and the tail.
     let captured = reference("nvidia-smi_nvlink-e_h100_abridged.txt");
     let mut cluster = cluster("hgx-h100", "550.90.07", "12.4");
-    cluster.nodes[0].gpus[0].uuid = uuids_from(&captured)[0].clone();
+    std::rc::Rc::make_mut(&mut cluster.nodes[0]).gpus[0].uuid = uuids_from(&captured)[0].clone();
     let output = expand_tabs(&run(cluster, "nvidia-smi nvlink -e -i 0"));
     let emulated: Vec<&str> = output.lines().collect();
     let real: Vec<&str> = captured.lines().collect();
@@ -199,7 +199,7 @@ fn block(text: &str, heading: &str) -> Vec<String> {
 fn h100_like_della() -> Cluster {
     // nvidia-smi_q_h100_drv545.txt: one H100 at 19:00.0, 33 C, memory 41 C, idle.
     let mut cluster = cluster("hgx-h100", "545.23.08", "12.3");
-    let gpu = &mut cluster.nodes[0].gpus[0];
+    let gpu = &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).gpus[0];
     gpu.bus_id = "00000000:19:00.0".to_string();
     gpu.temperature_c = 33;
     gpu.memory_temperature_c = 41;
@@ -275,7 +275,7 @@ fn parse_ctime(text: &str) -> EpochSeconds {
 /// are skipped; continuation lines join the message before them.
 fn cluster_with_kernel_log(captured: &str, wall: bool) -> Cluster {
     let mut cluster = cluster("hgx-h100", "570.158.01", "12.8");
-    let node = &mut cluster.nodes[0];
+    let node = std::rc::Rc::make_mut(&mut cluster.nodes[0]);
     node.kernel_log.clear();
     if wall {
         let first = captured.lines().next().and_then(|l| l.get(1..25)).expect("a ctime line");
@@ -348,7 +348,7 @@ fn systemctl_status_matches_the_active_fabric_manager_capture() {
     let mut cluster = cluster("hgx-h100", "570.158.01", "12.8");
     let since = parse_ctime("Tue Mar 25 02:10:15 2025");
     cluster.now = since + 2 * 3600 + 37 * 60 + 20;
-    let node = &mut cluster.nodes[0];
+    let node = std::rc::Rc::make_mut(&mut cluster.nodes[0]);
     node.hostname = "rhelai-02.redhat.lab".to_string();
     node.fabric_manager_since = since;
     node.booted_at = since - 41;
@@ -376,7 +376,7 @@ fn systemctl_status_matches_the_failed_fabric_manager_capture_layout() {
     Fault::FabricManagerDown { node: "node".into() }.apply(&mut cluster).unwrap();
     let since = parse_ctime("Mon Aug 10 15:45:34 2026");
     cluster.now = since + 5 * 86_400 + 3600;
-    let node = &mut cluster.nodes[0];
+    let node = std::rc::Rc::make_mut(&mut cluster.nodes[0]);
     node.fabric_manager_since = since;
     node.booted_at = since - 10 * 3600;
     let host = node.hostname.clone();
@@ -400,7 +400,7 @@ fn journalctl_lines_have_the_capture_shape() {
     let captured = reference("journal_nvidia-fabricmanager_version-mismatch.txt");
     let mut cluster = cluster("hgx-h100", "550.120", "12.4");
     let starting = epoch_from_date(2025, 11, 5) + 13 * 3600 + 55 * 60 + 26;
-    let node = &mut cluster.nodes[0];
+    let node = std::rc::Rc::make_mut(&mut cluster.nodes[0]);
     node.hostname = "node1".to_string();
     node.fabric_manager_since = starting + 1;
     node.booted_at = starting - 40;
@@ -418,7 +418,7 @@ fn lspci_dnn_matches_the_h100_gpu_lines() {
     let captured = reference("lspci-Dnn_hgx-h100_vm-passthrough.txt");
     let gpu_lines: String = captured.lines().filter(|l| l.contains("3D controller")).map(|l| format!("{l}\n")).collect();
     let mut cluster = cluster("hgx-h100", "570.158.01", "12.8");
-    for (gpu, bus) in cluster.nodes[0].gpus.iter_mut().zip(0x0du8..) {
+    for (gpu, bus) in std::rc::Rc::make_mut(&mut cluster.nodes[0]).gpus.iter_mut().zip(0x0du8..) {
         gpu.bus_id = format!("00000000:{bus:02X}:00.0");
     }
     assert_eq!(run(cluster, "lspci -Dnn -d 10de:"), gpu_lines);
@@ -430,7 +430,7 @@ fn lspci_link_lines_match_the_downgraded_capture() {
     // TABs (SOURCES.md): compare the words after the indentation.
     let captured = reference("lspci-vvv_lnk-grep_rtx3080_x4-downgraded.txt");
     let mut cluster = cluster("hgx-a100", "535.183.01", "12.2");
-    let pcie = &mut cluster.nodes[0].gpus[0].pcie;
+    let pcie = &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).gpus[0].pcie;
     pcie.gen = 1;
     pcie.width = 4;
     let output = run(cluster, "lspci -vvv -s 07:00.0");

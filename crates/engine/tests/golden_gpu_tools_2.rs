@@ -34,7 +34,7 @@ fn at(year: i64, month: u32, day: u32, h: i64, m: i64, s: i64) -> i64 {
 
 /// Per GPU: (bus, temperature C, power W, memory used MiB, utilization %).
 fn set_gpus(cluster: &mut Cluster, state: &[(&str, u32, u32, u64, u32)]) {
-    let gpus = &mut cluster.nodes[0].gpus;
+    let gpus = &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).gpus;
     gpus.truncate(state.len());
     for (gpu, &(bus, temperature, power, memory, utilization)) in gpus.iter_mut().zip(state) {
         gpu.bus_id = format!("00000000:{bus}:00.0");
@@ -118,7 +118,7 @@ fn default_table_matches_the_a40x8_driver_525_layout_and_err_cells() {
     cluster.now = at(2023, 2, 27, 16, 8, 33);
     let state = [("03", 24, 14, 0), ("04", 25, 13, 0), ("43", 40, 81, 821), ("44", 30, 14, 0), ("83", 0, 0, 0), ("84", 23, 14, 3), ("C3", 22, 15, 3), ("C4", 21, 14, 3)];
     set_gpus(&mut cluster, &state.map(|(bus, t, p, m)| (bus, t, p, m, 0)));
-    for gpu in &mut cluster.nodes[0].gpus {
+    for gpu in &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).gpus {
         gpu.name = "NVIDIA A40".into();
         gpu.fan_pct = Some(0);
         gpu.pstate = if gpu.index == 2 { 0 } else { 8 };
@@ -160,8 +160,8 @@ fn topo_matches_the_h100x8_vm_without_nics() {
     // The VM's 64 vCPUs on one NUMA node: put every GPU on node 0; the CPU list
     // comes from the preset's host, so swap it for the VM's.
     let mut cluster = cluster("hgx-h100", "");
-    cluster.nodes[0].hcas.clear();
-    for gpu in &mut cluster.nodes[0].gpus {
+    std::rc::Rc::make_mut(&mut cluster.nodes[0]).hcas.clear();
+    for gpu in &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).gpus {
         gpu.numa_node = 0;
     }
     let output = run(cluster, "nvidia-smi topo -m").replace("\t0-55,112-167\t", "\t0-63\t");
@@ -176,7 +176,7 @@ fn topo_matches_the_h100x8_matrix_with_six_nics() {
     // legends and the line shapes.
     let captured = reference("nvidia-smi_topo-m_h100x8_mlx5x6_drv545.txt");
     let mut cluster = cluster("hgx-h100", "hcas = 6");
-    let node = &mut cluster.nodes[0];
+    let node = std::rc::Rc::make_mut(&mut cluster.nodes[0]);
     for gpu in &mut node.gpus {
         gpu.numa_node = 0;
     }
@@ -198,7 +198,7 @@ fn topo_mp_matches_the_h100x8_matrix_with_twelve_nics() {
     // Twelve NICs exceed the presets: clone the HCAs onto the captured switches.
     // CPU Affinity there lists every other CPU; swap the preset's ranges for it.
     let mut cluster = cluster("hgx-h100", "");
-    let node = &mut cluster.nodes[0];
+    let node = std::rc::Rc::make_mut(&mut cluster.nodes[0]);
     let template = node.hcas[0].clone();
     node.hcas = [0, 0, 0, 1, 2, 3, 4, 4, 4, 5, 6, 7]
         .iter()
@@ -239,7 +239,7 @@ fn dmon_matches_the_h100_capture_layout() {
     // and compare the headers byte for byte and where every field ends.
     let captured = reference("nvidia-smi_dmon-s-pucm_h100_mig-host.txt");
     let mut cluster = cluster("hgx-h100", "");
-    let gpu = &mut cluster.nodes[0].gpus[0];
+    let gpu = &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).gpus[0];
     (gpu.power_draw_w, gpu.temperature_c, gpu.memory_temperature_c, gpu.utilization_pct) = (145, 47, 54, 40);
     (gpu.sm_clock_mhz, gpu.memory_used_mib) = (1980, 3953);
     let mut session = Session::new(cluster, "node");
@@ -296,7 +296,7 @@ fn dcgmi_discovery_matches_the_h800x8_capture() {
     let mut cluster = cluster("hgx-h100", "");
     let buses: Vec<&str> = captured.lines().filter_map(|l| l.split("PCI Bus ID: ").nth(1)).map(str::trim_end).collect();
     let uuids: Vec<&str> = captured.lines().filter_map(|l| l.split("Device UUID: ").nth(1)).map(|u| u.trim_end_matches([' ', '|'])).collect();
-    for (gpu, (bus, uuid)) in cluster.nodes[0].gpus.iter_mut().zip(buses.iter().zip(&uuids)) {
+    for (gpu, (bus, uuid)) in std::rc::Rc::make_mut(&mut cluster.nodes[0]).gpus.iter_mut().zip(buses.iter().zip(&uuids)) {
         gpu.name = "NVIDIA H800".into();
         gpu.bus_id = bus.trim_end_matches([' ', '|']).to_string();
         gpu.uuid = uuid.to_string();

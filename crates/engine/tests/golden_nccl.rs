@@ -24,7 +24,7 @@ fn cluster(preset: &str, hosts: &[&str], nccl: &str, buses: &[(u32, u32)]) -> Cl
     .expect("valid lab");
     let mut cluster = lab.instantiate(1);
     for node in &mut cluster.nodes {
-        for (gpu, (domain, bus)) in node.gpus.iter_mut().zip(buses) {
+        for (gpu, (domain, bus)) in std::rc::Rc::make_mut(node).gpus.iter_mut().zip(buses) {
             gpu.bus_id = format!("{domain:08X}:{bus:02X}:00.0");
         }
     }

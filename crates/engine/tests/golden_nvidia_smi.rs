@@ -20,7 +20,7 @@ fn cluster(preset: &str, driver: &str, cuda: &str) -> Cluster {
 
 /// The captured state of each GPU: (temperature C, power W, memory used MiB, utilization %).
 fn set_state(cluster: &mut Cluster, state: &[(u32, u32, u64, u32)]) {
-    let gpus = &mut cluster.nodes[0].gpus;
+    let gpus = &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).gpus;
     assert_eq!(gpus.len(), state.len());
     for (gpu, &(temperature, power, memory, utilization)) in gpus.iter_mut().zip(state) {
         gpu.temperature_c = temperature;

@@ -56,7 +56,7 @@ impl Command for Ping {
         };
         let (cluster, me) = (invocation.cluster, invocation.node);
         let local = matches!(target.as_str(), "localhost" | "127.0.0.1");
-        let node = if local { Some(me) } else { cluster.nodes.iter().find(|n| n.hostname == target || frontend_ip(&n.hostname) == target) };
+        let node = if local { Some(me) } else { cluster.nodes.iter().map(AsRef::as_ref).find(|n: &&crate::model::Node| n.hostname == target || frontend_ip(&n.hostname) == target) };
         let Some(node) = node else {
             return Output::error(format!("ping: {target}: Name or service not known\n"), 2);
         };

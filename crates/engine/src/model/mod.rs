@@ -13,6 +13,8 @@ pub mod node;
 pub mod preset;
 pub mod time;
 
+use std::rc::Rc;
+
 use crate::rng::Rng;
 use fabric::{Hca, LinkLayer, Port, PortCounters, PortState, PhysState};
 pub use gpu::{ComputeMode, Gpu, GpuHealth};
@@ -70,19 +72,23 @@ impl Versions {
     }
 }
 
+/// The model. Cloning it is cheap (nodes are shared until one is changed), so
+/// a command line that runs others (`pdsh`, `watch`, `ssh HOST CMD`) can work
+/// on its own copy of the whole cluster.
 #[derive(Clone, Debug)]
 pub struct Cluster {
     pub preset: &'static Preset,
     pub versions: Versions,
     pub fabric: LinkLayer,
-    pub nodes: Vec<Node>,
+    /// Read them here; change one through [`Cluster::node_mut`].
+    pub nodes: Vec<Rc<Node>>,
     /// The lab's simulated wall clock (UTC).
     pub now: EpochSeconds,
     /// The seed every per-invocation variation derives from.
     pub seed: u64,
     /// What the cluster was built from, and when: a repaired node is rebuilt
     /// from these and its remaining faults and changes replayed.
-    config: ClusterConfig,
+    config: Rc<ClusterConfig>,
     started_at: EpochSeconds,
     /// Faults injected so far, with the hands-on actions that repair them.
     pub injected: Vec<Injected>,
@@ -120,7 +126,7 @@ impl Cluster {
             .hostnames
             .iter()
             .enumerate()
-            .map(|(index, hostname)| build_node(config, &versions, index, hostname, now, seed))
+            .map(|(index, hostname)| Rc::new(build_node(config, &versions, index, hostname, now, seed)))
             .collect();
         Cluster {
             preset,
@@ -129,7 +135,7 @@ impl Cluster {
             nodes,
             now,
             seed,
-            config: config.clone(),
+            config: Rc::new(config.clone()),
             started_at: now,
             injected: Vec::new(),
             history: Vec::new(),
@@ -154,7 +160,7 @@ impl Cluster {
             return;
         };
         let fresh = build_node(&self.config, &self.versions, index, hostname, self.started_at, self.seed);
-        let old = std::mem::replace(&mut self.nodes[at], fresh);
+        let old = std::mem::replace(&mut self.nodes[at], Rc::new(fresh));
         let faults: Vec<fault::Fault> = self
             .injected
             .iter()
@@ -169,20 +175,21 @@ impl Cluster {
         for (when, change) in replay {
             self.apply_change_at(&change, when);
         }
-        let node = &mut self.nodes[at];
-        node.kernel_log = old.kernel_log;
+        let node = Rc::make_mut(&mut self.nodes[at]);
+        node.kernel_log = old.kernel_log.clone();
         node.scheduler = old.scheduler;
-        node.scheduler_reason = old.scheduler_reason;
+        node.scheduler_reason = old.scheduler_reason.clone();
         node.scheduler_reason_since = old.scheduler_reason_since;
-        node.listeners = old.listeners;
+        node.listeners = old.listeners.clone();
     }
 
     pub fn node(&self, hostname: &str) -> Option<&Node> {
-        self.nodes.iter().find(|node| node.hostname == hostname)
+        self.nodes.iter().find(|node| node.hostname == hostname).map(Rc::as_ref)
     }
 
+    /// The node to change: copied first if another copy of the cluster shares it.
     pub fn node_mut(&mut self, hostname: &str) -> Option<&mut Node> {
-        self.nodes.iter_mut().find(|node| node.hostname == hostname)
+        self.nodes.iter_mut().find(|node| node.hostname == hostname).map(Rc::make_mut)
     }
 
     /// A copy holding only the named nodes (in cluster order): enough to see

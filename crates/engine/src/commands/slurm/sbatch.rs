@@ -110,7 +110,7 @@ impl Command for Sbatch {
         if nodes > cluster.nodes.len() {
             return fail("Batch job submission failed: Node count specification invalid");
         }
-        for node in cluster.nodes.iter().filter(usable) {
+        for node in cluster.nodes.iter().map(AsRef::as_ref).filter(usable) {
             if chosen.len() < nodes && !chosen.contains(&node.hostname.as_str()) {
                 chosen.push(&node.hostname);
             }

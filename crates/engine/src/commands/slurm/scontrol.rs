@@ -161,7 +161,7 @@ impl Command for Scontrol {
         match entity.to_ascii_lowercase().as_str() {
             "node" | "nodes" => {
                 let selected: Vec<&Node> = match id {
-                    None => cluster.nodes.iter().collect(),
+                    None => cluster.nodes.iter().map(AsRef::as_ref).collect(),
                     Some(list) => {
                         let names = hostlist::expand(list, 100_000).unwrap_or_else(|| vec![list.to_string()]);
                         let mut selected = Vec::new();

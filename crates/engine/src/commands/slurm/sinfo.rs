@@ -137,6 +137,7 @@ impl Command for Sinfo {
         let nodes: Vec<&Node> = cluster
             .nodes
             .iter()
+            .map(AsRef::as_ref)
             .filter(|_| wanted_partition)
             .filter(|node| options.nodes.as_ref().is_none_or(|names| names.contains(&node.hostname)))
             .filter(|node| options.states.as_ref().is_none_or(|states| in_states(node, states)))
