@@ -5,6 +5,7 @@
 pub mod commands;
 pub mod grading;
 pub mod lab;
+pub mod limits;
 pub mod model;
 pub mod perf;
 pub mod rng;

@@ -1,7 +1,7 @@
 //! Helpers shared by the engine's unit tests.
 
 use crate::commands::Output;
-use crate::{load, Session};
+use crate::{load, Lab, Session};
 
 pub const TWO_NODE_LAB: &str = r#"
 [lab]
@@ -14,8 +14,12 @@ preset = "hgx-h100"
 nodes = ["gpu-001", "gpu-002"]
 "#;
 
+pub fn lab() -> Lab {
+    load(TWO_NODE_LAB).expect("the test lab is valid")
+}
+
 pub fn session() -> Session {
-    let lab = load(TWO_NODE_LAB).expect("the test lab is valid");
+    let lab = lab();
     let host = lab.first_host().to_string();
     Session::new(lab.instantiate(1), &host)
 }

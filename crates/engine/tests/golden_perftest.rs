@@ -13,13 +13,12 @@
 
 mod common;
 
-use clusterlab_engine::commands::{self, Invocation, Output};
+use clusterlab_engine::commands::Output;
 use clusterlab_engine::load;
 use clusterlab_engine::model::change::Change;
 use clusterlab_engine::model::fault::{Fault, PortDown};
 use clusterlab_engine::model::Cluster;
-use clusterlab_engine::Session;
-use std::collections::BTreeMap;
+use clusterlab_engine::{shell, Session};
 
 fn reference(name: &str) -> String {
     common::reference("fabric", name)
@@ -36,13 +35,11 @@ fn pair(preset: &str, hosts: [&str; 2], perftest: &str) -> Cluster {
     cluster
 }
 
-/// Runs `line` on `host` as the shell would, applying its changes.
+/// Runs `line` (one program and its words) on `host` as the shell would,
+/// applying its changes.
 fn run(cluster: &mut Cluster, host: &str, line: &str) -> Output {
     let argv: Vec<String> = line.split_whitespace().map(String::from).collect();
-    let command = commands::find(&argv[0]).expect("a perftest command");
-    let env = BTreeMap::new();
-    let node = cluster.node(host).expect("host");
-    let output = command.run(&Invocation { cluster, node, argv: &argv, env: &env, stdin: "" });
+    let output = shell::run_program(cluster, host, &argv).expect("a perftest command");
     for change in &output.changes {
         let now = cluster.now;
         cluster.apply_change(change, now);

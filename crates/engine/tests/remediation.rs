@@ -74,7 +74,7 @@ fn drain_repair_resume() {
     let changes: Vec<String> = shell
         .changes()
         .iter()
-        .map(|change| match change {
+        .map(|(_, change)| match change {
             Change::SetScheduler { node, state, .. } => format!("scheduler {node} {state:?}"),
             Change::ResetGpu { node, gpu } => format!("reset {node} {gpu}"),
             Change::RestartFabricManager { node } => format!("fabricmanager {node}"),

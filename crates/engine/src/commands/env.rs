@@ -80,10 +80,11 @@ impl Command for Env {
         let Some(program) = args.get(at) else {
             return Output::ok(listing(&env, end));
         };
-        match super::find(program) {
-            Some(command) => command.run(&Invocation { argv: &args[at..], env: &env, ..*invocation }),
-            None => Output::error(format!("env: \u{2018}{program}\u{2019}: No such file or directory\n"), 127),
-        }
+        let call = invocation.call_on(&invocation.node.hostname, Some(&env));
+        invocation
+            .runner
+            .run_program(call, &args[at..])
+            .unwrap_or_else(|| Output::error(format!("env: \u{2018}{program}\u{2019}: No such file or directory\n"), 127))
     }
 }
 

@@ -1,45 +1,23 @@
-//! `help`: the list of emulated commands, or one command's declaration.
+//! Help text generated from the commands' declarations: the list of emulated
+//! commands (bash's `help` builtin prints it) and one command's page (`help
+//! CMD`, `CMD --help` for tools whose real help is not emulated, `man`).
 
-use super::{all, find, Command, Example, Invocation, Output, Signature};
+use super::{all, Signature};
 
-pub struct Help;
+/// Two spaces between a column and the next, whatever the longest entry.
+const GUTTER: usize = 2;
 
-static SIGNATURE: Signature = Signature {
-    name: "help",
-    summary: "list the commands this lab emulates, or describe one",
-    usage: "help [COMMAND]",
-    flags: &[],
-    examples: &[
-        Example { command: "help", description: "list every emulated command" },
-        Example { command: "help nvidia-smi", description: "flags and examples of one command" },
-    ],
-};
-
-impl Command for Help {
-    fn signature(&self) -> &'static Signature {
-        &SIGNATURE
-    }
-
-    fn run(&self, invocation: &Invocation) -> Output {
-        match invocation.args().first() {
-            None => Output::ok(overview()),
-            Some(name) => match find(name) {
-                Some(command) => Output::ok(describe(command.signature())),
-                None => Output::error(format!("-bash: help: no help topics match `{name}'.\n"), 1),
-            },
-        }
-    }
+/// `  NAME  summary` lines, the names padded to the longest one.
+fn columns<'a>(rows: impl Iterator<Item = (String, &'a str)> + Clone) -> String {
+    let width = rows.clone().map(|(left, _)| left.chars().count()).max().unwrap_or(0) + GUTTER;
+    rows.map(|(left, right)| format!("  {left:<width$}{right}\n")).collect()
 }
 
-fn overview() -> String {
+/// Every emulated command with its summary.
+pub fn overview() -> String {
     let mut out = String::from("ClusterLab: a simulated cluster. Nothing you type runs on real hardware.\n");
     out += "These commands are emulated here:\n\n";
-    for command in all() {
-        let signature = command.signature();
-        out += &format!("  {:<14}{}\n", signature.name, signature.summary);
-    }
-    out += &format!("\nShell builtins: {}.\n", crate::shell::BUILTINS.join(", "));
-    out += "Type 'help COMMAND' for its flags and examples.\n";
+    out += &columns(all().iter().map(|command| (command.signature().name.to_string(), command.signature().summary)));
     out
 }
 
@@ -48,15 +26,11 @@ pub fn describe(signature: &Signature) -> String {
     let mut out = format!("{} - {}\n\nUsage: {}\n", signature.name, signature.summary, signature.usage);
     if !signature.flags.is_empty() {
         out += "\nOptions:\n";
-        for flag in signature.flags {
-            out += &format!("  {:<22}{}\n", flag.display(), flag.help);
-        }
+        out += &columns(signature.flags.iter().map(|flag| (flag.display(), flag.help)));
     }
     if !signature.examples.is_empty() {
         out += "\nExamples:\n";
-        for example in signature.examples {
-            out += &format!("  {:<22}{}\n", example.command, example.description);
-        }
+        out += &columns(signature.examples.iter().map(|example| (example.command.to_string(), example.description)));
     }
     out
 }
@@ -69,7 +43,9 @@ mod tests {
     fn lists_every_command_from_its_declaration() {
         let out = run_on_first_node("help");
         for command in super::all() {
-            assert!(out.stdout.contains(command.signature().name));
+            let name = command.signature().name;
+            // Every name is followed by at least two spaces, never glued to its summary.
+            assert!(out.stdout.contains(&format!("  {name}  ")), "{name}");
         }
         assert!(out.stdout.contains("simulated"));
     }
@@ -80,5 +56,7 @@ mod tests {
         assert!(out.stdout.contains("-L, --list-gpus"));
         assert!(out.stdout.contains("Examples:"));
         assert_eq!(run_on_first_node("help nosuch").status, 1);
+        let flags = run_on_first_node("help all_reduce_perf").stdout;
+        assert!(flags.contains("--parallel_init=0/1  "), "{flags}");
     }
 }

@@ -18,7 +18,7 @@ mod echo;
 mod env;
 mod escapes;
 mod free;
-mod help;
+pub mod help;
 mod host;
 mod hostname;
 mod ib_common;
@@ -107,6 +107,9 @@ pub struct Signature {
     pub examples: &'static [Example],
 }
 
+/// The environment a command runs with.
+pub type Env = BTreeMap<String, String>;
+
 /// Everything a command may read when it runs.
 pub struct Invocation<'a> {
     pub cluster: &'a Cluster,
@@ -114,14 +117,47 @@ pub struct Invocation<'a> {
     pub node: &'a Node,
     /// argv[0] is the command name, as in C.
     pub argv: &'a [String],
-    pub env: &'a BTreeMap<String, String>,
+    pub env: &'a Env,
     pub stdin: &'a str,
+    /// How to run other command lines, for the commands that start them.
+    pub runner: &'a dyn Runner,
 }
 
 impl Invocation<'_> {
     pub fn args(&self) -> &[String] {
         self.argv.get(1..).unwrap_or(&[])
     }
+
+    /// A nested call on `host`, over this invocation's view of the cluster.
+    pub fn call_on<'a>(&'a self, host: &'a str, env: Option<&'a Env>) -> Call<'a> {
+        Call { cluster: self.cluster, host, env, stdin: "" }
+    }
+}
+
+/// Where a nested command line runs: over which view of the cluster, on
+/// which host, with which environment and input.
+#[derive(Clone, Copy)]
+pub struct Call<'a> {
+    pub cluster: &'a Cluster,
+    pub host: &'a str,
+    /// None: the environment of a login shell on `host`, as `ssh` gives.
+    pub env: Option<&'a Env>,
+    pub stdin: &'a str,
+}
+
+/// How commands that start others (`pdsh`, `clush`, `watch`, `sudo`, `env`,
+/// `srun`, `mpirun`, `sbatch`) run them. The shell implements it; no module
+/// under `commands` knows the shell. A nested line sees the whole cluster
+/// as the call gives it, and what it changes comes back as
+/// [`Output::changes`] for the caller to return in turn. Nesting is bounded
+/// by [`crate::limits::MAX_NESTED_COMMANDS`].
+pub trait Runner {
+    /// Runs `line` as `bash -c LINE` would on `call.host`.
+    fn run_line(&self, call: Call, line: &str) -> Output;
+    /// Executes `argv` as `exec` does: a program, with no shell syntax and
+    /// no builtins. None when there is no such program, so that each caller
+    /// words that error as its real tool does.
+    fn run_program(&self, call: Call, argv: &[String]) -> Option<Output>;
 }
 
 /// What a command produced.
@@ -175,7 +211,6 @@ static COMMANDS: &[&dyn Command] = &[
     &free::Free,
     &text::grep::Grep,
     &text::head::Head,
-    &help::Help,
     &hostname::Hostname,
     &perftest::READ_BW,
     &perftest::READ_LAT,
@@ -270,7 +305,7 @@ mod tests {
     #[test]
     fn completion_finds_prefixes() {
         assert_eq!(complete("nv"), ["nvidia-smi"]);
-        assert_eq!(complete("h"), ["head", "help", "hostname"]);
+        assert_eq!(complete("h"), ["head", "hostname"]);
         assert!(complete("zz").is_empty());
     }
 }

@@ -1,15 +1,16 @@
-//! `pdsh -w HOSTLIST CMD`: runs CMD on each target through a temporary
-//! `Session` over `Cluster::subset(&[host])`, prefixing every line with
+//! `pdsh -w HOSTLIST CMD`: runs CMD on each target in a login shell there
+//! (through the invocation's runner, over the whole cluster), prefixing every line with
 //! `host: ` as pdsh does. Hosts answer in hostlist order (deterministic, where
 //! pdsh prints in arrival order). A host that is down or unknown gets ssh's
 //! complaint and `pdsh@HOST: TARGET: ssh exited with exit code 255`. What
 //! the commands change (a restart, say) is returned for the shell to apply.
 //! `clush.rs` shares the fan-out.
 
+use std::collections::BTreeSet;
+
 use super::slurm::hostlist;
 use super::{Command, Example, Invocation, Output, Signature};
 use crate::model::change::Change;
-use crate::shell::Session;
 
 pub struct Pdsh;
 
@@ -110,9 +111,10 @@ pub fn run_all(invocation: &Invocation, options: &Fanout) -> (Vec<HostResult>, V
     let cluster = invocation.cluster;
     let mut hosts: Vec<String> =
         if options.all { cluster.nodes.iter().map(|n| n.hostname.clone()).collect() } else { options.hosts.clone() };
-    hosts.retain(|h| !options.exclude.contains(h));
-    let mut seen = Vec::new();
-    hosts.retain(|h| if seen.contains(h) { false } else { seen.push(h.clone()); true });
+    let excluded: BTreeSet<&String> = options.exclude.iter().collect();
+    hosts.retain(|h| !excluded.contains(h));
+    let mut seen = BTreeSet::new();
+    hosts.retain(|h| seen.insert(h.clone()));
     let line = options.command.join(" ");
     let (mut results, mut changes, mut longest) = (Vec::new(), Vec::new(), 0);
     for host in hosts {
@@ -120,11 +122,10 @@ pub fn run_all(invocation: &Invocation, options: &Fanout) -> (Vec<HostResult>, V
             None => Err(format!("ssh: Could not resolve hostname {host}: Name or service not known\n")),
             Some(node) if !node.reachable => Err(format!("ssh: connect to host {host} port 22: No route to host\n")),
             Some(_) => {
-                let mut session = Session::new(cluster.subset(&[host.as_str()]), &host);
-                let transcript = session.run(&line);
-                changes.extend(session.changes().iter().cloned());
-                longest = longest.max(transcript.duration_ms);
-                Ok((transcript.stdout(), transcript.stderr(), transcript.status))
+                let output = invocation.runner.run_line(invocation.call_on(&host, None), &line);
+                changes.extend(output.changes);
+                longest = longest.max(output.duration_ms);
+                Ok((output.stdout, output.stderr, output.status))
             }
         };
         results.push(HostResult { host, reached });

@@ -1,6 +1,7 @@
-//! `sudo CMD...`: runs CMD with the same view (the lab's user may act as
-//! root); what CMD changes is returned as CMD returned it. Builtins are not
-//! programs, so sudo cannot run them, as with the real sudo.
+//! `sudo CMD...`: executes CMD as a program through the invocation's runner
+//! (the lab's user may act as root); what CMD changes is returned as CMD
+//! returned it. Builtins are not programs, so sudo cannot run them, as with
+//! the real sudo.
 
 use super::{Command, Example, Invocation, Output, Signature};
 
@@ -29,10 +30,8 @@ impl Command for Sudo {
         let Some(name) = args.get(at) else {
             return Output::error("usage: sudo -h | -K | -k | -V\nusage: sudo [-AbEHknPS] [-u user] command [arg ...]\n", 1);
         };
-        match super::find(name) {
-            Some(command) if name != "sudo" => command.run(&Invocation { argv: &args[at..], ..*invocation }),
-            _ => Output::error(format!("sudo: {name}: command not found\n"), 1),
-        }
+        let call = invocation.call_on(&invocation.node.hostname, Some(invocation.env));
+        invocation.runner.run_program(call, &args[at..]).unwrap_or_else(|| Output::error(format!("sudo: {name}: command not found\n"), 1))
     }
 }
 
@@ -48,5 +47,6 @@ mod tests {
         let mut shell = session();
         assert_eq!(shell.run("sudo scontrol update NodeName=gpu-002 State=DRAIN Reason=x").status, 0);
         assert_eq!(shell.changes().len(), 1);
+        assert_eq!(run_on_first_node("sudo sudo hostname").stdout, "gpu-001\n");
     }
 }

@@ -290,9 +290,10 @@ mod tests {
         session.cluster.apply_change(&Change::ResetGpu { node: "gpu-001".into(), gpu: 2 }, 0);
         assert_eq!(session.run("systemctl restart nvidia-fabricmanager.service").status, 0);
         assert_eq!(session.run("systemctl is-active nvidia-fabricmanager").stdout(), "active\n");
-        assert_eq!(session.changes().len(), 2);
+        // The failed restart, the reset applied above, the restart.
+        assert_eq!(session.changes().len(), 3);
         assert_eq!(session.run("systemctl start nvidia-fabricmanager").status, 0);
-        assert_eq!(session.changes().len(), 2, "start of an active unit does nothing");
+        assert_eq!(session.changes().len(), 3, "start of an active unit does nothing");
         assert_eq!(session.run("systemctl restart sshd").status, 5);
         assert_eq!(session.run("systemctl stop nvidia-fabricmanager").status, 0);
         assert_eq!(session.run("systemctl is-active nvidia-fabricmanager").stdout(), "inactive\n");

@@ -1,16 +1,15 @@
 //! `watch [-n SECS] [-t] COMMAND...` (procps-ng): runs COMMAND (its words
-//! joined, as watch hands them to `sh -c`) through a temporary `Session` on
-//! this node over a copy of the cluster, and shows five refreshes, each after
+//! joined, as watch hands them to `sh -c`) through the invocation's runner on
+//! this node, with watch's environment, and shows five refreshes, each after
 //! the clear-screen sequence, under procps' title line: `Every 2.0s: CMD`
 //! on the left and `host: date` on the right of an 80-column terminal, then
 //! an empty line. The terminal streams the refreshes over the simulated
 //! interval; the trainee's Ctrl-C ends it. Each refresh sees the clock
-//! advanced by the interval; what COMMAND changes is returned once. The
-//! session's variables are not passed to COMMAND (a fresh shell's are).
+//! advanced by the interval and what earlier refreshes changed; all of it
+//! is returned for the shell to apply.
 
-use super::{Command, Example, Flag, Invocation, Output, Signature};
+use super::{Call, Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::time::ctime;
-use crate::shell::Session;
 
 pub struct Watch;
 
@@ -73,13 +72,19 @@ impl Command for Watch {
             return usage("no command given");
         }
         let host = &invocation.node.hostname;
-        let mut session = Session::new(invocation.cluster.clone(), host);
+        // Each refresh sees the clock moved on and what earlier ones changed.
+        let mut view = invocation.cluster.clone();
         let start = invocation.cluster.now;
         let mut out = Output { duration_ms: tenths * 100 * REFRESHES, ..Output::default() };
         for refresh in 0..REFRESHES {
             let now = start + (refresh * tenths / 10) as i64;
-            session.cluster.now = now;
-            let transcript = session.run(&line);
+            view.now = now;
+            let call = Call { cluster: &view, host, env: Some(invocation.env), stdin: "" };
+            let result = invocation.runner.run_line(call, &line);
+            for change in &result.changes {
+                view.apply_change(change, now);
+            }
+            out.changes.extend(result.changes);
             out.stdout += super::clear::CLEAR_SEQUENCE.trim_end_matches("\x1b[3J");
             if title {
                 let left = format!("Every {}.{}s: {line}", tenths / 10, tenths % 10);
@@ -88,9 +93,9 @@ impl Command for Watch {
                 let left: String = if left.len() > room { left.chars().take(room.saturating_sub(3)).collect::<String>() + "..." } else { left };
                 out.stdout += &format!("{left}{}{right}\n\n", " ".repeat(COLUMNS.saturating_sub(left.chars().count() + right.len()).max(1)));
             }
-            out.stdout += &transcript.text();
+            out.stdout += &result.stdout;
+            out.stdout += &result.stderr;
         }
-        out.changes = session.changes().to_vec();
         out
     }
 }

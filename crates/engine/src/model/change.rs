@@ -5,13 +5,15 @@
 //! change as data in its output, and the shell applies it to the model after
 //! the command has run. The lab remembers every change, for grading.
 
+use serde::{Deserialize, Serialize};
+
 use super::gpu::{FabricState, GpuHealth};
 use super::node::{SchedulerState, ServiceState};
 use super::time::EpochSeconds;
 use super::Cluster;
 
 /// A server process waiting for a client (a perftest server, say).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Listener {
     /// The program, e.g. `ib_write_bw`.
     pub program: String,
@@ -21,7 +23,7 @@ pub struct Listener {
     pub pid: u32,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Change {
     /// `nvidia-smi -r`: clears what a reset clears (Xid 48/62/63/64/74/95/119/120
     /// consequences, volatile ECC counts, pending row remaps).

@@ -183,6 +183,11 @@ impl Cluster {
         node.listeners = old.listeners.clone();
     }
 
+    /// Every change applied so far, with the simulated time it was made at.
+    pub fn changes(&self) -> &[(EpochSeconds, change::Change)] {
+        &self.history
+    }
+
     pub fn node(&self, hostname: &str) -> Option<&Node> {
         self.nodes.iter().find(|node| node.hostname == hostname).map(Rc::as_ref)
     }

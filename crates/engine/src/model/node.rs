@@ -21,7 +21,7 @@ pub enum ServiceState {
 }
 
 /// The node as Slurm (and Kubernetes) see it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SchedulerState {
     Idle,
     Allocated,

@@ -1,12 +1,13 @@
 //! Shell builtins: what changes the shell itself rather than printing from
 //! the model: `ssh` and `exit` move between nodes, `export`, `unset`, `cd`,
-//! `pwd`, `history`.
+//! `pwd`, `history`, job control, and bash's own `help`.
 
-use super::Session;
-use crate::commands::Output;
+use super::interp::{Interp, Nesting};
+use super::jobs;
+use crate::commands::{self, Call, Output, Runner};
 
 pub const NAMES: &[&str] =
-    &["cd", "exit", "export", "history", "jobs", "kill", "logout", "pwd", "ssh", "unset", "wait"];
+    &["cd", "exit", "export", "help", "history", "jobs", "kill", "logout", "pwd", "ssh", "unset", "wait"];
 
 /// `NAME=value` as bash reads an assignment word.
 pub fn assignment(word: &str) -> Option<(&str, &str)> {
@@ -17,17 +18,18 @@ pub fn assignment(word: &str) -> Option<(&str, &str)> {
     valid.then_some((name, value))
 }
 
-/// Runs `argv` if it names a builtin.
-pub fn run(session: &mut Session, argv: &[String]) -> Option<Output> {
+/// Runs `argv` if it names a builtin. `from_terminal`: its standard input
+/// is the trainee's terminal (so `ssh HOST` logs in).
+pub fn run(interp: &mut Interp, argv: &[String], stdin: &str, from_terminal: bool) -> Option<Output> {
     let args = &argv[1..];
     Some(match argv[0].as_str() {
-        "ssh" => ssh(session, args),
-        "exit" | "logout" => exit(session),
+        "ssh" => ssh(interp, args, stdin, from_terminal),
+        "exit" | "logout" => exit(interp),
         "export" => {
             for arg in args {
                 match assignment(arg) {
                     Some((name, value)) => {
-                        session.env.insert(name.to_string(), value.to_string());
+                        interp.shell.env.insert(name.to_string(), value.to_string());
                     }
                     None if assignment(&format!("{arg}=")).is_some() => {}
                     None => return Some(Output::error(format!("-bash: export: `{arg}': not a valid identifier\n"), 1)),
@@ -37,7 +39,7 @@ pub fn run(session: &mut Session, argv: &[String]) -> Option<Output> {
         }
         "unset" => {
             for arg in args {
-                session.env.remove(arg);
+                interp.shell.env.remove(arg);
             }
             Output::default()
         }
@@ -45,26 +47,48 @@ pub fn run(session: &mut Session, argv: &[String]) -> Option<Output> {
             None | Some("~") | Some("/home/user") | Some(".") => Output::default(),
             Some(dir) => Output::error(format!("-bash: cd: {dir}: No such file or directory\n"), 1),
         },
-        "pwd" => Output::ok(format!("{}\n", session.env.get("PWD").map_or("/", String::as_str))),
-        "jobs" => session.list_jobs(),
+        "pwd" => Output::ok(format!("{}\n", interp.shell.env.get("PWD").map_or("/", String::as_str))),
+        "help" => help(args),
+        "jobs" => match interp.session.as_deref_mut() {
+            Some(session) => jobs::list_jobs(&interp.cluster, session),
+            None => Output::default(),
+        },
         // Simulated jobs have finished when they start; servers would wait
         // for a client forever, so `wait` does not block on them.
         "wait" => Output::default(),
         "kill" => match args.iter().find(|arg| !arg.starts_with('-') || arg.starts_with("-%")) {
-            Some(target) => session.kill_job(target.trim_start_matches('-')),
+            Some(target) => jobs::kill_job(interp.session.as_deref_mut(), target.trim_start_matches('-')),
             None => Output::error("kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]\n", 2),
         },
         "history" => {
-            let lines: String =
-                session.history.iter().enumerate().map(|(at, line)| format!("{:>5}  {line}\n", at + 1)).collect();
-            Output::ok(lines)
+            let history = interp.session.as_deref().map_or(&[][..], |s| &s.history[..]);
+            Output::ok(history.iter().enumerate().map(|(at, line)| format!("{:>5}  {line}\n", at + 1)).collect::<String>())
         }
         _ => return None,
     })
 }
 
-/// `ssh HOST` logs in to HOST; `ssh HOST CMD...` runs CMD there.
-fn ssh(session: &mut Session, args: &[String]) -> Output {
+/// bash's `help`: here, the emulated commands and the builtins.
+fn help(args: &[String]) -> Output {
+    match args.first() {
+        None => {
+            let mut out = commands::help::overview();
+            out += &format!("\nShell builtins: {}.\n", NAMES.join(", "));
+            out += "Type 'help COMMAND' for its flags and examples.\n";
+            Output::ok(out)
+        }
+        Some(name) => match commands::find(name) {
+            Some(command) => Output::ok(commands::help::describe(command.signature())),
+            None => Output::error(format!("-bash: help: no help topics match `{name}'.  Try `help help' or `man -k {name}' or `info {name}'.\n"), 1),
+        },
+    }
+}
+
+const SSH_USAGE: &str = "usage: ssh [-46AaCfGgKkMNnqsTtVvXxYy] [-B bind_interface] [-b bind_address]\n           [-c cipher_spec] [-D [bind_address:]port] [-E log_file] [-e escape_char]\n           [-F configfile] [-I pkcs11] [-i identity_file] [-J destination]\n           [-L address] [-l login_name] [-m mac_spec] [-O ctl_cmd] [-o option]\n           [-P tag] [-p port] [-R address] [-S ctl_path] [-W host:port]\n           [-w local_tun[:remote_tun]] destination [command [argument ...]]\n";
+
+/// `ssh HOST` logs in to HOST; `ssh HOST CMD...` runs CMD there, in a
+/// login shell of HOST's, over the same cluster.
+fn ssh(interp: &mut Interp, args: &[String], stdin: &str, from_terminal: bool) -> Output {
     // Options that take a value (-p 22, -o X=Y, -i key, -l user) are skipped.
     let mut rest = args.iter();
     let mut target = None;
@@ -79,14 +103,11 @@ fn ssh(session: &mut Session, args: &[String]) -> Output {
         }
     }
     let Some(target) = target else {
-        return Output::error(
-            "usage: ssh [-46AaCfGgKkMNnqsTtVvXxYy] [-B bind_interface] [-b bind_address]\n           [-c cipher_spec] [-D [bind_address:]port] [-E log_file] [-e escape_char]\n           [-F configfile] [-I pkcs11] [-i identity_file] [-J destination]\n           [-L address] [-l login_name] [-m mac_spec] [-O ctl_cmd] [-o option]\n           [-P tag] [-p port] [-R address] [-S ctl_path] [-W host:port]\n           [-w local_tun[:remote_tun]] destination [command [argument ...]]\n",
-            255,
-        );
+        return Output::error(SSH_USAGE, 255);
     };
     let host = target.rsplit('@').next().unwrap_or(&target).to_string();
     let command: Vec<&str> = rest.map(String::as_str).collect();
-    match session.cluster.node(&host) {
+    match interp.cluster.node(&host) {
         None => {
             return Output::error(format!("ssh: Could not resolve hostname {host}: Name or service not known\n"), 255)
         }
@@ -95,29 +116,37 @@ fn ssh(session: &mut Session, args: &[String]) -> Output {
         }
         Some(_) => {}
     }
-    if command.is_empty() {
-        session.ssh_stack.push(std::mem::replace(&mut session.host, host.clone()));
-        session.env.insert("HOSTNAME".to_string(), host);
-        return Output { duration_ms: 300, ..Output::default() };
+    if command.is_empty() && from_terminal {
+        if let Some(session) = interp.session.as_deref_mut() {
+            session.ssh_stack.push(std::mem::replace(&mut interp.shell.host, host.clone()));
+            interp.shell.env.insert("HOSTNAME".to_string(), host);
+            return Output { duration_ms: 300, ..Output::default() };
+        }
     }
-    // Run the remote command with the remote host's view, then come back.
-    let home = std::mem::replace(&mut session.host, host.clone());
-    let transcript = session.run_line(&command.join(" "));
-    session.host = home;
-    Output {
-        stdout: transcript.stdout(),
-        stderr: transcript.stderr(),
-        status: transcript.status,
-        duration_ms: transcript.duration_ms + 300,
-        ..Output::default()
-    }
+    // Without a command, the remote shell reads its script from standard input.
+    let mut warning = String::new();
+    let line = if command.is_empty() {
+        warning.push_str("Pseudo-terminal will not be allocated because stdin is not a terminal.\r\n");
+        stdin.lines().collect::<Vec<_>>().join("\n")
+    } else {
+        command.join(" ")
+    };
+    let call = Call { cluster: &interp.cluster, host: &host, env: None, stdin: if command.is_empty() { "" } else { stdin } };
+    let mut output = Nesting { depth: interp.depth }.run_line(call, &line.replace('\n', "; "));
+    output.stderr.insert_str(0, &warning);
+    output.duration_ms = output.duration_ms.saturating_add(300);
+    output
 }
 
-fn exit(session: &mut Session) -> Output {
+fn exit(interp: &mut Interp) -> Output {
+    let Some(session) = interp.session.as_deref_mut() else {
+        interp.exit();
+        return Output::default();
+    };
     match session.ssh_stack.pop() {
         Some(previous) => {
-            let left = std::mem::replace(&mut session.host, previous.clone());
-            session.env.insert("HOSTNAME".to_string(), previous);
+            let left = std::mem::replace(&mut interp.shell.host, previous.clone());
+            interp.shell.env.insert("HOSTNAME".to_string(), previous);
             Output { stdout: "logout\n".to_string(), stderr: format!("Connection to {left} closed.\n"), ..Output::default() }
         }
         // The login shell of a lab stays open: there is nowhere to go back to.
@@ -148,6 +177,18 @@ mod tests {
         assert_eq!(shell.prompt(), "user@gpu-001:~$ ");
         let out = shell.run("ssh gpu-009");
         assert_eq!((out.stderr().as_str(), out.status), ("ssh: Could not resolve hostname gpu-009: Name or service not known\n", 255));
+        // A remote shell is a login shell of its own: the caller's variables stay home.
+        shell.run("export MINE=1");
+        assert_eq!(shell.run("ssh gpu-002 'echo [$MINE] $HOSTNAME'").stdout(), "[] gpu-002\n");
+    }
+
+    #[test]
+    fn ssh_without_a_terminal_runs_its_input() {
+        let mut shell = session();
+        let out = shell.run("echo hostname | ssh gpu-002");
+        assert_eq!(out.stdout(), "gpu-002\n");
+        assert!(out.stderr().starts_with("Pseudo-terminal will not be allocated"));
+        assert_eq!(shell.prompt(), "user@gpu-001:~$ ");
     }
 
     #[test]
@@ -166,5 +207,14 @@ mod tests {
         let mut shell = session();
         shell.run("hostname");
         assert_eq!(shell.run("history").stdout(), "    1  hostname\n    2  history\n");
+    }
+
+    #[test]
+    fn help_lists_commands_and_builtins() {
+        let mut shell = session();
+        let out = shell.run("help").stdout();
+        assert!(out.contains("Shell builtins: cd, exit"), "{out}");
+        assert!(shell.run("help nvidia-smi").stdout().starts_with("nvidia-smi - "));
+        assert_eq!(shell.run("help nosuch").status, 1);
     }
 }

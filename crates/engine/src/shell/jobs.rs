@@ -7,19 +7,24 @@
 //! before the next command's output, as bash reports them before the next
 //! prompt.
 
-use super::parse::Word;
-use super::{Session, Stream, Transcript};
+use serde::{Deserialize, Serialize};
+
+use super::interp::Interp;
+use super::parse::Pipeline;
+use super::session::Interactive;
+use super::{Stream, Transcript};
 use crate::commands::Output;
 use crate::model::change::Change;
+use crate::model::Cluster;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum JobState {
     Running,
     Done(i32),
     Terminated,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Job {
     pub id: usize,
     pub pid: u32,
@@ -54,73 +59,80 @@ fn marker(position: usize, count: usize) -> char {
     }
 }
 
-impl Session {
-    /// Runs a pipeline as a background job: `[1] 4243`, then whatever it
-    /// prints goes straight to the terminal.
-    pub(super) fn start_job(&mut self, pipeline: &[Vec<Word>], transcript: &mut Transcript) {
-        let id = self.jobs.iter().map(|job| job.id).max().unwrap_or(0) + 1;
-        let pid = 4243 + 611 * (self.history.len() as u32 % 9000) + id as u32;
-        let text = pipeline.iter().map(|words| self.expand(words).join(" ")).collect::<Vec<_>>().join(" | ");
-        transcript.push(Stream::Stderr, format!("[{id}] {pid}\n"));
-        let changes_before = self.changes.len();
-        let status = self.run_pipeline(pipeline, transcript);
-        let listening = self.changes[changes_before..].iter().find_map(|change| match change {
-            Change::Listen { node, listener } => Some((node.clone(), listener.port)),
-            _ => None,
-        });
-        let state = if listening.is_some() { JobState::Running } else { JobState::Done(status) };
-        self.jobs.push(Job { id, pid, text, listening, state });
-    }
-
-    /// Marks servers whose listener is gone as done.
-    fn refresh_jobs(&mut self) {
-        for job in &mut self.jobs {
-            if let (JobState::Running, Some((node, port))) = (&job.state, &job.listening) {
-                let still_listening = self
-                    .cluster
-                    .node(node)
-                    .is_some_and(|node| node.listeners.iter().any(|listener| listener.port == *port));
-                if !still_listening {
-                    job.state = JobState::Done(0);
-                }
-            }
+/// Runs a pipeline as a background job of the interactive shell: `[1] 4243`,
+/// then whatever it prints goes straight to the terminal.
+pub(super) fn start_job(interp: &mut Interp, pipeline: &Pipeline, transcript: &mut Transcript) {
+    let text = pipeline.iter().map(|words| interp.expand(words).join(" ")).collect::<Vec<_>>().join(" | ");
+    let (id, pid) = match interp.session.as_deref() {
+        Some(session) => {
+            let id = session.jobs.iter().map(|job| job.id).max().unwrap_or(0) + 1;
+            (id, 4243 + 611 * (session.history.len() as u32 % 9000) + id as u32)
         }
-    }
-
-    /// `jobs`: every job; finished ones are then forgotten.
-    pub(super) fn list_jobs(&mut self) -> Output {
-        self.refresh_jobs();
-        let count = self.jobs.len();
-        let listing: String = self.jobs.iter().enumerate().map(|(at, job)| describe(job, marker(at, count))).collect();
-        self.jobs.retain(|job| job.state == JobState::Running);
-        Output::ok(listing)
-    }
-
-    /// `kill %N` or `kill PID`: ends a job (a server stops listening).
-    pub(super) fn kill_job(&mut self, target: &str) -> Output {
-        let found = match target.strip_prefix('%') {
-            Some(id) => self.jobs.iter().position(|job| id.parse() == Ok(job.id)),
-            None => self.jobs.iter().position(|job| target.parse() == Ok(job.pid)),
-        };
-        let Some(at) = found.filter(|at| self.jobs[*at].state == JobState::Running) else {
-            return match target.strip_prefix('%') {
-                Some(_) => Output::error(format!("-bash: kill: {target}: no such job\n"), 1),
-                None => Output::error(format!("-bash: kill: ({target}) - No such process\n"), 1),
-            };
-        };
-        let job = &mut self.jobs[at];
-        job.state = JobState::Terminated;
-        let mut output = Output::default();
-        if let Some((node, port)) = job.listening.clone() {
-            output.changes.push(Change::StopListening { node, port });
-        }
-        output
+        None => return,
+    };
+    transcript.push(Stream::Stderr, format!("[{id}] {pid}\n"));
+    let changes_before = interp.changes.len();
+    let status = interp.run_pipeline(pipeline, "", transcript);
+    let listening = interp.changes[changes_before..].iter().find_map(|change| match change {
+        Change::Listen { node, listener } => Some((node.clone(), listener.port)),
+        _ => None,
+    });
+    let state = if listening.is_some() { JobState::Running } else { JobState::Done(status) };
+    if let Some(session) = interp.session.as_deref_mut() {
+        session.jobs.push(Job { id, pid, text, listening, state });
     }
 }
 
+/// Marks servers whose listener is gone as done.
+fn refresh_jobs(cluster: &Cluster, session: &mut Interactive) {
+    for job in &mut session.jobs {
+        if let (JobState::Running, Some((node, port))) = (&job.state, &job.listening) {
+            let still_listening =
+                cluster.node(node).is_some_and(|node| node.listeners.iter().any(|listener| listener.port == *port));
+            if !still_listening {
+                job.state = JobState::Done(0);
+            }
+        }
+    }
+}
+
+/// `jobs`: every job; finished ones are then forgotten.
+pub(super) fn list_jobs(cluster: &Cluster, session: &mut Interactive) -> Output {
+    refresh_jobs(cluster, session);
+    let count = session.jobs.len();
+    let listing: String = session.jobs.iter().enumerate().map(|(at, job)| describe(job, marker(at, count))).collect();
+    session.jobs.retain(|job| job.state == JobState::Running);
+    Output::ok(listing)
+}
+
+/// `kill %N` or `kill PID`: ends a job (a server stops listening).
+pub(super) fn kill_job(session: Option<&mut Interactive>, target: &str) -> Output {
+    let not_found = || match target.strip_prefix('%') {
+        Some(_) => Output::error(format!("-bash: kill: {target}: no such job\n"), 1),
+        None => Output::error(format!("-bash: kill: ({target}) - No such process\n"), 1),
+    };
+    let Some(session) = session else {
+        return not_found();
+    };
+    let found = match target.strip_prefix('%') {
+        Some(id) => session.jobs.iter().position(|job| id.parse() == Ok(job.id)),
+        None => session.jobs.iter().position(|job| target.parse() == Ok(job.pid)),
+    };
+    let Some(at) = found.filter(|at| session.jobs[*at].state == JobState::Running) else {
+        return not_found();
+    };
+    let job = &mut session.jobs[at];
+    job.state = JobState::Terminated;
+    let mut output = Output::default();
+    if let Some((node, port)) = job.listening.clone() {
+        output.changes.push(Change::StopListening { node, port });
+    }
+    output
+}
+
 /// The notices bash prints before the next prompt for jobs that ended.
-pub fn report_finished(session: &mut Session, notices: &mut Transcript) {
-    session.refresh_jobs();
+pub(super) fn report_finished(cluster: &Cluster, session: &mut Interactive, notices: &mut Transcript) {
+    refresh_jobs(cluster, session);
     let count = session.jobs.len();
     for (at, job) in session.jobs.iter().enumerate() {
         if job.state != JobState::Running {
@@ -155,8 +167,6 @@ pub fn expand_history(line: &str, history: &[String]) -> Result<Option<String>, 
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::model::change::Listener;
     use crate::testing::session;
 
     #[test]
@@ -173,19 +183,13 @@ mod tests {
     #[test]
     fn a_listening_job_runs_until_its_listener_goes() {
         let mut shell = session();
-        let listener = Listener { program: "srv".into(), args: vec![], port: 18515, pid: 1 };
-        shell.cluster.apply_change(&Change::Listen { node: "gpu-001".into(), listener: listener.clone() }, 0);
-        shell.jobs.push(Job {
-            id: 1,
-            pid: 4244,
-            text: "srv".into(),
-            listening: Some(("gpu-001".into(), 18515)),
-            state: JobState::Running,
-        });
-        assert_eq!(shell.run("jobs").stdout(), "[1]+  Running                 srv &\n");
+        // A perftest server waits for its client as a background job.
+        let started = shell.run("ib_write_bw -d mlx5_0 &");
+        assert!(started.stderr().starts_with("[1] "), "{}", started.text());
+        assert_eq!(shell.run("jobs").stdout(), "[1]+  Running                 ib_write_bw -d mlx5_0 &\n");
         assert_eq!(shell.run("kill %1").status, 0);
         assert!(shell.cluster.nodes[0].listeners.is_empty());
-        assert_eq!(shell.run("true").stderr(), "[1]+  Terminated              srv\n");
+        assert_eq!(shell.run("true").stderr(), "[1]+  Terminated              ib_write_bw -d mlx5_0\n");
         assert_eq!(shell.run("kill %1").stderr(), "-bash: kill: %1: no such job\n");
     }
 

@@ -103,23 +103,26 @@ fn launch(cluster: &Cluster, invocation: &Invocation, command: &[String], job: J
         return run_job(cluster, coll, command, &job);
     }
     let base = name.rsplit('/').next().unwrap_or(name);
-    let runnable = commands::find(base).filter(|c| !["srun", "mpirun"].contains(&c.signature().name));
-    let Some(found) = runnable else {
+    // Tasks run programs; a launcher inside a step is not emulated.
+    let runnable = commands::find(base).is_some() && !["srun", "mpirun"].contains(&base);
+    if !runnable {
         return if launcher == "srun" {
             let host = job.nodes.first().map_or("", |(n, _)| n.hostname.as_str());
             Output::error(format!("slurmstepd: error: execve(): {name}: No such file or directory\nsrun: error: {host}: task 0: Exited with exit code 2\n"), 2)
         } else {
             Output::error(format!("--------------------------------------------------------------------------\nmpirun was unable to find the specified executable file, and therefore\ndid not launch the job.  This error was first reported for process\nrank 0; it may have occurred for other processes as well.\n\nNOTE: A common cause for this error is misspelling a mpirun command\n      line parameter option (remember that mpirun interprets the first\n      unrecognized command line token as the executable).\n\nNode:       {}\nExecutable: {name}\n--------------------------------------------------------------------------\n", invocation.node.hostname), 1)
         };
-    };
+    }
     let mut out = Output::default();
     let mut task = 0u32;
     let tasks: u32 = job.nodes.iter().map(|(_, t)| t).sum();
     let width = tasks.saturating_sub(1).to_string().len();
     for (node, count) in &job.nodes {
         for _ in 0..*count {
-            let inner = Invocation { cluster, node, argv: command, env: &job.env, stdin: "" };
-            let result = found.run(&inner);
+            let mut argv = command.to_vec();
+            argv[0] = base.to_string();
+            let call = invocation.call_on(&node.hostname, Some(&job.env));
+            let Some(result) = invocation.runner.run_program(call, &argv) else { continue };
             for line in result.stdout.lines() {
                 if job.label {
                     out.stdout += &format!("{task:>width$}: ");

@@ -2,7 +2,7 @@
 //! answers `Unable to open file`; `--wrap="CMD"` (or a `#!` script piped on
 //! standard input) is placed as srun places a step (reachable idle or
 //! allocated nodes of the one partition, `-N`, `-w`) and run at once on the
-//! first node through a temporary `Session` over the cluster, with
+//! first node through the invocation's runner, with
 //! `SLURM_JOB_ID`, `SLURM_JOB_NODELIST` and `SLURM_NNODES` exported. Its
 //! output would go to `slurm-N.out`, which the lab cannot hold: it is
 //! discarded; what it changes in the cluster is returned. When the requested
@@ -14,7 +14,6 @@ use super::{hostlist, PARTITION};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::node::SchedulerState;
 use crate::rng::Rng;
-use crate::shell::Session;
 
 pub struct Sbatch;
 
@@ -120,10 +119,12 @@ impl Command for Sbatch {
         let id = base + (cluster.now - crate::model::DEFAULT_START).max(0);
         let mut out = Output { stdout: format!("Submitted batch job {id}\n"), duration_ms: 1000, ..Output::default() };
         if runs {
-            let mut session = Session::new(cluster.clone(), chosen[0]);
-            let names = hostlist::compress(&chosen);
-            session.run(&format!("export SLURM_JOB_ID={id} SLURM_JOB_NODELIST={names} SLURM_NNODES={}; {script}", chosen.len()));
-            out.changes = session.changes().to_vec();
+            let mut env = invocation.env.clone();
+            env.insert("SLURM_JOB_ID".into(), id.to_string());
+            env.insert("SLURM_JOB_NODELIST".into(), hostlist::compress(&chosen));
+            env.insert("SLURM_NNODES".into(), chosen.len().to_string());
+            let job = invocation.runner.run_line(invocation.call_on(chosen[0], Some(&env)), &script);
+            out.changes = job.changes;
         }
         out
     }

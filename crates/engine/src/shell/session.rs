@@ -1,0 +1,244 @@
+//! The interactive shell a trainee types into, and its snapshot.
+//!
+//! A session is a function of the lab's initial cluster and what the
+//! trainee did: the changes applied (with when), the shell's state and the
+//! clock. [`Session::snapshot`] captures exactly that, and
+//! [`Session::restore`] rebuilds the same session from it by applying the
+//! changes again: no command runs a second time.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+
+use super::interp::{Interp, ShellState};
+use super::jobs::{self, Job};
+use super::{builtins, Stream, Transcript, USER};
+use crate::commands;
+use crate::model::change::Change;
+use crate::model::time::EpochSeconds;
+use crate::model::Cluster;
+
+/// What only an interactive shell has.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Interactive {
+    /// Hosts left by `ssh HOST`, for `exit` to return to.
+    pub ssh_stack: Vec<String>,
+    pub history: Vec<String>,
+    /// Background jobs (`cmd &`), running or finished but not yet reported.
+    pub jobs: Vec<Job>,
+}
+
+pub struct Session {
+    pub cluster: Cluster,
+    shell: ShellState,
+    interactive: Interactive,
+    /// When the lab's clock started, and the simulated time spent since.
+    start: EpochSeconds,
+    elapsed_ms: u64,
+}
+
+/// Everything a session is, beyond the lab's initial cluster: saved by the
+/// app after every command line, and restored without running anything.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SessionSnapshot {
+    pub shell: ShellState,
+    pub interactive: Interactive,
+    /// Simulated milliseconds since the lab started.
+    pub elapsed_ms: u64,
+    /// Every change made to the cluster, with the simulated time it was made.
+    pub changes: Vec<(EpochSeconds, Change)>,
+}
+
+impl Session {
+    /// A shell on `host`, which must be one of the cluster's nodes.
+    pub fn new(cluster: Cluster, host: &str) -> Session {
+        let start = cluster.now;
+        Session { cluster, shell: ShellState::login(host), interactive: Interactive::default(), start, elapsed_ms: 0 }
+    }
+
+    /// The session `snapshot` describes, over the lab's initial `cluster`.
+    pub fn restore(mut cluster: Cluster, snapshot: SessionSnapshot) -> Session {
+        let start = cluster.now;
+        for (at, change) in &snapshot.changes {
+            cluster.apply_change(change, *at);
+        }
+        let mut session =
+            Session { cluster, shell: snapshot.shell, interactive: snapshot.interactive, start, elapsed_ms: snapshot.elapsed_ms };
+        session.sync_clock();
+        session
+    }
+
+    pub fn snapshot(&self) -> SessionSnapshot {
+        SessionSnapshot {
+            shell: self.shell.clone(),
+            interactive: self.interactive.clone(),
+            elapsed_ms: self.elapsed_ms,
+            changes: self.cluster.changes().to_vec(),
+        }
+    }
+
+    pub fn host(&self) -> &str {
+        &self.shell.host
+    }
+
+    pub fn last_status(&self) -> i32 {
+        self.shell.last_status
+    }
+
+    pub fn history(&self) -> &[String] {
+        &self.interactive.history
+    }
+
+    /// What the trainee's commands changed in the cluster, in order, with when.
+    pub fn changes(&self) -> &[(EpochSeconds, Change)] {
+        self.cluster.changes()
+    }
+
+    /// The simulated time (UTC seconds) the next command starts at.
+    pub fn now(&self) -> EpochSeconds {
+        self.cluster.now
+    }
+
+    /// Simulated milliseconds since the lab started.
+    pub fn elapsed_ms(&self) -> u64 {
+        self.elapsed_ms
+    }
+
+    /// `user@gpu-001:~$ `
+    pub fn prompt(&self) -> String {
+        format!("{USER}@{}:~$ ", self.shell.host)
+    }
+
+    fn sync_clock(&mut self) {
+        self.cluster.now = self.start + (self.elapsed_ms / 1000) as i64;
+    }
+
+    /// Runs one line as bash would and records it in the history.
+    pub fn run(&mut self, line: &str) -> Transcript {
+        let mut notices = Transcript::default();
+        jobs::report_finished(&self.cluster, &mut self.interactive, &mut notices);
+        let line = match jobs::expand_history(line, &self.interactive.history) {
+            Ok(Some(expanded)) => {
+                // bash echoes a line that history expansion changed.
+                notices.push(Stream::Stdout, format!("{expanded}\n"));
+                expanded
+            }
+            Ok(None) => line.to_string(),
+            Err(message) => {
+                notices.push(Stream::Stderr, message);
+                self.shell.last_status = 1;
+                notices.status = 1;
+                return notices;
+            }
+        };
+        if !line.trim().is_empty() {
+            self.interactive.history.push(line.clone());
+        }
+        let started_ms = self.start * 1000 + self.elapsed_ms as i64;
+        let (mut transcript, changed) = {
+            let mut interp =
+                Interp::new(Cow::Borrowed(&self.cluster), &mut self.shell, Some(&mut self.interactive), 0, started_ms);
+            let transcript = interp.run_line(&line, "");
+            (transcript, interp.into_changed_cluster())
+        };
+        if let Some(cluster) = changed {
+            self.cluster = cluster;
+        }
+        if !notices.chunks.is_empty() {
+            notices.chunks.append(&mut transcript.chunks);
+            transcript.chunks = notices.chunks;
+        }
+        self.elapsed_ms = self.elapsed_ms.saturating_add(transcript.duration_ms);
+        self.sync_clock();
+        transcript
+    }
+
+    /// Completions for the word under the cursor at the end of `line`:
+    /// command names for the first word (after `|`, `;` or `&&` too); then
+    /// the command's declared flags for a word starting with `-`; GPU
+    /// indices, HCA names or hostnames for a flag's value, by what the flag
+    /// declares it takes; otherwise hostnames and HCA names.
+    pub fn complete(&self, line: &str) -> Vec<String> {
+        let command_line = line.rsplit(['|', ';', '&']).next().unwrap_or(line);
+        let words: Vec<&str> = command_line.split_whitespace().collect();
+        let word = if command_line.ends_with(char::is_whitespace) { "" } else { words.last().copied().unwrap_or("") };
+        let done = if word.is_empty() { words.len() } else { words.len() - 1 };
+        let mut candidates: Vec<String> = if done == 0 {
+            let mut names: Vec<String> = commands::complete(word).into_iter().map(String::from).collect();
+            names.extend(builtins::NAMES.iter().map(|name| name.to_string()));
+            names
+        } else {
+            self.complete_argument(words[0], words.get(done - 1).copied().unwrap_or(""), word)
+        };
+        candidates.retain(|candidate| candidate.starts_with(word));
+        crate::sort::sort(&mut candidates);
+        candidates.dedup();
+        candidates
+    }
+
+    fn complete_argument(&self, command: &str, previous: &str, word: &str) -> Vec<String> {
+        let node = self.cluster.node(&self.shell.host);
+        let gpus = || node.map(|n| n.gpus.iter().map(|g| g.index.to_string()).collect()).unwrap_or_default();
+        let hcas = || node.map(|n| n.hcas.iter().map(|h| h.name.clone()).collect::<Vec<_>>()).unwrap_or_default();
+        let hosts = || self.cluster.nodes.iter().map(|n| n.hostname.clone()).collect::<Vec<_>>();
+        let signature = commands::find(command).map(|c| c.signature());
+        if word.starts_with('-') {
+            return signature
+                .map(|s| {
+                    s.flags
+                        .iter()
+                        .flat_map(|flag| {
+                            let long = flag.long.map(|long| format!("--{long}"));
+                            let short = flag.short.map(|short| format!("-{short}"));
+                            [long, short].into_iter().flatten()
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+        }
+        // The value of a flag: what its placeholder says it takes.
+        let wanted = signature.and_then(|s| {
+            s.flags.iter().find(|flag| {
+                flag.long.is_some_and(|long| previous == format!("--{long}"))
+                    || flag.short.is_some_and(|short| previous == format!("-{short}"))
+            })
+        });
+        match wanted.and_then(|flag| flag.value).map(str::to_ascii_uppercase) {
+            Some(value) if value.contains("GPU") || value == "ID" || value.contains("INDEX") => gpus(),
+            Some(value) if value.contains("DEV") || value.contains("CA") || value.contains("HCA") => hcas(),
+            Some(value) if value.contains("HOST") || value.contains("NODE") => hosts(),
+            _ => {
+                let mut all = hosts();
+                all.extend(hcas());
+                all
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{lab, session};
+
+    #[test]
+    fn a_restored_session_is_the_same_session() {
+        let mut shell = session();
+        for line in [
+            "sudo scontrol update nodename=gpu-002 state=drain reason=rail",
+            "export NCCL_DEBUG=INFO",
+            "ssh gpu-002",
+            "sleep 90",
+            "ib_write_bw -d mlx5_0 &",
+        ] {
+            shell.run(line);
+        }
+        let snapshot = shell.snapshot();
+        let text = serde_json::to_string(&snapshot).unwrap();
+        let mut restored = Session::restore(lab().instantiate(1), serde_json::from_str(&text).unwrap());
+        assert_eq!(restored.snapshot(), snapshot);
+        for probe in ["sinfo -R", "echo $NCCL_DEBUG $HOSTNAME", "date", "jobs", "history", "exit", "hostname"] {
+            assert_eq!(restored.run(probe), shell.run(probe), "{probe}");
+        }
+    }
+}
