@@ -1,7 +1,11 @@
 //! Helpers shared by the engine's unit tests.
 
 use crate::commands::Output;
+use crate::model::Cluster;
 use crate::{load, Lab, Session};
+
+/// The interactive shell, for tests of commands (which never name the shell).
+pub type Shell = Session;
 
 pub const TWO_NODE_LAB: &str = r#"
 [lab]
@@ -16,6 +20,16 @@ nodes = ["gpu-001", "gpu-002"]
 
 pub fn lab() -> Lab {
     load(TWO_NODE_LAB).expect("the test lab is valid")
+}
+
+/// The test lab's cluster as a trainee with seed 1 starts it.
+pub fn cluster() -> Cluster {
+    lab().instantiate(1)
+}
+
+/// A shell on gpu-001 over `cluster`.
+pub fn shell(cluster: Cluster) -> Shell {
+    Session::new(cluster, "gpu-001")
 }
 
 pub fn session() -> Session {

@@ -6,50 +6,15 @@
 //! pages and tab completion are generated from the declarations, never from
 //! copies. One module per command, as in uutils/coreutils.
 
-pub mod args;
-mod clear;
-mod clush;
-mod date;
-mod dctech;
-mod dcgmi;
-mod df;
-mod dmesg;
-mod echo;
-mod env;
-mod escapes;
-mod free;
+pub mod collectives;
+pub mod fabric;
+pub mod gpu;
 pub mod help;
-mod host;
-mod hostname;
-mod ib_common;
-mod ibdev2netdev;
-mod iblinkinfo;
-mod ibstat;
-mod ibstatus;
-mod ibv_devices;
-mod ibv_devinfo;
-mod ip;
-mod journalctl;
-mod kubectl;
-mod lscpu;
-mod lspci;
-mod man;
-mod mlxlink;
-mod nccl;
-mod numactl;
-mod nvidia_smi;
-mod pci_ids;
-mod pdsh;
-mod perfquery;
-mod perftest;
-mod ping;
-mod slurm;
-mod sudo;
-mod systemctl;
-mod text;
-mod uptime;
-mod watch;
-mod wc;
+pub mod host;
+pub mod options;
+pub mod remote;
+pub mod scheduler;
+pub mod text;
 
 use std::collections::BTreeMap;
 
@@ -191,74 +156,74 @@ pub trait Command: Sync {
 }
 
 static COMMANDS: &[&dyn Command] = &[
-    &nccl::ALL_GATHER,
-    &nccl::ALL_REDUCE,
-    &nccl::ALLTOALL,
+    &collectives::nccl_tests::ALL_GATHER,
+    &collectives::nccl_tests::ALL_REDUCE,
+    &collectives::nccl_tests::ALLTOALL,
     &text::awk::Awk,
-    &nccl::BROADCAST,
+    &collectives::nccl_tests::BROADCAST,
     &text::cat::Cat,
-    &clear::Clear,
-    &clush::Clush,
+    &host::clear::Clear,
+    &remote::clush::Clush,
     &text::cut::Cut,
-    &date::Date,
-    &dcgmi::Dcgmi,
-    &dctech::Dctech,
-    &df::Df,
-    &dmesg::Dmesg,
-    &echo::Echo,
-    &env::Env,
+    &host::date::Date,
+    &gpu::dcgmi::Dcgmi,
+    &host::dctech::Dctech,
+    &host::df::Df,
+    &host::dmesg::Dmesg,
+    &text::echo::Echo,
+    &remote::env::Env,
     &text::truth::False,
-    &free::Free,
+    &host::free::Free,
     &text::grep::Grep,
     &text::head::Head,
-    &hostname::Hostname,
-    &perftest::READ_BW,
-    &perftest::READ_LAT,
-    &perftest::SEND_BW,
-    &perftest::SEND_LAT,
-    &perftest::WRITE_BW,
-    &perftest::WRITE_LAT,
-    &ibdev2netdev::Ibdev2netdev,
-    &iblinkinfo::Iblinkinfo,
-    &ibstat::Ibstat,
-    &ibstatus::Ibstatus,
-    &ibv_devices::IbvDevices,
-    &ibv_devinfo::IbvDevinfo,
-    &ip::Ip,
-    &journalctl::Journalctl,
-    &kubectl::Kubectl,
-    &lscpu::Lscpu,
-    &lspci::Lspci,
-    &man::Man,
-    &mlxlink::Mlxlink,
-    &nccl::launch::Mpirun,
-    &numactl::Numactl,
-    &nvidia_smi::NvidiaSmi,
-    &pdsh::Pdsh,
-    &perfquery::Perfquery,
-    &ping::Ping,
-    &env::Printenv,
-    &nccl::REDUCE,
-    &nccl::REDUCE_SCATTER,
-    &slurm::sacct::Sacct,
-    &slurm::sbatch::Sbatch,
-    &slurm::scontrol::Scontrol,
-    &nccl::SENDRECV,
-    &slurm::sinfo::Sinfo,
+    &host::hostname::Hostname,
+    &fabric::perftest::READ_BW,
+    &fabric::perftest::READ_LAT,
+    &fabric::perftest::SEND_BW,
+    &fabric::perftest::SEND_LAT,
+    &fabric::perftest::WRITE_BW,
+    &fabric::perftest::WRITE_LAT,
+    &fabric::ibdev2netdev::Ibdev2netdev,
+    &fabric::iblinkinfo::Iblinkinfo,
+    &fabric::ibstat::Ibstat,
+    &fabric::ibstatus::Ibstatus,
+    &fabric::ibv_devices::IbvDevices,
+    &fabric::ibv_devinfo::IbvDevinfo,
+    &host::ip::Ip,
+    &host::journalctl::Journalctl,
+    &scheduler::kubectl::Kubectl,
+    &host::lscpu::Lscpu,
+    &host::lspci::Lspci,
+    &host::man::Man,
+    &fabric::mlxlink::Mlxlink,
+    &collectives::launch::Mpirun,
+    &host::numactl::Numactl,
+    &gpu::nvidia_smi::NvidiaSmi,
+    &remote::pdsh::Pdsh,
+    &fabric::perfquery::Perfquery,
+    &host::ping::Ping,
+    &remote::env::Printenv,
+    &collectives::nccl_tests::REDUCE,
+    &collectives::nccl_tests::REDUCE_SCATTER,
+    &scheduler::slurm::sacct::Sacct,
+    &scheduler::slurm::sbatch::Sbatch,
+    &scheduler::slurm::scontrol::Scontrol,
+    &collectives::nccl_tests::SENDRECV,
+    &scheduler::slurm::sinfo::Sinfo,
     &text::sleep::Sleep,
     &text::sort::Sort,
-    &slurm::squeue::Squeue,
-    &nccl::launch::Srun,
-    &sudo::Sudo,
-    &systemctl::Systemctl,
+    &scheduler::slurm::squeue::Squeue,
+    &collectives::launch::Srun,
+    &remote::sudo::Sudo,
+    &host::systemctl::Systemctl,
     &text::tail::Tail,
     &text::tee::Tee,
     &text::tr::Tr,
     &text::truth::True,
     &text::uniq::Uniq,
-    &uptime::Uptime,
-    &watch::Watch,
-    &wc::Wc,
+    &host::uptime::Uptime,
+    &remote::watch::Watch,
+    &text::wc::Wc,
 ];
 
 /// Every emulated command, sorted by name.

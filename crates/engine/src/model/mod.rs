@@ -183,6 +183,11 @@ impl Cluster {
         node.listeners = old.listeners.clone();
     }
 
+    /// When the lab's clock started.
+    pub fn started_at(&self) -> EpochSeconds {
+        self.started_at
+    }
+
     /// Every change applied so far, with the simulated time it was made at.
     pub fn changes(&self) -> &[(EpochSeconds, change::Change)] {
         &self.history

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use super::regex::{Regex, Syntax};
 use super::{usage_error, Dialect, GnuTool, Opt, Parsed};
-use crate::commands::escapes::{expand_backslashes, Escape};
+use crate::commands::text::escapes::{expand_backslashes, Escape};
 use crate::commands::{Example, Flag, Invocation, Output, Signature};
 
 pub struct Awk;

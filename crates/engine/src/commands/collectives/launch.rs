@@ -1,0 +1,281 @@
+//! Launchers for multi-node nccl-tests: `srun` (Slurm) and `mpirun` (Open
+//! MPI). Each parses its own options up to the program, picks the nodes and
+//! tasks per node, and runs the nccl-tests program across them; `hostname`
+//! and the other emulated commands run once per task on the task's node.
+
+use std::collections::BTreeMap;
+
+use super::nccl_tests::{program, run_job, Job};
+use crate::commands::scheduler::slurm::hostlist;
+use crate::commands::{self, Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::node::SchedulerState;
+use crate::model::{Cluster, Node};
+use crate::rng::{stable_hash, Rng};
+
+pub struct Srun;
+pub struct Mpirun;
+
+const fn long(name: &'static str, value: Option<&'static str>, help: &'static str) -> Flag {
+    Flag { short: None, long: Some(name), value, help }
+}
+
+static SRUN: Signature = Signature {
+    name: "srun",
+    summary: "run a parallel job step on Slurm nodes",
+    usage: "srun [-N NODES] [-n TASKS] [--ntasks-per-node=N] [-w HOSTLIST] [-l] PROGRAM [ARGS...]",
+    flags: &[
+        Flag { short: Some('N'), long: Some("nodes"), value: Some("N"), help: "number of nodes" },
+        Flag { short: Some('n'), long: Some("ntasks"), value: Some("N"), help: "number of tasks" },
+        long("ntasks-per-node", Some("N"), "tasks on each node"),
+        long("gpus-per-node", Some("N"), "GPUs on each node"),
+        Flag { short: Some('w'), long: Some("nodelist"), value: Some("HOSTLIST"), help: "run on these nodes" },
+        Flag { short: Some('p'), long: Some("partition"), value: Some("NAME"), help: "partition" },
+        Flag { short: Some('l'), long: Some("label"), value: None, help: "prefix output lines with the task number" },
+        long("mpi", Some("TYPE"), "MPI plugin (pmix, pmi2)"),
+        long("exclusive", None, "whole nodes"),
+    ],
+    examples: &[
+        Example { command: "srun -N2 --ntasks-per-node=8 --gpus-per-node=8 all_reduce_perf -b 8 -e 16G -f 2 -g 1", description: "all-reduce across two nodes over InfiniBand" },
+        Example { command: "srun -N2 -l hostname", description: "which nodes a two-node step gets" },
+    ],
+};
+
+static MPIRUN: Signature = Signature {
+    name: "mpirun",
+    summary: "run an MPI program on several hosts (Open MPI)",
+    usage: "mpirun [-np N] [-H HOST:SLOTS,...] [-x VAR[=VALUE]] PROGRAM [ARGS...]",
+    flags: &[
+        Flag { short: None, long: Some("np"), value: Some("N"), help: "number of processes" },
+        Flag { short: Some('H'), long: Some("host"), value: Some("HOST:SLOTS,..."), help: "hosts and their slots" },
+        Flag { short: Some('x'), long: None, value: Some("VAR[=VALUE]"), help: "export an environment variable to the processes" },
+        long("bind-to", Some("WHAT"), "binding (accepted)"),
+        long("map-by", Some("WHAT"), "mapping (accepted)"),
+        long("mca", Some("KEY VALUE"), "MCA parameter (accepted)"),
+    ],
+    examples: &[Example { command: "mpirun -np 8 all_reduce_perf -b 1G -e 1G -g 1", description: "eight processes on this node, one GPU each" }],
+};
+
+/// Splits launcher options from the program: options that take a value
+/// (`-N 2`, `--nodes=2`) are returned as (name, value).
+fn split_options(args: &[String], with_value: &[&str]) -> (Vec<(String, String)>, Vec<String>) {
+    let mut opts = Vec::new();
+    let mut at = 0;
+    while at < args.len() {
+        let arg = &args[at];
+        if !arg.starts_with('-') || arg == "-" {
+            break;
+        }
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
+            _ => (arg.clone(), None),
+        };
+        // `-N2`: a short option with its value attached.
+        let (name, inline) = if inline.is_none() && !name.starts_with("--") && name.len() > 2 && !with_value.contains(&name.as_str()) && with_value.contains(&&name[..2]) {
+            (name[..2].to_string(), Some(name[2..].to_string()))
+        } else {
+            (name, inline)
+        };
+        at += 1;
+        let value = match inline {
+            Some(v) => v,
+            None if with_value.contains(&name.as_str()) => {
+                at += 1;
+                args.get(at - 1).cloned().unwrap_or_default()
+            }
+            None => String::new(),
+        };
+        if name == "--mca" || name == "-mca" {
+            at += 1;
+        }
+        opts.push((name, value));
+    }
+    (opts, args[at.min(args.len())..].to_vec())
+}
+
+fn available(node: &Node) -> bool {
+    node.reachable && matches!(node.scheduler, SchedulerState::Idle | SchedulerState::Allocated)
+}
+
+/// Runs the step's program on every task.
+fn launch(cluster: &Cluster, invocation: &Invocation, command: &[String], job: Job, launcher: &str) -> Output {
+    let Some(name) = command.first() else { return Output::default() };
+    if let Some(coll) = program(name) {
+        return run_job(cluster, coll, command, &job);
+    }
+    let base = name.rsplit('/').next().unwrap_or(name);
+    // Tasks run programs; a launcher inside a step is not emulated.
+    let runnable = commands::find(base).is_some() && !["srun", "mpirun"].contains(&base);
+    if !runnable {
+        return if launcher == "srun" {
+            let host = job.nodes.first().map_or("", |(n, _)| n.hostname.as_str());
+            Output::error(format!("slurmstepd: error: execve(): {name}: No such file or directory\nsrun: error: {host}: task 0: Exited with exit code 2\n"), 2)
+        } else {
+            Output::error(format!("--------------------------------------------------------------------------\nmpirun was unable to find the specified executable file, and therefore\ndid not launch the job.  This error was first reported for process\nrank 0; it may have occurred for other processes as well.\n\nNOTE: A common cause for this error is misspelling a mpirun command\n      line parameter option (remember that mpirun interprets the first\n      unrecognized command line token as the executable).\n\nNode:       {}\nExecutable: {name}\n--------------------------------------------------------------------------\n", invocation.node.hostname), 1)
+        };
+    }
+    let mut out = Output::default();
+    let mut task = 0u32;
+    let tasks: u32 = job.nodes.iter().map(|(_, t)| t).sum();
+    let width = tasks.saturating_sub(1).to_string().len();
+    for (node, count) in &job.nodes {
+        for _ in 0..*count {
+            let mut argv = command.to_vec();
+            argv[0] = base.to_string();
+            let call = invocation.call_on(&node.hostname, Some(&job.env));
+            let Some(result) = invocation.runner.run_program(call, &argv) else { continue };
+            for line in result.stdout.lines() {
+                if job.label {
+                    out.stdout += &format!("{task:>width$}: ");
+                }
+                out.stdout += line;
+                out.stdout.push('\n');
+            }
+            out.stderr += &result.stderr;
+            out.status = out.status.max(result.status);
+            out.duration_ms = out.duration_ms.max(result.duration_ms);
+            task += 1;
+        }
+    }
+    out
+}
+
+impl Command for Srun {
+    fn signature(&self) -> &'static Signature {
+        &SRUN
+    }
+
+    fn run(&self, invocation: &Invocation) -> Output {
+        let cluster = invocation.cluster;
+        let values = ["-N", "--nodes", "-n", "--ntasks", "--ntasks-per-node", "--gpus-per-node", "-w", "--nodelist", "-p", "--partition", "-t", "--time", "-J", "--job-name", "-A", "--account", "-c", "--cpus-per-task", "-G", "--gpus", "--gres", "--mpi", "--export", "--container-image", "--container-mounts", "-o", "--output", "-e", "--error"];
+        let (opts, command) = split_options(invocation.args(), &values);
+        if command.is_empty() {
+            return Output::error("srun: fatal: No command given to execute.\n", 1);
+        }
+        let (mut nodes_wanted, mut ntasks, mut per_node, mut list, mut label) = (None, None, None, None, false);
+        for (name, value) in &opts {
+            let number = || value.split('-').next().unwrap_or("").parse::<u32>().ok();
+            match name.as_str() {
+                "-N" | "--nodes" => nodes_wanted = number(),
+                "-n" | "--ntasks" => ntasks = number(),
+                "--ntasks-per-node" => per_node = number(),
+                "-w" | "--nodelist" => list = Some(value.clone()),
+                "-l" | "--label" => label = true,
+                "-p" | "--partition" if value != crate::commands::scheduler::slurm::PARTITION => {
+                    return Output::error(format!("srun: error: Unable to allocate resources: Invalid partition name specified\n"), 1)
+                }
+                _ if values.contains(&name.as_str()) || ["--exclusive", "-u", "--unbuffered", "-v", "-Q", "--quiet"].contains(&name.as_str()) => {}
+                _ => return crate::commands::scheduler::slurm::bad_option("srun", name),
+            }
+            if matches!(name.as_str(), "-N" | "--nodes" | "-n" | "--ntasks" | "--ntasks-per-node") && number().unwrap_or(0) == 0 {
+                return Output::error(format!("srun: error: Invalid numeric value \"{value}\" for {name}.\n"), 1);
+            }
+        }
+        let refuse = || Output::error("srun: error: Unable to allocate resources: Requested node configuration is not available\n", 1);
+        let mut chosen: Vec<&Node> = Vec::new();
+        if let Some(list) = &list {
+            let Some(names) = hostlist::expand(list, 65_536) else {
+                return Output::error("srun: error: Unable to allocate resources: Invalid node name specified\n", 1);
+            };
+            for name in names {
+                match cluster.node(&name) {
+                    None => return Output::error("srun: error: Unable to allocate resources: Invalid node name specified\n", 1),
+                    Some(node) if !available(node) => return refuse(),
+                    Some(node) => chosen.push(node),
+                }
+            }
+        }
+        let count = nodes_wanted
+            .or_else(|| ntasks.map(|n| n.div_ceil(per_node.unwrap_or(n).max(1))))
+            .unwrap_or(1)
+            .max(chosen.len() as u32) as usize;
+        for node in cluster.nodes.iter().filter(|n| available(n)) {
+            if chosen.len() >= count {
+                break;
+            }
+            if !chosen.iter().any(|c| c.hostname == node.hostname) {
+                chosen.push(node);
+            }
+        }
+        if chosen.len() < count || count == 0 {
+            return refuse();
+        }
+        let total = ntasks.unwrap_or(per_node.unwrap_or(1) * count as u32).max(count as u32);
+        let mut nodes = Vec::new();
+        let mut left = total;
+        for (i, node) in chosen.iter().enumerate() {
+            let share = per_node.unwrap_or_else(|| left.div_ceil((count - i) as u32)).min(left);
+            nodes.push((*node, share));
+            left -= share;
+        }
+        let job = Job { nodes, label, env: invocation.env.clone() };
+        launch(cluster, invocation, &command, job, "srun")
+    }
+}
+
+impl Command for Mpirun {
+    fn signature(&self) -> &'static Signature {
+        &MPIRUN
+    }
+
+    fn run(&self, invocation: &Invocation) -> Output {
+        let cluster = invocation.cluster;
+        let values = ["-np", "--np", "-n", "-H", "--host", "-host", "-x", "--bind-to", "--map-by", "-N", "-npernode", "--npernode", "-hostfile", "--hostfile", "--mca", "-mca", "-wdir", "--prefix"];
+        let (opts, command) = split_options(invocation.args(), &values);
+        if command.is_empty() {
+            return Output::error("--------------------------------------------------------------------------\nNo executable was specified on the mpirun command line.\n\nAborting.\n--------------------------------------------------------------------------\n", 1);
+        }
+        let mut env: BTreeMap<String, String> = invocation.env.clone();
+        let (mut np, mut hosts, mut per_node) = (None, Vec::new(), None);
+        for (name, value) in &opts {
+            match name.as_str() {
+                "-np" | "--np" | "-n" => np = value.parse::<u32>().ok(),
+                "-N" | "-npernode" | "--npernode" => per_node = value.parse::<u32>().ok(),
+                "-H" | "--host" | "-host" => {
+                    for item in value.split(',').filter(|s| !s.is_empty()) {
+                        let (host, slots) = item.split_once(':').map_or((item, 1), |(h, s)| (h, s.parse().unwrap_or(1)));
+                        hosts.push((host.to_string(), slots));
+                    }
+                }
+                "-x" => {
+                    let (k, v) = value.split_once('=').map_or((value.as_str(), invocation.env.get(value).cloned().unwrap_or_default()), |(k, v)| (k, v.to_string()));
+                    env.insert(k.to_string(), v);
+                }
+                "-hostfile" | "--hostfile" => {
+                    return Output::error(format!("--------------------------------------------------------------------------\nOpen RTE was unable to open the hostfile:\n    {value}\nCheck to make sure the path and filename are correct.\n--------------------------------------------------------------------------\n"), 1)
+                }
+                _ => {}
+            }
+        }
+        if hosts.is_empty() {
+            hosts.push((invocation.node.hostname.clone(), cluster.preset.host.cpus() / 2));
+        }
+        let mut nodes: Vec<(&Node, u32)> = Vec::new();
+        for (host, slots) in &hosts {
+            let name = if host == "localhost" { invocation.node.hostname.as_str() } else { host.as_str() };
+            let daemon_error = |what: String| {
+                Output::error(format!("{what}\n--------------------------------------------------------------------------\nORTE was unable to reliably start one or more daemons.\nThis usually is caused by:\n\n* not finding the required libraries and/or binaries on\n  one or more nodes.\n\n* an inability to create a connection back to mpirun due to a\n  lack of common network interfaces and/or no route found between\n  them.\n--------------------------------------------------------------------------\n"), 1)
+            };
+            match cluster.node(name) {
+                None => return daemon_error(format!("ssh: Could not resolve hostname {name}: Name or service not known")),
+                Some(node) if !node.reachable => return daemon_error(format!("ssh: connect to host {name} port 22: No route to host")),
+                Some(node) => nodes.push((node, per_node.unwrap_or(*slots))),
+            }
+        }
+        let slots: u32 = nodes.iter().map(|(_, s)| s).sum();
+        let np = np.unwrap_or(slots);
+        if np > slots {
+            return Output::error(format!("--------------------------------------------------------------------------\nThere are not enough slots available in the system to satisfy the {np}\nslots that were requested by the application:\n\n  {}\n\nEither request fewer slots for your application, or make more slots\navailable for use.\n--------------------------------------------------------------------------\n", command[0]), 1);
+        }
+        // Fill the hosts' slots in order (--map-by slot).
+        let mut left = np;
+        for (_, tasks) in nodes.iter_mut() {
+            let take = (*tasks).min(left);
+            *tasks = take;
+            left -= take;
+        }
+        nodes.retain(|(_, t)| *t > 0);
+        let _ = Rng::derive(cluster.seed, &["mpirun", &stable_hash(command.join(" ").as_bytes()).to_string()]);
+        let job = Job { nodes, label: false, env };
+        launch(cluster, invocation, &command, job, "mpirun")
+    }
+}

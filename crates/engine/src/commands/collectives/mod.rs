@@ -1,0 +1,5 @@
+//! Collectives: the nccl-tests programs and the launchers that start them
+//! across nodes (`srun`'s job steps, Open MPI's `mpirun`).
+
+pub mod launch;
+pub mod nccl_tests;

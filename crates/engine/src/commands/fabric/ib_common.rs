@@ -1,0 +1,363 @@
+//! What the InfiniBand tools (ibstat, ibstatus, ibv_devinfo, ibv_devices,
+//! perfquery, ibdev2netdev) derive from the model the same way: the order
+//! devices are listed in, what a down port reports as its rate and LID, the
+//! RoCE port GUID, counters that grow with simulated time, the infiniband-diags
+//! usage screen and `ibpanic`/`ibwarn` lines.
+//!
+//! Facts are from ../shared/reference/fabric/FACTS.md §4 and its captures.
+
+use crate::commands::Invocation;
+use crate::model::fabric::{Hca, LaneSpeed, LinkLayer, PhysState, Port, PortCounters, PortState};
+use crate::model::{Cluster, Node};
+use crate::rng::Rng;
+
+/// ibstat, ibstatus and ibdev2netdev walk /sys/class/infiniband with a glob,
+/// so `mlx5_10` comes before `mlx5_2`.
+pub fn sysfs_order(node: &Node) -> Vec<&Hca> {
+    let mut hcas: Vec<&Hca> = node.hcas.iter().collect();
+    crate::sort::sort_by(&mut hcas, |a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    hcas
+}
+
+/// The negotiated link as the port reports it: lanes and per-lane speed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Link {
+    pub lanes: u8,
+    pub lane: Lane,
+}
+
+/// Per-lane signalling, including the slow ones a down port reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lane {
+    Sdr,
+    Qdr,
+    Negotiated(LaneSpeed),
+}
+
+impl Lane {
+    /// Tenths of a Gb/s per lane (SDR is 2.5).
+    fn tenths_gbps(self) -> u32 {
+        match self {
+            Lane::Sdr => 25,
+            Lane::Qdr => 100,
+            Lane::Negotiated(speed) => speed.gbps() * 10,
+        }
+    }
+
+    /// The name the kernel's `rate` file and mlxlink use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lane::Sdr => "SDR",
+            Lane::Qdr => "QDR",
+            Lane::Negotiated(speed) => speed.name(),
+        }
+    }
+
+    /// `ibv_port_attr.active_speed` and its devinfo string.
+    pub fn verbs(self) -> (&'static str, u32) {
+        match self {
+            Lane::Sdr => ("2.5 Gbps", 1),
+            Lane::Qdr => ("10.0 Gbps", 4),
+            Lane::Negotiated(LaneSpeed::Edr) => ("25.0 Gbps", 32),
+            Lane::Negotiated(LaneSpeed::Hdr) => ("50.0 Gbps", 64),
+            Lane::Negotiated(LaneSpeed::Ndr) => ("100.0 Gbps", 128),
+            Lane::Negotiated(LaneSpeed::Xdr) => ("200.0 Gbps", 256),
+        }
+    }
+}
+
+impl Link {
+    /// A down port has no negotiated link; the HCA reports a placeholder:
+    /// 4X QDR (Rate 40) on ConnectX-6 Dx/7, 4X SDR (Rate 10) on ConnectX-8
+    /// (captures: ibstat_*_down_*.txt, ibstat_b300_cx8_ports_down_disabled.txt).
+    pub fn of(hca: &Hca) -> Link {
+        let port = &hca.port;
+        if port.state == PortState::Down {
+            let lane = if hca.part_id == CONNECTX8 { Lane::Sdr } else { Lane::Qdr };
+            return Link { lanes: 4, lane };
+        }
+        Link { lanes: port.width, lane: Lane::Negotiated(port.lane_speed) }
+    }
+
+    /// Tenths of a Gb/s over all lanes.
+    fn tenths_gbps(self) -> u32 {
+        self.lane.tenths_gbps() * u32::from(self.lanes)
+    }
+
+    /// ibstat's `Rate:` value: whole Gb/s, except 1X SDR which is 2.5.
+    pub fn ibstat_rate(self) -> String {
+        let tenths = self.tenths_gbps();
+        if tenths % 10 == 0 {
+            (tenths / 10).to_string()
+        } else {
+            format!("{}.{}", tenths / 10, tenths % 10)
+        }
+    }
+
+    /// The kernel's `rate` file: `400 Gb/sec (4X NDR)`.
+    pub fn sysfs_rate(self) -> String {
+        format!("{} Gb/sec ({}X {})", self.ibstat_rate(), self.lanes, self.lane.name())
+    }
+
+    /// `ibv_port_attr.active_width` and its devinfo string.
+    pub fn verbs_width(self) -> (String, u32) {
+        let code = match self.lanes {
+            1 => 1,
+            4 => 2,
+            8 => 4,
+            12 => 8,
+            2 => 16,
+            _ => 0,
+        };
+        (format!("{}X", self.lanes), code)
+    }
+}
+
+/// PCI device id of ConnectX-8 (CA type MT4131).
+const CONNECTX8: u32 = 4131;
+/// PCI device id of BlueField-3, the only part here with hardware version 1.
+const BLUEFIELD3: u32 = 41692;
+
+/// `Hardware version` (ibstat) / `hw_ver` (ibv_devinfo).
+pub fn hardware_version(hca: &Hca) -> u32 {
+    u32::from(hca.part_id == BLUEFIELD3)
+}
+
+/// The model has no separate system image GUID; a single-function HCA
+/// reports its node GUID there.
+pub fn system_image_guid(hca: &Hca) -> u64 {
+    hca.node_guid
+}
+
+fn is_infiniband(port: &Port) -> bool {
+    port.link_layer == LinkLayer::InfiniBand
+}
+
+/// An IB port that never came up has no LID from the SM: 65535 (capture:
+/// the B300 file), and no SM LID. A port that went down after the SM
+/// configured it keeps its LID.
+fn unconfigured(port: &Port) -> bool {
+    is_infiniband(port) && port.phys_state == PhysState::Disabled
+}
+
+pub fn base_lid(port: &Port) -> u16 {
+    if unconfigured(port) {
+        0xffff
+    } else {
+        port.lid
+    }
+}
+
+pub fn sm_lid(port: &Port) -> u16 {
+    if unconfigured(port) {
+        0
+    } else {
+        port.sm_lid
+    }
+}
+
+/// The port's capability mask. It is a property of the machine (driver and
+/// SM configuration), not of the port state: the B300 capture shows
+/// 0xa750e848 on active and disabled ports alike.
+pub fn capability_mask(port: &Port) -> u32 {
+    port.capability_mask
+}
+
+/// The Port GUID ibstat prints. On InfiniBand it is the port's GUID. On RoCE
+/// it is the interface id of GID 0, the EUI-64 of the netdev's MAC; a
+/// ConnectX derives its MAC from its GUID by dropping the `03:00` in the
+/// middle, so a GUID in that form is converted (0xa088c20300e3142a becomes
+/// 0xa288c2fffee3142a, as in the captures). Other values are already an
+/// interface id; 0 means GID 0 is empty.
+pub fn port_guid(port: &Port) -> u64 {
+    let guid = port.guid;
+    if is_infiniband(port) || guid == 0 || (guid >> 24) & 0xffff != 0x0300 {
+        return guid;
+    }
+    let oui = guid >> 40;
+    let nic = guid & 0x00ff_ffff;
+    ((oui ^ 0x02_00_00) << 40) | (0xfffe << 24) | nic
+}
+
+/// GID 0 as sysfs prints it, or None when the table entry is empty.
+pub fn default_gid(port: &Port) -> Option<String> {
+    let guid = port_guid(port);
+    (guid != 0).then(|| format!("fe80:0000:0000:0000:{}", Hca::guid_colon_form(guid)))
+}
+
+/// The IB MTU enum ibv_devinfo prints next to the size.
+pub fn mtu_code(mtu: u32) -> u32 {
+    match mtu {
+        256 => 1,
+        512 => 2,
+        1024 => 3,
+        2048 => 4,
+        4096 => 5,
+        _ => 0,
+    }
+}
+
+/// The port's counters at `cluster.now`. A marginal link keeps adding symbol
+/// errors: the model's count is the value when the lab starts, and
+/// `symbol_errors_per_hour` accrue per hour of simulated time after that
+/// (one link error recovery per 500 symbol errors, as the fault sets them).
+pub fn counters_now(cluster: &Cluster, port: &Port) -> PortCounters {
+    let mut counters = port.counters;
+    if port.symbol_errors_per_hour > 0 {
+        let elapsed = (cluster.now - cluster.started_at()).max(0) as u64;
+        let added = port.symbol_errors_per_hour.saturating_mul(elapsed) / 3600;
+        counters.symbol_errors = counters.symbol_errors.saturating_add(added);
+        counters.link_error_recovery = counters.link_error_recovery.saturating_add(added / 500);
+    }
+    counters
+}
+
+/// A process id for `ibpanic: [pid]` lines: the same for the same
+/// invocation at the same simulated time.
+pub fn pid(invocation: &Invocation) -> u64 {
+    let now = invocation.cluster.now.to_string();
+    Rng::derive(invocation.cluster.seed, &[&invocation.node.hostname, &invocation.argv.join(" "), &now])
+        .range_u64(3_000, 3_999_999)
+}
+
+/// One option row of an infiniband-diags usage screen.
+pub struct DiagOption {
+    pub long: &'static str,
+    pub letter: Option<char>,
+    pub value: Option<&'static str>,
+    pub description: &'static str,
+}
+
+/// The infiniband-diags common options, in their order, for tools to pick from.
+pub fn common_options(excluded: &str) -> Vec<DiagOption> {
+    let all = [
+        ("config", 'z', Some("<config>"), "use config file, default: /etc/infiniband-diags/ibdiag.conf"),
+        ("Ca", 'C', Some("<ca>"), "Ca name to use"),
+        ("Port", 'P', Some("<port>"), "Ca port number to use"),
+        ("Direct", 'D', None, "use Direct address argument"),
+        ("Lid", 'L', None, "use LID address argument"),
+        ("Guid", 'G', None, "use GUID address argument"),
+        ("timeout", 't', Some("<ms>"), "timeout in ms"),
+        ("sm_port", 's', Some("<lid>"), "SM port lid"),
+        ("show_keys", 'K', None, "display security keys in output"),
+        ("m_key", 'y', Some("<key>"), "M_Key to use in request"),
+        ("errors", 'e', None, "show send and receive errors"),
+        ("verbose", 'v', None, "increase verbosity level"),
+        ("debug", 'd', None, "raise debug level"),
+        ("help", 'h', None, "help message"),
+        ("version", 'V', None, "show version"),
+    ];
+    all.into_iter()
+        .filter(|(_, letter, _, _)| !excluded.contains(*letter))
+        .map(|(long, letter, value, description)| DiagOption { long, letter: Some(letter), value, description })
+        .collect()
+}
+
+/// The usage screen infiniband-diags tools print on stderr (then exit 2).
+pub fn diag_usage(program: &str, arguments: &str, options: &[DiagOption], examples: &[&str]) -> String {
+    let mut out = format!("\nUsage: {program} [options] {arguments}\n\n");
+    if !options.is_empty() {
+        out += "Options:\n";
+    }
+    for option in options {
+        let mut line = format!("  --{}", option.long);
+        if let Some(letter) = option.letter {
+            line += &format!(", -{letter}");
+        }
+        if let Some(value) = option.value {
+            line += &format!(" {value}");
+        }
+        if !option.description.is_empty() {
+            line = format!("{line:<24}  {}", option.description);
+        }
+        out += &line;
+        out.push('\n');
+    }
+    if !examples.is_empty() {
+        out += "\nExamples:\n";
+        for example in examples {
+            out += &format!("  {program} {example}\n");
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// C's strtol with base 0 on a whole argument: `0x1f`, `017`, `42`. Text that
+/// is not a number gives 0, as strtol does.
+pub fn strtol(text: &str) -> i64 {
+    let text = text.trim_start();
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let (radix, digits) = if let Some(hex) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+        (16, hex)
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        (8, &digits[1..])
+    } else {
+        (10, digits)
+    };
+    let valid: String = digits.chars().take_while(|c| c.is_digit(radix)).collect();
+    let value = i64::from_str_radix(&valid, radix).unwrap_or(if valid.is_empty() { 0 } else { i64::MAX });
+    if negative {
+        -value
+    } else {
+        value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::fabric::{LaneSpeed, Port};
+
+    fn port(link_layer: LinkLayer, guid: u64) -> Port {
+        Port {
+            number: 1,
+            state: PortState::Active,
+            phys_state: PhysState::LinkUp,
+            link_layer,
+            width: 4,
+            max_width: 4,
+            lane_speed: LaneSpeed::Ndr,
+            max_lane_speed: LaneSpeed::Ndr,
+            lid: 0,
+            sm_lid: 0,
+            lmc: 0,
+            capability_mask: 0x0001_0000,
+            guid,
+            max_mtu: 4096,
+            active_mtu: 4096,
+            counters: PortCounters::default(),
+            symbol_errors_per_hour: 0,
+        }
+    }
+
+    #[test]
+    fn roce_port_guid_is_the_eui64_of_the_mac() {
+        // Pairs from ibstat_h100_roce_8x400_all_active.txt and the cx6dx file.
+        assert_eq!(port_guid(&port(LinkLayer::Ethernet, 0xa088c20300e3142a)), 0xa288c2fffee3142a);
+        assert_eq!(port_guid(&port(LinkLayer::Ethernet, 0x946dae0300c2b690)), 0x966daefffec2b690);
+        assert_eq!(port_guid(&port(LinkLayer::Ethernet, 0)), 0);
+        assert_eq!(port_guid(&port(LinkLayer::Ethernet, 0x201d97fffe0056cf)), 0x201d97fffe0056cf);
+        assert_eq!(port_guid(&port(LinkLayer::InfiniBand, 0x946dae0300cde72c)), 0x946dae0300cde72c);
+    }
+
+    #[test]
+    fn strtol_reads_c_bases() {
+        assert_eq!(strtol("1"), 1);
+        assert_eq!(strtol("0x10"), 16);
+        assert_eq!(strtol("010"), 8);
+        assert_eq!(strtol("abc"), 0);
+        assert_eq!(strtol("12abc"), 12);
+    }
+
+    #[test]
+    fn usage_aligns_descriptions_at_column_26() {
+        let options = [DiagOption { long: "list_of_cas", letter: Some('l'), value: None, description: "list all IB devices" }];
+        let usage = diag_usage("ibstat", "<ca_name> [portnum]", &options, &["-l       # list all IB devices"]);
+        assert!(usage.contains("\n  --list_of_cas, -l       list all IB devices\n"));
+        assert!(usage.contains("\n  ibstat -l       # list all IB devices\n"));
+    }
+}

@@ -1,0 +1,13 @@
+//! The InfiniBand and RoCE fabric: rdma-core and infiniband-diags state
+//! tools, NVIDIA's `mlxlink`, and the perftest bandwidth and latency tests.
+
+pub mod ib_common;
+pub mod ibdev2netdev;
+pub mod iblinkinfo;
+pub mod ibstat;
+pub mod ibstatus;
+pub mod ibv_devices;
+pub mod ibv_devinfo;
+pub mod mlxlink;
+pub mod perfquery;
+pub mod perftest;

@@ -1,0 +1,266 @@
+//! `perfquery [-x] [-C CA] [-P PORT] [LID [PORT]]`: an IB port's
+//! PortCounters (or PortCountersExtended with `-x`) as infiniband-diags
+//! prints them: each label padded with dots to column 33
+//! (captures: perfquery_x_edr_switch_*.txt; FACTS.md §4).
+//!
+//! Without a LID it reads the local port (mlx5_0 port 1, or `-C`/`-P`);
+//! with one it finds the port of that LID anywhere in the cluster. Counters a
+//! fault drives grow with simulated time (ib_common::counters_now).
+
+use crate::commands::options::{scan, Arg};
+use crate::commands::fabric::ib_common::{base_lid, common_options, counters_now, diag_usage, pid, strtol, DiagOption};
+use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::fabric::{Hca, LinkLayer, PortCounters};
+
+pub struct Perfquery;
+
+static SIGNATURE: Signature = Signature {
+    name: "perfquery",
+    summary: "read an InfiniBand port's performance and error counters",
+    usage: "perfquery [options]  [<lid|guid> [[port(s)] [reset_mask]]]",
+    flags: &[
+        Flag { short: Some('x'), long: Some("extended"), value: None, help: "show extended port counters" },
+        Flag { short: Some('C'), long: Some("Ca"), value: Some("<ca>"), help: "Ca name to use" },
+        Flag { short: Some('P'), long: Some("Port"), value: Some("<port>"), help: "Ca port number to use" },
+        Flag { short: Some('L'), long: Some("Lid"), value: None, help: "use LID address argument" },
+        Flag { short: Some('t'), long: Some("timeout"), value: Some("<ms>"), help: "timeout in ms" },
+        Flag { short: Some('e'), long: Some("errors"), value: None, help: "show send and receive errors" },
+        Flag { short: Some('v'), long: Some("verbose"), value: None, help: "increase verbosity level" },
+        Flag { short: Some('h'), long: Some("help"), value: None, help: "help message" },
+    ],
+    // One invocation reads one port, so a fault on any HCA of an 8-HCA node
+    // is seen only by the example that names that HCA.
+    examples: &[
+        Example { command: "perfquery", description: "counters of mlx5_0 port 1" },
+        Example { command: "perfquery -x", description: "extended (64-bit) counters of mlx5_0 port 1" },
+        Example { command: "perfquery -x -C mlx5_1", description: "extended counters of mlx5_1" },
+        Example { command: "perfquery -x -C mlx5_2", description: "extended counters of mlx5_2" },
+        Example { command: "perfquery -x -C mlx5_3", description: "extended counters of mlx5_3" },
+        Example { command: "perfquery -x -C mlx5_4", description: "extended counters of mlx5_4" },
+        Example { command: "perfquery -x -C mlx5_5", description: "extended counters of mlx5_5" },
+        Example { command: "perfquery -x -C mlx5_6", description: "extended counters of mlx5_6" },
+        Example { command: "perfquery -x -C mlx5_7", description: "extended counters of mlx5_7" },
+    ],
+};
+
+/// ibexit ends the process with -1.
+const EXIT_FAILURE: i32 = 255;
+const EXIT_USAGE: i32 = 2;
+/// PerfMgt ClassPortInfo of a ConnectX HCA port: no AllPortSelect, extended
+/// width supported; CapMask2 bit 1: the extended error counters exist.
+const HCA_CAP_MASK: u16 = 0x5A00;
+const HCA_CAP_MASK2: u32 = 0x0000002;
+
+fn usage() -> String {
+    let mut options = vec![DiagOption {
+        long: "extended",
+        letter: Some('x'),
+        value: None,
+        description: "show extended port counters",
+    }];
+    options.extend(common_options("DK"));
+    diag_usage(
+        "perfquery",
+        " [<lid|guid> [[port(s)] [reset_mask]]]",
+        &options,
+        &[
+            "\t\t# read local port's performance counters",
+            "32 1\t\t# read performance counters from lid 32, port 1",
+            "-x 32 1\t# read extended performance counters from lid 32, port 1",
+        ],
+    )
+}
+
+impl Command for Perfquery {
+    fn signature(&self) -> &'static Signature {
+        &SIGNATURE
+    }
+
+    fn run(&self, invocation: &Invocation) -> Output {
+        let (mut extended, mut ca, mut ca_port) = (false, None::<String>, 0i64);
+        let mut positionals = Vec::new();
+        for arg in scan(&SIGNATURE, invocation.args()) {
+            match arg {
+                Arg::Flag(flag, value) => match flag.short {
+                    Some('x') => extended = true,
+                    Some('C') => ca = value,
+                    Some('P') => ca_port = strtol(value.as_deref().unwrap_or("")),
+                    Some('h') => return Output::error(usage(), EXIT_USAGE),
+                    _ => {}
+                },
+                Arg::Positional(text) => positionals.push(text),
+                other => return Output::error(crate::commands::options::complaint("perfquery", &other) + &usage(), EXIT_USAGE),
+            }
+        }
+        let node = invocation.node;
+        let failed = |message: String| Output { stdout: format!("perfquery: iberror: failed: {message}\n"), status: EXIT_FAILURE, ..Output::default() };
+
+        // The source port: MADs go out through a local IB port.
+        let source = match &ca {
+            Some(name) => node.hca(name),
+            None => node.hcas.iter().find(|hca| hca.port.link_layer == LinkLayer::InfiniBand),
+        };
+        let source = match source {
+            Some(hca) if hca.port.link_layer == LinkLayer::InfiniBand && (ca_port == 0 || ca_port == 1) => hca,
+            // No umad device for RoCE ports or unknown CAs.
+            _ => {
+                let name = ca.clone().unwrap_or_else(|| "(null)".to_string());
+                let mut output = failed(format!("Failed to open '{name}' port '{ca_port}'"));
+                output.stderr = format!("ibwarn: [{}] mad_rpc_open_port: can't open UMAD port ({name}:{ca_port})\n", pid(invocation));
+                return output;
+            }
+        };
+
+        let (target, lid): (&Hca, u16) = match positionals.first() {
+            None => (source, base_lid(&source.port)),
+            Some(text) => {
+                let lid = strtol(text);
+                let found = invocation.cluster.nodes.iter().flat_map(|n| n.hcas.iter()).find(|hca| {
+                    hca.port.link_layer == LinkLayer::InfiniBand && i64::from(hca.port.lid) == lid && hca.port.is_up()
+                });
+                match found {
+                    Some(hca) if source.port.is_up() => (hca, hca.port.lid),
+                    _ => {
+                        let mut output = failed("classportinfo query".to_string());
+                        output.stderr = format!("ibwarn: [{}] mad_rpc: _do_madrpc failed; dport (Lid {lid})\n", pid(invocation));
+                        output.duration_ms = 1_000;
+                        return output;
+                    }
+                }
+            }
+        };
+        if let Some(port) = positionals.get(1) {
+            if strtol(port) != i64::from(target.port.number) {
+                let mut output = failed(if extended { "perfextquery" } else { "perfquery" }.to_string());
+                output.stderr = format!("ibwarn: [{}] mad_rpc: _do_madrpc failed; dport (Lid {lid})\n", pid(invocation));
+                return output;
+            }
+        }
+        let counters = counters_now(invocation.cluster, &target.port);
+        let text = if extended {
+            extended_counters(lid, target.port.number, &counters)
+        } else {
+            counters_32(lid, target.port.number, &counters)
+        };
+        Output { duration_ms: 15, ..Output::ok(text) }
+    }
+}
+
+/// `Label:....value`, the label and dots filling 33 columns.
+fn line(label: &str, value: impl std::fmt::Display) -> String {
+    format!("{:.<33}{value}\n", format!("{label}:"))
+}
+
+/// PortCounters fields are narrow and stop at their maximum instead of wrapping.
+fn capped(value: u64, bits: u32) -> u64 {
+    value.min((1u64 << bits) - 1)
+}
+
+fn counters_32(lid: u16, port: u8, c: &PortCounters) -> String {
+    let mut out = format!("# Port counters: Lid {lid} port {port} (CapMask: 0x{HCA_CAP_MASK:02X})\n");
+    out += &line("PortSelect", port);
+    out += &line("CounterSelect", "0x0000");
+    out += &line("SymbolErrorCounter", capped(c.symbol_errors, 16));
+    out += &line("LinkErrorRecoveryCounter", capped(c.link_error_recovery, 8));
+    out += &line("LinkDownedCounter", capped(c.link_downed, 8));
+    out += &line("PortRcvErrors", capped(c.rcv_errors, 16));
+    out += &line("PortRcvRemotePhysicalErrors", capped(c.rcv_remote_physical_errors, 16));
+    out += &line("PortRcvSwitchRelayErrors", 0);
+    out += &line("PortXmitDiscards", capped(c.xmit_discards, 16));
+    out += &line("PortXmitConstraintErrors", 0);
+    out += &line("PortRcvConstraintErrors", 0);
+    out += &line("CounterSelect2", "0x00");
+    out += &line("LocalLinkIntegrityErrors", 0);
+    out += &line("ExcessiveBufferOverrunErrors", 0);
+    out += &line("QP1Dropped", 0);
+    out += &line("VL15Dropped", 0);
+    out += &line("PortXmitData", capped(c.xmit_data, 32));
+    out += &line("PortRcvData", capped(c.rcv_data, 32));
+    out += &line("PortXmitPkts", capped(c.xmit_pkts, 32));
+    out += &line("PortRcvPkts", capped(c.rcv_pkts, 32));
+    out += &line("PortXmitWait", capped(c.xmit_wait, 32));
+    out
+}
+
+fn extended_counters(lid: u16, port: u8, c: &PortCounters) -> String {
+    let mut out = format!(
+        "# Port extended counters: Lid {lid} port {port} (CapMask: 0x{HCA_CAP_MASK:02X} CapMask2: 0x{HCA_CAP_MASK2:07X})\n"
+    );
+    out += &line("PortSelect", port);
+    out += &line("CounterSelect", "0x0000");
+    out += &line("PortXmitData", c.xmit_data);
+    out += &line("PortRcvData", c.rcv_data);
+    out += &line("PortXmitPkts", c.xmit_pkts);
+    out += &line("PortRcvPkts", c.rcv_pkts);
+    // The model counts packets, not their kind: all unicast.
+    out += &line("PortUnicastXmitPkts", c.xmit_pkts);
+    out += &line("PortUnicastRcvPkts", c.rcv_pkts);
+    out += &line("PortMulticastXmitPkts", 0);
+    out += &line("PortMulticastRcvPkts", 0);
+    out += &line("CounterSelect2", "0x00000000");
+    out += &line("SymbolErrorCounter", c.symbol_errors);
+    out += &line("LinkErrorRecoveryCounter", c.link_error_recovery);
+    out += &line("LinkDownedCounter", c.link_downed);
+    out += &line("PortRcvErrors", c.rcv_errors);
+    out += &line("PortRcvRemotePhysicalErrors", c.rcv_remote_physical_errors);
+    out += &line("PortRcvSwitchRelayErrors", 0);
+    out += &line("PortXmitDiscards", c.xmit_discards);
+    out += &line("PortXmitConstraintErrors", 0);
+    out += &line("PortRcvConstraintErrors", 0);
+    out += &line("LocalLinkIntegrityErrors", 0);
+    out += &line("ExcessiveBufferOverrunErrors", 0);
+    out += &line("VL15Dropped", 0);
+    out += &line("PortXmitWait", c.xmit_wait);
+    out += &line("QP1Dropped", 0);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::fault::Fault;
+    use crate::testing::run_on_first_node;
+    use crate::testing::{cluster, shell};
+
+    fn value(output: &str, label: &str) -> u64 {
+        let line = output.lines().find(|line| line.starts_with(&format!("{label}:"))).unwrap();
+        line.trim_start_matches(|c: char| c != '.').trim_start_matches('.').parse().unwrap()
+    }
+
+    #[test]
+    fn healthy_port_has_clean_counters() {
+        let out = run_on_first_node("perfquery -x").stdout;
+        assert!(out.starts_with("# Port extended counters: Lid 100 port 1 (CapMask: 0x5A00 CapMask2: 0x0000002)\nPortSelect:......................1\n"), "{out}");
+        assert_eq!(value(&out, "SymbolErrorCounter"), 0);
+        assert_eq!(out.lines().count(), 26);
+        let short = run_on_first_node("perfquery").stdout;
+        assert!(short.starts_with("# Port counters: Lid 100 port 1 (CapMask: 0x5A00)\n"));
+        assert_eq!(short.lines().count(), 22);
+    }
+
+    #[test]
+    fn lid_lookup_reaches_other_nodes_and_unknown_lids_fail() {
+        // gpu-002's mlx5_0 has LID 108 (100 + 8 HCAs per node).
+        let out = run_on_first_node("perfquery -x 108 1");
+        assert_eq!(out.status, 0);
+        assert!(out.stdout.starts_with("# Port extended counters: Lid 108 port 1 "));
+        let missing = run_on_first_node("perfquery 999 1");
+        assert_eq!(missing.status, 255);
+        assert_eq!(missing.stdout, "perfquery: iberror: failed: classportinfo query\n");
+        assert_eq!(run_on_first_node("perfquery -C mlx5_9").status, 255);
+        assert_eq!(run_on_first_node("perfquery --bogus").status, 2);
+    }
+
+    #[test]
+    fn symbol_errors_show_and_rise_with_time() {
+        let mut cluster = cluster();
+        Fault::HcaSymbolErrors { node: "gpu-001".into(), hca: "mlx5_6".into(), count: 24_000 }.apply(&mut cluster).unwrap();
+        let mut session = shell(cluster);
+        let first = value(&session.run("perfquery -x -C mlx5_6").stdout(), "SymbolErrorCounter");
+        assert_eq!(first, 24_000);
+        // 16-bit PortCounters cap at 65535.
+        session.cluster.now += 3 * 3600;
+        let later = session.run("perfquery -x -C mlx5_6").stdout();
+        assert_eq!(value(&later, "SymbolErrorCounter"), 24_000 + 3 * 1_000);
+        assert_eq!(value(&session.run("perfquery -C mlx5_0").stdout(), "SymbolErrorCounter"), 0);
+    }
+}

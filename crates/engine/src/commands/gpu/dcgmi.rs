@@ -1,0 +1,351 @@
+//! `dcgmi`: NVIDIA DCGM's command line, `discovery -l` and `diag -r 1|2|3`
+//! (FACTS.md §7).
+//!
+//! `diag` draws a 78-column table: column 1 is 27 wide, column 2 48; long
+//! messages wrap every 45 characters, mid-word. DCGM 3.x names the tests
+//! (`Persistence Mode`, `PCIe`, `GPU Memory`), summarises multi-GPU tests
+//! (`Pass - All`, `Fail - GPU: 0`) and prints every section header; DCGM 4.x
+//! names plugins in lower case (`software`, `memory`, `pcie`) with one
+//! `GPUn: Pass` row per GPU and only the sections it ran. The layout follows
+//! `cluster.versions.dcgm`.
+//!
+//! Findings come from the model. A deployment problem (persistence off,
+//! pending row remaps, failed remapping, an unreadable GPU) stops the run:
+//! only the Deployment section and its `Error` rows print, as in the captured
+//! row-remap fragment. Later tests report uncorrectable ECC and throttling
+//! (GPU Memory), a degraded PCIe link and NVLinks down (PCIe). A GPU off the
+//! bus is invisible to DCGM: it is missing from the list.
+//!
+//! Unverified (no capture): the 4.x rendering of failures, the `-r 1` and
+//! `-r 3` section sets and 3.x stress test names, the exit status of a failed
+//! run (1 here), the PCIe parameter names in the link messages, the usage and
+//! parse-error texts. Message strings are DCGM's `dcgm_errors.h` wording
+//! except the row-remap one, which is the capture's older wording.
+
+use crate::commands::options::{scan, Arg};
+use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::{Cluster, Gpu, GpuHealth};
+use crate::rng::Rng;
+
+pub struct Dcgmi;
+
+static SIGNATURE: Signature = Signature {
+    name: "dcgmi",
+    summary: "command-line interface to NVIDIA DCGM: GPU discovery and diagnostics",
+    usage: "dcgmi subsystem [options]",
+    flags: &[
+        Flag { short: Some('h'), long: Some("help"), value: None, help: "Displays usage information and exits." },
+        Flag { short: Some('l'), long: Some("list"), value: None, help: "discovery: list all GPUs and NvSwitches DCGM sees." },
+        Flag { short: Some('r'), long: Some("run"), value: Some("LEVEL"), help: "diag: run level 1 (short), 2 (medium) or 3 (long)." },
+        Flag { short: Some('i'), long: Some("gpuList"), value: Some("IDS"), help: "diag: only these GPU ids (comma separated)." },
+        Flag { short: Some('g'), long: Some("group"), value: Some("GROUP"), help: "diag: the GPU group to run on (default: all GPUs)." },
+        Flag { short: Some('p'), long: Some("parameters"), value: Some("PARAMS"), help: "diag: test parameters, e.g. pcie.gpu_nvlinks_expected_up=18." },
+    ],
+    examples: &[
+        Example { command: "dcgmi discovery -l", description: "the GPUs DCGM can see, with bus ids and UUIDs" },
+        Example { command: "dcgmi diag -r 1", description: "quick deployment checks: persistence mode, row remapping, driver" },
+        Example { command: "dcgmi diag -r 2", description: "adds the PCIe/NVLink and GPU memory tests (about two minutes)" },
+    ],
+};
+
+const SUBSYSTEMS: &str = "discovery, diag";
+
+impl Command for Dcgmi {
+    fn signature(&self) -> &'static Signature {
+        &SIGNATURE
+    }
+
+    fn run(&self, invocation: &Invocation) -> Output {
+        let args = invocation.args();
+        let subsystem = args.first().map(String::as_str).unwrap_or("");
+        if !matches!(subsystem, "discovery" | "diag") {
+            return match subsystem {
+                "-h" | "--help" => Output::ok(usage()),
+                _ => Output::error(usage(), 1),
+            };
+        }
+        let (mut list, mut help, mut level, mut ids) = (false, false, None, None);
+        for arg in scan(&SIGNATURE, &args[1..]) {
+            let allowed = |flag: &Flag| match subsystem {
+                "discovery" => matches!(flag.short, Some('l' | 'h')),
+                _ => flag.short != Some('l'),
+            };
+            match arg {
+                Arg::Flag(flag, _) if !allowed(flag) => return parse_error(subsystem, &format!("Couldn't find match for argument -{}", flag.short.unwrap_or('?'))),
+                Arg::Flag(flag, value) => match flag.short {
+                    Some('h') => help = true,
+                    Some('l') => list = true,
+                    Some('r') => level = value,
+                    Some('i') => ids = value,
+                    _ => {}
+                },
+                Arg::Positional(word) | Arg::Unknown(word) => return parse_error(subsystem, &format!("Couldn't find match for argument {word}")),
+                Arg::MissingValue(flag) => return parse_error(subsystem, &format!("Missing a value for the argument --{}", flag.long.unwrap_or(""))),
+            }
+        }
+        if help {
+            return Output::ok(usage());
+        }
+        let gpus: Vec<&Gpu> = invocation.node.gpus.iter().filter(|gpu| gpu.is_visible()).collect();
+        if subsystem == "discovery" {
+            return if list { discovery(&gpus) } else { parse_error(subsystem, "One of -l, -c, -i or -v is required") };
+        }
+        let level = match level.as_deref() {
+            Some("1" | "short") => 1,
+            Some("2" | "medium") => 2,
+            Some("3" | "long") => 3,
+            Some(other) => return Output::error(format!("Error: invalid run level or test name '{other}'.\n"), 1),
+            None => return parse_error(subsystem, "Either a run level (-r) or a test name must be given"),
+        };
+        let gpus = match ids {
+            None => gpus,
+            Some(ids) => {
+                let wanted: Vec<Option<u32>> = ids.split(',').map(|id| id.trim().parse().ok()).collect();
+                if wanted.iter().any(|id| id.map_or(true, |id| !gpus.iter().any(|g| g.index == id))) {
+                    return Output::error(format!("Error: invalid GPU list '{ids}'.\n"), 1);
+                }
+                gpus.into_iter().filter(|gpu| wanted.contains(&Some(gpu.index))).collect()
+            }
+        };
+        diag(invocation.cluster, &invocation.node.hostname, &gpus, level)
+    }
+}
+
+fn usage() -> String {
+    format!("Usage: dcgmi\n   dcgmi subsystem\n   dcgmi -v\n\nSubsystems emulated: {SUBSYSTEMS}\n  -h, --help   Displays usage information and exits.\n")
+}
+
+/// TCLAP's parse-error shape (the wording of the detail line is unverified).
+fn parse_error(subsystem: &str, detail: &str) -> Output {
+    Output::error(
+        format!("PARSE ERROR:  \n             {detail}\n\nBrief USAGE: \n   dcgmi {subsystem} [options]\n\nFor complete USAGE and HELP type: \n   dcgmi {subsystem} --help\n\n"),
+        1,
+    )
+}
+
+// ---------------------------------------------------------------- discovery
+
+fn discovery(gpus: &[&Gpu]) -> Output {
+    let rule = format!("+{}+{}+\n", "-".repeat(8), "-".repeat(70));
+    let row = |id: &str, info: &str| format!("| {id:<6} | {info:<68} |\n");
+    let mut out = format!("{} GPU{} found.\n", gpus.len(), if gpus.len() == 1 { "" } else { "s" });
+    out += &rule;
+    out += &row("GPU ID", "Device Information");
+    out += &rule;
+    for gpu in gpus {
+        out += &row(&gpu.index.to_string(), &format!("Name: {}", gpu.name));
+        out += &row("", &format!("PCI Bus ID: {}", gpu.bus_id));
+        out += &row("", &format!("Device UUID: {}", gpu.uuid));
+        out += &rule;
+    }
+    // The model has no NVSwitch devices; the captured HGX host listed none either.
+    out += "0 NvSwitches found.\n+-----------+\n| Switch ID |\n+-----------+\n+-----------+\n";
+    Output { stdout: out, duration_ms: 100, ..Output::default() }
+}
+
+// ---------------------------------------------------------------- diag
+
+const LABEL: usize = 25;
+const VALUE: usize = 46;
+const WRAP: usize = 45;
+
+fn border(edge: char, fill: char) -> String {
+    format!("{edge}{}{edge}{}{edge}\n", fill.to_string().repeat(LABEL + 2), fill.to_string().repeat(VALUE + 2))
+}
+
+fn section(name: &str, edge: char) -> String {
+    format!("{edge}{:-<27}+{}{edge}\n", format!("-----  {name}  "), "-".repeat(VALUE + 2))
+}
+
+/// A row; a long value wraps every 45 characters under an empty label.
+fn row(label: &str, value: &str) -> String {
+    let chars: Vec<char> = value.chars().collect();
+    let mut out = String::new();
+    for (at, chunk) in chars.chunks(WRAP).enumerate() {
+        let chunk: String = chunk.iter().collect();
+        out += &format!("| {:<LABEL$} | {chunk:<VALUE$} |\n", if at == 0 { label } else { "" });
+    }
+    if chars.is_empty() {
+        out += &format!("| {label:<LABEL$} | {:<VALUE$} |\n", "");
+    }
+    out
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Test {
+    Deployment,
+    Pcie,
+    Memory,
+}
+
+struct Finding {
+    test: Test,
+    gpu: u32,
+    error: bool,
+    message: String,
+}
+
+fn findings(cluster: &Cluster, host: &str, gpus: &[&Gpu]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut add = |test, gpu: &Gpu, error, message: String| out.push(Finding { test, gpu: gpu.index, error, message });
+    for gpu in gpus {
+        let g = gpu.index;
+        if gpu.health == GpuHealth::Unresponsive {
+            add(Test::Deployment, gpu, true, format!("Error calling NVML API nvmlDeviceGetHandleByIndex for GPU {g}: Unknown Error"));
+            continue;
+        }
+        if !gpu.persistence_mode {
+            add(Test::Deployment, gpu, true, format!("Persistence mode for GPU {g} is currently disabled. The DCGM diagnostic requires peristence mode to be enabled. Enable persistence mode by running \"nvidia-smi -i <gpuId> -pm 1 \" as root."));
+        }
+        if gpu.row_remap.pending {
+            add(Test::Deployment, gpu, true, format!("GPU {g} has uncorrectable memory errors and row remappings are pending"));
+        }
+        if gpu.row_remap.failure {
+            add(Test::Deployment, gpu, true, format!("GPU {g} had uncorrectable memory errors and row remapping failed."));
+        }
+        if gpu.pcie.gen < gpu.pcie.max_gen {
+            add(Test::Pcie, gpu, true, format!("GPU {g} is running at PCI link generation {}, which is below the minimum allowed link generation of {} (parameter 'min_pci_generation')", gpu.pcie.gen, gpu.pcie.max_gen));
+        }
+        if gpu.pcie.width < gpu.pcie.max_width {
+            add(Test::Pcie, gpu, true, format!("GPU {g} is running at PCI link width {}X, which is below the minimum allowed link generation of {} (parameter 'min_pci_width')", gpu.pcie.width, gpu.pcie.max_width));
+        }
+        for (link, _) in gpu.nvlinks.iter().enumerate().filter(|(_, link)| !link.active) {
+            add(Test::Pcie, gpu, true, format!("GPU {g}'s NvLink link {link} is currently down"));
+        }
+        if gpu.ecc.volatile_uncorrected > 0 {
+            add(Test::Memory, gpu, true, format!("Detected {} volatile double-bit ECC error(s) in GPU {g}.", gpu.ecc.volatile_uncorrected));
+        }
+        if gpu.throttle_reasons & 0x60 != 0 {
+            let mut rng = Rng::derive(cluster.seed, &[host, "dcgmi", &g.to_string()]);
+            let total = rng.range_u64(100, 399) as f64 / 10.0;
+            let start = rng.range_u64(10, 99) as f64 / 10.0;
+            add(Test::Memory, gpu, false, format!("GPU {g} Thermal violations totaling {total:.1} seconds started at {start:.1} seconds into the test for GPU {g} Verify that the cooling on this machine is functional, including external, thermal material interface, fans, and any other components."));
+        } else if gpu.throttle_reasons & 0x84 != 0 {
+            add(Test::Memory, gpu, false, format!("Detected clock throttling due to power violation in GPU {g}."));
+        }
+    }
+    out
+}
+
+fn gpu_list(gpus: &[u32]) -> String {
+    let ids: Vec<String> = gpus.iter().map(u32::to_string).collect();
+    format!("{}: {}", if gpus.len() == 1 { "GPU" } else { "GPUs" }, ids.join(", "))
+}
+
+/// One test's rows: its result (3.x summary or 4.x per-GPU lines), then a
+/// row per finding.
+fn test_rows(v4: bool, name: &str, gpus: &[&Gpu], found: &[&Finding]) -> String {
+    let failed: Vec<u32> = gpus.iter().map(|g| g.index).filter(|g| found.iter().any(|f| f.gpu == *g)).collect();
+    let passed: Vec<u32> = gpus.iter().map(|g| g.index).filter(|g| !failed.contains(g)).collect();
+    let mut out = if v4 {
+        let mut out = row(name, if failed.is_empty() { "Pass" } else { "Fail" });
+        for gpu in gpus {
+            out += &row("", &format!("GPU{}: {}", gpu.index, if failed.contains(&gpu.index) { "Fail" } else { "Pass" }));
+        }
+        out
+    } else if failed.is_empty() {
+        row(name, "Pass - All")
+    } else {
+        let mut out = if passed.is_empty() { String::new() } else { row(name, &format!("Pass - {}", gpu_list(&passed))) };
+        out += &row(if passed.is_empty() { name } else { "" }, &format!("Fail - {}", gpu_list(&failed)));
+        out
+    };
+    for finding in found {
+        out += &row(if finding.error { "Error" } else { "Warning" }, &finding.message);
+    }
+    out
+}
+
+fn diag(cluster: &Cluster, host: &str, gpus: &[&Gpu], level: u8) -> Output {
+    let v4 = cluster.versions.dcgm.split('.').next().and_then(|major| major.parse::<u32>().ok()).unwrap_or(0) >= 4;
+    let found = findings(cluster, host, gpus);
+    let of = |test: Test| found.iter().filter(|f| f.test == test).collect::<Vec<_>>();
+    let mut out = border('+', '-');
+    out += &row("Diagnostic", "Result");
+    out += &border('+', '=');
+    let deployment = of(Test::Deployment);
+    if !deployment.is_empty() {
+        // The run stops at deployment: only its errors print.
+        out += &section("Deployment", '|');
+        for finding in deployment {
+            out += &row("Error", &finding.message);
+        }
+        out += &border('+', '-');
+        return Output { stdout: out, status: 1, duration_ms: 4_000, ..Output::default() };
+    }
+    out += &section("Metadata", '|');
+    out += &row("DCGM Version", &cluster.versions.dcgm);
+    out += &row("Driver Version Detected", &cluster.versions.driver);
+    let ids: Vec<String> = gpus.iter().map(|gpu| format!("{:04x}", gpu.device_id)).collect();
+    out += &row("GPU Device IDs Detected", &ids.join(","));
+    out += &section("Deployment", '|');
+    if v4 {
+        out += &test_rows(true, "software", gpus, &[]);
+    } else {
+        for name in [
+            "Denylist",
+            "NVML Library",
+            "CUDA Main Library",
+            "Permissions and OS Blocks",
+            "Persistence Mode",
+            "Environment Variables",
+            "Page Retirement/Row Remap",
+            "Graphics Processes",
+            "Inforom",
+        ] {
+            out += &row(name, "Pass");
+        }
+    }
+    // (section, 3.x and 4.x names, level, findings)
+    let tests: [(&str, &str, &str, u8, Test); 7] = [
+        ("Integration", "PCIe", "pcie", 2, Test::Pcie),
+        ("Hardware", "GPU Memory", "memory", 2, Test::Memory),
+        ("Hardware", "Diagnostic", "diagnostic", 3, Test::Deployment),
+        ("Stress", "SM Stress", "sm_stress", 3, Test::Deployment),
+        ("Stress", "Targeted Stress", "targeted_stress", 3, Test::Deployment),
+        ("Stress", "Targeted Power", "targeted_power", 3, Test::Deployment),
+        ("Stress", "Memory Bandwidth", "memory_bandwidth", 3, Test::Deployment),
+    ];
+    // 3.x prints every section (the r2 capture shows an empty Stress); 4.x
+    // only those it ran, Hardware before Integration.
+    let sections: &[&str] = if v4 { &["Hardware", "Integration", "Stress"] } else { &["Integration", "Hardware", "Stress"] };
+    let mut failed = false;
+    for name in sections {
+        let run: Vec<_> = tests.iter().filter(|t| t.0 == *name && t.3 <= level).collect();
+        if v4 && run.is_empty() {
+            continue;
+        }
+        out += &section(name, '+');
+        for (_, v3_name, v4_name, _, test) in run {
+            let found = if *test == Test::Deployment { Vec::new() } else { of(*test) };
+            failed |= !found.is_empty();
+            out += &test_rows(v4, if v4 { v4_name } else { v3_name }, gpus, &found);
+        }
+    }
+    out += &border('+', '-');
+    let duration_ms = match level {
+        1 => 8_000,
+        2 => 95_000,
+        _ => 1_500_000,
+    };
+    Output { stdout: format!("Successfully ran diagnostic for group.\n{out}"), status: i32::from(failed), duration_ms, ..Output::default() }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::run_on_first_node;
+
+    #[test]
+    fn diag_levels_and_bad_input() {
+        let r1 = run_on_first_node("dcgmi diag -r 1");
+        assert_eq!(r1.status, 0);
+        assert!(r1.stdout.contains("| Persistence Mode          | Pass"));
+        assert!(!r1.stdout.contains("GPU Memory"));
+        let r3 = run_on_first_node("dcgmi diag -r 3");
+        assert!(r3.stdout.contains("| Targeted Power            | Pass - All"));
+        assert!(r3.duration_ms > run_on_first_node("dcgmi diag -r 2").duration_ms);
+        for line in ["dcgmi", "dcgmi bogus", "dcgmi diag", "dcgmi diag -r 9", "dcgmi diag -r", "dcgmi diag -l", "dcgmi discovery", "dcgmi diag -r 1 -i 42", "dcgmi discovery -l -x"] {
+            assert_ne!(run_on_first_node(line).status, 0, "{line}");
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! GPU tools: NVIDIA's `nvidia-smi` and DCGM's `dcgmi`.
+
+pub mod dcgmi;
+pub mod nvidia_smi;

@@ -1,0 +1,587 @@
+//! `nvidia-smi`: the default table, `-L`, `-i`, `--query-gpu`, `-q`, `-r`,
+//! `nvlink`, `topo`, `dmon`, `--version` and `-h`.
+//!
+//! Layout rules are in ../shared/reference/gpu/FACTS.md §1-§5; the golden
+//! tests in tests/golden_nvidia_smi.rs and tests/golden_gpu_tools.rs pin them
+//! against real captures.
+
+mod dmon;
+mod nvlink;
+mod query;
+mod topo;
+
+use crate::commands::options::{scan, Arg};
+use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::change::Change;
+use crate::model::time::ctime;
+use crate::model::{Cluster, Gpu, GpuHealth, Node};
+
+pub struct NvidiaSmi;
+
+static SIGNATURE: Signature = Signature {
+    name: "nvidia-smi",
+    summary: "NVIDIA System Management Interface: GPU state, health and configuration",
+    usage: "nvidia-smi [OPTION1 [ARG1]] [OPTION2 [ARG2]] ...",
+    flags: &[
+        Flag { short: Some('h'), long: Some("help"), value: None, help: "Print usage information and exit." },
+        Flag { short: None, long: Some("version"), value: None, help: "Print version information and exit." },
+        Flag {
+            short: Some('L'),
+            long: Some("list-gpus"),
+            value: None,
+            help: "Display a list of GPUs connected to the system.",
+        },
+        Flag {
+            short: Some('i'),
+            long: Some("id"),
+            value: Some("ID"),
+            help: "Target a specific GPU: its index, UUID or PCI bus id. Several may be given, separated by commas.",
+        },
+        Flag { short: Some('q'), long: Some("query"), value: None, help: "Display GPU or Unit info (all sections, or those -d names)." },
+        Flag { short: Some('a'), long: None, value: None, help: "The same as -q." },
+        Flag {
+            short: Some('d'),
+            long: Some("display"),
+            value: Some("TYPE"),
+            help: "With -q: only these sections, comma separated: MEMORY, UTILIZATION, ECC, PAGE_RETIREMENT, ROW_REMAPPER, TEMPERATURE, POWER, CLOCK, PERFORMANCE, PCI.",
+        },
+        Flag {
+            short: None,
+            long: Some("query-gpu"),
+            value: Some("FIELDS"),
+            help: "Information about GPU, one line per GPU; see --help-query-gpu. Needs --format.",
+        },
+        Flag { short: None, long: Some("format"), value: Some("FORMAT"), help: "With --query-gpu: csv, optionally with noheader and nounits." },
+        Flag { short: None, long: Some("help-query-gpu"), value: None, help: "List the fields --query-gpu accepts." },
+        Flag { short: Some('r'), long: Some("gpu-reset"), value: None, help: "Reset the GPU that -i names (needs -i; the GPU must be idle)." },
+    ],
+    examples: &[
+        Example { command: "nvidia-smi", description: "the summary table of every GPU on this node" },
+        Example { command: "nvidia-smi -L", description: "one line per GPU with its UUID" },
+        Example { command: "nvidia-smi -i 3", description: "the summary table of GPU 3 only" },
+        Example {
+            command: "nvidia-smi --query-gpu=index,remapped_rows.pending,pcie.link.gen.current,pcie.link.width.current,clocks_event_reasons.active --format=csv",
+            description: "per-GPU health fields as CSV: pending row remaps, PCIe link, throttling",
+        },
+        Example {
+            command: "nvidia-smi --query-gpu=index,ecc.errors.uncorrected.volatile.total,temperature.gpu,power.draw,clocks.sm --format=csv,noheader",
+            description: "memory errors, temperature, power and clocks without the header",
+        },
+        Example { command: "nvidia-smi -q -d ECC,ROW_REMAPPER", description: "ECC counters and row-remapper state of every GPU" },
+        Example { command: "nvidia-smi -q -d PERFORMANCE,PCI", description: "throttle reasons and PCIe link of every GPU" },
+        Example { command: "nvidia-smi nvlink -s", description: "the speed of every NVLink; down links read <inactive>" },
+        Example { command: "nvidia-smi nvlink -e", description: "NVLink replay, recovery and CRC error counters" },
+        Example { command: "nvidia-smi topo -m", description: "the GPU/NIC topology matrix: NVLink bonds, PCIe paths, CPU affinity" },
+        Example { command: "nvidia-smi dmon -c 1 -s pucm", description: "one sample of power, temperatures, utilization, clocks and memory" },
+    ],
+};
+
+/// nvidia-smi's return codes (see its manual page, RETURN VALUE).
+const EXIT_INVALID_ARGUMENT: i32 = 2;
+const EXIT_NOT_FOUND: i32 = 6;
+
+const INVALID_ARGUMENTS: &str = "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n";
+
+enum Mode {
+    Table,
+    List,
+    Query,
+    QueryGpu(String),
+    HelpQueryGpu,
+    Version,
+    Help,
+    Reset,
+}
+
+impl Command for NvidiaSmi {
+    fn signature(&self) -> &'static Signature {
+        &SIGNATURE
+    }
+
+    fn run(&self, invocation: &Invocation) -> Output {
+        // `nvidia-smi nvlink ...` is a subcommand with flags of its own.
+        match invocation.args().first().map(String::as_str) {
+            Some("nvlink") => return nvlink::run(invocation),
+            Some("topo") => return topo::run(invocation),
+            Some("dmon") => return dmon::run(invocation),
+            _ => {}
+        }
+        let mut mode = Mode::Table;
+        let mut ids: Option<String> = None;
+        let mut format: Option<String> = None;
+        let mut sections: Option<String> = None;
+        for arg in scan(&SIGNATURE, invocation.args()) {
+            match arg {
+                Arg::Flag(flag, _) if flag.short == Some('a') => mode = Mode::Query,
+                Arg::Flag(flag, value) => match (flag.long, value) {
+                    (Some("help"), _) => mode = Mode::Help,
+                    (Some("version"), _) => mode = Mode::Version,
+                    (Some("list-gpus"), _) => mode = Mode::List,
+                    (Some("query"), _) => mode = Mode::Query,
+                    (Some("help-query-gpu"), _) => mode = Mode::HelpQueryGpu,
+                    (Some("query-gpu"), Some(fields)) => mode = Mode::QueryGpu(fields),
+                    (Some("format"), value) => format = value,
+                    (Some("display"), value) => sections = value,
+                    (Some("id"), value) => ids = value,
+                    (Some("gpu-reset"), _) => mode = Mode::Reset,
+                    _ => return invalid_arguments(),
+                },
+                Arg::Positional(_) | Arg::Unknown(_) | Arg::MissingValue(_) => return invalid_arguments(),
+            }
+        }
+        // -d only qualifies -q; --format only qualifies --query-gpu.
+        let query_gpu = matches!(mode, Mode::QueryGpu(_));
+        if (sections.is_some() && !matches!(mode, Mode::Query)) || (format.is_some() != query_gpu) {
+            return invalid_arguments();
+        }
+        let cluster = invocation.cluster;
+        let node = invocation.node;
+        match mode {
+            Mode::Reset => reset(node, ids.as_deref()),
+            Mode::Help => Output::ok(help_text(cluster)),
+            Mode::HelpQueryGpu => Output::ok(query::help_query_gpu()),
+            Mode::Version => Output::ok(version_text(cluster)),
+            Mode::List | Mode::Table | Mode::Query | Mode::QueryGpu(_) => {
+                let selected = match select(node, ids.as_deref()) {
+                    Some(gpus) => gpus,
+                    None => return Output::ok("No devices were found\n").with_status(EXIT_NOT_FOUND),
+                };
+                let (gpus, stderr) = reachable(&selected);
+                let mut output = match mode {
+                    Mode::List => Output::ok(gpus.iter().map(|gpu| list_line(gpu)).collect::<String>()),
+                    Mode::Table => Output::ok(default_table(cluster, &gpus)),
+                    // `Attached GPUs` counts the node's GPUs, not only those -i picks.
+                    Mode::Query => query::query(cluster, &gpus, sections.as_deref(), node.gpus.iter().filter(|gpu| gpu.is_visible()).count()),
+                    Mode::QueryGpu(fields) => query::query_gpu(cluster, &gpus, &fields, format.as_deref().unwrap_or("")),
+                    Mode::Help | Mode::HelpQueryGpu | Mode::Version | Mode::Reset => Output::default(),
+                };
+                output.stderr = stderr + &output.stderr;
+                output.duration_ms = 150;
+                output
+            }
+        }
+    }
+}
+
+/// nvidia-smi's return code for a GPU that has fallen off the bus or is
+/// otherwise inaccessible (manual page, RETURN VALUE: 15).
+const EXIT_GPU_LOST: i32 = 15;
+
+/// `nvidia-smi -r -i N`: the reset is returned as a [`Change::ResetGpu`] for
+/// the shell to apply. It needs `-i` (refused like any invalid combination
+/// otherwise; the exact wording for a missing `-i` is unverified). A GPU off
+/// the bus cannot be reset: NVML cannot open it. Unverified strings: the
+/// success line `GPU 00000000:43:00.0 was successfully reset.` and
+/// `All done.` are as widely quoted, not in a capture here. A GPU in use is
+/// refused with `GPU ... is currently in use by another process.` and a
+/// paragraph asking to stop them (exit 255, unverified); the model has no
+/// processes yet, so that case cannot arise.
+fn reset(node: &Node, ids: Option<&str>) -> Output {
+    let Some(ids) = ids else {
+        return invalid_arguments();
+    };
+    let Some(gpus) = select(node, Some(ids)) else {
+        return Output::ok("No devices were found\n").with_status(EXIT_NOT_FOUND);
+    };
+    let (visible, stderr) = reachable(&gpus);
+    if !stderr.is_empty() {
+        return Output { stderr, status: EXIT_GPU_LOST, duration_ms: 150, ..Output::default() };
+    }
+    let mut out = Output { duration_ms: 3_000 * visible.len() as u64, ..Output::default() };
+    for gpu in visible {
+        out.stdout += &format!("GPU {} was successfully reset.\n", gpu.bus_id);
+        out.changes.push(Change::ResetGpu { node: node.hostname.clone(), gpu: gpu.index });
+    }
+    out.stdout += "All done.\n";
+    out
+}
+
+fn invalid_arguments() -> Output {
+    Output::ok(INVALID_ARGUMENTS).with_status(EXIT_INVALID_ARGUMENT)
+}
+
+/// The GPUs NVML can open, and the message nvidia-smi prints for each one it
+/// cannot (a GPU that has fallen off the bus).
+///
+/// FACTS.md §1.2: the lost GPU is missing and the message comes before the
+/// output, on stderr, in the `GPU0000:CB:00.0` form newer drivers print. The
+/// rest of the output follows and the status stays 0: FACTS records the other
+/// GPUs still being listed. (Public reports from single-GPU hosts show only the
+/// message; whether a multi-GPU host's exit status changes is not captured.)
+fn reachable<'g>(gpus: &[&'g Gpu]) -> (Vec<&'g Gpu>, String) {
+    let mut stderr = String::new();
+    let mut visible = Vec::new();
+    for gpu in gpus {
+        if gpu.is_visible() {
+            visible.push(*gpu);
+        } else {
+            stderr += &format!("Unable to determine the device handle for GPU{}: Unknown Error\n", short_bus_id(gpu));
+        }
+    }
+    (visible, stderr)
+}
+
+/// `00000000:CB:00.0` with a 4-digit domain: `0000:CB:00.0`.
+fn short_bus_id(gpu: &Gpu) -> &str {
+    gpu.bus_id.get(4..).unwrap_or(&gpu.bus_id)
+}
+
+impl Output {
+    pub(crate) fn with_status(mut self, status: i32) -> Output {
+        self.status = status;
+        self
+    }
+}
+
+/// The GPUs `-i` names, or all of them. `None` when an id matches no GPU.
+fn select<'n>(node: &'n Node, ids: Option<&str>) -> Option<Vec<&'n Gpu>> {
+    let Some(ids) = ids else {
+        return Some(node.gpus.iter().collect());
+    };
+    let mut chosen = Vec::new();
+    for id in ids.split(',').map(str::trim) {
+        let gpu = node.gpus.iter().find(|gpu| {
+            id.parse::<u32>().ok() == Some(gpu.index)
+                || gpu.uuid.eq_ignore_ascii_case(id)
+                || gpu.bus_id.eq_ignore_ascii_case(id)
+                || gpu.bus_id.get(4..).is_some_and(|short| short.eq_ignore_ascii_case(id))
+        })?;
+        if !chosen.iter().any(|g: &&Gpu| g.index == gpu.index) {
+            chosen.push(gpu);
+        }
+    }
+    crate::sort::sort_by_key(&mut chosen, |gpu| gpu.index);
+    Some(chosen)
+}
+
+fn list_line(gpu: &Gpu) -> String {
+    format!("GPU {}: {} (UUID: {})\n", gpu.index, gpu.name, gpu.uuid)
+}
+
+fn driver_major(cluster: &Cluster) -> u32 {
+    cluster.versions.driver_major()
+}
+
+/// The default table's geometry, chosen by driver branch (FACTS.md §1.1):
+/// `<= 525` 79 columns, `530-545` 89, `550+` 91. The ECC column is 22 wide in all.
+#[derive(Clone, Copy)]
+struct Layout {
+    major: u32,
+    /// Inner widths of the GPU and Bus-Id columns.
+    gpu: usize,
+    bus: usize,
+    /// Widths of the power usage and cap fields, and of the used and total memory fields.
+    power: usize,
+    cap: usize,
+    used: usize,
+    total: usize,
+}
+
+const ECC_CELL: usize = 22;
+
+impl Layout {
+    fn for_driver(major: u32) -> Layout {
+        match major {
+            0..=529 => Layout { major, gpu: 31, bus: 22, power: 7, cap: 4, used: 10, total: 8 },
+            530..=549 => Layout { major, gpu: 41, bus: 22, power: 17, cap: 4, used: 10, total: 8 },
+            _ => Layout { major, gpu: 41, bus: 24, power: 16, cap: 5, used: 11, total: 9 },
+        }
+    }
+
+    fn inner(&self) -> usize {
+        self.gpu + 1 + self.bus + 1 + ECC_CELL
+    }
+
+    fn rule(&self, left: char, fill: char, middle: char, right: char) -> String {
+        let fill = |n: usize| fill.to_string().repeat(n);
+        format!("{left}{}{middle}{}{middle}{}{right}\n", fill(self.gpu), fill(self.bus), fill(ECC_CELL))
+    }
+
+    fn full_rule(&self, edge: char, fill: char) -> String {
+        format!("{edge}{}{edge}\n", fill.to_string().repeat(self.inner()))
+    }
+
+    fn row(&self, gpu_cell: &str, bus_cell: &str, ecc_cell: &str) -> String {
+        let (g, b) = (self.gpu, self.bus);
+        format!("|{gpu_cell:<g$}|{bus_cell:<b$}|{ecc_cell:<ECC_CELL$}|\n")
+    }
+
+    fn boxed(&self, text: &str) -> String {
+        let inner = self.inner();
+        format!("|{text:<inner$}|\n")
+    }
+
+    /// Index, name and persistence: the 79-column layout gives the name 18
+    /// columns (longer names end in `...`, [K]: no long-name 525 capture).
+    fn name_cell(&self, index: u32, name: &str, persistence: &str) -> String {
+        if self.gpu == 31 {
+            let name = if name.chars().count() > 18 { format!("{}...", name.chars().take(15).collect::<String>()) } else { name.to_string() };
+            format!("{index:>4}  {name:<18}  {persistence:<3}  ")
+        } else {
+            let name: String = name.chars().take(31).collect();
+            format!("{index:>4}  {name:<31}{persistence:<3} ")
+        }
+    }
+
+    fn bus_cell(&self, gpu: &Gpu) -> String {
+        format!("{:lead$}{} {:>3} ", "", gpu.bus_id, on_off(gpu.display_active), lead = self.bus - 21)
+    }
+
+    fn memory_cell(&self, used: &str, total: &str) -> String {
+        let (u, t) = (self.used, self.total);
+        format!("{used:>u$} / {total:>t$} ")
+    }
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on {
+        "On"
+    } else {
+        "Off"
+    }
+}
+
+/// The default summary table, in the layout of the lab's driver branch.
+fn default_table(cluster: &Cluster, gpus: &[&Gpu]) -> String {
+    let versions = &cluster.versions;
+    let layout = Layout::for_driver(versions.driver_major());
+    let mut out = format!("{}       \n", ctime(cluster.now));
+    out += &layout.full_rule('+', '-');
+    let (smi, driver) = match layout.major {
+        0..=529 => (13, 13),
+        530..=549 => (23, 13),
+        _ => (23, 15),
+    };
+    out += &layout.boxed(&format!(
+        " NVIDIA-SMI {:<smi$}Driver Version: {:<driver$}CUDA Version: {:<9}",
+        versions.driver, versions.driver, versions.cuda
+    ));
+    // The rule under the header opens with `|` up to 570 and with `+` from 580 (FACTS.md §1.1).
+    out += &if layout.major >= 580 { layout.rule('+', '-', '+', '+') } else { layout.rule('|', '-', '+', '+') };
+    let bus_heading = format!(" Bus-Id{:>w$} ", "Disp.A", w = layout.bus - 8);
+    let memory_heading = format!("{:>w$} ", "Memory-Usage", w = layout.bus - 1);
+    let (name_heading, fan_heading) = if layout.gpu == 31 {
+        (" GPU  Name        Persistence-M", " Fan  Temp  Perf  Pwr:Usage/Cap")
+    } else {
+        (" GPU  Name                 Persistence-M", " Fan  Temp   Perf          Pwr:Usage/Cap")
+    };
+    out += &layout.row(name_heading, &bus_heading, " Volatile Uncorr. ECC");
+    out += &layout.row(fan_heading, &memory_heading, " GPU-Util  Compute M.");
+    out += &layout.row("", "", "               MIG M.");
+    out += &layout.rule('|', '=', '+', '|');
+    for gpu in gpus {
+        out += &gpu_rows(&layout, gpu);
+        out += &layout.rule('+', '-', '+', '+');
+    }
+    // The spacer line: as wide as the table up to 525, 89 spaces from 530 to
+    // 570 (even under the 91-column table), empty in every 580 capture.
+    out += &" ".repeat(match layout.major {
+        0..=529 => layout.inner() + 2,
+        530..=579 => 89,
+        _ => 0,
+    });
+    out.push('\n');
+    out += &processes_box(&layout);
+    out
+}
+
+fn gpu_rows(layout: &Layout, gpu: &Gpu) -> String {
+    if gpu.health == GpuHealth::Unresponsive {
+        return unreadable_gpu_rows(layout, gpu);
+    }
+    let mig = if gpu.mig_enabled { "Enabled" } else { "Disabled" };
+    let mut out = layout.row(
+        &layout.name_cell(gpu.index, &gpu.name, on_off(gpu.persistence_mode)),
+        &layout.bus_cell(gpu),
+        &format!("{:>21} ", gpu.ecc.volatile_uncorrected),
+    );
+    let fan = gpu.fan_pct.map_or("N/A".to_string(), |pct| format!("{pct}%"));
+    // The fan sits right-aligned in 4 columns up to 525, after one space later.
+    let fan = if layout.gpu == 31 { format!("{fan:>4}") } else { format!(" {fan:<3}") };
+    let (power, cap) = (layout.power, layout.cap);
+    out += &layout.row(
+        &format!(
+            "{fan}  {:>4}    {:<2}{:>power$} / {:>cap$} ",
+            format!("{}C", gpu.temperature_c),
+            format!("P{}", gpu.pstate),
+            format!("{}W", gpu.power_draw_w),
+            format!("{}W", gpu.power_limit_w)
+        ),
+        &layout.memory_cell(&format!("{}MiB", gpu.memory_used_mib), &format!("{}MiB", gpu.memory_total_mib)),
+        &format!("{:>8}{:>13} ", format!("{}%", gpu.utilization_pct), gpu.compute_mode.label()),
+    );
+    out += &layout.row("", "", &format!("{mig:>21} "));
+    out
+}
+
+/// A GPU the driver holds but cannot read (GSP timeout, Xid 119/120): `ERR!`
+/// in every live cell, as in nvidia-smi_default_a40x8_drv525_err-gpu4.txt.
+/// Bus-Id, Disp.A, persistence, the memory total and the compute mode stay;
+/// used memory reads 0. Each `ERR!` sits where the value it replaces ends,
+/// except Perf, which follows the temperature after one space (as captured).
+fn unreadable_gpu_rows(layout: &Layout, gpu: &Gpu) -> String {
+    const ERR: &str = "ERR!";
+    let mut out = layout.row(
+        &layout.name_cell(gpu.index, ERR, on_off(gpu.persistence_mode)),
+        &layout.bus_cell(gpu),
+        &format!("{ERR:>21} "),
+    );
+    let (power, cap) = (layout.power + 1, layout.cap);
+    out += &layout.row(
+        &format!("{ERR}  {ERR} {ERR}{ERR:>power$} / {ERR:>cap$} "),
+        &layout.memory_cell("0MiB", &format!("{}MiB", gpu.memory_total_mib)),
+        &format!("{ERR:>8}{:>13} ", gpu.compute_mode.label()),
+    );
+    out += &layout.row("", "", &format!("{ERR:>21} "));
+    out
+}
+
+/// The Processes box. The model has no processes yet, so it always reports
+/// none. From 570 the PID field is 6 columns wider (FACTS.md §1.3).
+fn processes_box(layout: &Layout) -> String {
+    let columns = if layout.major >= 570 {
+        "  GPU   GI   CI              PID   Type   Process name"
+    } else {
+        "  GPU   GI   CI        PID   Type   Process name"
+    };
+    let width = layout.inner() - 11;
+    let mut out = layout.full_rule('+', '-');
+    out += &layout.boxed(" Processes:");
+    out += &layout.boxed(&format!("{columns:<width$}GPU Memory "));
+    out += &layout.boxed(&format!("{:<width$}Usage      ", "        ID   ID"));
+    out += &layout.full_rule('|', '=');
+    out += &layout.boxed("  No running processes found");
+    out += &layout.full_rule('+', '-');
+    out
+}
+
+fn version_text(cluster: &Cluster) -> String {
+    let driver = &cluster.versions.driver;
+    let nvml: String = driver.split('.').take(2).collect::<Vec<_>>().join(".");
+    format!(
+        "NVIDIA-SMI version  : {driver}\nNVML version        : {nvml}\nDRIVER version      : {driver}\nCUDA Version        : {}\n",
+        cluster.versions.cuda
+    )
+}
+
+fn help_text(cluster: &Cluster) -> String {
+    let mut out = format!("NVIDIA System Management Interface -- v{}\n\n", cluster.versions.driver);
+    out += "Reports the state of the NVIDIA GPUs in this node and lets an administrator change it.\n\n";
+    out += &format!("{}\n\n", SIGNATURE.usage);
+    for flag in SIGNATURE.flags {
+        out += &format!("    {:<26}{}\n", flag.display(), flag.help);
+    }
+    out += "\nPlease see the nvidia-smi documentation for more detailed information.\n";
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::run_on_first_node;
+
+    #[test]
+    fn list_prints_one_line_per_gpu() {
+        let out = run_on_first_node("nvidia-smi -L");
+        assert_eq!(out.status, 0);
+        let lines: Vec<&str> = out.stdout.lines().collect();
+        assert_eq!(lines.len(), 8);
+        assert!(lines[0].starts_with("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-"));
+        assert!(lines[7].starts_with("GPU 7: "));
+    }
+
+    #[test]
+    fn every_table_line_is_91_wide() {
+        let out = run_on_first_node("nvidia-smi");
+        for line in out.stdout.lines().skip(1).filter(|l| l.starts_with(['+', '|'])) {
+            assert_eq!(line.chars().count(), 91, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn id_selects_gpus() {
+        let out = run_on_first_node("nvidia-smi -L -i 3,1");
+        let lines: Vec<&str> = out.stdout.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].starts_with("GPU 1: "));
+        let out = run_on_first_node("nvidia-smi --id=9");
+        assert_eq!((out.stdout.as_str(), out.status), ("No devices were found\n", 6));
+    }
+
+    #[test]
+    fn bad_flags_answer_as_nvidia_smi_does() {
+        for line in ["nvidia-smi --bogus", "nvidia-smi -Z", "nvidia-smi stray", "nvidia-smi -i", "nvidia-smi --list-gpus=1"] {
+            let out = run_on_first_node(line);
+            assert_eq!(out.stdout, INVALID_ARGUMENTS, "{line}");
+            assert_eq!(out.status, 2, "{line}");
+        }
+    }
+
+    fn faulted(faults: &[crate::model::fault::Fault]) -> crate::testing::Shell {
+        let mut cluster = crate::testing::cluster();
+        for fault in faults {
+            fault.apply(&mut cluster).unwrap();
+        }
+        crate::testing::shell(cluster)
+    }
+
+    #[test]
+    fn query_gpu_units_header_and_errors() {
+        let out = run_on_first_node("nvidia-smi --query-gpu=index,power.limit,utilization.gpu --format=csv -i 0");
+        assert_eq!(out.stdout, "index, power.limit [W], utilization.gpu [%]\n0, 700.00 W, 0 %\n");
+        let out = run_on_first_node("nvidia-smi --query-gpu=index,power.limit --format=csv,nounits -i 0");
+        assert_eq!(out.stdout, "index, power.limit\n0, 700.00\n");
+        let out = run_on_first_node("nvidia-smi --query-gpu=index,bogus --format=csv");
+        assert_eq!((out.stdout.as_str(), out.status), ("Field \"bogus\" is not a valid field to query.\n\n", 2));
+        assert_eq!(run_on_first_node("nvidia-smi --query-gpu=index").status, 2);
+        assert_eq!(run_on_first_node("nvidia-smi --query-gpu=index --format=xml").status, 2);
+        assert!(run_on_first_node("nvidia-smi --help-query-gpu").stdout.contains("\"remapped_rows.pending\""));
+    }
+
+    #[test]
+    fn faults_show_in_query_gpu_and_q() {
+        use crate::model::fault::Fault;
+        let node = || "gpu-001".to_string();
+        let mut session = faulted(&[
+            Fault::GpuRowRemapPending { node: node(), gpu: 1 },
+            Fault::GpuPowerBrake { node: node(), gpu: 2 },
+            Fault::GpuPcieDegraded { node: node(), gpu: 3, gen: Some(4), width: Some(8) },
+            Fault::GpuXid { node: node(), gpu: 4, xid: 119 },
+        ]);
+        let csv = session
+            .run("nvidia-smi --query-gpu=index,remapped_rows.pending,pcie.link.gen.current,pcie.link.width.current,clocks_event_reasons.active,clocks.sm --format=csv,noheader")
+            .stdout();
+        let rows: Vec<&str> = csv.lines().collect();
+        assert_eq!(rows[1], "1, Yes, 5, 16, 0x0000000000000001, 345 MHz");
+        assert_eq!(rows[2], "2, No, 5, 16, 0x0000000000000088, 382 MHz");
+        assert_eq!(rows[3], "3, No, 4, 8, 0x0000000000000001, 345 MHz");
+        assert_eq!(rows[4], "4, [Unknown Error], [Unknown Error], [Unknown Error], [Unknown Error], [Unknown Error]");
+        let q = session.run("nvidia-smi -q -d ROW_REMAPPER,PERFORMANCE -i 1,2").stdout();
+        assert!(q.contains("        Pending                           : Yes\n"));
+        assert!(q.contains("            HW Power Brake Slowdown       : Active\n"));
+        let table = session.run("nvidia-smi").stdout();
+        assert!(table.contains("|ERR!  ERR! ERR!             ERR! /  ERR! |       0MiB /  81559MiB |    ERR!      Default |\n"), "{table}");
+    }
+
+    #[test]
+    fn nvlink_shows_inactive_links_and_counters() {
+        use crate::model::fault::Fault;
+        let mut session = faulted(&[Fault::GpuXid { node: "gpu-001".into(), gpu: 0, xid: 74 }]);
+        let status = session.run("nvidia-smi nvlink -s -i 0").stdout();
+        assert!(status.contains("\t Link 5: <inactive>\n"));
+        assert!(status.contains("\t Link 4: 26.562 GB/s\n"));
+        let errors = session.run("nvidia-smi nvlink -e -i 0").stdout();
+        assert!(errors.contains("\t Link 5: Replay Errors: 3\n\t Link 5: Recovery Errors: 1\n"));
+        assert_eq!(session.run("nvidia-smi nvlink --bogus").status, 2);
+        assert!(session.run("nvidia-smi nvlink").stdout().contains("--status"));
+    }
+
+    #[test]
+    fn version_and_help() {
+        let out = run_on_first_node("nvidia-smi --version");
+        assert!(out.stdout.starts_with("NVIDIA-SMI version  : 570.158.01\nNVML version        : 570.158\n"));
+        let out = run_on_first_node("nvidia-smi -h");
+        assert!(out.stdout.starts_with("NVIDIA System Management Interface -- v570.158.01"));
+        assert!(out.stdout.contains("--list-gpus"));
+    }
+}

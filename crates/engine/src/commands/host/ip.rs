@@ -1,0 +1,172 @@
+//! `ip [-br] link|addr [show]`: loopback, the front-end NIC and the HCAs'
+//! netdevs (`Hca::netdev`), UP or DOWN from their ports. IPoIB netdevs carry
+//! no address; RoCE netdevs get one per rail (`host::rail_ip`). The
+//! front-end address is `host::frontend_ip`. Layout of iproute2's brief
+//! mode (`%-16s %-14s`), and a compact form of the full view.
+
+use crate::commands::host::network::{frontend_ip, frontend_mac, rail_ip, FRONTEND_NIC};
+use crate::commands::{Command, Example, Invocation, Output, Signature};
+use crate::model::fabric::{Hca, LinkLayer};
+use crate::model::Node;
+
+pub struct Ip;
+
+static SIGNATURE: Signature = Signature {
+    name: "ip",
+    summary: "show network interfaces and addresses",
+    usage: "ip [-br] [-4] link|addr [show [DEV]]",
+    flags: &[],
+    examples: &[
+        Example { command: "ip -br link", description: "every interface and whether its link is up" },
+        Example { command: "ip -br addr", description: "every interface's addresses" },
+    ],
+};
+
+struct Iface {
+    name: String,
+    up: bool,
+    loopback: bool,
+    mac: String,
+    addrs: Vec<String>,
+    mtu: u32,
+}
+
+fn hca_mac(hca: &Hca) -> String {
+    let g = hca.port.guid;
+    if hca.port.link_layer == LinkLayer::Ethernet {
+        return crate::commands::host::network::mac(g >> 40, g);
+    }
+    let guid: Vec<String> = (0..8).rev().map(|i| format!("{:02x}", (g >> (i * 8)) & 0xff)).collect();
+    format!("00:00:10:49:fe:80:00:00:00:00:00:00:{}", guid.join(":"))
+}
+
+fn interfaces(node: &Node) -> Vec<Iface> {
+    let mut list = vec![
+        Iface { name: "lo".into(), up: true, loopback: true, mac: "00:00:00:00:00:00".into(), addrs: vec!["127.0.0.1/8".into()], mtu: 65536 },
+        Iface {
+            name: FRONTEND_NIC.into(),
+            up: true,
+            loopback: false,
+            mac: frontend_mac(node),
+            addrs: vec![format!("{}/16", frontend_ip(&node.hostname))],
+            mtu: 1500,
+        },
+    ];
+    for (rail, hca) in node.hcas.iter().enumerate() {
+        let roce = hca.port.link_layer == LinkLayer::Ethernet;
+        list.push(Iface {
+            name: hca.netdev.clone(),
+            up: hca.port.is_up(),
+            loopback: false,
+            mac: hca_mac(hca),
+            addrs: if roce { vec![format!("{}/24", rail_ip(&node.hostname, rail))] } else { Vec::new() },
+            mtu: if roce { 9000 } else { 4092 },
+        });
+    }
+    list
+}
+
+fn flags(iface: &Iface) -> &'static str {
+    match (iface.loopback, iface.up) {
+        (true, _) => "<LOOPBACK,UP,LOWER_UP>",
+        (false, true) => "<BROADCAST,MULTICAST,UP,LOWER_UP>",
+        (false, false) => "<NO-CARRIER,BROADCAST,MULTICAST,UP>",
+    }
+}
+
+fn state(iface: &Iface) -> &'static str {
+    match (iface.loopback, iface.up) {
+        (true, _) => "UNKNOWN",
+        (false, true) => "UP",
+        (false, false) => "DOWN",
+    }
+}
+
+impl Command for Ip {
+    fn signature(&self) -> &'static Signature {
+        &SIGNATURE
+    }
+
+    fn run(&self, invocation: &Invocation) -> Output {
+        let mut brief = false;
+        let mut words: Vec<&str> = Vec::new();
+        for arg in invocation.args() {
+            match arg.as_str() {
+                "-br" | "-brief" | "--brief" => brief = true,
+                "-4" | "-6" | "-c" | "-color" | "--color" | "-d" | "-s" => {}
+                flag if flag.starts_with('-') => {
+                    return Output::error(format!("Option \"{flag}\" is unknown, try \"ip -help\".\n"), 255)
+                }
+                word => words.push(word),
+            }
+        }
+        let Some(&object) = words.first() else {
+            return Output::error("Usage: ip [ OPTIONS ] OBJECT { COMMAND | help }\nwhere  OBJECT := { address | link | route | neigh | ... }\n", 255);
+        };
+        let is = |full: &str| !object.is_empty() && full.starts_with(object);
+        let addresses = if is("address") || object == "addr" {
+            true
+        } else if is("link") {
+            false
+        } else {
+            return Output::error(format!("Object \"{object}\" is unknown, try \"ip help\".\n"), 255);
+        };
+        let mut rest = &words[1..];
+        if let Some((&verb, tail)) = rest.split_first() {
+            if matches!(verb, "show" | "list" | "ls" | "sh") {
+                rest = tail;
+            } else if !matches!(verb, "dev") && !rest.is_empty() && interfaces(invocation.node).iter().all(|i| i.name != verb) {
+                return Output::error(format!("Command \"{verb}\" is unknown, try \"ip {object} help\".\n"), 255);
+            }
+        }
+        let wanted = rest.iter().rfind(|w| **w != "dev").copied();
+        let list: Vec<Iface> = interfaces(invocation.node).into_iter().filter(|i| wanted.is_none_or(|w| w == i.name)).collect();
+        if let (Some(name), true) = (wanted, list.is_empty()) {
+            return Output::error(format!("Device \"{name}\" does not exist.\n"), 1);
+        }
+        let mut out = String::new();
+        for (index, iface) in list.iter().enumerate() {
+            if brief {
+                out += &format!("{:<16} {:<14} ", iface.name, state(iface));
+                if addresses {
+                    out += &iface.addrs.iter().map(|a| format!("{a} ")).collect::<String>();
+                } else {
+                    out += &format!("{:<17} {} ", iface.mac, flags(iface));
+                }
+                out.push('\n');
+                continue;
+            }
+            let qdisc = if iface.loopback { "noqueue" } else { "mq" };
+            out += &format!("{}: {}: {} mtu {} qdisc {qdisc} state {} group default qlen 1000\n", index + 1, iface.name, flags(iface), iface.mtu, state(iface));
+            let kind = if iface.loopback { "loopback" } else if iface.mac.len() > 17 { "infiniband" } else { "ether" };
+            let broadcast = if kind == "infiniband" { "00:ff:ff:ff:ff:12:40:1b:ff:ff:00:00:00:00:00:00:ff:ff:ff:ff" } else if iface.loopback { "00:00:00:00:00:00" } else { "ff:ff:ff:ff:ff:ff" };
+            out += &format!("    link/{kind} {} brd {broadcast}\n", iface.mac);
+            if addresses {
+                for addr in &iface.addrs {
+                    let scope = if iface.loopback { "host" } else { "global" };
+                    out += &format!("    inet {addr} scope {scope} {}\n       valid_lft forever preferred_lft forever\n", iface.name);
+                }
+            }
+        }
+        Output::ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::run_on_first_node;
+
+    #[test]
+    fn brief_views() {
+        let out = run_on_first_node("ip -br link").stdout;
+        assert!(out.starts_with("lo               UNKNOWN        00:00:00:00:00:00 <LOOPBACK,UP,LOWER_UP> \n"), "{out}");
+        assert!(out.contains("\nibp24s0          UP             00:00:10:49:fe:80:"));
+        let addr = run_on_first_node("ip -br addr").stdout;
+        assert!(addr.contains("lo               UNKNOWN        127.0.0.1/8 \n"), "{addr}");
+        assert!(addr.contains("enp170s0f0np0    UP             10.1.0.2/16 \n"));
+        assert_eq!(run_on_first_node("ip -br addr show dev ibp24s0").stdout.lines().count(), 1);
+        assert_eq!(run_on_first_node("ip addr show nope").status, 1);
+        assert_eq!(run_on_first_node("ip bogus").status, 255);
+        assert!(run_on_first_node("ip a").stdout.contains("    inet 10.1.0.2/16 scope global enp170s0f0np0\n"));
+    }
+}

@@ -1,0 +1,21 @@
+//! One node's own view: the kernel log, PCI devices, services, time, memory,
+//! disks, CPUs and the network, and the data-centre technician (`dctech`).
+
+pub mod clear;
+pub mod date;
+pub mod dctech;
+pub mod df;
+pub mod dmesg;
+pub mod free;
+pub mod hostname;
+pub mod ip;
+pub mod journalctl;
+pub mod lscpu;
+pub mod lspci;
+pub mod man;
+pub mod network;
+pub mod numactl;
+pub mod pci_ids;
+pub mod ping;
+pub mod systemctl;
+pub mod uptime;

@@ -1,0 +1,320 @@
+//! `systemctl status|is-active|is-failed UNIT`: the services the model knows
+//! (Fabric Manager). `restart`/`start` return `Change::RestartFabricManager`
+//! (Fabric Manager comes up only when every GPU answers, as the model's
+//! change does; otherwise systemctl reports the failed job); `stop` returns
+//! `Change::StopFabricManager`. Layout per systemctl-status_nvidia-fabricmanager_h100_active.txt
+//! (running) and ..._failed-sigkill_abridged.txt (failed); the journal tail
+//! comes from journalctl.rs so that both tools agree.
+
+use crate::commands::options::{scan, Arg};
+use crate::commands::options::complaint;
+use crate::commands::host::journalctl::{
+    cpu_time, fabric_manager_entries, fabric_manager_run, unit_name, FABRIC_MANAGER_COMMAND, FABRIC_MANAGER_DESCRIPTION,
+    FABRIC_MANAGER_UNIT,
+};
+use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::change::Change;
+use crate::model::node::ServiceState;
+use crate::model::time::{ctime, EpochSeconds};
+use crate::model::{Cluster, Node};
+
+pub struct Systemctl;
+
+static SIGNATURE: Signature = Signature {
+    name: "systemctl",
+    summary: "query and control systemd services, e.g. Fabric Manager",
+    usage: "systemctl [OPTIONS...] status|is-active|is-failed UNIT...\n       systemctl restart|start nvidia-fabricmanager",
+    flags: &[
+        Flag { short: Some('l'), long: Some("full"), value: None, help: "Don't ellipsize unit names on output" },
+        Flag { short: None, long: Some("no-pager"), value: None, help: "Do not pipe output into a pager" },
+        Flag { short: Some('h'), long: Some("help"), value: None, help: "Show this help" },
+    ],
+    examples: &[
+        Example { command: "systemctl status nvidia-fabricmanager", description: "whether Fabric Manager runs, and its last log lines" },
+        Example { command: "systemctl is-active nvidia-fabricmanager", description: "one word: active, failed or inactive" },
+    ],
+};
+
+/// systemctl's exit statuses (LSB): 3 = unit not active, 4 = no such unit.
+const EXIT_NOT_ACTIVE: i32 = 3;
+const EXIT_NO_SUCH_UNIT: i32 = 4;
+
+/// The journal lines `status` shows at most.
+const STATUS_JOURNAL_LINES: usize = 10;
+
+impl Command for Systemctl {
+    fn signature(&self) -> &'static Signature {
+        &SIGNATURE
+    }
+
+    fn run(&self, invocation: &Invocation) -> Output {
+        let mut words: Vec<String> = Vec::new();
+        for arg in scan(&SIGNATURE, invocation.args()) {
+            match arg {
+                Arg::Flag(flag, _) if flag.long == Some("help") => return Output::ok(help()),
+                Arg::Flag(..) => {}
+                Arg::Positional(word) => words.push(word),
+                unknown => return Output::error(complaint("systemctl", &unknown), 1),
+            }
+        }
+        let Some((verb, units)) = words.split_first() else {
+            return Output::error("Too few arguments.\n", 1);
+        };
+        let cluster = invocation.cluster;
+        let node = invocation.node;
+        match verb.as_str() {
+            "status" | "is-active" | "is-failed" if units.is_empty() && verb != "status" => {
+                Output::error("Too few arguments.\n", 1)
+            }
+            "status" if units.is_empty() => Output::error("This emulator shows the status of named units only, e.g. systemctl status nvidia-fabricmanager\n", 1),
+            "status" => status(cluster, node, units),
+            "is-active" | "is-failed" => is_state(node, verb, units),
+            "restart" | "start" | "stop" | "try-restart" | "reload-or-restart" if units.is_empty() => {
+                Output::error("Too few arguments.\n", 1)
+            }
+            "restart" | "start" | "try-restart" | "reload-or-restart" | "stop" => control(node, verb, units),
+            other => Output::error(format!("Unknown command verb '{other}'.\n"), 1),
+        }
+    }
+}
+
+/// The model's view of a unit, or `None` for a unit this node lacks.
+fn service_state(node: &Node, unit: &str) -> Option<ServiceState> {
+    (unit == FABRIC_MANAGER_UNIT).then_some(node.fabric_manager)
+}
+
+fn is_state(node: &Node, verb: &str, units: &[String]) -> Output {
+    let mut out = String::new();
+    let mut matched = false;
+    for unit in units {
+        let word = match service_state(node, &unit_name(unit)) {
+            Some(ServiceState::Active) => "active",
+            Some(ServiceState::Failed) => "failed",
+            Some(ServiceState::Inactive) | None => "inactive",
+        };
+        matched |= if verb == "is-active" { word == "active" } else { word == "failed" };
+        out += word;
+        out.push('\n');
+    }
+    Output { status: if matched { 0 } else { EXIT_NOT_ACTIVE }, ..Output::ok(out) }
+}
+
+fn status(cluster: &Cluster, node: &Node, units: &[String]) -> Output {
+    let mut stdout = Vec::new();
+    let mut stderr = String::new();
+    let mut status = 0;
+    for unit in units {
+        let unit = unit_name(unit);
+        match service_state(node, &unit) {
+            Some(state) => {
+                stdout.push(fabric_manager_status(cluster, node, state));
+                if state != ServiceState::Active {
+                    status = status.max(EXIT_NOT_ACTIVE);
+                }
+            }
+            None => {
+                stderr += &format!("Unit {unit} could not be found.\n");
+                status = EXIT_NO_SUCH_UNIT;
+            }
+        }
+    }
+    Output { stdout: stdout.join("\n"), stderr, status, duration_ms: 40, ..Output::default() }
+}
+
+/// `restart`/`start`: Fabric Manager (re)starts, and fails again while a GPU
+/// does not answer (the model's `RestartFabricManager` rule).
+fn control(node: &Node, verb: &str, units: &[String]) -> Output {
+    let mut changes = Vec::new();
+    for unit in units {
+        let unit = unit_name(unit);
+        let Some(state) = service_state(node, &unit) else {
+            return Output::error(format!("Failed to {verb} {unit}: Unit {unit} not found.\n"), 5);
+        };
+        if verb == "stop" {
+            if state != ServiceState::Inactive {
+                changes.push(Change::StopFabricManager { node: node.hostname.clone() });
+            }
+            continue;
+        }
+        let skip = (verb == "start" && state == ServiceState::Active) || (verb == "try-restart" && state != ServiceState::Active);
+        if !skip {
+            changes.push(Change::RestartFabricManager { node: node.hostname.clone() });
+            if !node.fabric_manager_can_start() {
+                return Output {
+                    stderr: format!("Job for {unit} failed because the control process exited with error code.\nSee \"systemctl status {unit}\" and \"journalctl -xeu {unit}\" for details.\n"),
+                    status: 1,
+                    duration_ms: 1500,
+                    changes,
+                    ..Output::default()
+                };
+            }
+        }
+    }
+    Output { duration_ms: 1500, changes, ..Output::default() }
+}
+
+/// `Tue 2025-03-25 02:10:15 UTC`.
+fn long_time(at: EpochSeconds) -> String {
+    let text = ctime(at);
+    let c = crate::model::time::civil(at);
+    format!("{} {}-{:02}-{:02} {:02}:{:02}:{:02} UTC", text.get(..3).unwrap_or(""), c.year, c.month, c.day, c.hour, c.minute, c.second)
+}
+
+/// systemd's relative time: `5 days ago`, `2h 37min ago`, `2 weeks 3 days ago`.
+pub fn ago(seconds: i64) -> String {
+    let s = seconds.max(0) as u64;
+    const MIN: u64 = 60;
+    const HOUR: u64 = 3600;
+    const DAY: u64 = 86_400;
+    const WEEK: u64 = 7 * DAY;
+    const MONTH: u64 = 2_629_800;
+    const YEAR: u64 = 31_557_600;
+    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    if s >= YEAR {
+        format!("{} {} ago", plural(s / YEAR, "year", "years"), plural(s % YEAR / MONTH, "month", "months"))
+    } else if s >= MONTH {
+        format!("{} {} ago", plural(s / MONTH, "month", "months"), plural(s % MONTH / DAY, "day", "days"))
+    } else if s >= WEEK {
+        format!("{} {} ago", plural(s / WEEK, "week", "weeks"), plural(s % WEEK / DAY, "day", "days"))
+    } else if s >= 2 * DAY {
+        format!("{} days ago", s / DAY)
+    } else if s >= 25 * HOUR {
+        format!("1 day {}h ago", (s - DAY) / HOUR)
+    } else if s >= 6 * HOUR {
+        format!("{}h ago", s / HOUR)
+    } else if s >= HOUR {
+        format!("{}h {}min ago", s / HOUR, s % HOUR / MIN)
+    } else if s >= 5 * MIN {
+        format!("{}min ago", s / MIN)
+    } else if s >= MIN {
+        format!("{}min {}s ago", s / MIN, s % MIN)
+    } else {
+        format!("{s}s ago")
+    }
+}
+
+fn fabric_manager_status(cluster: &Cluster, node: &Node, state: ServiceState) -> String {
+    let run = fabric_manager_run(cluster, node);
+    let since = node.fabric_manager_since;
+    let when = format!("since {}; {}", long_time(since), ago(cluster.now - since));
+    let bullet = if state == ServiceState::Failed { '×' } else { '●' };
+    let mut out = format!("{bullet} {FABRIC_MANAGER_UNIT} - {FABRIC_MANAGER_DESCRIPTION}\n");
+    out += &format!("     Loaded: loaded (/usr/lib/systemd/system/{FABRIC_MANAGER_UNIT}; enabled; preset: disabled)\n");
+    match state {
+        ServiceState::Active => {
+            out += &format!("     Active: active (running) {when}\n");
+            out += "TriggeredBy: ● nvidia-nvswitch-devices.path\n";
+            out += &format!("    Process: {} ExecStart={FABRIC_MANAGER_COMMAND} (code=exited, status=0/SUCCESS)\n", run.start_pid);
+            out += &format!("   Main PID: {} (nv-fabricmanage)\n", run.main_pid);
+            out += "      Tasks: 18 (limit: 1649170)\n";
+            out += "     Memory: 18.1M\n";
+            out += &format!("        CPU: {}\n", cpu_time(run.cpu_ms));
+            out += &format!("     CGroup: /system.slice/{FABRIC_MANAGER_UNIT}\n");
+            out += &format!("             └─{} {FABRIC_MANAGER_COMMAND}\n", run.main_pid);
+        }
+        ServiceState::Failed => {
+            out += &format!("     Active: failed (Result: signal) {when}\n");
+            out += &format!("   Main PID: {} (code=killed, signal=KILL)\n", run.main_pid);
+            out += &format!("        CPU: {}\n", cpu_time(run.cpu_ms));
+        }
+        ServiceState::Inactive => {
+            out += "     Active: inactive (dead)\n";
+            out += "TriggeredBy: ● nvidia-nvswitch-devices.path\n";
+        }
+    }
+    let entries = fabric_manager_entries(cluster, node);
+    if !entries.is_empty() {
+        out.push('\n');
+        let skip = entries.len().saturating_sub(STATUS_JOURNAL_LINES);
+        for entry in entries.iter().skip(skip) {
+            out += &entry.render(&node.hostname);
+        }
+    }
+    out
+}
+
+fn help() -> String {
+    let mut out = String::from("systemctl [OPTIONS...] COMMAND ...\n\nQuery or send control commands to the system manager.\n\n");
+    out += "Unit Commands:\n  status [PATTERN...|PID...]  Show runtime status of one or more units\n";
+    out += "  is-active PATTERN...        Check whether units are active\n";
+    out += "  is-failed PATTERN...        Check whether units are failed\n";
+    out += "  start UNIT...               Start (activate) one or more units\n";
+    out += "  restart UNIT...             Start or restart one or more units\n\nOptions:\n";
+    for flag in SIGNATURE.flags {
+        out += &format!("  {:<26}{}\n", flag.display(), flag.help);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::fault::Fault;
+    use crate::testing::run_on_first_node;
+    use crate::testing::{cluster, shell};
+
+    #[test]
+    fn healthy_fabric_manager_is_active() {
+        let out = run_on_first_node("systemctl status nvidia-fabricmanager");
+        assert_eq!(out.status, 0);
+        assert!(out.stdout.starts_with("● nvidia-fabricmanager.service - NVIDIA fabric manager service\n"));
+        assert!(out.stdout.contains("     Active: active (running) since "));
+        assert_eq!(run_on_first_node("systemctl is-active nvidia-fabricmanager").stdout, "active\n");
+    }
+
+    #[test]
+    fn failed_fabric_manager_reads_failed() {
+        let mut cluster = cluster();
+        Fault::FabricManagerDown { node: "gpu-001".into() }.apply(&mut cluster).unwrap();
+        let mut session = shell(cluster);
+        let out = session.run("systemctl status nvidia-fabricmanager.service");
+        assert_eq!(out.status, 3);
+        let text = out.stdout();
+        assert!(text.starts_with("× nvidia-fabricmanager.service"));
+        assert!(text.contains("     Active: failed (Result: signal) since "));
+        assert!(text.contains("   Main PID: "));
+        let out = session.run("systemctl is-active nvidia-fabricmanager");
+        assert_eq!((out.stdout(), out.status), ("failed\n".to_string(), 3));
+    }
+
+    #[test]
+    fn restart_brings_fabric_manager_back_once_the_gpus_answer() {
+        let mut cluster = cluster();
+        Fault::FabricManagerDown { node: "gpu-001".into() }.apply(&mut cluster).unwrap();
+        Fault::GpuXid { node: "gpu-001".into(), gpu: 2, xid: 119 }.apply(&mut cluster).unwrap();
+        let mut session = shell(cluster);
+        let out = session.run("systemctl restart nvidia-fabricmanager");
+        assert_eq!(out.status, 1);
+        assert!(out.stderr().starts_with("Job for nvidia-fabricmanager.service failed because"));
+        assert_eq!(session.run("systemctl is-active nvidia-fabricmanager").stdout(), "failed\n");
+        session.cluster.apply_change(&Change::ResetGpu { node: "gpu-001".into(), gpu: 2 }, 0);
+        assert_eq!(session.run("systemctl restart nvidia-fabricmanager.service").status, 0);
+        assert_eq!(session.run("systemctl is-active nvidia-fabricmanager").stdout(), "active\n");
+        // The failed restart, the reset applied above, the restart.
+        assert_eq!(session.changes().len(), 3);
+        assert_eq!(session.run("systemctl start nvidia-fabricmanager").status, 0);
+        assert_eq!(session.changes().len(), 3, "start of an active unit does nothing");
+        assert_eq!(session.run("systemctl restart sshd").status, 5);
+        assert_eq!(session.run("systemctl stop nvidia-fabricmanager").status, 0);
+        assert_eq!(session.run("systemctl is-active nvidia-fabricmanager").stdout(), "inactive\n");
+        assert!(session.run("systemctl status nvidia-fabricmanager").stdout().contains("Active: inactive (dead)"));
+    }
+
+    #[test]
+    fn unknown_units_and_verbs() {
+        let out = run_on_first_node("systemctl status sshd");
+        assert_eq!((out.stderr.as_str(), out.status), ("Unit sshd.service could not be found.\n", 4));
+        let out = run_on_first_node("systemctl frobnicate x");
+        assert_eq!((out.stderr.as_str(), out.status), ("Unknown command verb 'frobnicate'.\n", 1));
+        assert_eq!(run_on_first_node("systemctl --bogus").status, 1);
+        assert_eq!(run_on_first_node("systemctl").status, 1);
+    }
+
+    #[test]
+    fn relative_times_read_like_systemd() {
+        assert_eq!(ago(2 * 3600 + 37 * 60 + 5), "2h 37min ago");
+        assert_eq!(ago(5 * 86_400 + 300), "5 days ago");
+        assert_eq!(ago(17 * 86_400), "2 weeks 3 days ago");
+        assert_eq!(ago(90), "1min 30s ago");
+    }
+}

@@ -1,0 +1,52 @@
+//! `sudo CMD...`: executes CMD as a program through the invocation's runner
+//! (the lab's user may act as root); what CMD changes is returned as CMD
+//! returned it. Builtins are not programs, so sudo cannot run them, as with
+//! the real sudo.
+
+use crate::commands::{Command, Example, Invocation, Output, Signature};
+
+pub struct Sudo;
+
+static SIGNATURE: Signature = Signature {
+    name: "sudo",
+    summary: "execute a command as the superuser",
+    usage: "sudo COMMAND [ARG]...",
+    flags: &[],
+    examples: &[Example { command: "sudo dmesg", description: "the kernel log, as root" }],
+};
+
+impl Command for Sudo {
+    fn signature(&self) -> &'static Signature {
+        &SIGNATURE
+    }
+
+    fn run(&self, invocation: &Invocation) -> Output {
+        let args = invocation.args();
+        // Options that take no value (-E, -H, -n) are accepted; -u USER takes one.
+        let mut at = 0;
+        while let Some(arg) = args.get(at).filter(|a| a.starts_with('-')) {
+            at += if matches!(arg.as_str(), "-u" | "-g") { 2 } else { 1 };
+        }
+        let Some(name) = args.get(at) else {
+            return Output::error("usage: sudo -h | -K | -k | -V\nusage: sudo [-AbEHknPS] [-u user] command [arg ...]\n", 1);
+        };
+        let call = invocation.call_on(&invocation.node.hostname, Some(invocation.env));
+        invocation.runner.run_program(call, &args[at..]).unwrap_or_else(|| Output::error(format!("sudo: {name}: command not found\n"), 1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{run_on_first_node, session};
+
+    #[test]
+    fn runs_the_command() {
+        assert_eq!(run_on_first_node("sudo hostname").stdout, "gpu-001\n");
+        assert_eq!(run_on_first_node("sudo cd /").stderr, "sudo: cd: command not found\n");
+        assert_eq!(run_on_first_node("sudo").status, 1);
+        let mut shell = session();
+        assert_eq!(shell.run("sudo scontrol update NodeName=gpu-002 State=DRAIN Reason=x").status, 0);
+        assert_eq!(shell.changes().len(), 1);
+        assert_eq!(run_on_first_node("sudo sudo hostname").stdout, "gpu-001\n");
+    }
+}

@@ -1,0 +1,702 @@
+//! `kubectl`: the cluster as Kubernetes sees the same model. Every node is a
+//! worker (`ROLES <none>`); the `gpu-operator` namespace holds, per node, the
+//! GPU Operator's DaemonSet pods (the DaemonSet names of the operator's
+//! releases since it moved to one namespace), and two Deployment pods on the
+//! first schedulable node. Pod names end in seeded suffixes from Kubernetes'
+//! consonant-and-digit alphabet; pods start a few minutes after the node
+//! boots (`booted_at`).
+//!
+//! A node is `SchedulingDisabled` when the model's scheduler state is
+//! `Drained`, so Slurm and Kubernetes agree: `cordon`/`drain` return
+//! `Change::SetScheduler` (drained, reason `kubectl cordon`/`kubectl drain`),
+//! `uncordon` sets it idle. An unreachable node is `NotReady`: its DaemonSet
+//! pods stay `Running` but not ready (they tolerate the unreachable taint),
+//! a Deployment pod evicted from it stays `Terminating`, and its replacement
+//! runs on the next schedulable node. A node with a GPU off the bus,
+//! unresponsive or waiting for a reset has its device-plugin pod in
+//! `CrashLoopBackOff`, restarted on kubelet's back-off (10 s doubling to 5
+//! min) since the node's last kernel warning or error.
+//!
+//! The RESTARTS column is a plain count as in the capture
+//! (`kubectl_get_pods_gpu_operator_device_plugin_crashloop_excerpt.txt`);
+//! kubectl 1.22 added `(Xm ago)`, so the cluster reports an earlier
+//! Kubernetes (`v1.21.14`). Tables are aligned as kubectl's tabwriter does
+//! (padding 3, minimum width 6; `describe`: padding 2). Not emulated: `-o
+//! json|yaml`, `describe pod`, `version`, `apply`, other namespaces' pods,
+//! logs of pods other than the device plugin (empty).
+
+use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::change::Change;
+use crate::model::node::SchedulerState;
+use crate::model::time::{ctime, EpochSeconds};
+use crate::model::{Cluster, GpuHealth, Node};
+use crate::rng::Rng;
+
+pub struct Kubectl;
+
+static SIGNATURE: Signature = Signature {
+    name: "kubectl",
+    summary: "view and cordon the cluster's nodes and GPU Operator pods through Kubernetes",
+    usage: "kubectl get nodes|pods|namespaces [NAME] [-n NS|-A] [-o wide|name]\n       kubectl describe node [NAME]\n       kubectl logs -n NS POD\n       kubectl cordon|uncordon|drain NODE [--ignore-daemonsets] [--delete-emptydir-data]",
+    flags: &[
+        Flag { short: Some('n'), long: Some("namespace"), value: Some("NS"), help: "the namespace" },
+        Flag { short: Some('A'), long: Some("all-namespaces"), value: None, help: "every namespace" },
+        Flag { short: Some('o'), long: Some("output"), value: Some("FORMAT"), help: "wide or name" },
+        Flag { short: None, long: Some("ignore-daemonsets"), value: None, help: "drain: leave DaemonSet pods" },
+        Flag { short: None, long: Some("delete-emptydir-data"), value: None, help: "drain: evict pods with emptyDir volumes" },
+        Flag { short: Some('c'), long: Some("container"), value: Some("NAME"), help: "logs: the container" },
+        Flag { short: None, long: Some("tail"), value: Some("N"), help: "logs: the last N lines" },
+        Flag { short: Some('p'), long: Some("previous"), value: None, help: "logs: the previous container" },
+    ],
+    examples: &[
+        Example { command: "kubectl get nodes -o wide", description: "every node's status (NotReady, SchedulingDisabled)" },
+        Example { command: "kubectl get pods -A -o wide", description: "the GPU Operator's pods (CrashLoopBackOff device plugins)" },
+    ],
+};
+
+const NS: &str = "gpu-operator";
+const VERSION: &str = "v1.21.14";
+const KERNEL: &str = "5.15.0-1063-nvidia";
+/// DaemonSets and how many seconds after boot their pods start.
+const DAEMONSETS: [(&str, i64); 7] = [
+    ("gpu-feature-discovery", 331),
+    ("gpu-operator-node-feature-discovery-worker", 21),
+    ("nvidia-container-toolkit-daemonset", 95),
+    ("nvidia-dcgm-exporter", 334),
+    ("nvidia-device-plugin-daemonset", 322),
+    ("nvidia-driver-daemonset", 26),
+    ("nvidia-operator-validator", 97),
+];
+const DEPLOYMENTS: [&str; 2] = ["gpu-operator", "gpu-operator-node-feature-discovery-master"];
+const PLUGIN: &str = "nvidia-device-plugin-daemonset";
+
+struct Pod {
+    name: String,
+    ready: bool,
+    status: &'static str,
+    restarts: u64,
+    since: EpochSeconds,
+    node: usize,
+    daemonset: bool,
+}
+
+fn suffix(cluster: &Cluster, parts: &[&str], n: usize) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut rng = Rng::derive(cluster.seed, parts);
+    (0..n).map(|_| ALPHABET[rng.range_u64(0, 26) as usize] as char).collect()
+}
+
+fn cordoned(node: &Node) -> bool {
+    node.scheduler == SchedulerState::Drained
+}
+
+/// When the node stopped answering (its Slurm reason's time when it is down).
+fn lost_at(cluster: &Cluster, node: &Node) -> EpochSeconds {
+    if node.scheduler == SchedulerState::Down { node.scheduler_reason_since } else { cluster.now - 300 }
+}
+
+fn gpu_fault(node: &Node) -> bool {
+    node.gpus.iter().any(|g| g.health != GpuHealth::Healthy || g.needs_reset)
+}
+
+fn healthy_gpus(node: &Node) -> usize {
+    node.gpus.iter().filter(|g| g.health == GpuHealth::Healthy && !g.needs_reset).count()
+}
+
+/// The device plugin's restarts: one at once, then after 10 s doubling to 300 s.
+fn restarts(seconds: i64) -> u64 {
+    let (mut n, mut spent, mut delay) = (1, 0, 10);
+    while spent + delay <= seconds {
+        n += 1;
+        spent += delay;
+        delay = (delay * 2).min(300);
+    }
+    n
+}
+
+fn pods(cluster: &Cluster) -> Vec<Pod> {
+    let mut pods = Vec::new();
+    for (index, node) in cluster.nodes.iter().enumerate() {
+        for (ds, delay) in DAEMONSETS {
+            let mut pod = Pod {
+                name: format!("{ds}-{}", suffix(cluster, &[&node.hostname, "k8s", ds], 5)),
+                ready: node.reachable,
+                status: "Running",
+                restarts: 0,
+                since: node.booted_at + delay,
+                node: index,
+                daemonset: true,
+            };
+            if ds == PLUGIN && gpu_fault(node) {
+                let last = node.kernel_log.iter().filter(|l| l.level <= 4).map(|l| l.uptime_us).max();
+                let fault = last.map_or(cluster.now - 2400, |us| node.booted_at + (us / 1_000_000) as i64);
+                pod.restarts = restarts(cluster.now - fault.max(pod.since));
+                (pod.ready, pod.status) = (false, "CrashLoopBackOff");
+            }
+            pods.push(pod);
+        }
+    }
+    // Deployment pods run on the first schedulable node; nodes before it
+    // that lost them give the time they moved.
+    let mut moved = None;
+    for (index, node) in cluster.nodes.iter().enumerate() {
+        if node.reachable && !cordoned(node) {
+            for name in DEPLOYMENTS {
+                let hash = suffix(cluster, &[name, "rs"], 10);
+                let since = moved.unwrap_or(node.booted_at + 60);
+                let pod = suffix(cluster, &[&node.hostname, "k8s", name], 5);
+                pods.push(Pod { name: format!("{name}-{hash}-{pod}"), ready: true, status: "Running", restarts: 0, since, node: index, daemonset: false });
+                if index == 0 || moved.is_none() {
+                    continue;
+                }
+                // Evicted from the first node while it did not answer: stuck terminating.
+                let first = &cluster.nodes[0];
+                if !first.reachable && !cordoned(first) {
+                    let old = suffix(cluster, &[&first.hostname, "k8s", name], 5);
+                    pods.push(Pod { name: format!("{name}-{hash}-{old}"), ready: false, status: "Terminating", restarts: 0, since: first.booted_at + 60, node: 0, daemonset: false });
+                }
+            }
+            break;
+        }
+        let left = if node.reachable { node.scheduler_reason_since } else { lost_at(cluster, node) + 300 };
+        moved = Some(moved.unwrap_or(left).max(left));
+    }
+    crate::sort::sort_by(&mut pods, |a, b| a.name.cmp(&b.name));
+    pods
+}
+
+/// kubectl's `HumanDuration`.
+fn age(seconds: i64) -> String {
+    let s = seconds.max(0);
+    let (m, h, d) = (s / 60, s / 3600, s / 86_400);
+    let two = |a: i64, ua: &str, b: i64, ub: &str| if b == 0 { format!("{a}{ua}") } else { format!("{a}{ua}{b}{ub}") };
+    match () {
+        _ if s < 120 => format!("{s}s"),
+        _ if m < 10 => two(m, "m", s % 60, "s"),
+        _ if m < 180 => format!("{m}m"),
+        _ if h < 8 => two(h, "h", m % 60, "m"),
+        _ if h < 48 => format!("{h}h"),
+        _ if h < 192 => two(d, "d", h % 24, "h"),
+        _ if h < 24 * 365 * 2 => format!("{d}d"),
+        _ if h < 24 * 365 * 8 => two(d / 365, "y", d % 365, "d"),
+        _ => format!("{}y", d / 365),
+    }
+}
+
+/// Go's tabwriter: cells end at tabs; a column's width is its widest cell in
+/// each run of lines that have it, plus `pad`, at least `min`.
+fn align(lines: &[String], pad: usize, min: usize) -> String {
+    let cells: Vec<Vec<&str>> = lines.iter().map(|l| l.split('\t').collect()).collect();
+    let mut widths: Vec<Vec<usize>> = cells.iter().map(|c| vec![0; c.len()]).collect();
+    let most = cells.iter().map(Vec::len).max().unwrap_or(0);
+    for col in 0..most {
+        let mut at = 0;
+        while at < cells.len() {
+            let start = at;
+            let mut width = 0;
+            while at < cells.len() && cells[at].len() > col + 1 {
+                width = width.max(cells[at][col].len());
+                at += 1;
+            }
+            for row in &mut widths[start..at] {
+                row[col] = (width + pad).max(min);
+            }
+            at += usize::from(at == start);
+        }
+    }
+    let mut out = String::new();
+    for (row, cells) in cells.iter().enumerate() {
+        for (col, cell) in cells.iter().enumerate() {
+            out += cell;
+            if col + 1 < cells.len() {
+                out.extend(std::iter::repeat_n(' ', widths[row][col].saturating_sub(cell.len())));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn node_status(node: &Node) -> String {
+    let ready = if node.reachable { "Ready" } else { "NotReady" };
+    if cordoned(node) { format!("{ready},SchedulingDisabled") } else { ready.to_string() }
+}
+
+fn not_found(kind: &str, name: &str) -> Output {
+    Output::error(format!("Error from server (NotFound): {kind} \"{name}\" not found\n"), 1)
+}
+
+fn rfc1123(at: EpochSeconds) -> String {
+    let t = ctime(at);
+    let f: Vec<&str> = t.split_whitespace().collect();
+    format!("{}, {:0>2} {} {} {} +0000", f[0], f[2], f[1], f[4], f[3])
+}
+
+fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
+    let now = cluster.now;
+    let host = &cluster.preset.host;
+    let (name, gpus) = (&node.hostname, node.gpus.len());
+    let product = node.gpus.first().map_or(String::new(), |g| g.name.replace(' ', "-"));
+    let mut l: Vec<String> = vec![format!("Name:\t{name}"), "Roles:\t<none>".into()];
+    for (at, label) in ["beta.kubernetes.io/arch=amd64", "beta.kubernetes.io/os=linux", "kubernetes.io/arch=amd64"].iter().enumerate() {
+        l.push(format!("{}\t{label}", if at == 0 { "Labels:" } else { "" }));
+    }
+    l.push(format!("\tkubernetes.io/hostname={name}"));
+    l.push("\tkubernetes.io/os=linux".into());
+    l.push(format!("\tnvidia.com/gpu.count={gpus}"));
+    l.push("\tnvidia.com/gpu.present=true".into());
+    l.push(format!("\tnvidia.com/gpu.product={product}"));
+    l.push("Annotations:\tnode.alpha.kubernetes.io/ttl: 0".into());
+    l.push("\tvolumes.kubernetes.io/controller-managed-attach-detach: true".into());
+    l.push(format!("CreationTimestamp:\t{}", rfc1123(node.booted_at)));
+    let mut taints = Vec::new();
+    if !node.reachable {
+        taints.extend(["node.kubernetes.io/unreachable:NoExecute", "node.kubernetes.io/unreachable:NoSchedule"]);
+    }
+    if cordoned(node) {
+        taints.push("node.kubernetes.io/unschedulable:NoSchedule");
+    }
+    if taints.is_empty() {
+        taints.push("<none>");
+    }
+    for (at, taint) in taints.iter().enumerate() {
+        l.push(format!("{}\t{taint}", if at == 0 { "Taints:" } else { "" }));
+    }
+    l.push(format!("Unschedulable:\t{}", cordoned(node)));
+    l.push("Conditions:".into());
+    l.push("  Type\tStatus\tLastHeartbeatTime\tLastTransitionTime\tReason\tMessage".into());
+    l.push("  ----\t------\t-----------------\t------------------\t------\t-------".into());
+    let up = node.booted_at + 40;
+    for (kind, fine, reason, message) in [
+        ("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+        ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+        ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+        ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+    ] {
+        let row = if node.reachable {
+            format!("{fine}\t{}\t{}\t{reason}\t{message}", rfc1123(now - (now - up) % 40), rfc1123(up))
+        } else {
+            let lost = lost_at(cluster, node);
+            format!("Unknown\t{}\t{}\tNodeStatusUnknown\tKubelet stopped posting node status.", rfc1123(lost - 40), rfc1123(lost))
+        };
+        l.push(format!("  {kind}\t{row}"));
+    }
+    l.push("Addresses:".into());
+    l.push(format!("  InternalIP:\t{}", crate::commands::host::network::frontend_ip(name)));
+    l.push(format!("  Hostname:\t{name}"));
+    let memory = host.memory_mib * 1024;
+    for (title, mem, gpu) in [("Capacity:", memory, gpus), ("Allocatable:", memory - 102_400, healthy_gpus(node))] {
+        l.push(title.into());
+        l.push(format!("  cpu:\t{}", host.cpus()));
+        l.push(format!("  memory:\t{mem}Ki"));
+        l.push(format!("  nvidia.com/gpu:\t{gpu}"));
+        l.push("  pods:\t110".into());
+    }
+    l.push("System Info:".into());
+    for (key, value) in [
+        ("Kernel Version", KERNEL),
+        ("OS Image", "Ubuntu 22.04.4 LTS"),
+        ("Operating System", "linux"),
+        ("Architecture", "amd64"),
+        ("Container Runtime Version", "containerd://1.7.12"),
+        ("Kubelet Version", VERSION),
+        ("Kube-Proxy Version", VERSION),
+    ] {
+        l.push(format!("  {key}:\t{value}"));
+    }
+    let mine: Vec<&Pod> = pods.iter().filter(|p| cluster.nodes[p.node].hostname == *name).collect();
+    l.push(format!("Non-terminated Pods:\t({} in total)", mine.len()));
+    l.push("  Namespace\tName\tCPU Requests\tCPU Limits\tMemory Requests\tMemory Limits\tAge".into());
+    l.push("  ---------\t----\t------------\t----------\t---------------\t-------------\t---".into());
+    for pod in mine {
+        l.push(format!("  {NS}\t{}\t0 (0%)\t0 (0%)\t0 (0%)\t0 (0%)\t{}", pod.name, age(now - pod.since)));
+    }
+    let mut events = Vec::new();
+    if !node.reachable {
+        events.push(("NodeNotReady", lost_at(cluster, node), "node-controller", "NodeNotReady"));
+    }
+    if cordoned(node) {
+        events.push(("NodeNotSchedulable", node.scheduler_reason_since, "kubelet", "NodeNotSchedulable"));
+    }
+    if events.is_empty() {
+        l.push("Events:\t<none>".into());
+    } else {
+        l.push("Events:".into());
+        l.push("  Type\tReason\tAge\tFrom\tMessage".into());
+        l.push("  ----\t------\t----\t----\t-------".into());
+        for (reason, at, from, status) in events {
+            l.push(format!("  Normal\t{reason}\t{}\t{from}\tNode {name} status is now: {status}", age(now - at)));
+        }
+    }
+    align(&l, 2, 0)
+}
+
+/// Device-plugin log lines (klog format), with the error on a faulty node.
+fn plugin_log(cluster: &Cluster, node: &Node, pod: &Pod) -> String {
+    let started = if pod.status == "CrashLoopBackOff" { cluster.now - 30 } else { pod.since + 2 };
+    let c = crate::model::time::civil(started);
+    let mut rng = Rng::derive(cluster.seed, &[&pod.name, "log"]);
+    let mut micros = rng.range_u64(0, 800_000);
+    let mut out = String::new();
+    let mut line = |level: char, source: &str, text: &str, extra: u64| {
+        micros += extra;
+        let s = c.second as u64 + micros / 1_000_000;
+        out += &format!("{level}{:02}{:02} {:02}:{:02}:{:02}.{:06}       1 {source}] {text}\n", c.month, c.day, c.hour, c.minute, s.min(59), micros % 1_000_000);
+    };
+    line('I', "main.go:161", "Starting OS watcher.", 0);
+    line('I', "main.go:176", "Starting Plugins.", 210);
+    line('I', "main.go:234", "Loading configuration.", 25);
+    line('I', "factory.go:107", "Detected NVML platform: found NVML library", 1040);
+    line('I', "factory.go:107", "Detected non-Tegra platform: /sys/devices/soc0/family file not found", 55);
+    if let Some(gpu) = node.gpus.iter().find(|g| g.health != GpuHealth::Healthy || g.needs_reset) {
+        let why = if gpu.health == GpuHealth::Healthy { "Unknown Error" } else { "GPU is lost" };
+        let text = format!("error starting plugins: error getting plugins: failed to construct NVML resource managers: error building device map: error building device map from config.resources: error visiting devices: error visiting device: error getting device handle for index '{}': {why}", gpu.index);
+        line('E', "main.go:123", &text, 3_120_000);
+    } else {
+        line('I', "server.go:165", "Starting GRPC server for 'nvidia.com/gpu'", 27_000);
+        line('I', "server.go:117", "Starting to serve 'nvidia.com/gpu' on /var/lib/kubelet/device-plugins/nvidia-gpu.sock", 200);
+        line('I', "server.go:125", "Registered device plugin for 'nvidia.com/gpu' with Kubelet", 1660);
+    }
+    out
+}
+
+#[derive(Default)]
+struct Opts {
+    words: Vec<String>,
+    namespace: Option<String>,
+    all: bool,
+    output: Option<String>,
+    ignore_ds: bool,
+    tail: Option<String>,
+}
+
+fn parse(args: &[String]) -> Result<Opts, Output> {
+    let mut o = Opts::default();
+    let mut rest = args.iter();
+    let usage = |message: String| Output::error(format!("error: {message}\nSee 'kubectl --help' for usage.\n"), 1);
+    while let Some(arg) = rest.next() {
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let (name, inline) = match name.as_bytes() {
+            [b'-', b'n' | b'o' | b'c', _, ..] if inline.is_none() => (&name[..2], Some(name[2..].to_string())),
+            _ => (name, inline),
+        };
+        let takes = matches!(name, "-n" | "--namespace" | "-o" | "--output" | "-c" | "--container" | "--tail" | "--grace-period" | "--timeout" | "--since");
+        let value = if takes {
+            match inline.or_else(|| rest.next().cloned()) {
+                Some(v) => v,
+                None if name.starts_with("--") => return Err(usage(format!("flag needs an argument: {name}"))),
+                None => return Err(usage(format!("flag needs an argument: '{}' in {name}", &name[1..]))),
+            }
+        } else {
+            String::new()
+        };
+        match name {
+            "-n" | "--namespace" => o.namespace = Some(value),
+            "-o" | "--output" => o.output = Some(value),
+            "--tail" => o.tail = Some(value),
+            "-A" | "--all-namespaces" => o.all = true,
+            "--ignore-daemonsets" => o.ignore_ds = true,
+            "-c" | "--container" | "--grace-period" | "--timeout" | "--since" | "--delete-emptydir-data" | "--delete-local-data" | "--force" | "-p" | "--previous" | "-f" | "--follow" | "-w" | "--watch" => {}
+            "-" => o.words.push(arg.clone()),
+            _ if name.starts_with("--") => return Err(usage(format!("unknown flag: {name}"))),
+            _ if name.starts_with('-') => {
+                let bad = name[1..].chars().find(|c| !"Apfw".contains(*c)).unwrap_or('-');
+                if bad != '-' {
+                    return Err(usage(format!("unknown shorthand flag: '{bad}' in {name}")));
+                }
+                o.all |= name.contains('A');
+            }
+            _ => o.words.push(arg.clone()),
+        }
+    }
+    Ok(o)
+}
+
+fn kind(word: &str) -> Option<&'static str> {
+    let lower = word.to_ascii_lowercase();
+    let base = lower.split('.').next().unwrap_or("");
+    match base {
+        "node" | "nodes" | "no" => Some("nodes"),
+        "pod" | "pods" | "po" => Some("pods"),
+        "namespace" | "namespaces" | "ns" => Some("namespaces"),
+        _ => None,
+    }
+}
+
+fn get(cluster: &Cluster, o: &Opts) -> Output {
+    let Some(resource) = o.words.get(1) else {
+        return Output::error("You must specify the type of resource to get. Use \"kubectl api-resources\" for a complete list of supported resources.\n\nerror: Required resource not specified.\nUse \"kubectl explain <resource>\" for a detailed description of that resource (e.g. kubectl explain pods).\nSee 'kubectl get -h' for help and examples\n", 1);
+    };
+    let Some(kind) = kind(resource) else {
+        return Output::error(format!("error: the server doesn't have a resource type \"{resource}\"\n"), 1);
+    };
+    let (wide, name_only) = match o.output.as_deref() {
+        None => (false, false),
+        Some("wide") => (true, false),
+        Some("name") => (false, true),
+        Some(other) => return Output::error(format!("error: unable to match a printer suitable for the output format \"{other}\", allowed formats are: name,wide\n"), 1),
+    };
+    let wanted = &o.words[2..];
+    let now = cluster.now;
+    let mut rows: Vec<String> = Vec::new();
+    match kind {
+        "nodes" => {
+            rows.push(format!("NAME\tSTATUS\tROLES\tAGE\tVERSION{}", if wide { "\tINTERNAL-IP\tEXTERNAL-IP\tOS-IMAGE\tKERNEL-VERSION\tCONTAINER-RUNTIME" } else { "" }));
+            for name in wanted {
+                if cluster.node(name).is_none() {
+                    return not_found("nodes", name);
+                }
+            }
+            for node in cluster.nodes.iter().filter(|n| wanted.is_empty() || wanted.contains(&n.hostname)) {
+                if name_only {
+                    rows.push(format!("node/{}", node.hostname));
+                    continue;
+                }
+                let mut row = format!("{}\t{}\t<none>\t{}\t{VERSION}", node.hostname, node_status(node), age(now - node.booted_at));
+                if wide {
+                    row += &format!("\t{}\t<none>\tUbuntu 22.04.4 LTS\t{KERNEL}\tcontainerd://1.7.12", crate::commands::host::network::frontend_ip(&node.hostname));
+                }
+                rows.push(row);
+            }
+        }
+        "namespaces" => {
+            rows.push("NAME\tSTATUS\tAGE".into());
+            let born = cluster.nodes.iter().map(|n| n.booted_at).min().unwrap_or(now) - 86_400 * 30;
+            for ns in ["default", NS, "kube-node-lease", "kube-public", "kube-system"] {
+                if wanted.is_empty() || wanted.iter().any(|w| w == ns) {
+                    rows.push(if name_only { format!("namespace/{ns}") } else { format!("{ns}\tActive\t{}", age(now - born)) });
+                }
+            }
+        }
+        _ => {
+            let namespace = o.namespace.as_deref().unwrap_or("default");
+            let all = o.all && wanted.is_empty();
+            let pods = pods(cluster);
+            let shown: Vec<&Pod> = if all || namespace == NS { pods.iter().collect() } else { Vec::new() };
+            for name in wanted {
+                if !shown.iter().any(|p| p.name == *name) {
+                    return not_found("pods", name);
+                }
+            }
+            if shown.is_empty() {
+                let place = if all { String::new() } else { format!(" in {namespace} namespace") };
+                return Output::error(format!("No resources found{place}.\n"), 0);
+            }
+            rows.push(format!("{}NAME\tREADY\tSTATUS\tRESTARTS\tAGE{}", if all { "NAMESPACE\t" } else { "" }, if wide { "\tIP\tNODE\tNOMINATED NODE\tREADINESS GATES" } else { "" }));
+            for pod in shown.iter().filter(|p| wanted.is_empty() || wanted.contains(&p.name)) {
+                if name_only {
+                    rows.push(format!("pod/{}", pod.name));
+                    continue;
+                }
+                let mut row = format!("{}{}\t{}/1\t{}\t{}\t{}", if all { "gpu-operator\t" } else { "" }, pod.name, u8::from(pod.ready), pod.status, pod.restarts, age(now - pod.since));
+                if wide {
+                    let at = pods.iter().position(|p| p.name == pod.name).unwrap_or(0);
+                    row += &format!("\t10.244.{}.{}\t{}\t<none>\t<none>", pod.node % 256, at % 250 + 2, cluster.nodes[pod.node].hostname);
+                }
+                rows.push(row);
+            }
+        }
+    }
+    if name_only {
+        rows.remove(0);
+        return Output::ok(rows.iter().map(|r| format!("{r}\n")).collect::<String>());
+    }
+    Output::ok(align(&rows, 3, 6))
+}
+
+fn act(cluster: &Cluster, o: &Opts, verb: &str) -> Output {
+    let names = &o.words[1..];
+    if names.is_empty() {
+        return Output::error("error: resource(s) were provided, but no name was specified\n", 1);
+    }
+    let mut out = Output { duration_ms: 400, ..Output::default() };
+    let all_pods = pods(cluster);
+    for name in names {
+        let Some(node) = cluster.node(name) else {
+            out.stderr += &format!("Error from server (NotFound): nodes \"{name}\" not found\n");
+            out.status = 1;
+            continue;
+        };
+        let on = |state, reason: Option<&str>| Change::SetScheduler { node: name.clone(), state, reason: reason.map(String::from) };
+        if verb == "uncordon" {
+            if cordoned(node) {
+                out.stdout += &format!("node/{name} uncordoned\n");
+                out.changes.push(on(SchedulerState::Idle, None));
+            } else {
+                out.stdout += &format!("node/{name} already uncordoned\n");
+            }
+            continue;
+        }
+        if cordoned(node) {
+            out.stdout += &format!("node/{name} already cordoned\n");
+        } else {
+            out.stdout += &format!("node/{name} cordoned\n");
+            out.changes.push(on(SchedulerState::Drained, Some(if verb == "drain" { "kubectl drain" } else { "kubectl cordon" })));
+        }
+        if verb != "drain" {
+            continue;
+        }
+        let mine: Vec<&Pod> = all_pods.iter().filter(|p| p.node == cluster.nodes.iter().position(|n| n.hostname == *name).unwrap_or(usize::MAX)).collect();
+        let ds: Vec<String> = mine.iter().filter(|p| p.daemonset).map(|p| format!("{NS}/{}", p.name)).collect();
+        if !o.ignore_ds {
+            let why = format!("cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore): {}", ds.join(", "));
+            out.stderr += &format!("error: unable to drain node \"{name}\" due to error: {why}, continuing command...\nThere are pending nodes to be drained:\n {name}\n{why}\n");
+            out.status = 1;
+            continue;
+        }
+        out.stderr += &format!("Warning: ignoring DaemonSet-managed Pods: {}\n", ds.join(", "));
+        let evicted: Vec<&&Pod> = mine.iter().filter(|p| !p.daemonset).collect();
+        for pod in &evicted {
+            out.stdout += &format!("evicting pod {NS}/{}\n", pod.name);
+        }
+        for pod in &evicted {
+            out.stdout += &format!("pod/{} evicted\n", pod.name);
+        }
+        out.stdout += &format!("node/{name} drained\n");
+        out.duration_ms += 5000 * evicted.len() as u64;
+    }
+    out
+}
+
+fn logs(cluster: &Cluster, o: &Opts) -> Output {
+    let Some(name) = o.words.get(1) else {
+        return Output::error("error: expected 'logs [-f] [-p] (POD | TYPE/NAME) [-c CONTAINER]'.\nPOD or TYPE/NAME is a required argument for the logs command\nSee 'kubectl logs -h' for help and examples\n", 1);
+    };
+    let name = name.strip_prefix("pod/").unwrap_or(name);
+    let pods = pods(cluster);
+    let namespace = o.namespace.as_deref().unwrap_or("default");
+    let Some(pod) = pods.iter().find(|p| p.name == name).filter(|_| namespace == NS) else {
+        return not_found("pods", name);
+    };
+    let node = &cluster.nodes[pod.node];
+    if !node.reachable {
+        let ip = crate::commands::host::network::frontend_ip(&node.hostname);
+        return Output::error(format!("Error from server: Get \"https://{ip}:10250/containerLogs/{NS}/{name}/{}\": dial tcp {ip}:10250: connect: no route to host\n", pod.name.rsplit_once('-').map_or("", |(b, _)| b)), 1);
+    }
+    if !pod.name.starts_with(PLUGIN) {
+        return Output::default();
+    }
+    let text = plugin_log(cluster, node, pod);
+    let lines: Vec<&str> = text.lines().collect();
+    let keep = o.tail.as_deref().and_then(|t| t.parse::<usize>().ok()).unwrap_or(lines.len()).min(lines.len());
+    Output::ok(lines[lines.len() - keep..].iter().map(|l| format!("{l}\n")).collect::<String>())
+}
+
+impl Command for Kubectl {
+    fn signature(&self) -> &'static Signature {
+        &SIGNATURE
+    }
+
+    fn run(&self, invocation: &Invocation) -> Output {
+        let o = match parse(invocation.args()) {
+            Ok(o) => o,
+            Err(out) => return out,
+        };
+        let cluster = invocation.cluster;
+        let Some(verb) = o.words.first() else {
+            return Output::ok(crate::commands::help::describe(&SIGNATURE));
+        };
+        match verb.as_str() {
+            "get" => get(cluster, &o),
+            "cordon" | "uncordon" | "drain" => act(cluster, &o, verb),
+            "logs" => logs(cluster, &o),
+            "describe" => {
+                match o.words.get(1).map(|w| kind(w)) {
+                    None => return Output::error("You must specify the type of resource to describe. Use \"kubectl api-resources\" for a complete list of supported resources.\n\nerror: Required resource not specified.\n", 1),
+                    Some(Some("nodes")) => {}
+                    Some(_) => return Output::error(format!("error: the server doesn't have a resource type \"{}\"\n", o.words[1]), 1),
+                }
+                let pods = pods(cluster);
+                let wanted = &o.words[2..];
+                let mut out = String::new();
+                for name in wanted {
+                    if cluster.node(name).is_none() {
+                        return not_found("nodes", name);
+                    }
+                }
+                for node in cluster.nodes.iter().filter(|n| wanted.is_empty() || wanted.contains(&n.hostname)) {
+                    if !out.is_empty() {
+                        out += "\n\n";
+                    }
+                    out += &describe_node(cluster, node, &pods);
+                }
+                Output::ok(out)
+            }
+            other => Output::error(format!("error: unknown command \"{other}\" for \"kubectl\"\nRun 'kubectl --help' for usage.\n"), 1),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{age, restarts};
+    use crate::model::fault::Fault;
+    use crate::testing::{run_on_first_node, session};
+
+    #[test]
+    fn ages_and_restarts_follow_kubernetes() {
+        assert_eq!([age(45), age(361), age(2400), age(3 * 3600 + 60), age(9 * 86_400)], ["45s", "6m1s", "40m", "3h1m", "9d"]);
+        // The capture: 6 restarts after 6m1s, 12 after 40 minutes.
+        assert_eq!((restarts(361), restarts(2400)), (6, 12));
+    }
+
+    #[test]
+    fn nodes_cordon_and_drain_agree_with_slurm() {
+        let out = run_on_first_node("kubectl get nodes");
+        assert!(out.stdout.starts_with("NAME      STATUS   ROLES    AGE   VERSION\ngpu-001   Ready    <none>   "), "{}", out.stdout);
+        let mut shell = session();
+        assert_eq!(shell.run("kubectl cordon gpu-002").stdout(), "node/gpu-002 cordoned\n");
+        assert!(shell.run("sinfo").stdout().contains("drain gpu-002"));
+        assert!(shell.run("kubectl get nodes").stdout().contains("gpu-002   Ready,SchedulingDisabled   <none>"));
+        assert!(shell.run("kubectl describe node gpu-002").stdout().contains("Taints:             node.kubernetes.io/unschedulable:NoSchedule\n"));
+        assert_eq!(shell.run("kubectl cordon gpu-002").stdout(), "node/gpu-002 already cordoned\n");
+        assert_eq!(shell.run("kubectl uncordon gpu-002").stdout(), "node/gpu-002 uncordoned\n");
+        let out = shell.run("kubectl drain gpu-001");
+        assert_eq!(out.status, 1);
+        assert!(out.stderr().contains("cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore): gpu-operator/gpu-feature-discovery-"));
+        shell.run("kubectl uncordon gpu-001");
+        let out = shell.run("kubectl drain gpu-001 --ignore-daemonsets --delete-emptydir-data");
+        assert_eq!(out.status, 0);
+        assert!(out.stdout().starts_with("node/gpu-001 cordoned\nevicting pod gpu-operator/gpu-operator-"), "{}", out.stdout());
+        assert!(out.stdout().ends_with(" evicted\nnode/gpu-001 drained\n"));
+        // The operator moved to gpu-002.
+        let pods = shell.run("kubectl get pods -n gpu-operator -o wide").stdout();
+        assert!(pods.lines().any(|l| l.starts_with("gpu-operator-") && l.contains("gpu-002")), "{pods}");
+        assert_eq!(shell.run("kubectl cordon gpu-009").stderr(), "Error from server (NotFound): nodes \"gpu-009\" not found\n");
+    }
+
+    #[test]
+    fn a_lost_gpu_crashes_the_device_plugin() {
+        let mut shell = session();
+        let healthy = shell.run("kubectl get pods -A").stdout();
+        assert!(!healthy.contains("CrashLoopBackOff") && healthy.starts_with("NAMESPACE      NAME "));
+        Fault::GpuXid { node: "gpu-002".into(), gpu: 3, xid: 79 }.apply(&mut shell.cluster).unwrap();
+        let out = shell.run("kubectl get pods -n gpu-operator");
+        let row = out.stdout().lines().find(|l| l.contains("CrashLoopBackOff")).unwrap_or_default().to_string();
+        assert!(row.starts_with("nvidia-device-plugin-daemonset-") && row.contains("   0/1     CrashLoopBackOff   "), "{}", out.stdout());
+        let pod = row.split(' ').next().unwrap();
+        let log = shell.run(&format!("kubectl logs -n gpu-operator {pod}")).stdout();
+        assert!(log.contains("main.go:123] error starting plugins:") && log.ends_with("'3': GPU is lost\n"), "{log}");
+        assert!(shell.run("kubectl describe node gpu-002").stdout().contains("Allocatable:\n  cpu:             224\n"));
+        shell.cluster.node_mut("gpu-002").unwrap().reachable = false;
+        assert!(shell.run("kubectl get nodes").stdout().contains("gpu-002   NotReady"));
+        assert!(shell.run(&format!("kubectl logs -n gpu-operator {pod}")).stderr().contains("no route to host"));
+    }
+
+    #[test]
+    fn bad_input_answers_as_kubectl() {
+        assert_eq!(run_on_first_node("kubectl get foo").stderr, "error: the server doesn't have a resource type \"foo\"\n");
+        assert_eq!(run_on_first_node("kubectl get pods --bogus").stderr, "error: unknown flag: --bogus\nSee 'kubectl --help' for usage.\n");
+        assert_eq!(run_on_first_node("kubectl get pods -z").status, 1);
+        assert_eq!(run_on_first_node("kubectl get pods -n").status, 1);
+        assert_eq!(run_on_first_node("kubectl get pods").stderr, "No resources found in default namespace.\n");
+        assert_eq!(run_on_first_node("kubectl frob").status, 1);
+        assert_eq!(run_on_first_node("kubectl get nodes -o name").stdout, "node/gpu-001\nnode/gpu-002\n");
+        for line in ["kubectl", "kubectl logs", "kubectl describe", "kubectl describe pods x", "kubectl get", "kubectl drain", "kubectl get pods x -n gpu-operator", "kubectl logs -n gpu-operator x --tail=-5"] {
+            run_on_first_node(line);
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! Schedulers: Slurm's commands and Kubernetes' `kubectl`.
+
+pub mod kubectl;
+pub mod slurm;

@@ -1,0 +1,87 @@
+//! Read-only Slurm views of the cluster model: `sinfo`, `squeue`,
+//! `scontrol show node`. The cluster is one partition, `gpu` (the default,
+//! shown `gpu*`), holding every node, with no time limit. A node's state and
+//! reason come from `Node::scheduler`, `scheduler_reason` and
+//! `scheduler_reason_since`; an unreachable node is "not responding" (`*`).
+//!
+//! The model holds no jobs, so `squeue` prints its header only.
+
+pub mod hostlist;
+pub mod sacct;
+pub mod sbatch;
+pub mod scontrol;
+pub mod sinfo;
+pub mod squeue;
+
+use crate::model::node::SchedulerState;
+use crate::model::time::{civil, EpochSeconds};
+use crate::model::Node;
+
+pub const PARTITION: &str = "gpu";
+pub const TIME_LIMIT: &str = "infinite";
+/// Who set the reason: operators drain and down nodes as root.
+pub const REASON_USER: &str = "root";
+/// The Slurm release the lab pretends to run. The model has no Slurm version.
+pub const SLURM_VERSION: &str = "23.11.10";
+
+/// `sinfo`'s compact state (`%t`): idle, alloc, drain, down, with `*` when
+/// the node does not respond.
+pub fn compact_state(node: &Node) -> String {
+    let base = match node.scheduler {
+        SchedulerState::Idle => "idle",
+        SchedulerState::Allocated => "alloc",
+        SchedulerState::Down => "down",
+        SchedulerState::Drained => "drain",
+    };
+    format!("{base}{}", if node.reachable { "" } else { "*" })
+}
+
+/// `sinfo -l`'s long state (`%T`).
+pub fn long_state(node: &Node) -> String {
+    let base = match node.scheduler {
+        SchedulerState::Idle => "idle",
+        SchedulerState::Allocated => "allocated",
+        SchedulerState::Down => "down",
+        SchedulerState::Drained => "drained",
+    };
+    format!("{base}{}", if node.reachable { "" } else { "*" })
+}
+
+/// `scontrol`'s state: `IDLE`, `ALLOCATED`, `DOWN+NOT_RESPONDING`, `IDLE+DRAIN`.
+pub fn scontrol_state(node: &Node) -> String {
+    let mut state = match node.scheduler {
+        SchedulerState::Idle => "IDLE",
+        SchedulerState::Allocated => "ALLOCATED",
+        SchedulerState::Down => "DOWN",
+        SchedulerState::Drained => "IDLE+DRAIN",
+    }
+    .to_string();
+    if !node.reachable {
+        state.push_str("+NOT_RESPONDING");
+    }
+    state
+}
+
+/// Slurm's timestamp: `2026-03-09T08:40:00` (the lab's clock is UTC).
+pub fn timestamp(at: EpochSeconds) -> String {
+    let c = civil(at);
+    format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", c.year, c.month, c.day, c.hour, c.minute, c.second)
+}
+
+/// Pads or cuts `text` to `width` as Slurm's `%.N` (right) and `%N` (left)
+/// field formats do for text: longer values are truncated, not widened
+/// (the capture's `14-00:00:0`). Numbers are padded, never cut, by callers.
+pub fn field(text: &str, width: usize, right: bool) -> String {
+    let cut: String = text.chars().take(width).collect();
+    if right {
+        format!("{cut:>width$}")
+    } else {
+        format!("{cut:<width$}")
+    }
+}
+
+/// Slurm's answer to an option it does not know (getopt's message, then its hint).
+pub fn bad_option(name: &str, flag: &str) -> crate::commands::Output {
+    let message = crate::commands::options::unknown(name, flag);
+    crate::commands::Output::error(format!("{message}Try \"{name} --help\" for more information\n"), 1)
+}

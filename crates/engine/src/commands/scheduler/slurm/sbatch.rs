@@ -1,0 +1,159 @@
+//! `sbatch`: submits a batch job. There is no filesystem, so a script file
+//! answers `Unable to open file`; `--wrap="CMD"` (or a `#!` script piped on
+//! standard input) is placed as srun places a step (reachable idle or
+//! allocated nodes of the one partition, `-N`, `-w`) and run at once on the
+//! first node through the invocation's runner, with
+//! `SLURM_JOB_ID`, `SLURM_JOB_NODELIST` and `SLURM_NNODES` exported. Its
+//! output would go to `slurm-N.out`, which the lab cannot hold: it is
+//! discarded; what it changes in the cluster is returned. When the requested
+//! nodes are not available the job would wait in the queue, which the model
+//! cannot hold: it is accepted and never runs. Job ids start at a seeded
+//! number and grow with the simulated clock (sbatch takes one second).
+
+use super::{hostlist, PARTITION};
+use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::node::SchedulerState;
+use crate::rng::Rng;
+
+pub struct Sbatch;
+
+static SIGNATURE: Signature = Signature {
+    name: "sbatch",
+    summary: "submit a batch job to Slurm",
+    usage: "sbatch [-N NODES] [-w HOSTLIST] [-p PARTITION] [-J NAME] --wrap=\"COMMAND\"",
+    flags: &[
+        Flag { short: None, long: Some("wrap"), value: Some("COMMAND"), help: "run COMMAND as the job's script" },
+        Flag { short: Some('N'), long: Some("nodes"), value: Some("N"), help: "number of nodes" },
+        Flag { short: Some('w'), long: Some("nodelist"), value: Some("HOSTLIST"), help: "run on these nodes" },
+        Flag { short: Some('p'), long: Some("partition"), value: Some("NAME"), help: "partition" },
+        Flag { short: Some('J'), long: Some("job-name"), value: Some("NAME"), help: "job name" },
+        Flag { short: Some('o'), long: Some("output"), value: Some("FILE"), help: "output file (not written: no filesystem)" },
+    ],
+    examples: &[Example { command: "sbatch --help", description: "the options sbatch takes (submitting is an action)" }],
+};
+
+fn fail(message: &str) -> Output {
+    Output::error(format!("sbatch: error: {message}\n"), 1)
+}
+
+impl Command for Sbatch {
+    fn signature(&self) -> &'static Signature {
+        &SIGNATURE
+    }
+
+    fn run(&self, invocation: &Invocation) -> Output {
+        let cluster = invocation.cluster;
+        let args = invocation.args();
+        let (mut wrap, mut nodes, mut list, mut at) = (None, 1usize, None, 0);
+        let valued = ["-N", "--nodes", "-w", "--nodelist", "-p", "--partition", "-J", "--job-name", "-o", "--output", "-e", "--error", "-t", "--time", "-n", "--ntasks", "--ntasks-per-node", "--gpus-per-node", "-A", "--account", "-c", "--cpus-per-task", "-G", "--gpus", "--gres", "--wrap", "--mem"];
+        while let Some(arg) = args.get(at).filter(|a| a.starts_with('-') && a.len() > 1) {
+            at += 1;
+            if arg == "--help" || arg == "-h" {
+                return Output::ok(crate::commands::help::describe(&SIGNATURE));
+            }
+            let (name, inline) = match arg.split_once('=') {
+                Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+                _ if !arg.starts_with("--") && arg.len() > 2 => (&arg[..2], Some(arg[2..].to_string())),
+                _ => (arg.as_str(), None),
+            };
+            if !valued.contains(&name) {
+                if ["--exclusive", "-Q", "--quiet", "-v", "--parsable", "-W", "--wait"].contains(&name) {
+                    continue;
+                }
+                return super::bad_option("sbatch", name);
+            }
+            let Some(value) = inline.or_else(|| args.get(at).cloned().inspect(|_| at += 1)) else {
+                let (short, long) = match name.strip_prefix("--") {
+                    Some(long) => (None, Some(long)),
+                    None => (name.chars().nth(1), None),
+                };
+                let complaint = crate::commands::options::requires_argument("sbatch", short, long);
+                return Output::error(format!("{complaint}Try \"sbatch --help\" for more information\n"), 1);
+            };
+            match name {
+                "--wrap" => wrap = Some(value),
+                "-N" | "--nodes" => match value.split('-').next().and_then(|v| v.parse::<usize>().ok()).filter(|n| *n > 0) {
+                    Some(n) => nodes = n,
+                    None => return fail(&format!("Invalid numeric value \"{value}\" for --nodes.")),
+                },
+                "-w" | "--nodelist" => list = Some(value),
+                "-p" | "--partition" if value != PARTITION => return fail("Batch job submission failed: Invalid partition name specified"),
+                _ => {}
+            }
+        }
+        let script = match (wrap, args.get(at)) {
+            (Some(command), _) => command,
+            (None, Some(file)) => return fail(&format!("Unable to open file {file}")),
+            (None, None) if invocation.stdin.trim().is_empty() => return fail("Batch script is empty!"),
+            (None, None) if !invocation.stdin.starts_with("#!") => {
+                return fail("This does not look like a batch script.  The first\nsbatch: error: line must start with #! followed by the path to an interpreter.\nsbatch: error: For instance: #!/bin/sh")
+            }
+            (None, None) => {
+                let lines: Vec<&str> = invocation.stdin.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+                lines.join("; ")
+            }
+        };
+        let usable = |n: &&crate::model::Node| n.reachable && matches!(n.scheduler, SchedulerState::Idle | SchedulerState::Allocated);
+        let mut chosen: Vec<&str> = Vec::new();
+        let mut runs = true;
+        if let Some(list) = &list {
+            let Some(names) = hostlist::expand(list, 65_536) else { return fail("Batch job submission failed: Invalid node name specified") };
+            for name in &names {
+                match cluster.node(name) {
+                    None => return fail("Batch job submission failed: Invalid node name specified"),
+                    Some(node) => {
+                        runs &= usable(&node);
+                        chosen.push(&node.hostname);
+                    }
+                }
+            }
+            if names.len() > nodes {
+                nodes = names.len();
+            }
+        }
+        if nodes > cluster.nodes.len() {
+            return fail("Batch job submission failed: Node count specification invalid");
+        }
+        for node in cluster.nodes.iter().map(AsRef::as_ref).filter(usable) {
+            if chosen.len() < nodes && !chosen.contains(&node.hostname.as_str()) {
+                chosen.push(&node.hostname);
+            }
+        }
+        runs &= chosen.len() >= nodes;
+        let base = Rng::derive(cluster.seed, &["slurm", "jobid"]).range_i64(10_000, 90_000);
+        let id = base + (cluster.now - cluster.started_at()).max(0);
+        let mut out = Output { stdout: format!("Submitted batch job {id}\n"), duration_ms: 1000, ..Output::default() };
+        if runs {
+            let mut env = invocation.env.clone();
+            env.insert("SLURM_JOB_ID".into(), id.to_string());
+            env.insert("SLURM_JOB_NODELIST".into(), hostlist::compress(&chosen));
+            env.insert("SLURM_NNODES".into(), chosen.len().to_string());
+            let job = invocation.runner.run_line(invocation.call_on(chosen[0], Some(&env)), &script);
+            out.changes = job.changes;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{run_on_first_node, session};
+
+    #[test]
+    fn submits_wrapped_commands() {
+        let mut shell = session();
+        let first = shell.run("sbatch --wrap=hostname").stdout();
+        assert!(first.starts_with("Submitted batch job "));
+        assert_ne!(shell.run("sbatch --wrap hostname").stdout(), first, "ids grow");
+        assert_eq!(shell.run("sbatch -w gpu-002 --wrap='scontrol update NodeName=$SLURM_JOB_NODELIST State=DRAIN Reason=x'").status, 0);
+        assert!(shell.run("sinfo").stdout().contains("drain gpu-002"));
+        assert_eq!(run_on_first_node("sbatch job.sh").stderr, "sbatch: error: Unable to open file job.sh\n");
+        assert_eq!(run_on_first_node("sbatch").stderr, "sbatch: error: Batch script is empty!\n");
+        assert_eq!(run_on_first_node("sbatch -p cpu --wrap=x").status, 1);
+        assert_eq!(run_on_first_node("sbatch -w gpu-009 --wrap=x").status, 1);
+        assert_eq!(run_on_first_node("sbatch -N 3 --wrap=x").status, 1);
+        assert_eq!(run_on_first_node("sbatch --bogus").status, 1);
+        assert_eq!(run_on_first_node("sbatch --wrap").status, 1);
+        assert_eq!(run_on_first_node("echo hostname | sbatch").status, 1);
+    }
+}

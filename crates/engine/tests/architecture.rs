@@ -1,0 +1,50 @@
+//! The boundaries ARCHITECTURE.md states, checked on the source itself.
+
+use std::path::{Path, PathBuf};
+
+fn sources(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("a readable source folder") {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            files.extend(sources(&path));
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            files.push(path);
+        }
+    }
+    files
+}
+
+fn src(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(relative)
+}
+
+/// Commands run other command lines through the `Runner` they are given;
+/// the shell depends on the commands, never the reverse.
+#[test]
+fn no_module_under_commands_names_the_shell() {
+    let forbidden_paths = ["crate::shell", "super::shell", "clusterlab_engine::shell"];
+    let forbidden_names = ["Session", "SessionSnapshot", "Interp", "Interactive", "Nesting", "ShellState"];
+    let mut found = Vec::new();
+    for file in sources(&src("commands")) {
+        let text = std::fs::read_to_string(&file).expect("a readable source file");
+        // Code, not comments: prose may say "interactive" or "nesting".
+        for (number, line) in text.lines().enumerate().filter(|(_, line)| !line.trim_start().starts_with("//")) {
+            let names: Vec<&str> = line.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
+            let named = forbidden_names.iter().any(|name| names.contains(name));
+            if named || forbidden_paths.iter().any(|path| line.contains(path)) {
+                found.push(format!("{}:{}: {}", file.display(), number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "the commands tree names the shell:\n{}", found.join("\n"));
+}
+
+/// The engine is tested natively: no web framework or browser binding.
+#[test]
+fn the_engine_has_no_web_dependencies() {
+    let manifest = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    for web in ["yew", "web-sys", "gloo", "wasm-bindgen", "js-sys"] {
+        assert!(!manifest.lines().any(|line| line.trim_start().starts_with(web)), "{web} in the engine's manifest");
+    }
+}
