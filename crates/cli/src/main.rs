@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clusterlab_engine::lab::{check, schema};
+use clusterlab_engine::lab::authoring::{build, check, compile, schema};
 use clusterlab_engine::shell::Stream;
 use clusterlab_engine::{load, Session};
 
@@ -13,6 +13,7 @@ clusterlab: check and run ClusterLab lab files (a simulation: nothing runs on a 
 
 Usage:
   clusterlab check LAB_FILE...
+  clusterlab build LAB_DIR --out DIR
   clusterlab run LAB_FILE [--seed N] [--host HOST] -- COMMAND LINE
   clusterlab schema
   clusterlab --help | --version
@@ -25,6 +26,10 @@ run    runs one command line in the lab's initial state on HOST (default: the
        first node), prints what it prints and exits with its status. The words
        after -- are joined with single spaces into one shell line. --seed
        picks the trainee variant, as the web app's variant number does.
+build  checks every lab file in LAB_DIR as check does and, when all pass,
+       writes each lab's data (ID.json) and the catalog (index.json) into
+       DIR, the form the web app loads labs in. Any problem fails the build
+       and writes nothing.
 schema prints a JSON Schema of the lab format, for editors.
 ";
 
@@ -32,6 +37,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("check") => check(&args[1..]),
+        Some("build") => build_labs(&args[1..]),
         Some("run") => run(&args[1..]),
         Some("schema") => {
             print!("{}", schema::json_schema());
@@ -74,17 +80,18 @@ fn check(paths: &[String]) -> ExitCode {
                 continue;
             }
         };
-        match load(&source) {
-            Ok(lab) => {
-                if let Some((other, _)) = ids.iter().find(|(_, id)| *id == lab.id) {
-                    println!("{path}:1:1: lab id `{}` is also used by {other}", lab.id);
+        match compile(&source) {
+            Ok(compiled) => {
+                let id = &compiled.lab.id;
+                if let Some((other, _)) = ids.iter().find(|(_, seen)| seen == id) {
+                    println!("{path}:1:1: lab id `{id}` is also used by {other}");
                     clean = false;
                 }
-                for problem in check::deep(&lab, &source) {
+                for problem in check::deep(&compiled, &source) {
                     println!("{}", problem.render(path));
                     clean = false;
                 }
-                ids.push((path.clone(), lab.id));
+                ids.push((path.clone(), compiled.lab.id));
             }
             Err(problems) => {
                 clean = false;
@@ -99,6 +106,58 @@ fn check(paths: &[String]) -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
+}
+
+fn build_labs(args: &[String]) -> ExitCode {
+    let (dir, out) = match args {
+        [dir, flag, out] if flag == "--out" => (dir, out),
+        [flag, out, dir] if flag == "--out" => (dir, out),
+        _ => return usage_error("build needs LAB_DIR --out DIR"),
+    };
+    let mut paths: Vec<std::path::PathBuf> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+            .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
+            .collect(),
+        Err(error) => {
+            eprintln!("clusterlab: {dir}: cannot read: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    paths.sort();
+    let mut sources = Vec::new();
+    for path in &paths {
+        match read(&path.display().to_string()) {
+            Ok(source) => sources.push((path.display().to_string(), source)),
+            Err(message) => {
+                eprintln!("clusterlab: {message}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let built = match build::build(&sources) {
+        Ok(built) => built,
+        Err(problems) => {
+            for problem in &problems {
+                eprintln!("{problem}");
+            }
+            eprintln!("clusterlab: build failed: {} problem{} in {dir}; nothing was written", problems.len(), if problems.len() == 1 { "" } else { "s" });
+            return ExitCode::FAILURE;
+        }
+    };
+    let out = std::path::Path::new(out);
+    if let Err(error) = std::fs::create_dir_all(out) {
+        eprintln!("clusterlab: {}: cannot create: {error}", out.display());
+        return ExitCode::from(2);
+    }
+    for (name, contents) in &built.files {
+        if let Err(error) = std::fs::write(out.join(name), contents) {
+            eprintln!("clusterlab: {}: cannot write: {error}", out.join(name).display());
+            return ExitCode::from(2);
+        }
+    }
+    eprintln!("clusterlab: built {} lab{} into {}", built.catalog.labs.len(), if built.catalog.labs.len() == 1 { "" } else { "s" }, out.display());
+    ExitCode::SUCCESS
 }
 
 fn run(args: &[String]) -> ExitCode {

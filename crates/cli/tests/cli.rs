@@ -81,3 +81,34 @@ fn schema_is_json_and_names_every_fault_kind() {
     }
     assert_eq!(schema["properties"]["cluster"]["properties"]["preset"]["enum"][0], "hgx-h100");
 }
+
+#[test]
+fn build_writes_lab_data_and_a_catalog_or_nothing() {
+    let out = std::env::temp_dir().join(format!("clusterlab-build-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let out_arg = out.display().to_string();
+    let (_, stderr, status) = clusterlab(&["build", "labs", "--out", &out_arg]);
+    assert_eq!(status, 0, "{stderr}");
+    let index = std::fs::read_to_string(out.join("index.json")).expect("a catalog");
+    let catalog: serde_json::Value = serde_json::from_str(&index).unwrap();
+    let labs = catalog["labs"].as_array().unwrap();
+    assert!(labs.len() >= 3);
+    for lab in labs {
+        let file = out.join(lab["file"].as_str().unwrap());
+        assert!(std::fs::read_to_string(file).unwrap().starts_with("{\"format\":1,\"lab\":{\"id\":"));
+    }
+
+    // A broken lab fails the build with its located problem, and nothing is written.
+    let bad = std::env::temp_dir().join(format!("clusterlab-bad-labs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&bad);
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::copy("../../tests/bad-labs/unknown-preset.toml", bad.join("unknown-preset.toml")).unwrap();
+    let empty_out = bad.join("out");
+    let (_, stderr, status) = clusterlab(&["build", &bad.display().to_string(), "--out", &empty_out.display().to_string()]);
+    assert_eq!(status, 1);
+    assert!(stderr.contains("unknown-preset.toml:") && stderr.contains("unknown preset"), "{stderr}");
+    assert!(stderr.contains("build failed: 1 problem"), "{stderr}");
+    assert!(!empty_out.exists());
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&bad);
+}

@@ -2,8 +2,8 @@
 //! variants and faults, as `clusterlab check` and a trainee's first page
 //! load do.
 
-use clusterlab_engine::lab::check;
-use clusterlab_engine::load;
+use clusterlab_engine::lab::authoring::{check, compile};
+use clusterlab_engine::{load, Lab};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
 fn lab_source(nodes: u32) -> String {
@@ -55,11 +55,15 @@ fn lab_benchmarks(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("load", nodes), &source, |b, source| {
             b.iter(|| load(source).expect("valid"))
         });
-        let lab = load(&source).expect("valid");
-        group.bench_with_input(BenchmarkId::new("deep_check", nodes), &lab, |b, lab| {
-            b.iter(|| assert!(check::deep(lab, &source).is_empty()))
+        let compiled = compile(&source).expect("valid");
+        group.bench_with_input(BenchmarkId::new("deep_check", nodes), &compiled, |b, compiled| {
+            b.iter(|| assert!(check::deep(compiled, &source).is_empty()))
         });
-        group.bench_with_input(BenchmarkId::new("instantiate", nodes), &lab, |b, lab| b.iter(|| lab.instantiate(7)));
+        let lab = &compiled.lab;
+        let data = lab.to_json();
+        // What the app does when a lab page opens: read the lab's data, build the cluster.
+        group.bench_with_input(BenchmarkId::new("read_data", nodes), &data, |b, data| b.iter(|| Lab::from_json(data).expect("valid")));
+        group.bench_with_input(BenchmarkId::new("instantiate", nodes), lab, |b, lab| b.iter(|| lab.instantiate(7)));
     }
     group.finish();
 }

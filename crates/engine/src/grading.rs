@@ -4,15 +4,15 @@
 //! text; for `multi` and `order`, the items separated by newlines; for
 //! `number`, the number, optionally followed by its unit.
 
-use crate::lab::{Question, QuestionKind, Tolerance};
+use crate::lab::{Doc, Question, QuestionKind, Tolerance};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Grade {
     pub correct: bool,
     pub points: u32,
     pub possible: u32,
-    /// Markdown shown after answering: the question's explanation.
-    pub explanation: String,
+    /// Shown after answering: the question's explanation.
+    pub explanation: Doc,
 }
 
 /// Case, surrounding blanks and runs of blanks do not matter in text answers.
@@ -98,7 +98,7 @@ mod tests {
     use super::*;
 
     fn question(kind: QuestionKind) -> Question {
-        Question { id: "q".into(), prompt: String::new(), kind, points: 2, hints: vec![], explanation: String::new() }
+        Question { id: "q".into(), prompt: Doc::default(), kind, points: 2, hints: vec![], explanation: Doc::default() }
     }
 
     #[test]

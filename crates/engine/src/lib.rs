@@ -15,5 +15,7 @@ pub mod sort;
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use lab::{load, Lab};
+#[cfg(feature = "authoring")]
+pub use lab::authoring::load;
+pub use lab::Lab;
 pub use shell::{Session, Transcript};

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clusterlab_engine::lab::check;
+use clusterlab_engine::lab::authoring::{check, compile};
 use clusterlab_engine::load;
 
 fn labs_dir() -> PathBuf {
@@ -17,8 +17,9 @@ fn every_shipped_lab_loads_and_its_reference_answers_grade_correct() {
         let path = entry.expect("readable entry").path();
         if path.extension().is_some_and(|ext| ext == "toml") {
             let source = std::fs::read_to_string(&path).expect("readable lab");
-            let lab = load(&source).unwrap_or_else(|problems| panic!("{}: {problems:?}", path.display()));
-            let deep = check::deep(&lab, &source);
+            let compiled = compile(&source).unwrap_or_else(|problems| panic!("{}: {problems:?}", path.display()));
+            let deep = check::deep(&compiled, &source);
+            let lab = compiled.lab;
             assert!(deep.is_empty(), "{}: {deep:?}", path.display());
             let variant = lab.variant(1);
             assert!(!variant.questions.is_empty(), "{} has no questions", path.display());
@@ -110,9 +111,9 @@ fn the_bad_lab_corpus_gets_exactly_its_expected_errors() {
         let source = std::fs::read_to_string(&path).expect("readable lab");
         let expected: Vec<&str> = source.lines().filter_map(|line| line.strip_prefix("# expect: ")).collect();
         assert!(!expected.is_empty(), "{} has no `# expect:` line", path.display());
-        let found: Vec<String> = match load(&source) {
+        let found: Vec<String> = match compile(&source) {
             Err(problems) => problems.iter().map(ToString::to_string).collect(),
-            Ok(lab) => check::deep(&lab, &source).iter().map(ToString::to_string).collect(),
+            Ok(compiled) => check::deep(&compiled, &source).iter().map(ToString::to_string).collect(),
         };
         assert_eq!(found, expected, "{}", path.display());
         count += 1;
@@ -153,13 +154,14 @@ type = "number"
 prompt = "Which GPU index?"
 answer = "{bad_gpu}"
 "#;
-    let lab = load(source).expect("valid");
+    let compiled = compile(source).expect("valid");
+    let lab = &compiled.lab;
     let mut seen = std::collections::BTreeSet::new();
     for seed in 0..40 {
         let variant = lab.variant(seed);
         let node = variant.values["bad_node"].clone();
         let gpu = variant.values["bad_gpu"].clone();
-        assert!(variant.questions[0].prompt.ends_with(&format!("GPU {gpu}?")));
+        assert!(variant.questions[0].prompt.plain_text().ends_with(&format!("GPU {gpu}?")));
         assert!(variant.questions[0].grade(&node).correct);
         assert!(variant.questions[1].grade(&gpu).correct);
         seen.insert((node, gpu));
@@ -167,7 +169,7 @@ answer = "{bad_gpu}"
         assert_eq!(lab.variant(seed).values, variant.values);
     }
     assert!(seen.len() > 4, "seeds should spread over the variants: {seen:?}");
-    assert!(check::deep(&lab, source).is_empty());
+    assert!(check::deep(&compiled, source).is_empty());
 }
 
 /// The worked example in docs/authoring.md must check clean, as an author
@@ -182,25 +184,24 @@ fn the_documented_example_checks_clean() {
         .and_then(|section| section.split("```toml\n").nth(1))
         .and_then(|rest| rest.split("```").next())
         .expect("a ```toml block under \"A complete example\"");
-    let lab = load(example).unwrap_or_else(|problems| panic!("{problems:?}"));
-    assert!(check::deep(&lab, example).is_empty());
-    assert_eq!(lab.variant(3).questions.len(), 2);
+    let compiled = compile(example).unwrap_or_else(|problems| panic!("{problems:?}"));
+    assert!(check::deep(&compiled, example).is_empty());
+    assert_eq!(compiled.lab.variant(3).questions.len(), 2);
 }
 
-/// The app builds labs from their parsed files without the checks
-/// (`from_file`); it must get the same lab as `load`.
+/// The app gets labs as data (`clusterlab build`'s JSON); it must get the
+/// same lab as the checks saw.
 #[test]
-fn the_app_and_the_cli_build_the_same_labs() {
+fn lab_data_is_the_lab_the_checks_saw() {
     for name in ["first-look.toml", "slow-rail.toml", "lost-gpu.toml"] {
         let source = std::fs::read_to_string(labs_dir().join(name)).expect("a shipped lab");
         let checked = load(&source).expect("valid");
-        let file = clusterlab_engine::lab::file::parse(&source).ok().expect("parses");
-        let trusted = clusterlab_engine::lab::from_file(file).expect("builds");
+        let data = clusterlab_engine::Lab::from_json(&checked.to_json()).expect("reads back");
         for seed in [0, 1, 7] {
-            let (a, b) = (checked.variant(seed), trusted.variant(seed));
+            let (a, b) = (checked.variant(seed), data.variant(seed));
             assert_eq!((a.values, a.briefing, a.faults, a.repairs, a.questions), (b.values, b.briefing, b.faults, b.repairs, b.questions));
         }
         let run = |lab: &clusterlab_engine::Lab| clusterlab_engine::Session::new(lab.instantiate(3), lab.first_host()).run("nvidia-smi; ibstat").text();
-        assert_eq!(run(&checked), run(&trusted), "{name}");
+        assert_eq!(run(&checked), run(&data), "{name}");
     }
 }

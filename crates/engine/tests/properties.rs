@@ -50,8 +50,11 @@ proptest! {
 
 proptest! {
     #[test]
-    fn markdown_never_panics(source in "[-*_`#>\\[\\]()!\\\\ a-z0-9.\n]{0,80}") {
-        let _ = clusterlab_engine::lab::markdown::parse(&source);
+    fn markdown_never_panics_and_survives_the_trip_to_lab_data(source in "[-*_`#>|{}<\\[\\]()!\\\\ a-z0-9.\n]{0,120}") {
+        let doc = clusterlab_engine::lab::authoring::markdown::parse(&source);
+        let text = serde_json::to_string(&doc).unwrap();
+        let back: clusterlab_engine::lab::Doc = serde_json::from_str(&text).unwrap();
+        prop_assert_eq!(back, doc);
     }
 
     #[test]

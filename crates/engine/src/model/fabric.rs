@@ -1,6 +1,6 @@
 //! Host channel adapters and their ports, as the RDMA stack sees them.
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum LinkLayer {
     InfiniBand,
     Ethernet,

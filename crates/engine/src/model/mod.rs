@@ -24,9 +24,11 @@ use node::{SchedulerState, ServiceState};
 pub use preset::Preset;
 use time::EpochSeconds;
 
-/// What a lab's `[cluster]` table asks for, after validation.
-#[derive(Clone, Debug)]
+/// What a lab's `[cluster]` table asks for, after validation. In lab data
+/// the preset travels by its id.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ClusterConfig {
+    #[serde(with = "preset::by_id")]
     pub preset: &'static Preset,
     pub hostnames: Vec<String>,
     pub driver: Option<String>,

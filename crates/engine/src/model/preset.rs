@@ -230,6 +230,22 @@ pub const PRESETS: &[Preset] = &[
     },
 ];
 
+/// Serde for a preset reference: its id, looked up again on the way in.
+pub mod by_id {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    use super::Preset;
+
+    pub fn serialize<S: Serializer>(preset: &&'static Preset, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(preset.id)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<&'static Preset, D::Error> {
+        let id = String::deserialize(deserializer)?;
+        super::find(&id).ok_or_else(|| D::Error::custom(format!("unknown preset `{id}`")))
+    }
+}
+
 pub fn find(id: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|preset| preset.id == id)
 }

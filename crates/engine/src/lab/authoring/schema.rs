@@ -1,7 +1,7 @@
 //! A JSON Schema of the lab format, for editors (`clusterlab schema`).
 //! Generated from the same constants the loader checks against.
 
-use super::{FABRICS, FAULT_KINDS, LEVELS, PORT_DOWN_STATES, QUESTION_TYPES, STAGES};
+use crate::lab::{FABRICS, FAULT_KINDS, LEVELS, PORT_DOWN_STATES, QUESTION_TYPES, STAGES};
 use crate::model::preset;
 
 fn strings(items: impl IntoIterator<Item = &'static str>) -> String {

@@ -8,9 +8,9 @@
 
 use std::collections::BTreeSet;
 
-use super::template;
-use super::{describe, Diagnostic, Lab, VARIANTS_CHECKED};
+use super::{describe, Compiled, Diagnostic};
 use crate::commands;
+use crate::lab::{template, VARIANTS_CHECKED};
 use crate::model::Cluster;
 use crate::shell::Session;
 
@@ -42,7 +42,8 @@ fn observe(cluster: &Cluster, host: &str, probes: &[&str]) -> Vec<String> {
 }
 
 /// Problems the deeper checks find, located at the fault or question.
-pub fn deep(lab: &Lab, source: &str) -> Vec<Diagnostic> {
+pub fn deep(compiled: &Compiled, source: &str) -> Vec<Diagnostic> {
+    let lab = &compiled.lab;
     let probes = probes();
     let seed = 1;
     // Faults change only their own node: compare copies of the nodes the
@@ -64,7 +65,7 @@ pub fn deep(lab: &Lab, source: &str) -> Vec<Diagnostic> {
                 }
             }
             if observe(&with_fault, fault.node(), &probes) == observe(&without_fault, fault.node(), &probes) {
-                let span = lab.faults[at].span();
+                let span = compiled.map.faults[at].table.clone();
                 found.insert((
                     span.start,
                     format!(
@@ -76,10 +77,10 @@ pub fn deep(lab: &Lab, source: &str) -> Vec<Diagnostic> {
                 ));
             }
         }
-        for (question, table) in questions.iter().zip(&lab.questions) {
+        for (question, spans) in questions.iter().zip(&compiled.map.questions) {
             if !question.grade(question.reference_answer().as_str()).correct {
                 found.insert((
-                    table.span().start,
+                    spans.table.start,
                     format!("question `{}`: its reference answer does not grade as correct{}", question.id, describe(&values)),
                 ));
             }

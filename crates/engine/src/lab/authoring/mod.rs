@@ -1,0 +1,529 @@
+//! Authoring: lab files as instructors write them (TOML), checked into a
+//! [`Lab`]. Only the CLI (and, later, the author page) links this module;
+//! the trainee's app gets labs as data.
+//!
+//! [`compile`] parses strictly (unknown keys are errors, with a "did you
+//! mean"), checks every variant of the lab (each fault names hardware the
+//! cluster has, each answer is among its choices, every `{var}` is defined)
+//! and reports each problem at a line and column. [`check::deep`] adds the
+//! slower checks (every fault observable, every reference answer graded
+//! correct). The format is documented in docs/authoring.md; its names are a
+//! contract.
+
+pub mod build;
+pub mod check;
+pub mod diagnostic;
+pub mod file;
+pub mod markdown;
+pub mod schema;
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+use super::spec::{AnswerSpec, FaultSpec, LinksSpec, QuestionSpec};
+use super::template::{self, Values, Var, VarSpec};
+use super::{Lab, Unresolved, FABRICS, FAULT_KINDS, LEVELS, MAX_NODES, QUESTION_TYPES, STAGES, VARIANTS_CHECKED};
+use crate::model::change::{RepairTarget, REPAIR_ACTIONS};
+use crate::model::fabric::LinkLayer;
+use crate::model::fault;
+use crate::model::{preset, Cluster, ClusterConfig};
+pub use diagnostic::Diagnostic;
+use file::{AnswerValue, FaultTable, Links, Problem, QuestionTable, Scalar, Spanned};
+
+/// Where a table's fields are in the file.
+#[derive(Clone, Debug, Default)]
+pub struct FieldSpans {
+    pub table: Range<usize>,
+    pub fields: Vec<(&'static str, Range<usize>)>,
+}
+
+impl FieldSpans {
+    /// The field's location, or the table's when the field is absent.
+    pub fn of(&self, field: &str) -> Range<usize> {
+        self.fields.iter().find(|(name, _)| *name == field).map_or(self.table.clone(), |(_, span)| span.clone())
+    }
+}
+
+/// Where the parts of a lab are in its file, for located problems.
+#[derive(Clone, Debug, Default)]
+pub struct SourceMap {
+    pub briefing: Range<usize>,
+    pub faults: Vec<FieldSpans>,
+    pub questions: Vec<FieldSpans>,
+}
+
+/// A lab that passed [`compile`], with where its parts are in the file.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub lab: Lab,
+    pub map: SourceMap,
+}
+
+impl SourceMap {
+    /// Where a part that did not resolve is in the file.
+    pub fn locate(&self, unresolved: &Unresolved) -> (Range<usize>, String) {
+        match unresolved {
+            Unresolved::Briefing(message) => (self.briefing.clone(), message.clone()),
+            Unresolved::Fault(at, error) => (self.faults[*at].of(error.field), error.message.clone()),
+            Unresolved::Question(at, error) => (self.questions[*at].of(error.field), error.message.clone()),
+        }
+    }
+}
+
+/// Parses and validates a lab file's text: every problem, located.
+pub fn load(source: &str) -> Result<Lab, Vec<Diagnostic>> {
+    compile(source).map(|compiled| compiled.lab)
+}
+
+/// Parses and validates a lab file's text into a lab and its source map.
+pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
+    let file = file::parse(source).map_err(|problems| into_diagnostics(source, problems))?;
+    let mut problems: Vec<Problem> = Vec::new();
+    let mut problem = |span: Range<usize>, message: String| problems.push((span, message));
+
+    let lab = &file.lab;
+    let id = lab.id.get_ref();
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+        problem(lab.id.span(), format!("lab id `{id}` must use only a-z, 0-9 and -"));
+    }
+    check_one_of(&lab.level, "level", LEVELS, &mut problem);
+    check_one_of(&lab.stage, "stage", STAGES, &mut problem);
+
+    let cluster = &file.cluster;
+    let preset_name = cluster.preset.get_ref();
+    let preset = preset::find(preset_name);
+    if preset.is_none() {
+        let hint = suggestion(preset_name, preset::ids());
+        problem(cluster.preset.span(), format!("unknown preset `{preset_name}`{hint}; presets are {}", list(preset::ids())));
+    }
+    check_one_of(&cluster.fabric, "fabric", FABRICS, &mut problem);
+    if let (Some(hcas), Some(preset)) = (&cluster.hcas, preset) {
+        let n = *hcas.get_ref() as usize;
+        if n == 0 || n > preset.hca_count() {
+            problem(hcas.span(), format!("`hcas` must be between 1 and {} for {}", preset.hca_count(), preset.id));
+        }
+    }
+    let hostnames = hostnames(cluster, &mut problem);
+
+    let mut vars = Vec::new();
+    for (name, table) in &file.vars {
+        if !template::is_var_name(name) {
+            problem(table.span(), format!("variable name `{name}` must use only a-z, 0-9 and _, and not start with a digit"));
+        }
+        let Some(spec) = var_spec(table.get_ref()) else {
+            let message = match (&table.get_ref().one_of, &table.get_ref().range) {
+                (None, Some(_)) => "`range` must be [lo, hi] with lo <= hi".to_string(),
+                (Some(_), None) => "`one_of` must list at least one value".to_string(),
+                (Some(_), Some(_)) => "give `one_of` or `range`, not both".to_string(),
+                (None, None) => "needs `one_of = [...]` or `range = [lo, hi]`".to_string(),
+            };
+            let separator = if message.starts_with("needs") { " " } else { ": " };
+            problem(table.span(), format!("variable `{name}`{separator}{message}"));
+            continue;
+        };
+        vars.push(Var { name: name.clone(), spec });
+    }
+
+    for fault in &file.faults {
+        check_fault_fields(fault, &mut problem);
+    }
+
+    let mut question_ids = BTreeSet::new();
+    for question in &file.questions {
+        let table = question.get_ref();
+        let qid = table.id.get_ref();
+        if !question_ids.insert(qid.clone()) {
+            problem(table.id.span(), format!("question id `{qid}` is used twice"));
+        }
+        check_question_fields(table, &mut problem);
+    }
+
+    // An unknown preset is already reported; check the rest against the first.
+    let cluster_is_known = preset.is_some() && problems.is_empty();
+    let preset = preset.unwrap_or(&preset::PRESETS[0]);
+    let compiled = assemble(file, preset, hostnames, vars);
+    let apply_faults = cluster_is_known && !compiled.lab.cluster.hostnames.is_empty();
+    problems.extend(variant_problems(&compiled, apply_faults));
+    if problems.is_empty() {
+        Ok(compiled)
+    } else {
+        Err(into_diagnostics(source, problems))
+    }
+}
+
+/// ` (with bad_node = "gpu-002")`, to say which variant failed.
+pub(crate) fn describe(values: &Values) -> String {
+    if values.is_empty() {
+        return String::new();
+    }
+    let pairs: Vec<String> = values.iter().map(|(k, v)| format!("{k} = \"{v}\"")).collect();
+    format!(" (with {})", pairs.join(", "))
+}
+
+/// Every problem any checked variant has, at its location in the file.
+/// Faults are tried on the cluster only when it is known to be right.
+fn variant_problems(compiled: &Compiled, apply_faults: bool) -> Vec<Problem> {
+    let lab = &compiled.lab;
+    let mut problems = Vec::new();
+    // Faults change only their own node: build the cluster once and try
+    // each variant's faults on a copy of the nodes they name.
+    let world = apply_faults.then(|| Cluster::build(&lab.cluster, 0));
+    for values in template::all_values(&lab.vars, &lab.id, VARIANTS_CHECKED) {
+        let (faults, _, unresolved) = lab.resolve(&values);
+        problems.extend(unresolved.iter().map(|u| compiled.map.locate(u)));
+        let Some(world) = &world else { continue };
+        // Faults resolve in order; those that did not are reported above.
+        let resolved_at: Vec<usize> = (0..lab.faults.len())
+            .filter(|at| !unresolved.iter().any(|u| matches!(u, Unresolved::Fault(f, _) if f == at)))
+            .collect();
+        let named: Vec<&str> = faults.iter().map(fault::Fault::node).collect();
+        let mut cluster = world.subset(&named);
+        for (fault, at) in faults.iter().zip(resolved_at) {
+            let applied = if world.node(fault.node()).is_none() {
+                Err(fault::no_such_node(fault.node(), &lab.cluster.hostnames))
+            } else {
+                fault.apply(&mut cluster)
+            };
+            if let Err(error) = applied {
+                let span = compiled.map.faults[at].of(error.field);
+                problems.push((span, format!("fault `{}`: {}{}", fault.kind(), error.message, describe(&values))));
+            }
+        }
+    }
+    problems
+}
+
+/// Numbers and strings alike as the text a template field holds.
+fn scalar(value: &Spanned<Scalar>) -> String {
+    value.get_ref().as_text()
+}
+
+/// Builds the lab and its source map from the parsed file, once its parts
+/// are known good (or reported).
+fn assemble(file: file::LabFile, preset: &'static preset::Preset, hostnames: Vec<String>, vars: Vec<Var>) -> Compiled {
+    let cluster = file.cluster;
+    let fabric = match cluster.fabric.as_ref().map(|f| f.get_ref().as_str()) {
+        Some("roce") => LinkLayer::Ethernet,
+        _ => LinkLayer::InfiniBand,
+    };
+    let lab_table = file.lab;
+    let mut map = SourceMap { briefing: lab_table.briefing.as_ref().map_or(0..0, Spanned::span), ..SourceMap::default() };
+    let faults = file
+        .faults
+        .iter()
+        .map(|table| {
+            map.faults.push(FieldSpans { table: table.span(), fields: present_fields(table.get_ref()) });
+            fault_spec(table.get_ref())
+        })
+        .collect();
+    let questions = file
+        .questions
+        .iter()
+        .map(|table| {
+            map.questions.push(question_spans(table));
+            question_spec(table.get_ref())
+        })
+        .collect();
+    let lab = Lab {
+        id: lab_table.id.into_inner(),
+        title: lab_table.title,
+        summary: lab_table.summary,
+        briefing: lab_table.briefing.map(|b| markdown::parse(b.get_ref())).unwrap_or_default(),
+        level: lab_table.level.map(Spanned::into_inner),
+        minutes: lab_table.minutes,
+        stage: lab_table.stage.map(Spanned::into_inner),
+        tags: lab_table.tags,
+        cluster: ClusterConfig {
+            driver: cluster.driver,
+            cuda: cluster.cuda,
+            nccl: cluster.nccl,
+            dcgm: cluster.dcgm,
+            fabric,
+            hcas: cluster.hcas.map(|h| *h.get_ref() as usize),
+            persistence: cluster.persistence.unwrap_or(true),
+            ..ClusterConfig::new(preset, hostnames)
+        },
+        vars,
+        faults,
+        questions,
+    };
+    Compiled { lab, map }
+}
+
+fn fault_spec(table: &FaultTable) -> FaultSpec {
+    let text = |value: &Option<Spanned<String>>| value.as_ref().map(|v| v.get_ref().clone());
+    let number = |value: &Option<Spanned<Scalar>>| value.as_ref().map(scalar);
+    FaultSpec {
+        kind: table.kind.get_ref().clone(),
+        node: text(&table.node),
+        gpu: number(&table.gpu),
+        hca: text(&table.hca),
+        xid: number(&table.xid),
+        count: number(&table.count),
+        gen: number(&table.gen),
+        width: number(&table.width),
+        rate: number(&table.rate),
+        mtu: number(&table.mtu),
+        links: table.links.as_ref().map(|links| match links.get_ref() {
+            Links::Count(n) => LinksSpec::Count(n.as_text()),
+            Links::List(list) => LinksSpec::List(list.iter().map(Scalar::as_text).collect()),
+        }),
+        state: text(&table.state),
+        reason: text(&table.reason),
+        repair: table.repair.as_ref().map(|r| r.get_ref().clone()).unwrap_or_default(),
+    }
+}
+
+fn question_spec(table: &QuestionTable) -> QuestionSpec {
+    QuestionSpec {
+        id: table.id.get_ref().clone(),
+        kind: table.kind.get_ref().clone(),
+        prompt: markdown::parse(table.prompt.get_ref()),
+        choices: table.choices.as_ref().map(|c| c.get_ref().clone()).unwrap_or_default(),
+        answer: match table.answer.get_ref() {
+            AnswerValue::Number(n) => AnswerSpec::Number(*n),
+            AnswerValue::Text(text) => AnswerSpec::Text(text.clone()),
+            AnswerValue::List(items) => AnswerSpec::List(items.clone()),
+        },
+        accept: table.accept.clone(),
+        tolerance: table.tolerance.as_ref().map(|t| t.get_ref().clone()),
+        unit: table.unit.clone(),
+        points: table.points.unwrap_or(1),
+        hints: table.hints.iter().map(|hint| markdown::parse(hint)).collect(),
+        explanation: markdown::parse(&table.explanation),
+    }
+}
+
+fn question_spans(table: &Spanned<QuestionTable>) -> FieldSpans {
+    let question = table.get_ref();
+    let mut fields = vec![
+        ("id", question.id.span()),
+        ("type", question.kind.span()),
+        ("prompt", question.prompt.span()),
+        ("answer", question.answer.span()),
+    ];
+    if let Some(choices) = &question.choices {
+        fields.push(("choices", choices.span()));
+    }
+    if let Some(tolerance) = &question.tolerance {
+        fields.push(("tolerance", tolerance.span()));
+    }
+    // Hints, accepted answers and the explanation carry no location of their
+    // own in the parsed file: problems in them point at the answer.
+    for field in ["hints", "accept", "explanation"] {
+        fields.push((field, question.answer.span()));
+    }
+    FieldSpans { table: table.span(), fields }
+}
+
+/// `count = N` names the nodes gpu-001 .. gpu-N (four digits past 999, so
+/// the names sort).
+fn counted_hostnames(n: u32) -> Vec<String> {
+    let width = n.to_string().len().max(3);
+    (1..=n).map(|i| format!("gpu-{i:0width$}")).collect()
+}
+
+fn var_spec(table: &file::VarTable) -> Option<VarSpec> {
+    match (&table.one_of, &table.range) {
+        (Some(values), None) if !values.is_empty() => Some(VarSpec::OneOf(values.iter().map(Scalar::as_text).collect())),
+        (None, Some(range)) if range.len() == 2 && range[0] <= range[1] && range[1] - range[0] < 100_000 => {
+            Some(VarSpec::Range(range[0], range[1]))
+        }
+        _ => None,
+    }
+}
+
+fn hostnames(cluster: &file::ClusterTable, problem: &mut impl FnMut(Range<usize>, String)) -> Vec<String> {
+    match (&cluster.nodes, &cluster.count) {
+        (Some(_), Some(count)) => {
+            problem(count.span(), "give either `nodes` or `count`, not both".to_string());
+            Vec::new()
+        }
+        (None, None) => {
+            problem(cluster.preset.span(), "the cluster needs `nodes = [\"gpu-001\", ...]` or `count = N`".to_string());
+            Vec::new()
+        }
+        (None, Some(count)) => {
+            let n = *count.get_ref();
+            if n == 0 || n > MAX_NODES {
+                problem(count.span(), format!("`count` must be between 1 and {MAX_NODES}"));
+                return Vec::new();
+            }
+            counted_hostnames(n)
+        }
+        (Some(nodes), None) => {
+            if nodes.is_empty() {
+                problem(cluster.preset.span(), "`nodes` must name at least one node".to_string());
+            }
+            if nodes.len() > MAX_NODES as usize {
+                problem(cluster.preset.span(), format!("at most {MAX_NODES} nodes"));
+            }
+            let mut seen = BTreeSet::new();
+            for node in nodes {
+                let name = node.get_ref();
+                if !is_hostname(name) {
+                    problem(node.span(), format!("`{name}` is not a valid hostname (letters, digits, - and .)"));
+                } else if !seen.insert(name.clone()) {
+                    problem(node.span(), format!("node `{name}` is listed twice"));
+                }
+            }
+            nodes.iter().map(|node| node.get_ref().clone()).collect()
+        }
+    }
+}
+
+/// Which fields a fault table has, by name.
+fn present_fields(fault: &FaultTable) -> Vec<(&'static str, Range<usize>)> {
+    let mut fields = vec![("kind", fault.kind.span())];
+    macro_rules! field {
+        ($name:ident) => {
+            if let Some(value) = &fault.$name {
+                fields.push((stringify!($name), value.span()));
+            }
+        };
+    }
+    field!(node);
+    field!(gpu);
+    field!(hca);
+    field!(xid);
+    field!(count);
+    field!(gen);
+    field!(width);
+    field!(rate);
+    field!(mtu);
+    field!(links);
+    field!(state);
+    field!(reason);
+    field!(repair);
+    fields
+}
+
+fn check_fault_fields(fault: &Spanned<FaultTable>, problem: &mut impl FnMut(Range<usize>, String)) {
+    let table = fault.get_ref();
+    let kind = table.kind.get_ref();
+    let Some((_, required, optional)) = FAULT_KINDS.iter().find(|(name, _, _)| name == kind) else {
+        let hint = suggestion(kind, FAULT_KINDS.iter().map(|(name, _, _)| *name));
+        problem(table.kind.span(), format!("unknown fault kind `{kind}`{hint}; see docs/authoring.md for the kinds"));
+        return;
+    };
+    let present = present_fields(table);
+    if let Some(repair) = &table.repair {
+        let target = match kind.as_str() {
+            k if k.starts_with("hca-") => Some(RepairTarget::Hca),
+            k if k.starts_with("gpu-") || k == "nvlink-down" => Some(RepairTarget::Gpu),
+            "node-down" => Some(RepairTarget::Node),
+            _ => None,
+        };
+        for action in repair.get_ref() {
+            let fits = REPAIR_ACTIONS.iter().find(|(name, _)| name == action).map(|(_, t)| Some(*t) == target);
+            let names = || REPAIR_ACTIONS.iter().filter(|(_, t)| Some(*t) == target).map(|(name, _)| *name);
+            match fits {
+                Some(true) => {}
+                _ if target.is_none() => {
+                    problem(repair.span(), format!("a `{kind}` fault is repaired from the terminal, not by hands-on `repair`"))
+                }
+                Some(false) => problem(repair.span(), format!("`{action}` does not repair a `{kind}` fault; use one of {}", list(names()))),
+                None => {
+                    let hint = suggestion(action, names());
+                    problem(repair.span(), format!("unknown repair action `{action}`{hint}; for a `{kind}` fault: {}", list(names())))
+                }
+            }
+        }
+    }
+    for field in *required {
+        if !present.iter().any(|(name, _)| name == field) {
+            problem(fault.span(), format!("a `{kind}` fault needs `{field}`"));
+        }
+    }
+    for (name, span) in &present {
+        if !required.contains(name) && !optional.contains(name) && !matches!(*name, "repair" | "kind") {
+            let takes: Vec<&str> = required.iter().chain(optional.iter()).copied().collect();
+            problem(span.clone(), format!("`{name}` does not apply to a `{kind}` fault; it takes {}", list(takes)));
+        }
+    }
+}
+
+fn check_question_fields(table: &QuestionTable, problem: &mut impl FnMut(Range<usize>, String)) {
+    let qid = table.id.get_ref();
+    let kind = table.kind.get_ref().as_str();
+    if !QUESTION_TYPES.contains(&kind) {
+        let hint = suggestion(kind, QUESTION_TYPES.iter().copied());
+        problem(table.kind.span(), format!("unknown question type `{kind}`{hint}; types are {}", list(QUESTION_TYPES.iter().copied())));
+        return;
+    }
+    let needs_choices = matches!(kind, "choice" | "multi");
+    match &table.choices {
+        Some(choices) if !needs_choices && kind != "order" => {
+            problem(choices.span(), format!("question `{qid}`: a {kind} question takes no `choices`"))
+        }
+        Some(choices) if kind == "order" => {
+            problem(choices.span(), format!("question `{qid}`: an order question lists its items, in the right order, as `answer`"))
+        }
+        Some(choices) if choices.get_ref().len() < 2 => {
+            problem(choices.span(), format!("question `{qid}`: `choices` needs at least two entries"))
+        }
+        Some(choices) => {
+            let unique: BTreeSet<&String> = choices.get_ref().iter().collect();
+            if unique.len() != choices.get_ref().len() {
+                problem(choices.span(), format!("question `{qid}`: `choices` lists an entry twice"));
+            }
+        }
+        None if needs_choices => problem(table.kind.span(), format!("question `{qid}`: a {kind} question needs `choices`")),
+        None => {}
+    }
+    if kind != "number" {
+        if let Some(tolerance) = &table.tolerance {
+            problem(tolerance.span(), format!("question `{qid}`: `tolerance` applies to number questions only"));
+        }
+    }
+    if kind == "order" {
+        if let AnswerValue::List(items) = table.answer.get_ref() {
+            if items.len() < 2 {
+                problem(table.answer.span(), format!("question `{qid}`: an order question needs at least two items"));
+            }
+        }
+    }
+    if let AnswerValue::Text(text) = table.answer.get_ref() {
+        if text.trim().is_empty() {
+            problem(table.answer.span(), format!("question `{qid}`: the answer must not be empty"));
+        }
+    }
+}
+
+fn into_diagnostics(source: &str, mut problems: Vec<Problem>) -> Vec<Diagnostic> {
+    // Stable sort: where a structural check and a variant check report the
+    // same place, the structural message (found first) is kept.
+    crate::sort::sort_by_key(&mut problems, |(span, _)| span.start);
+    problems.dedup_by_key(|(span, _)| span.start);
+    problems.into_iter().map(|(span, message)| Diagnostic::at(source, span.start, message)).collect()
+}
+
+fn check_one_of(
+    value: &Option<Spanned<String>>,
+    key: &str,
+    allowed: &[&str],
+    problem: &mut impl FnMut(Range<usize>, String),
+) {
+    if let Some(value) = value {
+        let text = value.get_ref();
+        if !allowed.contains(&text.as_str()) {
+            let hint = suggestion(text, allowed.iter().copied());
+            problem(value.span(), format!("unknown {key} `{text}`{hint}; it is one of {}", list(allowed.iter().copied())));
+        }
+    }
+}
+
+fn is_hostname(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 63
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+        && !name.starts_with('-')
+}
+
+fn list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
+    items.into_iter().map(|item| format!("`{item}`")).collect::<Vec<_>>().join(", ")
+}
+
+fn suggestion<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    diagnostic::did_you_mean(word, candidates).map_or(String::new(), |close| format!(" (did you mean `{close}`?)"))
+}

@@ -1,0 +1,275 @@
+//! Faults and questions as a lab declares them: templates whose fields may
+//! hold `{var}`s, resolved for one trainee's values into a
+//! [`Fault`](crate::model::fault::Fault) and a [`Question`].
+//!
+//! Resolving names the field that failed, so that the authoring checks can
+//! point at it in the lab file; the app, which gets checked labs, leaves out
+//! what does not resolve.
+
+use serde::{Deserialize, Serialize};
+
+use super::doc::Doc;
+use super::template::{self, Values};
+use super::{Question, QuestionKind, Tolerance, PORT_DOWN_STATES};
+use crate::model::fault::{Fault, PortDown};
+
+/// Why a template did not resolve: which field, and what to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolveError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+fn error(field: &'static str, message: impl Into<String>) -> ResolveError {
+    ResolveError { field, message: message.into() }
+}
+
+/// `{var}` substitution in one field.
+fn text(field: &'static str, value: &str, values: &Values) -> Result<String, ResolveError> {
+    template::substitute(value, values).map_err(|name| error(field, format!("`{{{name}}}` is not defined in [vars]")))
+}
+
+fn doc(field: &'static str, value: &Doc, values: &Values) -> Result<Doc, ResolveError> {
+    value.substitute(values).map_err(|name| error(field, format!("`{{{name}}}` is not defined in [vars]")))
+}
+
+fn whole<T: TryFrom<i64>>(field: &'static str, value: &str, values: &Values) -> Result<T, ResolveError> {
+    let resolved = text(field, value, values)?;
+    let n = resolved
+        .trim()
+        .parse::<i64>()
+        .map_err(|_| error(field, format!("`{field}` must be a whole number, not `{resolved}`")))?;
+    T::try_from(n).map_err(|_| error(field, format!("`{field}` is out of range: {n}")))
+}
+
+/// `links = 2` (that many links) or `links = [0, 5]` (those links).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum LinksSpec {
+    Count(String),
+    List(Vec<String>),
+}
+
+/// A `[[faults]]` table: its kind and fields, numbers written as text so
+/// that any of them may be a `{var}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FaultSpec {
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hca: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xid: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gen: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub width: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<LinksSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Hands-on actions that repair the fault.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repair: Vec<String>,
+}
+
+impl FaultSpec {
+    pub fn resolve(&self, values: &Values) -> Result<Fault, ResolveError> {
+        let kind = self.kind.as_str();
+        let missing = |field: &'static str| error(field, format!("a `{kind}` fault needs `{field}`"));
+        let required = |field: &'static str, value: &Option<String>| value.clone().ok_or_else(|| missing(field));
+        let node = text("node", &required("node", &self.node)?, values)?;
+        let gpu = || -> Result<u32, ResolveError> { whole("gpu", &required("gpu", &self.gpu)?, values) };
+        let hca = || -> Result<String, ResolveError> { text("hca", &required("hca", &self.hca)?, values) };
+        let count = || -> Result<u64, ResolveError> { whole("count", &required("count", &self.count)?, values) };
+        let optional = |field: &'static str, value: &Option<String>| -> Result<Option<u32>, ResolveError> {
+            value.as_ref().map(|v| whole(field, v, values)).transpose()
+        };
+        let optional_u8 = |field: &'static str, value: &Option<String>| -> Result<Option<u8>, ResolveError> {
+            value.as_ref().map(|v| whole(field, v, values)).transpose()
+        };
+        let reason = |default: &str| -> Result<String, ResolveError> {
+            self.reason.as_ref().map_or(Ok(default.to_string()), |r| text("reason", r, values))
+        };
+        Ok(match kind {
+            "gpu-xid" => Fault::GpuXid { node, gpu: gpu()?, xid: whole("xid", &required("xid", &self.xid)?, values)? },
+            "gpu-fallen-off-bus" => Fault::GpuFallenOffBus { node, gpu: gpu()? },
+            "gpu-ecc-uncorrectable" => Fault::GpuEccUncorrectable { node, gpu: gpu()?, count: count()? },
+            "gpu-row-remap-pending" => Fault::GpuRowRemapPending { node, gpu: gpu()? },
+            "gpu-thermal-slowdown" => Fault::GpuThermalSlowdown { node, gpu: gpu()? },
+            "gpu-power-brake" => Fault::GpuPowerBrake { node, gpu: gpu()? },
+            "gpu-pcie-degraded" => Fault::GpuPcieDegraded {
+                node,
+                gpu: gpu()?,
+                gen: optional_u8("gen", &self.gen)?,
+                width: optional_u8("width", &self.width)?,
+            },
+            "nvlink-down" => {
+                let links = match self.links.as_ref().ok_or_else(|| missing("links"))? {
+                    LinksSpec::Count(n) => {
+                        let n: u32 = whole("links", n, values)?;
+                        (0..n).collect()
+                    }
+                    LinksSpec::List(list) => list.iter().map(|link| whole("links", link, values)).collect::<Result<_, _>>()?,
+                };
+                Fault::NvlinkDown { node, gpu: gpu()?, links }
+            }
+            "fabric-manager-down" => Fault::FabricManagerDown { node },
+            "hca-port-down" => {
+                let state = match &self.state {
+                    None => PortDown::Down,
+                    Some(state) => match text("state", state, values)?.as_str() {
+                        "Down" => PortDown::Down,
+                        "Polling" => PortDown::Polling,
+                        "Disabled" => PortDown::Disabled,
+                        other => {
+                            let allowed: Vec<String> = PORT_DOWN_STATES.iter().map(|s| format!("`{s}`")).collect();
+                            return Err(error("state", format!("`state` must be one of {}, not `{other}`", allowed.join(", "))));
+                        }
+                    },
+                };
+                Fault::HcaPortDown { node, hca: hca()?, state }
+            }
+            "hca-link-degraded" => Fault::HcaLinkDegraded {
+                node,
+                hca: hca()?,
+                rate: optional("rate", &self.rate)?,
+                width: optional_u8("width", &self.width)?,
+            },
+            "hca-symbol-errors" => Fault::HcaSymbolErrors { node, hca: hca()?, count: count()? },
+            "hca-mtu" => Fault::HcaMtu { node, hca: hca()?, mtu: whole("mtu", &required("mtu", &self.mtu)?, values)? },
+            "hca-pcie-degraded" => Fault::HcaPcieDegraded {
+                node,
+                hca: hca()?,
+                gen: optional_u8("gen", &self.gen)?,
+                width: optional_u8("width", &self.width)?,
+            },
+            "node-down" => Fault::NodeDown { node, reason: reason("Not responding")? },
+            "node-drain" => Fault::NodeDrain { node, reason: reason("maintenance")? },
+            other => return Err(error("kind", format!("unknown fault kind `{other}`"))),
+        })
+    }
+}
+
+/// A question's `answer` as written: a string, a number or a list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum AnswerSpec {
+    Number(f64),
+    Text(String),
+    List(Vec<String>),
+}
+
+/// A `[[questions]]` table, with its Markdown parsed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QuestionSpec {
+    pub id: String,
+    /// `choice`, `multi`, `text`, `number` or `order`.
+    pub kind: String,
+    pub prompt: Doc,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<String>,
+    pub answer: AnswerSpec,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accept: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    pub points: u32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hints: Vec<Doc>,
+    #[serde(default, skip_serializing_if = "Doc::is_empty")]
+    pub explanation: Doc,
+}
+
+/// `"5"` or `"10%"`.
+pub fn parse_tolerance(text: &str) -> Option<Tolerance> {
+    let text = text.trim();
+    match text.strip_suffix('%') {
+        Some(percent) => percent.trim().parse::<f64>().ok().filter(|p| p.is_finite() && *p >= 0.0).map(|p| Tolerance::Relative(p / 100.0)),
+        None => text.parse::<f64>().ok().filter(|t| t.is_finite() && *t >= 0.0).map(Tolerance::Absolute),
+    }
+}
+
+impl QuestionSpec {
+    pub fn resolve(&self, values: &Values) -> Result<Question, ResolveError> {
+        let qid = &self.id;
+        let sub = |text: &str| self::text("answer", text, values);
+        let choices = self.choices.iter().map(|choice| text("choices", choice, values)).collect::<Result<Vec<_>, _>>()?;
+        let position = |answer: &str| {
+            choices
+                .iter()
+                .position(|choice| choice == answer)
+                .ok_or_else(|| error("answer", format!("question `{qid}`: the answer `{answer}` is not among its choices")))
+        };
+        let answer_text = |expected: &str| -> Result<String, ResolveError> {
+            match &self.answer {
+                AnswerSpec::Text(text) => sub(text),
+                AnswerSpec::Number(n) => Ok(n.to_string()),
+                AnswerSpec::List(_) => Err(error("answer", format!("question `{qid}`: the answer must be {expected}, not a list"))),
+            }
+        };
+        let answer_list = || -> Result<Vec<String>, ResolveError> {
+            match &self.answer {
+                AnswerSpec::List(items) => items.iter().map(|item| sub(item)).collect(),
+                _ => Err(error("answer", format!("question `{qid}`: the answer must be a list, e.g. [\"a\", \"b\"]"))),
+            }
+        };
+        let kind = match self.kind.as_str() {
+            "choice" => QuestionKind::Choice { answer: position(&answer_text("one of the choices")?)?, choices },
+            "multi" => {
+                let mut answers = answer_list()?.iter().map(|a| position(a)).collect::<Result<Vec<_>, _>>()?;
+                crate::sort::sort(&mut answers);
+                answers.dedup();
+                QuestionKind::Multi { choices, answers }
+            }
+            "text" => {
+                let mut accepted = vec![answer_text("a string")?];
+                for alternative in &self.accept {
+                    accepted.push(text("accept", alternative, values)?);
+                }
+                QuestionKind::Text { accepted }
+            }
+            "number" => {
+                let written = answer_text("a number")?;
+                let answer = written
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|n| n.is_finite())
+                    .ok_or_else(|| error("answer", format!("question `{qid}`: the answer must be a number, not `{written}`")))?;
+                let tolerance = match &self.tolerance {
+                    None => Tolerance::Absolute(0.0),
+                    Some(tolerance) => parse_tolerance(tolerance).ok_or_else(|| {
+                        error(
+                            "tolerance",
+                            format!("question `{qid}`: tolerance `{tolerance}` must be a number (\"5\") or a percentage (\"10%\")"),
+                        )
+                    })?,
+                };
+                QuestionKind::Number { answer, tolerance, unit: self.unit.clone() }
+            }
+            "order" => QuestionKind::Order { items: answer_list()? },
+            other => return Err(error("type", format!("unknown question type `{other}`"))),
+        };
+        Ok(Question {
+            id: qid.clone(),
+            prompt: doc("prompt", &self.prompt, values)?,
+            kind,
+            points: self.points,
+            hints: self.hints.iter().map(|hint| doc("hints", hint, values)).collect::<Result<_, _>>()?,
+            explanation: doc("explanation", &self.explanation, values)?,
+        })
+    }
+}
