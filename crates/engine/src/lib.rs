@@ -10,7 +10,9 @@ pub mod model;
 pub mod perf;
 pub mod rng;
 pub mod shell;
+pub mod service;
 pub mod sort;
+pub mod store;
 
 #[cfg(test)]
 pub(crate) mod testing;

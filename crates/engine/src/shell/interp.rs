@@ -51,11 +51,34 @@ pub(crate) struct Interp<'c, 's> {
     exited: bool,
     /// Whether the output limit was reached (the notice is shown once).
     output_cut: bool,
+    /// Ctrl-C at this many simulated milliseconds into the line: the
+    /// command running then is stopped and nothing after it runs.
+    interrupt_at_ms: Option<u64>,
+    /// Whether the interrupt struck.
+    pub interrupted: bool,
 }
 
 impl<'c, 's> Interp<'c, 's> {
     pub fn new(cluster: Cow<'c, Cluster>, shell: &'s mut ShellState, session: Option<&'s mut Interactive>, depth: u32, started_ms: i64) -> Self {
-        Interp { cluster, shell, session, depth, started_ms, line_ms: 0, changes: Vec::new(), exited: false, output_cut: false }
+        Interp {
+            cluster,
+            shell,
+            session,
+            depth,
+            started_ms,
+            line_ms: 0,
+            changes: Vec::new(),
+            exited: false,
+            output_cut: false,
+            interrupt_at_ms: None,
+            interrupted: false,
+        }
+    }
+
+    /// Stops the line `at_ms` simulated milliseconds in, as Ctrl-C does.
+    pub fn interrupt_at(mut self, at_ms: u64) -> Self {
+        self.interrupt_at_ms = Some(at_ms);
+        self
     }
 
     /// The cluster as the line left it, when the line changed it.
@@ -123,10 +146,22 @@ impl<'c, 's> Interp<'c, 's> {
         let mut status = 0;
         let last = pipeline.len().saturating_sub(1);
         for (position, words) in pipeline.iter().enumerate() {
+            if self.interrupted {
+                break;
+            }
             let argv = self.expand(words);
             // Only the first command of a top-level interactive pipeline reads the terminal.
             let from_terminal = position == 0 && self.session.is_some() && stdin.is_empty();
             let output = self.run_command(&argv, &input, from_terminal);
+            if let Some(at) = self.interrupt_at_ms.filter(|at| self.line_ms.saturating_add(output.duration_ms) > *at) {
+                // SIGINT: the command dies where the clock stood; what it would
+                // have printed after and changed at its end never happens.
+                self.line_ms = at.max(self.line_ms);
+                self.interrupted = true;
+                self.exited = true;
+                return 130;
+            }
+            self.apply(&output);
             self.emit(transcript, Stream::Stderr, output.stderr);
             self.line_ms = self.line_ms.saturating_add(output.duration_ms);
             status = output.status;
@@ -155,7 +190,8 @@ impl<'c, 's> Interp<'c, 's> {
         transcript.push(stream, text);
     }
 
-    /// Runs one simple command: assignments, a builtin or a program.
+    /// Runs one simple command: assignments, a builtin or a program. What it
+    /// changes is in its output, applied by the caller once it has ended.
     pub fn run_command(&mut self, argv: &[String], stdin: &str, from_terminal: bool) -> Output {
         // `NAME=value cmd`: the assignments hold for this command only.
         let assignments = argv.iter().take_while(|word| builtins::assignment(word).is_some()).count();
@@ -178,7 +214,6 @@ impl<'c, 's> Interp<'c, 's> {
             return Output::default();
         };
         if let Some(output) = builtins::run(self, argv, stdin, from_terminal) {
-            self.apply(&output);
             return output;
         }
         let Some(command) = commands::find(name) else {
@@ -193,7 +228,6 @@ impl<'c, 's> Interp<'c, 's> {
             let invocation = Invocation { cluster, node, argv, env: &self.shell.env, stdin, runner: &runner };
             command.run(&invocation)
         };
-        self.apply(&output);
         output
     }
 

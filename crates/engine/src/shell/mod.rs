@@ -18,7 +18,9 @@ pub mod parse;
 mod session;
 
 pub use builtins::NAMES as BUILTINS;
-pub use session::{Session, SessionSnapshot};
+pub use interp::ShellState;
+pub use jobs::{Job, JobState};
+pub use session::{Interactive, Session, SessionSnapshot};
 
 use std::collections::BTreeMap;
 

@@ -115,6 +115,14 @@ impl Session {
 
     /// Runs one line as bash would and records it in the history.
     pub fn run(&mut self, line: &str) -> Transcript {
+        self.run_until(line, None)
+    }
+
+    /// Runs one line, stopped `interrupt_at_ms` simulated milliseconds in
+    /// when given, as Ctrl-C stops it: the clock advances to that moment,
+    /// the command then running changes nothing, and the line's status is
+    /// 130.
+    pub fn run_until(&mut self, line: &str, interrupt_at_ms: Option<u64>) -> Transcript {
         let mut notices = Transcript::default();
         jobs::report_finished(&self.cluster, &mut self.interactive, &mut notices);
         let line = match jobs::expand_history(line, &self.interactive.history) {
@@ -138,6 +146,9 @@ impl Session {
         let (mut transcript, changed) = {
             let mut interp =
                 Interp::new(Cow::Borrowed(&self.cluster), &mut self.shell, Some(&mut self.interactive), 0, started_ms);
+            if let Some(at) = interrupt_at_ms {
+                interp = interp.interrupt_at(at);
+            }
             let transcript = interp.run_line(&line, "");
             (transcript, interp.into_changed_cluster())
         };
@@ -240,5 +251,21 @@ mod tests {
         for probe in ["sinfo -R", "echo $NCCL_DEBUG $HOSTNAME", "date", "jobs", "history", "exit", "hostname"] {
             assert_eq!(restored.run(probe), shell.run(probe), "{probe}");
         }
+    }
+
+    #[test]
+    fn an_interrupt_stops_the_clock_and_what_had_not_happened_yet() {
+        let mut shell = session();
+        let before = shell.now();
+        let out = shell.run_until("sleep 60; sudo scontrol update nodename=gpu-002 state=drain reason=x", Some(10_000));
+        assert_eq!((out.status, out.duration_ms), (130, 10_000));
+        assert_eq!(shell.now(), before + 10);
+        assert!(shell.changes().is_empty(), "the drain never ran");
+        assert_eq!(shell.last_status(), 130);
+        // What finished before the interrupt happened.
+        let out = shell.run_until("sudo scontrol update nodename=gpu-002 state=drain reason=x; sleep 60; echo late", Some(30_000));
+        assert_eq!(out.stdout(), "");
+        assert_eq!(shell.changes().len(), 1);
+        assert_eq!(shell.history().len(), 2);
     }
 }

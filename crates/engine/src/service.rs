@@ -1,0 +1,179 @@
+//! The engine as a service: the messages the app exchanges with the engine,
+//! which runs in a Web Worker so that no command can block the page, and
+//! [`Service::handle`], which answers them. The app keeps the lab's store;
+//! the service keeps the live session and answers with what a line printed
+//! and the session it left. Messages travel as JSON.
+
+use serde::{Deserialize, Serialize};
+
+use crate::lab::Lab;
+use crate::shell::{Session, SessionSnapshot};
+use crate::store::{Entry, Stop};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Request {
+    /// Starts a lab's session: the lab's data (JSON), the trainee's variant,
+    /// and the session to restore (None: the lab's initial state).
+    Open { lab: String, seed: u64, session: Option<SessionSnapshot> },
+    /// Runs a line typed at the prompt.
+    Run { id: u64, line: String },
+    /// Ctrl-C during the line `id` (the last one run), this many simulated
+    /// milliseconds into it: the session goes back to before the line and
+    /// runs it again, stopped there.
+    Interrupt { id: u64, at_ms: u64 },
+    /// Tab on a partly typed line.
+    Complete { id: u64, line: String },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Reply {
+    /// The session is ready: its prompt, and the session (the initial one
+    /// when none was given).
+    Opened { prompt: String, session: SessionSnapshot },
+    /// A line ran: the transcript entry, the session after it, the prompt.
+    Ran { id: u64, entry: Entry, session: SessionSnapshot, prompt: String },
+    Completions { id: u64, words: Vec<String> },
+    /// A request the service could not follow (no lab open, unreadable data).
+    Failed { message: String },
+}
+
+impl Request {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a request always serializes")
+    }
+
+    pub fn from_json(text: &str) -> Result<Request, String> {
+        serde_json::from_str(text).map_err(|error| format!("unreadable request: {error}"))
+    }
+}
+
+impl Reply {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a reply always serializes")
+    }
+
+    pub fn from_json(text: &str) -> Result<Reply, String> {
+        serde_json::from_str(text).map_err(|error| format!("unreadable reply: {error}"))
+    }
+}
+
+/// The live session, and what an interrupt needs: the session before the
+/// last line, and that line.
+#[derive(Default)]
+pub struct Service {
+    open: Option<Open>,
+}
+
+struct Open {
+    lab: Lab,
+    seed: u64,
+    session: Session,
+    last: Option<(u64, String, SessionSnapshot)>,
+}
+
+impl Service {
+    pub fn new() -> Service {
+        Service::default()
+    }
+
+    pub fn handle(&mut self, request: Request) -> Reply {
+        match request {
+            Request::Open { lab, seed, session } => match Lab::from_json(&lab) {
+                Ok(lab) => {
+                    let initial = lab.instantiate(seed);
+                    let session = match session {
+                        Some(snapshot) => Session::restore(initial, snapshot),
+                        None => Session::new(initial, lab.first_host()),
+                    };
+                    let reply = Reply::Opened { prompt: session.prompt(), session: session.snapshot() };
+                    self.open = Some(Open { lab, seed, session, last: None });
+                    reply
+                }
+                Err(message) => Reply::Failed { message },
+            },
+            Request::Run { id, line } => {
+                let Some(open) = self.open.as_mut() else { return not_open() };
+                let before = open.session.snapshot();
+                let entry = run(&mut open.session, &line, None);
+                open.last = Some((id, line, before));
+                Reply::Ran { id, entry, session: open.session.snapshot(), prompt: open.session.prompt() }
+            }
+            Request::Interrupt { id, at_ms } => {
+                let Some(open) = self.open.as_mut() else { return not_open() };
+                let Some((_, line, before)) = open.last.take().filter(|(last, _, _)| *last == id) else {
+                    return Reply::Failed { message: format!("no line {id} to interrupt") };
+                };
+                open.session = Session::restore(open.lab.instantiate(open.seed), before);
+                let mut entry = run(&mut open.session, &line, Some(at_ms));
+                entry.stopped = Some(Stop::Interrupted);
+                Reply::Ran { id, entry, session: open.session.snapshot(), prompt: open.session.prompt() }
+            }
+            Request::Complete { id, line } => match self.open.as_ref() {
+                Some(open) => Reply::Completions { id, words: open.session.complete(&line) },
+                None => not_open(),
+            },
+        }
+    }
+}
+
+fn not_open() -> Reply {
+    Reply::Failed { message: "no lab is open".to_string() }
+}
+
+fn run(session: &mut Session, line: &str, interrupt_at_ms: Option<u64>) -> Entry {
+    let (host, prompt, started_at) = (session.host().to_string(), session.prompt(), session.now());
+    let transcript = session.run_until(line, interrupt_at_ms);
+    Entry::new(&host, &prompt, line, started_at, transcript)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::lab;
+
+    fn open(service: &mut Service) -> SessionSnapshot {
+        match service.handle(Request::Open { lab: lab().to_json(), seed: 1, session: None }) {
+            Reply::Opened { prompt, session } => {
+                assert_eq!(prompt, "user@gpu-001:~$ ");
+                session
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn runs_lines_and_answers_with_the_session() {
+        let mut service = Service::new();
+        assert!(matches!(service.handle(Request::Run { id: 1, line: "true".into() }), Reply::Failed { .. }));
+        open(&mut service);
+        let Reply::Ran { entry, session, prompt, .. } = service.handle(Request::Run { id: 1, line: "ssh gpu-002".into() }) else { panic!() };
+        assert_eq!((entry.prompt.as_str(), prompt.as_str()), ("user@gpu-001:~$ ", "user@gpu-002:~$ "));
+        // A new service restores the same session from the snapshot.
+        let mut other = Service::new();
+        let opened = other.handle(Request::Open { lab: lab().to_json(), seed: 1, session: Some(session) });
+        assert!(matches!(opened, Reply::Opened { prompt, .. } if prompt == "user@gpu-002:~$ "));
+        let Reply::Completions { words, .. } = other.handle(Request::Complete { id: 2, line: "nvidia-s".into() }) else { panic!() };
+        assert_eq!(words, ["nvidia-smi"]);
+    }
+
+    #[test]
+    fn an_interrupt_reruns_the_last_line_stopped_where_ctrl_c_struck() {
+        let mut service = Service::new();
+        let initial = open(&mut service);
+        let line = "sleep 120; sudo scontrol update nodename=gpu-002 state=drain reason=x";
+        let Reply::Ran { session: finished, .. } = service.handle(Request::Run { id: 7, line: line.into() }) else { panic!() };
+        assert_eq!(finished.changes.len(), 1);
+        let Reply::Ran { entry, session, .. } = service.handle(Request::Interrupt { id: 7, at_ms: 5_000 }) else { panic!() };
+        assert_eq!((entry.status, entry.duration_ms, entry.stopped), (130, 5_000, Some(Stop::Interrupted)));
+        assert!(session.changes.is_empty());
+        assert_eq!(session.elapsed_ms, initial.elapsed_ms + 5_000);
+        assert!(matches!(service.handle(Request::Interrupt { id: 7, at_ms: 1 }), Reply::Failed { .. }));
+    }
+
+    #[test]
+    fn messages_travel_as_json() {
+        let request = Request::Run { id: 3, line: "echo 'a\"b'".into() };
+        assert_eq!(Request::from_json(&request.to_json()).unwrap(), request);
+        assert!(Request::from_json("{}").is_err());
+    }
+}

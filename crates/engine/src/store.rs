@@ -1,0 +1,381 @@
+//! The lab-level store: everything one trainee has done in one lab. The
+//! session (cluster state and shell, as a [`SessionSnapshot`]), the
+//! transcript with simulated timestamps, the answers and the hints seen.
+//! The app keeps one per lab and every view reads it; `clusterlab play`
+//! keeps one too. It is saved as a versioned snapshot ([`LabState::save`]),
+//! never rebuilt by running commands again.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::grading::{self, Grade};
+use crate::lab::{Lab, Question};
+use crate::model::time::EpochSeconds;
+use crate::shell::{SessionSnapshot, Stream, Transcript};
+
+/// The version of the saved form [`LabState::save`] writes.
+pub const STATE_VERSION: u32 = 2;
+
+/// The first line of the saved form version 1 (answers, hints and typed
+/// lines, rebuilt by replaying them), which [`LabState::load`] migrates.
+const V1_HEADER: &str = "clusterlab-progress 1";
+
+/// How one command line ended early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Stop {
+    /// Ctrl-C, at this many simulated milliseconds.
+    Interrupted,
+    /// It ran too long in real time and the app stopped it.
+    Runaway,
+}
+
+/// One command line in the transcript.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    pub host: String,
+    pub prompt: String,
+    pub line: String,
+    /// When the line started on the lab's clock (UTC seconds).
+    pub started_at: EpochSeconds,
+    pub duration_ms: u64,
+    pub status: i32,
+    pub output: Vec<(Stream, String)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<Stop>,
+    /// Bytes of output left out when this entry was saved.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub trimmed: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl Entry {
+    pub fn new(host: &str, prompt: &str, line: &str, started_at: EpochSeconds, transcript: Transcript) -> Entry {
+        Entry {
+            host: host.to_string(),
+            prompt: prompt.to_string(),
+            line: line.to_string(),
+            started_at,
+            duration_ms: transcript.duration_ms,
+            status: transcript.status,
+            output: transcript.chunks,
+            stopped: None,
+            trimmed: 0,
+        }
+    }
+
+    /// Every byte of output, as the terminal showed it.
+    pub fn text(&self) -> String {
+        self.output.iter().map(|(_, text)| text.as_str()).collect()
+    }
+
+    fn output_len(&self) -> usize {
+        self.output.iter().map(|(_, text)| text.len()).sum()
+    }
+
+    /// Keeps the first `keep` bytes of output (whole lines), counting the rest.
+    fn trim_output(&mut self, keep: usize) {
+        let total = self.output_len();
+        if total <= keep {
+            return;
+        }
+        let mut room = keep;
+        let mut kept = Vec::new();
+        for (stream, text) in self.output.drain(..) {
+            if room == 0 {
+                break;
+            }
+            let mut cut = text.len().min(room);
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let piece = &text[..cut];
+            let piece = if cut < text.len() { piece.rfind('\n').map_or("", |end| &piece[..=end]) } else { piece };
+            room -= piece.len().min(room);
+            if !piece.is_empty() {
+                kept.push((stream, piece.to_string()));
+            }
+            if piece.len() < text.len() {
+                break;
+            }
+        }
+        self.output = kept;
+        self.trimmed += total - self.output_len();
+    }
+}
+
+/// A trainee's answer to one question.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answer {
+    pub response: String,
+    pub attempts: u32,
+}
+
+/// Everything one trainee has done in one lab.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LabState {
+    /// The lab's id and the digest of the lab data the state was made with.
+    pub lab: String,
+    pub digest: String,
+    /// The trainee's variant.
+    pub seed: u64,
+    pub session: SessionSnapshot,
+    pub transcript: Vec<Entry>,
+    pub answers: BTreeMap<String, Answer>,
+    pub hints_shown: BTreeMap<String, u32>,
+    /// The terminal shows the transcript from this entry on (after Ctrl-L).
+    pub screen_from: usize,
+}
+
+/// The saved form: a version, then the state.
+#[derive(Serialize, Deserialize)]
+struct Saved<S> {
+    version: u32,
+    state: S,
+}
+
+/// What [`LabState::load`] made of saved text.
+#[derive(Debug, PartialEq)]
+pub enum Loaded {
+    /// The saved state, as it was.
+    Restored(LabState),
+    /// Saved by an older version and carried over; what changed, for a notice.
+    Migrated(LabState, String),
+    /// Not a state of this lab that this version can read: the reason. The
+    /// caller keeps the text aside (it is never silently replaced).
+    Unreadable(String),
+}
+
+impl LabState {
+    /// A lab not yet started, with the session at the lab's initial state.
+    pub fn new(lab: &Lab, digest: &str, seed: u64, session: SessionSnapshot) -> LabState {
+        LabState {
+            lab: lab.id.clone(),
+            digest: digest.to_string(),
+            seed,
+            session,
+            transcript: Vec::new(),
+            answers: BTreeMap::new(),
+            hints_shown: BTreeMap::new(),
+            screen_from: 0,
+        }
+    }
+
+    /// Records a command line that ran, with the session it left.
+    pub fn record(&mut self, entry: Entry, session: SessionSnapshot) {
+        self.transcript.push(entry);
+        self.session = session;
+    }
+
+    /// Records an answer (another attempt) and grades it.
+    pub fn answer(&mut self, question: &Question, response: &str) -> Grade {
+        let saved = self.answers.entry(question.id.clone()).or_default();
+        saved.response = response.to_string();
+        saved.attempts += 1;
+        question.grade(response)
+    }
+
+    pub fn show_hint(&mut self, question: &str) {
+        *self.hints_shown.entry(question.to_string()).or_default() += 1;
+    }
+
+    /// The grade of every answered question, in the questions' order.
+    pub fn grades(&self, questions: &[Question]) -> Vec<(String, Grade)> {
+        questions
+            .iter()
+            .filter_map(|q| self.answers.get(&q.id).map(|answer| (q.id.clone(), q.grade(&answer.response))))
+            .collect()
+    }
+
+    /// Points scored.
+    pub fn score(&self, questions: &[Question]) -> u32 {
+        let grades: Vec<Grade> = self.grades(questions).into_iter().map(|(_, grade)| grade).collect();
+        grading::total(&grades).0
+    }
+
+    /// The saved form, with transcript output beyond `output_budget` bytes
+    /// left out: the newest entries keep theirs whole, older ones keep their
+    /// first lines. The typed lines, timestamps and statuses always stay.
+    pub fn save(&self, output_budget: usize) -> String {
+        let mut state = self.clone();
+        let mut room = output_budget;
+        for entry in state.transcript.iter_mut().rev() {
+            let len = entry.output_len();
+            if len <= room {
+                room -= len;
+            } else {
+                entry.trim_output(room.min(OLD_OUTPUT_KEPT));
+                room -= entry.output_len().min(room);
+            }
+        }
+        serde_json::to_string(&Saved { version: STATE_VERSION, state }).expect("a lab state always serializes")
+    }
+
+    /// Reads saved text for `lab`. Anything but a state of this lab in a
+    /// version this code reads is [`Loaded::Unreadable`], never a silent
+    /// fresh start.
+    pub fn load(text: &str, lab: &Lab, digest: &str, initial: &SessionSnapshot) -> Loaded {
+        if text.starts_with(V1_HEADER) {
+            return migrate_v1(text, lab, digest, initial);
+        }
+        #[derive(Deserialize)]
+        struct Version {
+            version: u32,
+        }
+        let version = match serde_json::from_str::<Version>(text) {
+            Ok(found) => found.version,
+            Err(_) => return Loaded::Unreadable("the saved progress is damaged (it is not ClusterLab's saved form)".to_string()),
+        };
+        if version != STATE_VERSION {
+            return Loaded::Unreadable(format!(
+                "the saved progress was written by another version of ClusterLab (form {version}; this one reads {STATE_VERSION})"
+            ));
+        }
+        let state = match serde_json::from_str::<Saved<LabState>>(text) {
+            Ok(saved) => saved.state,
+            Err(error) => return Loaded::Unreadable(format!("the saved progress is damaged ({error})")),
+        };
+        if state.lab != lab.id {
+            return Loaded::Unreadable(format!("the saved progress belongs to another lab (`{}`)", state.lab));
+        }
+        if state.digest != digest {
+            let notice = "This lab was updated since your last visit. Your answers and terminal were kept; \
+                          the cluster was rebuilt from the new version with what you changed in it.";
+            return Loaded::Migrated(LabState { digest: digest.to_string(), ..state }, notice.to_string());
+        }
+        Loaded::Restored(state)
+    }
+}
+
+/// Output kept for an entry past the save budget.
+const OLD_OUTPUT_KEPT: usize = 2048;
+
+/// Version 1 kept answers, hints and the typed lines, and rebuilt the
+/// terminal by running them all again. The answers and hints carry over;
+/// the lines go to the shell's history (Up recalls them) and are not run.
+fn migrate_v1(text: &str, lab: &Lab, digest: &str, initial: &SessionSnapshot) -> Loaded {
+    fn unescape(text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut chars = text.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('t') => out.push('\t'),
+                Some('n') => out.push('\n'),
+                Some(other) => out.push(other),
+                None => {}
+            }
+        }
+        out
+    }
+    let mut state = LabState::new(lab, digest, 1, initial.clone());
+    let mut typed = 0;
+    for line in text.lines().skip(1) {
+        let fields: Vec<&str> = line.split('\t').collect();
+        match fields.as_slice() {
+            ["seed", seed] => state.seed = seed.parse().unwrap_or(1),
+            ["answer", question, attempts, response] => {
+                let answer = Answer { response: unescape(response), attempts: attempts.parse().unwrap_or(1) };
+                state.answers.insert(unescape(question), answer);
+            }
+            ["hints", question, count] => {
+                state.hints_shown.insert(unescape(question), count.parse().unwrap_or(0));
+            }
+            ["ran", line] => {
+                state.session.interactive.history.push(unescape(line));
+                typed += 1;
+            }
+            _ => {}
+        }
+    }
+    let notice = format!(
+        "Your progress was saved by an older version of ClusterLab. Your answers and hints were kept; \
+         the terminal starts again from the lab's initial state, and the {typed} command line{} you typed \
+         before are in its history (Up arrow).",
+        if typed == 1 { "" } else { "s" }
+    );
+    Loaded::Migrated(state, notice)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{lab, session};
+    use crate::Session;
+
+    fn state_after(lines: &[&str]) -> LabState {
+        let lab = lab();
+        let mut shell = session();
+        let mut state = LabState::new(&lab, "d1", 1, shell.snapshot());
+        for line in lines {
+            let (host, prompt, at) = (shell.host().to_string(), shell.prompt(), shell.now());
+            let transcript = shell.run(line);
+            state.record(Entry::new(&host, &prompt, line, at, transcript), shell.snapshot());
+        }
+        state
+    }
+
+    #[test]
+    fn a_saved_state_restores_exactly() {
+        let state = state_after(&["sudo scontrol update nodename=gpu-002 state=drain reason=rail", "ssh gpu-002", "nvidia-smi -L"]);
+        let lab = lab();
+        let text = state.save(usize::MAX);
+        let initial = session().snapshot();
+        assert_eq!(LabState::load(&text, &lab, "d1", &initial), Loaded::Restored(state.clone()));
+        let restored = Session::restore(lab.instantiate(1), state.session.clone());
+        assert_eq!(restored.prompt(), "user@gpu-002:~$ ");
+        assert_eq!(state.transcript[2].line, "nvidia-smi -L");
+        assert!(state.transcript[2].started_at >= state.transcript[0].started_at);
+    }
+
+    #[test]
+    fn saving_keeps_the_newest_output_whole_within_the_budget() {
+        let state = state_after(&["nvidia-smi -q", "nvidia-smi -q", "hostname"]);
+        let whole: usize = state.transcript.iter().map(Entry::output_len).sum();
+        let budget = state.transcript[1].output_len() + 100;
+        let text = state.save(budget);
+        let Loaded::Restored(saved) = LabState::load(&text, &lab(), "d1", &session().snapshot()) else { panic!() };
+        assert_eq!(saved.transcript[2], state.transcript[2]);
+        assert_eq!(saved.transcript[1], state.transcript[1]);
+        assert!(saved.transcript[0].output_len() <= OLD_OUTPUT_KEPT);
+        assert!(saved.transcript[0].text().ends_with('\n'));
+        assert_eq!(saved.transcript[0].output_len() + saved.transcript[0].trimmed, state.transcript[0].output_len());
+        assert!(text.len() < whole);
+    }
+
+    #[test]
+    fn damaged_foreign_and_other_versions_are_unreadable_never_replaced() {
+        let (lab, initial) = (lab(), session().snapshot());
+        for (text, reason) in [
+            ("{not json", "damaged"),
+            ("{\"version\":9,\"state\":{}}", "another version"),
+            ("{\"version\":2,\"state\":{\"lab\":1}}", "damaged"),
+        ] {
+            let Loaded::Unreadable(why) = LabState::load(text, &lab, "d1", &initial) else { panic!("{text}") };
+            assert!(why.contains(reason), "{why}");
+        }
+        let mut other = state_after(&[]);
+        other.lab = "other-lab".into();
+        assert!(matches!(LabState::load(&other.save(0), &lab, "d1", &initial), Loaded::Unreadable(why) if why.contains("another lab")));
+        let updated = LabState::load(&state_after(&[]).save(0), &lab, "d2", &initial);
+        assert!(matches!(updated, Loaded::Migrated(state, notice) if state.digest == "d2" && notice.contains("updated")));
+    }
+
+    #[test]
+    fn version_1_progress_is_migrated_without_running_anything() {
+        let text = "clusterlab-progress 1\nseed\t7\nanswer\tq\\t1\t3\ta\\nb\nhints\tq2\t2\nran\tnvidia-smi -L\nran\tawk 'BEGIN{while(1);}'\n";
+        let Loaded::Migrated(state, notice) = LabState::load(text, &lab(), "d1", &session().snapshot()) else { panic!() };
+        assert_eq!(state.seed, 7);
+        assert_eq!(state.answers["q\t1"], Answer { response: "a\nb".into(), attempts: 3 });
+        assert_eq!(state.hints_shown["q2"], 2);
+        assert_eq!(state.session.interactive.history, ["nvidia-smi -L", "awk 'BEGIN{while(1);}'"]);
+        assert!(state.transcript.is_empty());
+        assert!(notice.contains("the 2 command lines you typed"), "{notice}");
+    }
+}
