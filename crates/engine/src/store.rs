@@ -41,6 +41,10 @@ pub struct Entry {
     pub duration_ms: u64,
     pub status: i32,
     pub output: Vec<(Stream, String)>,
+    /// When the output was printed: (simulated milliseconds into the line,
+    /// bytes so far), as [`Transcript::timeline`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<(u64, usize)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<Stop>,
     /// Bytes of output left out when this entry was saved.
@@ -62,6 +66,7 @@ impl Entry {
             duration_ms: transcript.duration_ms,
             status: transcript.status,
             output: transcript.chunks,
+            timeline: transcript.timeline,
             stopped: None,
             trimmed: 0,
         }
@@ -103,7 +108,11 @@ impl Entry {
             }
         }
         self.output = kept;
-        self.trimmed += total - self.output_len();
+        let len = self.output_len();
+        self.trimmed += total - len;
+        for mark in &mut self.timeline {
+            mark.1 = mark.1.min(len);
+        }
     }
 }
 

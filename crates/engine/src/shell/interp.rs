@@ -154,9 +154,17 @@ impl<'c, 's> Interp<'c, 's> {
             let from_terminal = position == 0 && self.session.is_some() && stdin.is_empty();
             let output = self.run_command(&argv, &input, from_terminal);
             if let Some(at) = self.interrupt_at_ms.filter(|at| self.line_ms.saturating_add(output.duration_ms) > *at) {
-                // SIGINT: the command dies where the clock stood; what it would
-                // have printed after and changed at its end never happens.
-                self.line_ms = at.max(self.line_ms);
+                // SIGINT: the command dies where the clock stood. It printed
+                // its lines evenly over the time it ran, so the share of
+                // them up to the interrupt shows; what it would have printed
+                // after, and changed at its end, never happens.
+                let at = at.max(self.line_ms);
+                let ran = at - self.line_ms;
+                let lines: Vec<&str> = output.stdout.split_inclusive('\n').collect();
+                let shown = (lines.len() as u128 * u128::from(ran) / u128::from(output.duration_ms.max(1))) as usize;
+                self.emit(transcript, Stream::Stdout, lines[..shown.min(lines.len())].concat());
+                self.line_ms = at;
+                transcript.timeline.push((self.line_ms, transcript.len()));
                 self.interrupted = true;
                 self.exited = true;
                 return 130;
@@ -171,6 +179,7 @@ impl<'c, 's> Interp<'c, 's> {
                 input = output.stdout;
             }
             self.emit(transcript, Stream::Stdout, output.background);
+            transcript.timeline.push((self.line_ms, transcript.len()));
         }
         status
     }

@@ -39,6 +39,10 @@ pub struct Transcript {
     pub chunks: Vec<(Stream, String)>,
     pub status: i32,
     pub duration_ms: u64,
+    /// When the output was printed: after each command, (simulated
+    /// milliseconds into the line, bytes printed so far). A terminal reveals
+    /// each command's output over the time it ran.
+    pub timeline: Vec<(u64, usize)>,
 }
 
 impl Transcript {

@@ -156,8 +156,14 @@ impl Session {
             self.cluster = cluster;
         }
         if !notices.chunks.is_empty() {
+            // Job notices come first, at once.
+            let shift = notices.len();
             notices.chunks.append(&mut transcript.chunks);
             transcript.chunks = notices.chunks;
+            for mark in &mut transcript.timeline {
+                mark.1 += shift;
+            }
+            transcript.timeline.insert(0, (0, shift));
         }
         self.elapsed_ms = self.elapsed_ms.saturating_add(transcript.duration_ms);
         self.sync_clock();
@@ -262,6 +268,11 @@ mod tests {
         assert_eq!(shell.now(), before + 10);
         assert!(shell.changes().is_empty(), "the drain never ran");
         assert_eq!(shell.last_status(), 130);
+        // Output printed before the interrupt stays, in proportion to the time run.
+        let out = shell.run_until("ping -c 10 gpu-002", Some(4_500));
+        let shown = out.stdout().lines().count();
+        assert!((5..=8).contains(&shown), "{}", out.stdout());
+        assert_eq!(out.timeline.last(), Some(&(4_500, out.len())));
         // What finished before the interrupt happened.
         let out = shell.run_until("sudo scontrol update nodename=gpu-002 state=drain reason=x; sleep 60; echo late", Some(30_000));
         assert_eq!(out.stdout(), "");
