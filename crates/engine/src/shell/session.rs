@@ -277,6 +277,6 @@ mod tests {
         let out = shell.run_until("sudo scontrol update nodename=gpu-002 state=drain reason=x; sleep 60; echo late", Some(30_000));
         assert_eq!(out.stdout(), "");
         assert_eq!(shell.changes().len(), 1);
-        assert_eq!(shell.history().len(), 2);
+        assert_eq!(shell.history().len(), 3);
     }
 }
