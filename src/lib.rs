@@ -1,11 +1,18 @@
 //! ClusterLab in the browser: a thin Yew shell over clusterlab-engine.
 //!
-//! State lives in reducers (`state.rs`), persistence in hooks (`hooks/`),
-//! one component per file (`components/`).
+//! Labs arrive as data (`fetch`); a lab page keeps one store (`store`,
+//! a reducer) that every view reads, saved after every change (`storage`)
+//! and shared safely between tabs (`tabs`); the engine runs in a Web
+//! Worker (`engine`, `worker`). One component per file (`components/`),
+//! hooks under `hooks/`.
 
-pub mod catalog;
 pub mod components;
+pub mod engine;
+pub mod fetch;
 pub mod hooks;
-pub mod state;
+pub mod storage;
+pub mod store;
+pub mod tabs;
+pub mod worker;
 
 pub use components::app::App;

@@ -1,16 +1,23 @@
-//! The root: the catalog or one lab, as the URL hash says.
+//! The root: the catalog or one lab, as the URL hash says. The catalog is
+//! fetched once; a lab's data when its page opens.
+
+use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::catalog;
 use crate::components::catalog_page::CatalogPage;
-use crate::components::lab_page::LabPage;
+use crate::components::lab_page::LabLoader;
 use crate::components::simulation_notice::SimulationNotice;
-use crate::hooks::{use_hash_route, Route};
+use crate::engine::Engine;
+use crate::fetch;
+use crate::hooks::{use_fetched, use_hash_route, Route};
 
 #[function_component(App)]
 pub fn app() -> Html {
     let (route, navigate) = use_hash_route();
+    // Started with the page, so the simulator is ready when a lab opens.
+    let engine = use_memo((), |_| Engine::start());
+    let catalog = use_fetched((), |()| fetch::catalog());
     let home = {
         let navigate = navigate.clone();
         Callback::from(move |event: MouseEvent| {
@@ -18,10 +25,17 @@ pub fn app() -> Html {
             navigate.emit(Route::Catalog);
         })
     };
-    let page = match &route {
-        Route::Catalog => html! { <CatalogPage navigate={navigate.clone()} /> },
-        Route::Lab(id) => match catalog::find(id) {
-            Some(lab) => html! { <LabPage key={id.clone()} {lab} /> },
+    let page = match (&catalog, &route) {
+        (None, _) => html! { <main class="page loading"><p>{ "Loading the labs\u{2026}" }</p></main> },
+        (Some(Err(message)), _) => html! {
+            <main class="page">
+                <h1>{ "The labs could not be loaded" }</h1>
+                <p class="notice bad" role="alert">{ message }</p>
+            </main>
+        },
+        (Some(Ok(catalog)), Route::Catalog) => html! { <CatalogPage catalog={catalog.clone()} navigate={navigate.clone()} /> },
+        (Some(Ok(catalog)), Route::Lab(id)) => match catalog.find(id) {
+            Some(entry) => html! { <LabLoader key={id.clone()} entry={entry.clone()} /> },
             None => html! {
                 <main class="page missing">
                     <h1>{ "No such lab" }</h1>
@@ -32,13 +46,13 @@ pub fn app() -> Html {
         },
     };
     html! {
-        <>
+        <ContextProvider<Rc<Engine>> context={engine}>
             <header class="top">
                 <a class="brand" href="#/" onclick={home}>{ "ClusterLab" }</a>
                 <span class="tagline">{ "GPU-cluster operations labs" }</span>
             </header>
             <SimulationNotice />
             { page }
-        </>
+        </ContextProvider<Rc<Engine>>>
     }
 }

@@ -1,90 +1,102 @@
-//! One lab: briefing, terminal and questions, with the trainee's progress.
+//! One lab: briefing, questions and terminal, all views of the lab's store.
 
-use std::rc::Rc;
-
-use clusterlab_engine::grading;
-use clusterlab_engine::Lab;
+use clusterlab_engine::lab::catalog::Entry;
 use yew::prelude::*;
 
 use crate::components::markdown::Markdown;
+use crate::components::notices::Notices;
 use crate::components::question_card::QuestionCard;
 use crate::components::terminal::Terminal;
-use crate::hooks::use_progress;
-use crate::state::Action;
+use crate::fetch::{self, LoadedLab};
+use crate::hooks::{use_fetched, use_lab_store};
+use crate::store::{Access, Action};
 
-#[derive(Properties)]
-pub struct LabPageProps {
-    pub lab: Rc<Lab>,
+#[derive(Properties, PartialEq)]
+pub struct LabLoaderProps {
+    pub entry: Entry,
 }
 
-impl PartialEq for LabPageProps {
-    fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.lab, &other.lab)
+/// Fetches the lab's data, then shows the lab.
+#[function_component(LabLoader)]
+pub fn lab_loader(props: &LabLoaderProps) -> Html {
+    let loaded = use_fetched(props.entry.clone(), |entry| async move { fetch::lab(&entry).await });
+    match loaded {
+        None => html! { <main class="page lab loading"><p>{ format!("Loading {}\u{2026}", props.entry.title) }</p></main> },
+        Some(Err(message)) => html! {
+            <main class="page lab">
+                <h1>{ &props.entry.title }</h1>
+                <p class="notice bad" role="alert">{ format!("This lab could not be loaded: {message}") }</p>
+                <a href="#/">{ "Back to the catalog" }</a>
+            </main>
+        },
+        Some(Ok(lab)) => {
+            let key = lab.entry.digest.clone();
+            html! { <LabPage {key} {lab} /> }
+        }
     }
+}
+
+#[derive(Properties, PartialEq)]
+pub struct LabPageProps {
+    pub lab: LoadedLab,
 }
 
 #[function_component(LabPage)]
 pub fn lab_page(props: &LabPageProps) -> Html {
-    let lab = &props.lab;
-    let progress = use_progress(&lab.id);
-    // A new terminal (a fresh lab state) after each reset.
-    let generation = use_state(|| 0u32);
-    // The trainee's variant: its questions carry the values of the lab's variables.
-    let variant = use_memo((lab.id.clone(), progress.seed), {
-        let lab = lab.clone();
-        move |(_, seed)| {
-            let variant = lab.variant(*seed);
-            let questions: Vec<Rc<_>> = variant.questions.into_iter().map(Rc::new).collect();
-            (variant.briefing, questions)
-        }
-    });
-    let (briefing, questions) = (&variant.0, &variant.1);
+    let (store, engine, take_over) = use_lab_store(props.lab.clone());
+    let lab = &store.lab.lab;
+    let variant = store.variant.clone();
+    let owner = store.owner();
 
-    let grades: Vec<_> = questions
-        .iter()
-        .filter_map(|q| progress.answers.get(&q.id).map(|saved| q.grade(&saved.response)))
-        .collect();
-    let (points, _) = grading::total(&grades);
-    let possible = lab.points_possible();
-
-    let on_run = {
-        let progress = progress.clone();
-        Callback::from(move |line: String| progress.dispatch(Action::Ran(line)))
-    };
-    let start_over = |action: fn() -> Action, question: &'static str| {
-        let progress = progress.clone();
-        let generation = generation.clone();
+    let start_over = |next_seed: fn(u64) -> u64, question: &'static str| {
+        let store = store.clone();
         Callback::from(move |_| {
             if gloo::dialogs::confirm(question) {
-                progress.dispatch(action());
-                generation.set(*generation + 1);
+                store.dispatch(Action::Restart { seed: next_seed(store.state.seed) });
             }
         })
     };
-    let reset = start_over(|| Action::Reset, "Start this lab over? Your answers and terminal history will be cleared.");
+    let reset = start_over(|seed| seed, "Start this lab over? Your answers and terminal history will be cleared.");
     let new_variant = start_over(
-        || Action::NewVariant,
+        |seed| seed.saturating_add(1),
         "Start over with another variant of this lab? Your answers and terminal history will be cleared.",
     );
 
-    let cards = questions.iter().enumerate().map(|(at, question)| {
+    let cards = variant.questions.iter().enumerate().map(|(at, question)| {
         let on_answer = {
-            let progress = progress.clone();
+            let store = store.clone();
             let id = question.id.clone();
-            Callback::from(move |response| progress.dispatch(Action::Answer { question: id.clone(), response }))
+            Callback::from(move |response| store.dispatch(Action::Answer { question: id.clone(), response }))
         };
         let on_hint = {
-            let progress = progress.clone();
+            let store = store.clone();
             let id = question.id.clone();
-            Callback::from(move |()| progress.dispatch(Action::ShowHint { question: id.clone() }))
+            Callback::from(move |()| store.dispatch(Action::ShowHint { question: id.clone() }))
         };
         html! {
-            <QuestionCard key={question.id.clone()} question={question.clone()} number={at + 1}
-                saved={progress.answers.get(&question.id).cloned()}
-                hints_shown={progress.hints_shown.get(&question.id).copied().unwrap_or(0)}
-                {on_answer} {on_hint} />
+            <QuestionCard key={question.id.clone()} question={std::rc::Rc::new(question.clone())} number={at + 1}
+                saved={store.state.answers.get(&question.id).cloned()}
+                hints_shown={store.state.hints_shown.get(&question.id).copied().unwrap_or(0) as usize}
+                enabled={owner} {on_answer} {on_hint} />
         }
     });
+    let held_elsewhere = match store.access {
+        Access::Owner => html! {},
+        Access::HeldElsewhere => {
+            let take_over = take_over.clone();
+            html! {
+                <div class="notice held" role="status">
+                    <p>{ "This lab is open in another tab. This tab shows it read-only and follows what the other tab does." }</p>
+                    <button type="button" class="take-over" onclick={move |_| take_over.emit(())}>{ "Take over here" }</button>
+                </div>
+            }
+        }
+        Access::TakingOver => html! { <div class="notice held" role="status"><p>{ "Taking the lab over from the other tab\u{2026}" }</p></div> },
+    };
+    let dismiss = {
+        let store = store.clone();
+        Callback::from(move |at| store.dispatch(Action::Dismiss(at)))
+    };
 
     html! {
         <main class="page lab" data-lab={lab.id.clone()}>
@@ -94,20 +106,22 @@ pub fn lab_page(props: &LabPageProps) -> Html {
                     <p class="summary">{ &lab.summary }</p>
                 </div>
                 <div class="score" aria-live="polite">
-                    <span class="score-value">{ format!("{points} / {possible}") }</span>
+                    <span class="score-value">{ format!("{} / {}", store.score(), lab.points_possible()) }</span>
                     <span class="score-label">{ "points" }</span>
-                    <button type="button" class="reset-button" onclick={reset}>{ "Start over" }</button>
+                    <button type="button" class="reset-button" onclick={reset} disabled={!owner}>{ "Start over" }</button>
                     if !lab.vars.is_empty() {
-                        <button type="button" class="variant-button" onclick={new_variant}
-                            title="The same lab with other faulty parts">{ format!("Variant {} \u{2192} next", progress.seed) }</button>
+                        <button type="button" class="variant-button" onclick={new_variant} disabled={!owner}
+                            title="The same lab with other faulty parts">{ format!("Variant {} \u{2192} next", store.state.seed) }</button>
                     }
                 </div>
             </div>
+            { held_elsewhere }
+            <Notices notices={store.notices.clone()} on_dismiss={dismiss} />
             <div class="lab-body">
                 <section class="briefing-and-questions">
                     <section class="briefing">
                         <h2>{ "Briefing" }</h2>
-                        <Markdown source={briefing.clone()} />
+                        <Markdown doc={variant.briefing.clone()} />
                     </section>
                     <section class="questions">
                         <h2>{ "Questions" }</h2>
@@ -115,10 +129,7 @@ pub fn lab_page(props: &LabPageProps) -> Html {
                     </section>
                 </section>
                 <section class="terminal-pane">
-                    <Terminal key={format!("{}-{}-{}", lab.id, progress.seed, *generation)}
-                        lab={lab.clone()} seed={progress.seed}
-                        replay={progress.commands.clone()}
-                        {on_run} />
+                    <Terminal store={store.clone()} engine={engine.clone()} />
                 </section>
             </div>
         </main>

@@ -9,14 +9,18 @@ use clusterlab_engine::rng::{stable_hash, Rng};
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
+use clusterlab_engine::store::Answer;
+
 use crate::components::markdown::Markdown;
-use crate::state::SavedAnswer;
 
 #[derive(Properties)]
 pub struct QuestionCardProps {
     pub question: Rc<Question>,
     pub number: usize,
-    pub saved: Option<SavedAnswer>,
+    pub saved: Option<Answer>,
+    /// False in a tab that shows the lab read-only.
+    #[prop_or(true)]
+    pub enabled: bool,
     pub hints_shown: usize,
     pub on_answer: Callback<String>,
     pub on_hint: Callback<()>,
@@ -28,6 +32,7 @@ impl PartialEq for QuestionCardProps {
             && self.number == other.number
             && self.saved == other.saved
             && self.hints_shown == other.hints_shown
+            && self.enabled == other.enabled
     }
 }
 
@@ -35,6 +40,15 @@ impl PartialEq for QuestionCardProps {
 pub fn question_card(props: &QuestionCardProps) -> Html {
     let question = &props.question;
     let draft = use_state(|| props.saved.as_ref().map(|s| s.response.clone()).unwrap_or_default());
+    {
+        // Another tab's answer, shown when this one follows it.
+        let draft = draft.clone();
+        use_effect_with(props.saved.clone(), move |saved| {
+            if let Some(saved) = saved {
+                draft.set(saved.response.clone());
+            }
+        });
+    }
     let submit = {
         let draft = draft.clone();
         let on_answer = props.on_answer.clone();
@@ -161,7 +175,7 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
                     { if saved.attempts > 1 { format!(" \u{b7} {} attempts", saved.attempts) } else { String::new() } }
                 </p>
                 if grade.correct && !grade.explanation.is_empty() {
-                    <Markdown source={grade.explanation.clone()} />
+                    <Markdown doc={grade.explanation.clone()} />
                 }
             </div>
         },
@@ -170,23 +184,23 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
     let shown = props.hints_shown.min(question.hints.len());
     let hint_button = if shown < question.hints.len() {
         let on_hint = props.on_hint.clone();
-        html! { <button type="button" class="hint-button" onclick={move |_| on_hint.emit(())}>{ "Show a hint" }</button> }
+        html! { <button type="button" class="hint-button" disabled={!props.enabled} onclick={move |_| on_hint.emit(())}>{ "Show a hint" }</button> }
     } else {
         html! {}
     };
     html! {
         <section class="question" data-question={question.id.clone()}>
             <h3>{ format!("Question {}", props.number) }<span class="points">{ format!("{} pt{}", question.points, if question.points == 1 { "" } else { "s" }) }</span></h3>
-            <Markdown source={question.prompt.clone()} />
+            <Markdown doc={question.prompt.clone()} />
             <form onsubmit={submit}>
                 { input }
                 <div class="actions">
-                    <button type="submit" class="answer-button">{ if props.saved.is_some() { "Answer again" } else { "Answer" } }</button>
+                    <button type="submit" class="answer-button" disabled={!props.enabled}>{ if props.saved.is_some() { "Answer again" } else { "Answer" } }</button>
                     { hint_button }
                 </div>
             </form>
             if shown > 0 {
-                <ul class="hints">{ for question.hints[..shown].iter().map(|hint| html! { <li><Markdown source={hint.clone()} /></li> }) }</ul>
+                <ul class="hints">{ for question.hints[..shown].iter().map(|hint| html! { <li><Markdown doc={hint.clone()} /></li> }) }</ul>
             }
             { verdict }
         </section>

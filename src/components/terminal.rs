@@ -1,51 +1,52 @@
-//! The terminal: a prompt, a scrollback and a line editor over an engine
-//! [`Session`]. Output is always rendered as text, never as HTML.
+//! The terminal: a view of the lab store's transcript, and a line editor.
 //!
-//! Keys: Enter runs the line, Up/Down walk the history, Tab completes,
-//! Ctrl-C cancels the line, Ctrl-L clears the screen.
+//! The scrollback is written into the page directly, entry by entry, never
+//! re-rendered: the time from Enter to painted output does not grow with
+//! the session. It is bounded by lines ([`MAX_LINES`]; the oldest go, with a
+//! marker, while the whole transcript stays in the store). Output is text
+//! nodes, never markup. A line that took a while on the lab's clock
+//! reveals its output over time, as the command printed it; Ctrl-C stops it
+//! there, and the lab's clock with it.
+//!
+//! Keys: Enter runs the line (lines typed while one runs are kept and run
+//! next), Up/Down walk the history, Tab completes, Ctrl-C interrupts or
+//! cancels the line, Ctrl-L clears the screen.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
+use clusterlab_engine::shell::Stream;
+use clusterlab_engine::store::{Entry, Stop};
 use gloo::timers::callback::Interval;
-
-use clusterlab_engine::shell::{Stream, Transcript};
-use clusterlab_engine::{Lab, Session};
-use web_sys::HtmlInputElement;
+use web_sys::{Element, HtmlInputElement};
 use yew::prelude::*;
 
-#[derive(Clone, Debug, PartialEq)]
-pub enum Line {
-    /// A prompt and what was typed after it.
-    Command { prompt: String, text: String },
-    Stdout(String),
-    Stderr(String),
-}
+use crate::engine::Engine;
+use crate::store::{Action, LabStore};
 
-#[derive(Properties)]
+/// How many lines the screen keeps.
+pub const MAX_LINES: usize = 10_000;
+/// How often revealed output advances, in real milliseconds.
+const TICK_MS: u32 = 40;
+
+#[derive(Properties, PartialEq)]
 pub struct TerminalProps {
-    pub lab: Rc<Lab>,
-    pub seed: u64,
-    /// Lines typed before (e.g. before a reload), replayed to rebuild the state.
-    #[prop_or_default]
-    pub replay: Vec<String>,
-    #[prop_or_default]
-    pub on_run: Callback<String>,
+    pub store: UseReducerHandle<LabStore>,
+    pub engine: Rc<Engine>,
 }
 
-impl PartialEq for TerminalProps {
-    fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.lab, &other.lab) && self.seed == other.seed && self.on_run == other.on_run
-    }
-}
+/// The clear-screen sequence tools print (`clear`, `watch`).
+const CLEAR: &str = "\x1b[2J";
 
-/// What a terminal does with the escape sequences tools print: `ESC[2J`
-/// clears the screen, and no other sequence is shown.
-fn apply_escapes(lines: &mut Vec<Line>, text: &str, stream: Stream) {
+/// Text with every escape sequence but clear-screen removed, split at each
+/// clear: the pieces, and whether the text cleared the screen before each
+/// (the first piece follows what was there).
+fn pieces(text: &str) -> Vec<(bool, String)> {
+    let mut out = vec![(false, String::new())];
     let mut rest = text;
     while let Some(start) = rest.find('\x1b') {
-        push_text(lines, &rest[..start], stream);
+        out.last_mut().expect("never empty").1.push_str(&rest[..start]);
         let sequence = &rest[start..];
         // CSI: ESC [ parameters final-byte.
         let length = if sequence.as_bytes().get(1) == Some(&b'[') {
@@ -53,30 +54,342 @@ fn apply_escapes(lines: &mut Vec<Line>, text: &str, stream: Stream) {
         } else {
             sequence.len().min(2)
         };
-        if &sequence[..length] == "\x1b[2J" {
-            lines.clear();
+        if sequence[..length] == *CLEAR {
+            out.push((true, String::new()));
         }
         rest = &sequence[length..];
     }
-    push_text(lines, rest, stream);
+    out.last_mut().expect("never empty").1.push_str(rest);
+    out
 }
 
-fn push_text(lines: &mut Vec<Line>, text: &str, stream: Stream) {
-    if text.is_empty() {
-        return;
-    }
-    let text = text.to_string();
-    lines.push(match stream {
-        Stream::Stdout => Line::Stdout(text),
-        Stream::Stderr => Line::Stderr(text),
-    });
+fn lines_in(text: &str) -> usize {
+    text.bytes().filter(|b| *b == b'\n').count()
 }
 
-fn record(lines: &mut Vec<Line>, prompt: String, typed: &str, transcript: &Transcript) {
-    lines.push(Line::Command { prompt, text: typed.to_string() });
-    for (stream, text) in &transcript.chunks {
-        apply_escapes(lines, text, *stream);
+/// The last `keep` lines of `text`, and how many lines were left out.
+fn last_lines(text: &str, keep: usize) -> (&str, usize) {
+    let total = lines_in(text);
+    if total <= keep {
+        return (text, 0);
     }
+    let skip = total - keep;
+    let at = text.match_indices('\n').nth(skip - 1).map_or(0, |(at, _)| at + 1);
+    (&text[at..], skip)
+}
+
+/// One entry on the screen.
+struct Block {
+    index: usize,
+    entry: Rc<Entry>,
+    element: Element,
+    output: Element,
+    lines: usize,
+}
+
+/// Output being revealed over time.
+struct Reveal {
+    index: usize,
+    /// Bytes of the entry's output shown so far.
+    shown: usize,
+    started_ms: f64,
+    period_ms: f64,
+    _timer: Interval,
+}
+
+/// The scrollback, written into the page directly.
+#[derive(Default)]
+struct Writer {
+    container: Option<Element>,
+    marker: Option<Element>,
+    /// The transcript index the screen starts from, as last rendered.
+    screen_from: usize,
+    /// Entries rendered (an index into the transcript).
+    rendered: usize,
+    blocks: VecDeque<Block>,
+    lines: usize,
+    dropped: usize,
+    reveal: Option<Reveal>,
+}
+
+fn now_ms() -> f64 {
+    gloo::utils::window().performance().map_or(0.0, |performance| performance.now())
+}
+
+fn element(tag: &str, class: &str) -> Element {
+    let element = gloo::utils::document().create_element(tag).expect("the document makes elements");
+    element.set_class_name(class);
+    element
+}
+
+impl Writer {
+    fn clear_screen(&mut self) {
+        if let Some(container) = &self.container {
+            container.set_text_content(None);
+        }
+        self.blocks.clear();
+        self.lines = 0;
+        self.dropped = 0;
+        self.marker = None;
+    }
+
+    /// Renders `entry` as a block (all its output unless `revealing`).
+    fn append(&mut self, index: usize, entry: &Rc<Entry>, revealing: bool) {
+        let Some(container) = self.container.clone() else { return };
+        let block = element("div", "entry");
+        let command = element("div", "line command");
+        let prompt = element("span", "prompt");
+        prompt.set_text_content(Some(&entry.prompt));
+        let typed = element("span", "typed");
+        typed.set_text_content(Some(&entry.line));
+        let _ = command.append_child(&prompt);
+        let _ = command.append_child(&typed);
+        if entry.stopped == Some(Stop::Cancelled) {
+            let _ = command.append_child(&gloo::utils::document().create_text_node("^C"));
+        }
+        let _ = block.append_child(&command);
+        let output = element("div", "output");
+        let _ = block.append_child(&output);
+        let _ = container.append_child(&block);
+        self.blocks.push_back(Block { index, entry: entry.clone(), element: block, output, lines: 1 });
+        self.lines += 1;
+        if !revealing {
+            let len = entry.output.iter().map(|(_, text)| text.len()).sum();
+            self.write_output(0, len);
+            self.finish_block();
+        }
+        self.bound();
+    }
+
+    /// Writes the newest block's output from byte `from` to byte `to`.
+    fn write_output(&mut self, from: usize, to: usize) {
+        let Some(block) = self.blocks.back() else { return };
+        let entry = block.entry.clone();
+        let mut at = 0;
+        for (stream, text) in &entry.output {
+            let (start, end) = (at, at + text.len());
+            at = end;
+            if end <= from || start >= to {
+                continue;
+            }
+            let mut cut_from = from.saturating_sub(start);
+            let mut cut_to = (to - start).min(text.len());
+            while !text.is_char_boundary(cut_from) {
+                cut_from -= 1;
+            }
+            while !text.is_char_boundary(cut_to) {
+                cut_to -= 1;
+            }
+            for (clears, piece) in pieces(&text[cut_from..cut_to]) {
+                if clears {
+                    self.clear_before_newest();
+                }
+                self.write_piece(*stream, &piece);
+            }
+        }
+    }
+
+    fn write_piece(&mut self, stream: Stream, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let Some(block) = self.blocks.back_mut() else { return };
+        // A single output longer than the screen keeps its last lines.
+        let (text, skipped) = last_lines(text, MAX_LINES);
+        let span = element("span", if stream == Stream::Stderr { "stderr" } else { "stdout" });
+        span.set_text_content(Some(text));
+        let _ = block.output.append_child(&span);
+        let added = lines_in(text);
+        block.lines += added;
+        self.lines += added;
+        self.dropped += skipped;
+    }
+
+    /// `ESC[2J` in the newest block: everything before it goes.
+    fn clear_before_newest(&mut self) {
+        let Some(newest) = self.blocks.pop_back() else { return };
+        for block in self.blocks.drain(..) {
+            block.element.remove();
+        }
+        newest.output.set_text_content(None);
+        if let Some(marker) = self.marker.take() {
+            marker.remove();
+        }
+        self.dropped = 0;
+        self.lines = 1;
+        self.blocks.push_back(Block { lines: 1, ..newest });
+    }
+
+    fn finish_block(&mut self) {
+        let Some(block) = self.blocks.back_mut() else { return };
+        if block.entry.stopped == Some(Stop::Interrupted) {
+            let interrupted = element("div", "line stdout");
+            interrupted.set_text_content(Some("^C"));
+            let _ = block.element.append_child(&interrupted);
+            block.lines += 1;
+            self.lines += 1;
+        }
+    }
+
+    /// Drops the oldest blocks beyond MAX_LINES, with a marker that says so.
+    fn bound(&mut self) {
+        while self.lines > MAX_LINES && self.blocks.len() > 1 {
+            let Some(oldest) = self.blocks.pop_front() else { break };
+            oldest.element.remove();
+            self.lines -= oldest.lines;
+            self.dropped += oldest.lines;
+        }
+        if self.dropped == 0 {
+            return;
+        }
+        let Some(container) = &self.container else { return };
+        let marker = self.marker.get_or_insert_with(|| {
+            let marker = element("div", "line dropped");
+            let _ = container.insert_before(&marker, container.first_child().as_ref());
+            marker
+        });
+        marker.set_text_content(Some(&format!(
+            "[{} earlier lines are not shown here; the whole transcript is kept with your lab]",
+            self.dropped
+        )));
+    }
+
+    /// Brings the screen in line with the store.
+    fn sync(&mut self, store: &LabStore, dispatcher: &UseReducerDispatcher<LabStore>) {
+        let transcript = &store.state.transcript;
+        let replaced = self.blocks.iter().any(|block| transcript.get(block.index).is_none_or(|entry| !Rc::ptr_eq(entry, &block.entry)));
+        if store.state.screen_from != self.screen_from || transcript.len() < self.rendered || replaced {
+            self.reveal = None;
+            self.clear_screen();
+            self.screen_from = store.state.screen_from;
+            self.rendered = self.first_shown(store);
+        }
+        if self.reveal.as_ref().is_some_and(|reveal| store.revealing != Some(reveal.index)) {
+            // Interrupted: the output stays as far as it got.
+            self.reveal = None;
+        }
+        while self.rendered < transcript.len() {
+            let index = self.rendered;
+            self.rendered += 1;
+            let entry = transcript[index].clone();
+            let revealing = store.revealing == Some(index);
+            self.append(index, &entry, revealing);
+            if revealing {
+                self.start_reveal(index, &entry, dispatcher.clone());
+            }
+        }
+    }
+
+    /// Where a rebuilt screen starts: at the last clear, and no more than
+    /// MAX_LINES back.
+    fn first_shown(&mut self, store: &LabStore) -> usize {
+        let transcript = &store.state.transcript;
+        let mut lines = 0;
+        let mut first = transcript.len();
+        while first > store.state.screen_from {
+            let entry = &transcript[first - 1];
+            let text = entry.text();
+            if lines >= MAX_LINES {
+                break;
+            }
+            first -= 1;
+            lines += 1 + lines_in(&text);
+            if text.contains(CLEAR) {
+                break;
+            }
+        }
+        // What the bound leaves out is counted as dropped.
+        self.dropped = transcript[store.state.screen_from.min(first)..first].iter().map(|entry| 1 + lines_in(&entry.text())).sum();
+        if self.dropped > 0 {
+            self.bound_marker_only();
+        }
+        first
+    }
+
+    fn bound_marker_only(&mut self) {
+        let dropped = self.dropped;
+        self.dropped = dropped;
+        if let Some(container) = &self.container {
+            let marker = element("div", "line dropped");
+            marker.set_text_content(Some(&format!(
+                "[{dropped} earlier lines are not shown here; the whole transcript is kept with your lab]"
+            )));
+            let _ = container.append_child(&marker);
+            self.marker = Some(marker);
+        }
+    }
+
+    fn start_reveal(&mut self, index: usize, entry: &Rc<Entry>, dispatcher: UseReducerDispatcher<LabStore>) {
+        // Revealed over a tenth of the simulated time, 0.4 s to 4 s.
+        let period_ms = (entry.duration_ms / 10).clamp(400, 4000) as f64;
+        let this = WRITER.with(Rc::clone);
+        let timer = Interval::new(TICK_MS, move || {
+            let done = this.borrow_mut().advance_reveal();
+            if done {
+                dispatcher.dispatch(Action::Revealed);
+            }
+        });
+        self.reveal = Some(Reveal { index, shown: 0, started_ms: now_ms(), period_ms, _timer: timer });
+    }
+
+    /// The simulated milliseconds into the revealed line now.
+    fn reveal_at_ms(&self) -> Option<u64> {
+        let reveal = self.reveal.as_ref()?;
+        let block = self.blocks.back()?;
+        let fraction = ((now_ms() - reveal.started_ms) / reveal.period_ms).clamp(0.0, 1.0);
+        Some((fraction * block.entry.duration_ms as f64) as u64)
+    }
+
+    /// Shows what the command had printed by now; true when it is all shown.
+    fn advance_reveal(&mut self) -> bool {
+        let (Some(at_ms), Some(block)) = (self.reveal_at_ms(), self.blocks.back()) else { return false };
+        let entry = block.entry.clone();
+        let total: usize = entry.output.iter().map(|(_, text)| text.len()).sum();
+        let target = if at_ms >= entry.duration_ms { total } else { printed_by(&entry, at_ms) };
+        let shown = self.reveal.as_ref().map_or(0, |reveal| reveal.shown);
+        if target > shown {
+            self.write_output(shown, target);
+            if let Some(reveal) = self.reveal.as_mut() {
+                reveal.shown = target;
+            }
+            self.bound();
+            scroll_down(self.container.as_ref());
+        }
+        if target >= total {
+            self.reveal = None;
+            self.finish_block();
+            return true;
+        }
+        false
+    }
+}
+
+/// Bytes of `entry`'s output printed by `at_ms`: each command's output
+/// spread evenly over the time it ran, cut at a line's end.
+fn printed_by(entry: &Entry, at_ms: u64) -> usize {
+    let (mut from_ms, mut from_bytes) = (0u64, 0usize);
+    for &(to_ms, to_bytes) in &entry.timeline {
+        if at_ms < to_ms {
+            let share = (at_ms - from_ms) as f64 / (to_ms - from_ms).max(1) as f64;
+            let bytes = from_bytes + ((to_bytes - from_bytes) as f64 * share) as usize;
+            let text = entry.text();
+            let bytes = bytes.min(text.len());
+            return text[..bytes].rfind('\n').map_or(from_bytes, |end| (end + 1).max(from_bytes));
+        }
+        (from_ms, from_bytes) = (to_ms, to_bytes);
+    }
+    from_bytes
+}
+
+fn scroll_down(container: Option<&Element>) {
+    if let Some(screen) = container.and_then(|container| container.parent_element()) {
+        screen.set_scroll_top(screen.scroll_height());
+    }
+}
+
+thread_local! {
+    /// The page has one terminal at a time; its scrollback writer.
+    static WRITER: Rc<RefCell<Writer>> = Rc::new(RefCell::new(Writer::default()));
 }
 
 /// The longest common prefix of the candidates.
@@ -93,171 +406,76 @@ fn common_prefix(candidates: &[String]) -> String {
     prefix
 }
 
-/// How many scrollback entries are kept on screen.
-const MAX_LINES: usize = 5000;
-
-/// Commands that take at least this long on the lab's clock stream their
-/// output, faster than real time, and Ctrl-C interrupts them.
-const STREAM_FROM_MS: u64 = 1500;
-const TICK_MS: u32 = 40;
-
-/// The scrollback as a reducer, so a streaming timer always appends to the
-/// latest screen.
-#[derive(Default, PartialEq)]
-struct Screen {
-    lines: Vec<Line>,
-}
-
-enum ScreenAction {
-    Replace(Vec<Line>),
-    Append(Vec<Line>),
-}
-
-impl Reducible for Screen {
-    type Action = ScreenAction;
-
-    fn reduce(self: Rc<Self>, action: ScreenAction) -> Rc<Self> {
-        let mut lines = match action {
-            ScreenAction::Replace(lines) => lines,
-            ScreenAction::Append(more) => {
-                let mut lines = self.lines.clone();
-                lines.extend(more);
-                lines
-            }
-        };
-        let excess = lines.len().saturating_sub(MAX_LINES);
-        lines.drain(..excess);
-        Rc::new(Screen { lines })
-    }
-}
-
-/// One entry per output line, for revealing a long command's output gradually.
-fn split_lines(lines: Vec<Line>) -> VecDeque<Line> {
-    let mut out = VecDeque::new();
-    for line in lines {
-        match line {
-            Line::Stdout(text) => out.extend(text.split_inclusive('\n').map(|l| Line::Stdout(l.to_string()))),
-            Line::Stderr(text) => out.extend(text.split_inclusive('\n').map(|l| Line::Stderr(l.to_string()))),
-            command => out.push_back(command),
-        }
-    }
-    out
-}
-
 #[function_component(Terminal)]
 pub fn terminal(props: &TerminalProps) -> Html {
-    let lab = props.lab.clone();
-    let seed = props.seed;
-    let replay = props.replay.clone();
-    // The session and the scrollback are built once per mount; the parent
-    // re-keys the terminal when the lab, variant or generation changes.
-    let session: Rc<RefCell<Session>> = use_mut_ref(|| Session::new(lab.instantiate(seed), lab.first_host()));
-    let screen = {
-        let session = session.clone();
-        use_reducer(move || {
-            let mut lines = Vec::new();
-            let mut session = session.borrow_mut();
-            for typed in &replay {
-                let prompt = session.prompt();
-                let transcript = session.run(typed);
-                record(&mut lines, prompt, typed, &transcript);
-            }
-            Screen { lines }
-        })
-    };
-    // Output still to reveal, and how many lines each tick reveals.
-    let pending: Rc<RefCell<VecDeque<Line>>> = use_mut_ref(VecDeque::new);
-    let per_tick = use_mut_ref(|| 1usize);
-    let streaming = use_state(|| false);
+    let store = props.store.clone();
+    let scrollback_ref = use_node_ref();
     let input = use_state(String::new);
     // Position while walking the history with Up/Down; None = editing a new line.
     let history_at = use_state(|| None::<usize>);
     let input_ref = use_node_ref();
-    let screen_ref = use_node_ref();
+    let completions = use_state(Vec::<String>::new);
 
     {
-        let pending = pending.clone();
-        let per_tick = per_tick.clone();
-        let screen = screen.clone();
-        let streaming = streaming.clone();
-        use_effect_with(*streaming, move |active| {
-            let timer = active.then(|| {
-                Interval::new(TICK_MS, move || {
-                    let mut pending = pending.borrow_mut();
-                    let count = (*per_tick.borrow()).min(pending.len());
-                    screen.dispatch(ScreenAction::Append(pending.drain(..count).collect()));
-                    if pending.is_empty() {
-                        streaming.set(false);
-                    }
-                })
+        let scrollback_ref = scrollback_ref.clone();
+        let store = store.clone();
+        use_effect_with(store.clone(), move |_| {
+            WRITER.with(|writer| {
+                let mut writer = writer.borrow_mut();
+                let container = scrollback_ref.cast::<Element>();
+                if writer.container.as_ref() != container.as_ref() {
+                    // A new terminal on the page: start the screen again.
+                    *writer = Writer { container, ..Writer::default() };
+                    writer.screen_from = usize::MAX;
+                }
+                let before = writer.rendered;
+                writer.sync(&store, &store.dispatcher());
+                if writer.rendered != before {
+                    scroll_down(writer.container.as_ref());
+                }
             });
-            move || drop(timer)
         });
     }
-
     {
-        let screen_ref = screen_ref.clone();
-        use_effect_with(screen.lines.len(), move |_| {
-            if let Some(screen) = screen_ref.cast::<web_sys::Element>() {
-                screen.set_scroll_top(screen.scroll_height());
-            }
-        });
+        // The screen belongs to this terminal only while it is mounted.
+        use_effect_with((), |_| move || WRITER.with(|writer| *writer.borrow_mut() = Writer::default()));
     }
 
     let onkeydown = {
-        let session = session.clone();
-        let screen = screen.clone();
-        let pending = pending.clone();
-        let per_tick = per_tick.clone();
-        let streaming = streaming.clone();
+        let store = store.clone();
+        let engine = props.engine.clone();
         let input = input.clone();
         let history_at = history_at.clone();
-        let on_run = props.on_run.clone();
+        let completions = completions.clone();
         Callback::from(move |event: KeyboardEvent| {
             let key = event.key();
             let ctrl = event.ctrl_key();
+            let history = &store.state.session.interactive.history;
             match key.as_str() {
-                "c" | "C" if ctrl && *streaming => {
-                    // Interrupt a running command: the rest of its output is lost.
+                "c" | "C" if ctrl && store.busy() => {
                     event.prevent_default();
-                    pending.borrow_mut().clear();
-                    screen.dispatch(ScreenAction::Append(vec![Line::Stdout("^C\n".to_string())]));
-                    streaming.set(false);
+                    let at_ms = WRITER.with(|writer| writer.borrow().reveal_at_ms()).unwrap_or(0);
+                    store.dispatch(Action::Interrupt { at_ms });
                 }
-                _ if *streaming => event.prevent_default(),
-                "Enter" => {
+                "c" | "C" if ctrl => {
                     event.prevent_default();
-                    let typed = (*input).clone();
-                    let mut session = session.borrow_mut();
-                    let prompt = session.prompt();
-                    let transcript = session.run(&typed);
-                    if transcript.duration_ms >= STREAM_FROM_MS {
-                        let mut output = Vec::new();
-                        record(&mut output, prompt, &typed, &transcript);
-                        let command = output.remove(0);
-                        let queued = split_lines(output);
-                        // Reveal over a tenth of the simulated time, 0.4 s to 4 s.
-                        let reveal_ms = (transcript.duration_ms / 10).clamp(400, 4000);
-                        let ticks = (reveal_ms / u64::from(TICK_MS)).max(1) as usize;
-                        *per_tick.borrow_mut() = queued.len().div_ceil(ticks).max(1);
-                        *pending.borrow_mut() = queued;
-                        screen.dispatch(ScreenAction::Append(vec![command]));
-                        streaming.set(true);
-                    } else {
-                        let mut next = screen.lines.clone();
-                        record(&mut next, prompt, &typed, &transcript);
-                        screen.dispatch(ScreenAction::Replace(next));
-                    }
+                    store.dispatch(Action::Cancel((*input).clone()));
                     input.set(String::new());
                     history_at.set(None);
-                    if !typed.trim().is_empty() {
-                        on_run.emit(typed);
-                    }
+                }
+                "l" | "L" if ctrl => {
+                    event.prevent_default();
+                    store.dispatch(Action::ClearScreen);
+                }
+                "Enter" => {
+                    event.prevent_default();
+                    store.dispatch(Action::Submit((*input).clone()));
+                    input.set(String::new());
+                    history_at.set(None);
+                    completions.set(Vec::new());
                 }
                 "ArrowUp" | "ArrowDown" => {
                     event.prevent_default();
-                    let session = session.borrow();
-                    let history = session.history();
                     if history.is_empty() {
                         return;
                     }
@@ -273,38 +491,27 @@ pub fn terminal(props: &TerminalProps) -> Html {
                 "Tab" => {
                     event.prevent_default();
                     let typed = (*input).clone();
-                    let session = session.borrow();
-                    let candidates = session.complete(&typed);
-                    let word_start = typed.rfind(' ').map_or(0, |space| space + 1);
-                    match candidates.len() {
-                        0 => {}
-                        1 => input.set(format!("{}{} ", &typed[..word_start], candidates[0])),
-                        _ => {
-                            let prefix = common_prefix(&candidates);
-                            if prefix.len() > typed.len() - word_start {
-                                input.set(format!("{}{}", &typed[..word_start], prefix));
-                            } else {
-                                // Like bash on a second Tab: show the candidates.
-                                screen.dispatch(ScreenAction::Append(vec![
-                                    Line::Command { prompt: session.prompt(), text: typed.clone() },
-                                    Line::Stdout(format!("{}\n", candidates.join("  "))),
-                                ]));
+                    let input = input.clone();
+                    let completions = completions.clone();
+                    engine.complete(
+                        typed.clone(),
+                        Callback::from(move |candidates: Vec<String>| {
+                            let word_start = typed.rfind(' ').map_or(0, |space| space + 1);
+                            match candidates.len() {
+                                0 => {}
+                                1 => input.set(format!("{}{} ", &typed[..word_start], candidates[0])),
+                                _ => {
+                                    let prefix = common_prefix(&candidates);
+                                    if prefix.len() > typed.len() - word_start {
+                                        input.set(format!("{}{}", &typed[..word_start], prefix));
+                                    } else {
+                                        // Like bash on a second Tab: show the candidates.
+                                        completions.set(candidates);
+                                    }
+                                }
                             }
-                        }
-                    }
-                }
-                "c" | "C" if ctrl => {
-                    event.prevent_default();
-                    screen.dispatch(ScreenAction::Append(vec![Line::Command {
-                        prompt: session.borrow().prompt(),
-                        text: format!("{}^C", *input),
-                    }]));
-                    input.set(String::new());
-                    history_at.set(None);
-                }
-                "l" | "L" if ctrl => {
-                    event.prevent_default();
-                    screen.dispatch(ScreenAction::Replace(Vec::new()));
+                        }),
+                    );
                 }
                 _ => {}
             }
@@ -334,26 +541,23 @@ pub fn terminal(props: &TerminalProps) -> Html {
         })
     };
 
-    let rendered = screen.lines.iter().map(|line| match line {
-        Line::Command { prompt, text } => html! {
-            <div class="line command"><span class="prompt">{ prompt }</span><span>{ text }</span></div>
-        },
-        Line::Stdout(text) => html! { <div class="line stdout">{ text }</div> },
-        Line::Stderr(text) => html! { <div class="line stderr">{ text }</div> },
-    });
-    let prompt = session.borrow().prompt();
+    let read_only = !store.owner();
+    // A running command owns the terminal: no prompt until it ends.
+    let prompt = if store.busy() { String::new() } else { store.prompt.clone() };
     html! {
         <div class="terminal" onclick={focus}>
             <div class="terminal-bar">
-                <span>{ format!("{} \u{2014} simulated", session.borrow().host()) }</span>
+                <span>{ format!("{} \u{2014} simulated", store.host) }</span>
             </div>
-            <div class="screen" ref={screen_ref} role="log" aria-label="Terminal output">
-                { for rendered }
+            <div class="screen" role="log" aria-label="Terminal output">
+                <div class="scrollback" ref={scrollback_ref}></div>
+                if !completions.is_empty() {
+                    <div class="line completions">{ completions.join("  ") }</div>
+                }
                 <div class="line input-line">
-                    // A running command owns the terminal: no prompt until it ends.
-                    <label class="prompt" for="terminal-input">{ if *streaming { String::new() } else { prompt } }</label>
+                    <label class="prompt" for="terminal-input">{ prompt }</label>
                     <input id="terminal-input" ref={input_ref} class="terminal-input" type="text"
-                        value={(*input).clone()} {onkeydown} {oninput}
+                        value={(*input).clone()} {onkeydown} {oninput} disabled={read_only}
                         autocomplete="off" autocapitalize="off" spellcheck="false"
                         aria-label="Command line" />
                 </div>
@@ -367,10 +571,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn clear_sequence_empties_the_screen() {
-        let mut lines = vec![Line::Stdout("old\n".into())];
-        apply_escapes(&mut lines, "\x1b[H\x1b[2J\x1b[3Jnew\n", Stream::Stdout);
-        assert_eq!(lines, vec![Line::Stdout("new\n".into())]);
+    fn clear_sequences_split_and_other_escapes_go() {
+        assert_eq!(pieces("a\x1b[1mb\x1b[H\x1b[2Jc"), vec![(false, "ab".to_string()), (true, "c".to_string())]);
+        assert_eq!(pieces("plain"), vec![(false, "plain".to_string())]);
+    }
+
+    #[test]
+    fn last_lines_of_a_long_text() {
+        assert_eq!(last_lines("a\nb\nc\n", 2), ("b\nc\n", 1));
+        assert_eq!(last_lines("a\n", 5), ("a\n", 0));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::lab::Lab;
+use crate::model::time::EpochSeconds;
 use crate::shell::{Session, SessionSnapshot};
 use crate::store::{Entry, Stop};
 
@@ -29,9 +30,10 @@ pub enum Request {
 pub enum Reply {
     /// The session is ready: its prompt, and the session (the initial one
     /// when none was given).
-    Opened { prompt: String, session: SessionSnapshot },
-    /// A line ran: the transcript entry, the session after it, the prompt.
-    Ran { id: u64, entry: Entry, session: SessionSnapshot, prompt: String },
+    Opened { prompt: String, host: String, now: EpochSeconds, session: SessionSnapshot },
+    /// A line ran: the transcript entry, the session after it, the prompt,
+    /// and the lab's clock after it (UTC seconds).
+    Ran { id: u64, entry: Entry, session: SessionSnapshot, prompt: String, host: String, now: EpochSeconds },
     Completions { id: u64, words: Vec<String> },
     /// A request the service could not follow (no lab open, unreadable data).
     Failed { message: String },
@@ -85,7 +87,12 @@ impl Service {
                         Some(snapshot) => Session::restore(initial, snapshot),
                         None => Session::new(initial, lab.first_host()),
                     };
-                    let reply = Reply::Opened { prompt: session.prompt(), session: session.snapshot() };
+                    let reply = Reply::Opened {
+                        prompt: session.prompt(),
+                        host: session.host().to_string(),
+                        now: session.now(),
+                        session: session.snapshot(),
+                    };
                     self.open = Some(Open { lab, seed, session, last: None });
                     reply
                 }
@@ -96,7 +103,7 @@ impl Service {
                 let before = open.session.snapshot();
                 let entry = run(&mut open.session, &line, None);
                 open.last = Some((id, line, before));
-                Reply::Ran { id, entry, session: open.session.snapshot(), prompt: open.session.prompt() }
+                ran(id, entry, &open.session)
             }
             Request::Interrupt { id, at_ms } => {
                 let Some(open) = self.open.as_mut() else { return not_open() };
@@ -106,13 +113,24 @@ impl Service {
                 open.session = Session::restore(open.lab.instantiate(open.seed), before);
                 let mut entry = run(&mut open.session, &line, Some(at_ms));
                 entry.stopped = Some(Stop::Interrupted);
-                Reply::Ran { id, entry, session: open.session.snapshot(), prompt: open.session.prompt() }
+                ran(id, entry, &open.session)
             }
             Request::Complete { id, line } => match self.open.as_ref() {
                 Some(open) => Reply::Completions { id, words: open.session.complete(&line) },
                 None => not_open(),
             },
         }
+    }
+}
+
+fn ran(id: u64, entry: Entry, session: &Session) -> Reply {
+    Reply::Ran {
+        id,
+        entry,
+        session: session.snapshot(),
+        prompt: session.prompt(),
+        host: session.host().to_string(),
+        now: session.now(),
     }
 }
 
@@ -133,7 +151,7 @@ mod tests {
 
     fn open(service: &mut Service) -> SessionSnapshot {
         match service.handle(Request::Open { lab: lab().to_json(), seed: 1, session: None }) {
-            Reply::Opened { prompt, session } => {
+            Reply::Opened { prompt, session, .. } => {
                 assert_eq!(prompt, "user@gpu-001:~$ ");
                 session
             }

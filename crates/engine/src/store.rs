@@ -6,6 +6,7 @@
 //! never rebuilt by running commands again.
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
@@ -24,10 +25,14 @@ const V1_HEADER: &str = "clusterlab-progress 1";
 /// How one command line ended early.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Stop {
-    /// Ctrl-C, at this many simulated milliseconds.
+    /// Ctrl-C while it ran.
     Interrupted,
-    /// It ran too long in real time and the app stopped it.
+    /// Ctrl-C at the prompt: the line was given up, not run.
+    Cancelled,
+    /// It computed too long in real time, and the app stopped it.
     Runaway,
+    /// The simulator failed on it (and was restarted).
+    Failed,
 }
 
 /// One command line in the transcript.
@@ -68,6 +73,29 @@ impl Entry {
             output: transcript.chunks,
             timeline: transcript.timeline,
             stopped: None,
+            trimmed: 0,
+        }
+    }
+
+    /// A line that never ran to its end in the engine: given up at the
+    /// prompt, stopped while it computed, or lost with a failed simulator.
+    pub fn not_run(host: &str, prompt: &str, line: &str, started_at: EpochSeconds, stop: Stop, message: &str) -> Entry {
+        let output = if message.is_empty() { Vec::new() } else { vec![(Stream::Stderr, message.to_string())] };
+        let status = match stop {
+            Stop::Cancelled | Stop::Interrupted => 130,
+            Stop::Runaway => 124,
+            Stop::Failed => 134,
+        };
+        Entry {
+            host: host.to_string(),
+            prompt: prompt.to_string(),
+            line: line.to_string(),
+            started_at,
+            duration_ms: 0,
+            status,
+            timeline: Vec::new(),
+            output,
+            stopped: Some(stop),
             trimmed: 0,
         }
     }
@@ -123,7 +151,9 @@ pub struct Answer {
     pub attempts: u32,
 }
 
-/// Everything one trainee has done in one lab.
+/// Everything one trainee has done in one lab. Cloning it is cheap (the
+/// session and each entry are shared), as a store that is copied on every
+/// change needs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LabState {
     /// The lab's id and the digest of the lab data the state was made with.
@@ -131,8 +161,8 @@ pub struct LabState {
     pub digest: String,
     /// The trainee's variant.
     pub seed: u64,
-    pub session: SessionSnapshot,
-    pub transcript: Vec<Entry>,
+    pub session: Rc<SessionSnapshot>,
+    pub transcript: Vec<Rc<Entry>>,
     pub answers: BTreeMap<String, Answer>,
     pub hints_shown: BTreeMap<String, u32>,
     /// The terminal shows the transcript from this entry on (after Ctrl-L).
@@ -165,7 +195,7 @@ impl LabState {
             lab: lab.id.clone(),
             digest: digest.to_string(),
             seed,
-            session,
+            session: Rc::new(session),
             transcript: Vec::new(),
             answers: BTreeMap::new(),
             hints_shown: BTreeMap::new(),
@@ -175,8 +205,8 @@ impl LabState {
 
     /// Records a command line that ran, with the session it left.
     pub fn record(&mut self, entry: Entry, session: SessionSnapshot) {
-        self.transcript.push(entry);
-        self.session = session;
+        self.transcript.push(Rc::new(entry));
+        self.session = Rc::new(session);
     }
 
     /// Records an answer (another attempt) and grades it.
@@ -216,6 +246,7 @@ impl LabState {
             if len <= room {
                 room -= len;
             } else {
+                let entry = Rc::make_mut(entry);
                 entry.trim_output(room.min(OLD_OUTPUT_KEPT));
                 room -= entry.output_len().min(room);
             }
@@ -297,7 +328,7 @@ fn migrate_v1(text: &str, lab: &Lab, digest: &str, initial: &SessionSnapshot) ->
                 state.hints_shown.insert(unescape(question), count.parse().unwrap_or(0));
             }
             ["ran", line] => {
-                state.session.interactive.history.push(unescape(line));
+                Rc::make_mut(&mut state.session).interactive.history.push(unescape(line));
                 typed += 1;
             }
             _ => {}
@@ -337,7 +368,7 @@ mod tests {
         let text = state.save(usize::MAX);
         let initial = session().snapshot();
         assert_eq!(LabState::load(&text, &lab, "d1", &initial), Loaded::Restored(state.clone()));
-        let restored = Session::restore(lab.instantiate(1), state.session.clone());
+        let restored = Session::restore(lab.instantiate(1), (*state.session).clone());
         assert_eq!(restored.prompt(), "user@gpu-002:~$ ");
         assert_eq!(state.transcript[2].line, "nvidia-smi -L");
         assert!(state.transcript[2].started_at >= state.transcript[0].started_at);
@@ -346,7 +377,7 @@ mod tests {
     #[test]
     fn saving_keeps_the_newest_output_whole_within_the_budget() {
         let state = state_after(&["nvidia-smi -q", "nvidia-smi -q", "hostname"]);
-        let whole: usize = state.transcript.iter().map(Entry::output_len).sum();
+        let whole: usize = state.transcript.iter().map(|entry| entry.output_len()).sum();
         let budget = state.transcript[1].output_len() + 100;
         let text = state.save(budget);
         let Loaded::Restored(saved) = LabState::load(&text, &lab(), "d1", &session().snapshot()) else { panic!() };

@@ -49,6 +49,13 @@ pub struct SessionSnapshot {
     pub changes: Vec<(EpochSeconds, Change)>,
 }
 
+impl SessionSnapshot {
+    /// A login shell on `host` when the lab starts, before anything is done.
+    pub fn initial(host: &str) -> SessionSnapshot {
+        SessionSnapshot { shell: ShellState::login(host), interactive: Interactive::default(), elapsed_ms: 0, changes: Vec::new() }
+    }
+}
+
 impl Session {
     /// A shell on `host`, which must be one of the cluster's nodes.
     pub fn new(cluster: Cluster, host: &str) -> Session {
@@ -237,6 +244,11 @@ impl Session {
 mod tests {
     use super::*;
     use crate::testing::{lab, session};
+
+    #[test]
+    fn a_new_session_is_the_initial_snapshot() {
+        assert_eq!(session().snapshot(), SessionSnapshot::initial("gpu-001"));
+    }
 
     #[test]
     fn a_restored_session_is_the_same_session() {

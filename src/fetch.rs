@@ -1,0 +1,51 @@
+//! Lab data from the site: the catalog (`labs/index.json`) and each lab's
+//! data file, fetched relative to the page so the site works from any folder.
+
+use std::rc::Rc;
+
+use clusterlab_engine::lab::catalog::{Catalog, Entry};
+use clusterlab_engine::Lab;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::Response;
+
+/// Where the build puts the labs, relative to the page.
+const LABS: &str = "labs/";
+
+async fn text(url: &str) -> Result<String, String> {
+    let response = JsFuture::from(gloo::utils::window().fetch_with_str(url))
+        .await
+        .map_err(|_| format!("{url} could not be fetched (offline, or the site is not served?)"))?;
+    let response: Response = response.dyn_into().map_err(|_| format!("{url}: not a response"))?;
+    if !response.ok() {
+        return Err(format!("{url}: {} {}", response.status(), response.status_text()));
+    }
+    let body = response.text().map_err(|_| format!("{url}: no body"))?;
+    JsFuture::from(body).await.ok().and_then(|text| text.as_string()).ok_or_else(|| format!("{url}: unreadable body"))
+}
+
+pub async fn catalog() -> Result<Rc<Catalog>, String> {
+    Catalog::from_json(&text(&format!("{LABS}index.json")).await?).map(Rc::new)
+}
+
+/// A lab as the app needs it: the lab, and its data as fetched (the engine
+/// worker reads the same text).
+#[derive(Clone, Debug)]
+pub struct LoadedLab {
+    pub lab: Rc<Lab>,
+    pub data: Rc<str>,
+    pub entry: Entry,
+}
+
+impl PartialEq for LoadedLab {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.lab, &other.lab)
+    }
+}
+
+pub async fn lab(entry: &Entry) -> Result<LoadedLab, String> {
+    // The digest names the version: a changed lab is never served from a stale cache.
+    let data = text(&format!("{LABS}{}?v={}", entry.file, entry.digest)).await?;
+    let lab = Lab::from_json(&data).map_err(|message| format!("lab `{}`: {message}", entry.id))?;
+    Ok(LoadedLab { lab: Rc::new(lab), data: data.into(), entry: entry.clone() })
+}

@@ -1,0 +1,115 @@
+//! The lab's store in localStorage: one versioned record per lab, written
+//! after every change, read back without running anything. A record that
+//! cannot be read is never overwritten in silence: it is copied under a
+//! backup key and the trainee is told where.
+
+use clusterlab_engine::lab::Lab;
+use clusterlab_engine::shell::SessionSnapshot;
+use clusterlab_engine::store::{LabState, Loaded};
+
+/// Transcript output kept in a saved record, newest first: enough for a
+/// full screen (10,000 lines) of ordinary output.
+pub const OUTPUT_BUDGET: usize = 1_500_000;
+/// Budgets tried, in turn, when the browser's storage is full.
+const FALLBACK_BUDGETS: [usize; 2] = [200_000, 0];
+
+fn storage() -> Option<web_sys::Storage> {
+    gloo::utils::window().local_storage().ok().flatten()
+}
+
+/// The key of a lab's saved state.
+pub fn key(lab_id: &str) -> String {
+    format!("clusterlab.lab.{lab_id}")
+}
+
+/// Version 1 kept progress here.
+fn old_key(lab_id: &str) -> String {
+    format!("clusterlab.progress.{lab_id}")
+}
+
+/// What was read, and what the trainee must be told about it.
+pub struct Restored {
+    pub state: LabState,
+    pub notice: Option<String>,
+}
+
+/// Copies `text` under a fresh backup key; the key, when it could be written.
+fn back_up(storage: &web_sys::Storage, lab_id: &str, text: &str) -> Option<String> {
+    let stamp = js_sys::Date::now() as u64;
+    let key = format!("clusterlab.backup.{lab_id}.{stamp}");
+    storage.set_item(&key, text).ok().map(|_| key)
+}
+
+/// The lab's saved state, or a fresh one; never a silent replacement.
+pub fn load(lab: &Lab, digest: &str, seed: u64, initial: &SessionSnapshot) -> Restored {
+    let fresh = || LabState::new(lab, digest, seed, initial.clone());
+    let Some(storage) = storage() else {
+        return Restored { state: fresh(), notice: Some("This browser does not let the page keep data: progress will not survive a reload.".into()) };
+    };
+    let (text, from_old) = match storage.get_item(&key(&lab.id)).ok().flatten() {
+        Some(text) => (text, false),
+        None => match storage.get_item(&old_key(&lab.id)).ok().flatten() {
+            Some(text) => (text, true),
+            None => return Restored { state: fresh(), notice: None },
+        },
+    };
+    match LabState::load(&text, lab, digest, initial) {
+        Loaded::Restored(state) => Restored { state, notice: None },
+        Loaded::Migrated(state, notice) => {
+            if from_old {
+                // Kept as it was, in case; the new record replaces it.
+                let kept = back_up(&storage, &lab.id, &text);
+                let _ = storage.remove_item(&old_key(&lab.id));
+                let notice = match kept {
+                    Some(backup) => format!("{notice} The old record is kept under the key \u{201c}{backup}\u{201d}."),
+                    None => notice,
+                };
+                return Restored { state, notice: Some(notice) };
+            }
+            Restored { state, notice: Some(notice) }
+        }
+        Loaded::Unreadable(reason) => {
+            let notice = match back_up(&storage, &lab.id, &text) {
+                Some(backup) => format!(
+                    "Your saved progress for this lab could not be read: {reason}. It was kept, unchanged, under the key \u{201c}{backup}\u{201d} in this browser's storage, and the lab starts fresh."
+                ),
+                None => format!(
+                    "Your saved progress for this lab could not be read: {reason}. There was no room to keep a copy, so it stays under \u{201c}{}\u{201d} until this lab saves again.",
+                    key(&lab.id)
+                ),
+            };
+            Restored { state: fresh(), notice: Some(notice) }
+        }
+    }
+}
+
+/// Reads the saved record as another tab left it.
+pub fn reload(lab: &Lab, digest: &str, initial: &SessionSnapshot) -> Option<LabState> {
+    let text = storage()?.get_item(&key(&lab.id)).ok().flatten()?;
+    match LabState::load(&text, lab, digest, initial) {
+        Loaded::Restored(state) | Loaded::Migrated(state, _) => Some(state),
+        Loaded::Unreadable(_) => None,
+    }
+}
+
+/// Saves the state; a notice when it could not be saved whole.
+pub fn save(state: &LabState) -> Result<(), String> {
+    let Some(storage) = storage() else { return Err("This browser does not let the page keep data.".into()) };
+    let key = key(&state.lab);
+    if storage.set_item(&key, &state.save(OUTPUT_BUDGET)).is_ok() {
+        return Ok(());
+    }
+    for budget in FALLBACK_BUDGETS {
+        if storage.set_item(&key, &state.save(budget)).is_ok() {
+            return Err("The browser's storage is nearly full: older terminal output was left out of the saved progress. Answers and typed commands are kept.".into());
+        }
+    }
+    Err("The browser's storage is full: this lab's progress could not be saved. Free some space (other sites' data) to keep it.".into())
+}
+
+/// Forgets a lab's saved state (start over).
+pub fn clear(lab_id: &str) {
+    if let Some(storage) = storage() {
+        let _ = storage.remove_item(&key(lab_id));
+    }
+}

@@ -1,0 +1,379 @@
+//! The lab page's one store, as a reducer: the engine's [`LabState`] (the
+//! session, the transcript with simulated timestamps, the answers), and
+//! what the page does with it now (a line computing, output revealing,
+//! lines typed meanwhile, notices, whether this tab holds the lab). Every
+//! view reads it. What the engine must be asked is state too (`running`,
+//! `interrupting`, `stopping`, `session_epoch`): the hook that owns the
+//! store sends each request once.
+
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use clusterlab_engine::grading::Grade;
+use clusterlab_engine::lab::Variant;
+use clusterlab_engine::model::time::EpochSeconds;
+use clusterlab_engine::service::Reply;
+use clusterlab_engine::shell::SessionSnapshot;
+use clusterlab_engine::store::{Entry, LabState, Stop};
+use yew::Reducible;
+
+use crate::engine::{EngineEvent, RUNAWAY_MS};
+use crate::fetch::LoadedLab;
+
+/// Output of a line that took at least this long on the lab's clock is
+/// revealed over time, as the real command prints it.
+pub const STREAM_FROM_MS: u64 = 1500;
+
+/// Whether this tab may change the lab.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// This tab holds the lab.
+    Owner,
+    /// Another tab holds it; this one shows it read-only and offers to take over.
+    HeldElsewhere,
+    /// This tab asked to take over and waits for the other to let go.
+    TakingOver,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EngineStatus {
+    Starting,
+    Ready,
+    Failed(String),
+}
+
+/// A line sent to the engine, not yet answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Running {
+    pub id: u64,
+    pub line: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct LabStore {
+    pub lab: LoadedLab,
+    pub variant: Rc<Variant>,
+    pub state: LabState,
+    pub prompt: String,
+    pub host: String,
+    /// The lab's clock (UTC seconds) as the engine last reported it.
+    pub now: EpochSeconds,
+    pub engine: EngineStatus,
+    /// Entries from this index on ran since the page opened; earlier ones
+    /// were restored (and are never revealed over time again).
+    pub live_from: usize,
+    pub running: Option<Running>,
+    /// The id of the line the last entry came from, and the entry it is.
+    pub last_run: Option<(u64, usize)>,
+    /// The entry whose output is being revealed.
+    pub revealing: Option<usize>,
+    /// Ctrl-C on a revealed line: (its id, simulated milliseconds in).
+    pub interrupting: Option<(u64, u64)>,
+    /// Ctrl-C on a line still computing.
+    pub stopping: Option<u64>,
+    /// Lines typed while another ran, to run next.
+    pub queue: VecDeque<String>,
+    /// Bumped when the session is replaced (start, reset, new variant, take
+    /// over, a runaway line): the engine must open it again.
+    pub session_epoch: u64,
+    pub notices: Vec<String>,
+    pub access: Access,
+    next_id: u64,
+    /// Bumped by every action: views compare stores by it, not by content.
+    revision: u64,
+}
+
+impl PartialEq for LabStore {
+    fn eq(&self, other: &Self) -> bool {
+        self.revision == other.revision && self.lab == other.lab
+    }
+}
+
+pub enum Action {
+    Engine(EngineEvent),
+    /// Enter at the prompt.
+    Submit(String),
+    /// Ctrl-C at the prompt, with what was typed.
+    Cancel(String),
+    /// Ctrl-C while a line runs: `at_ms` into it when its output is being revealed.
+    Interrupt { at_ms: u64 },
+    /// The revealed entry is fully shown.
+    Revealed,
+    /// Ctrl-L.
+    ClearScreen,
+    Answer { question: String, response: String },
+    ShowHint { question: String },
+    /// Start over, with the same variant or another one.
+    Restart { seed: u64 },
+    Notice(String),
+    Dismiss(usize),
+    /// Another tab holds the lab.
+    HeldElsewhere,
+    /// This tab asks to take the lab over.
+    TakeOver,
+    /// The lab is this tab's again, in the state the other tab saved.
+    TookOver(Option<LabState>),
+    /// Another tab took the lab over.
+    LetGo,
+    /// Another tab saved: a read-only tab shows what it saved.
+    Follow(LabState),
+}
+
+impl LabStore {
+    pub fn new(lab: LoadedLab, state: LabState, notice: Option<String>) -> LabStore {
+        let variant = Rc::new(lab.lab.variant(state.seed));
+        let host = state.session.shell.host.clone();
+        LabStore {
+            prompt: prompt_for(&host),
+            host,
+            now: 0,
+            variant,
+            live_from: state.transcript.len(),
+            lab,
+            state,
+            engine: EngineStatus::Starting,
+            running: None,
+            last_run: None,
+            revealing: None,
+            interrupting: None,
+            stopping: None,
+            queue: VecDeque::new(),
+            session_epoch: 1,
+            notices: notice.into_iter().collect(),
+            access: Access::Owner,
+            next_id: 0,
+            revision: 0,
+        }
+    }
+
+    /// Whether a line is computing or its output is being revealed.
+    pub fn busy(&self) -> bool {
+        self.running.is_some() || self.revealing.is_some() || self.interrupting.is_some()
+    }
+
+    pub fn owner(&self) -> bool {
+        self.access == Access::Owner
+    }
+
+    /// The grade of a question, when it has an answer.
+    pub fn grade(&self, question: &str) -> Option<Grade> {
+        let question = self.variant.questions.iter().find(|q| q.id == question)?;
+        self.state.answers.get(&question.id).map(|answer| question.grade(&answer.response))
+    }
+
+    pub fn score(&self) -> u32 {
+        self.state.score(&self.variant.questions)
+    }
+
+    fn push(&mut self, entry: Entry, session: Option<SessionSnapshot>) {
+        match session {
+            Some(session) => self.state.record(entry, session),
+            None => self.state.transcript.push(Rc::new(entry)),
+        }
+    }
+
+    /// Starts the next queued line, if the terminal is free.
+    fn next_line(&mut self) {
+        while !self.busy() {
+            let Some(line) = self.queue.pop_front() else { return };
+            self.start(line);
+        }
+    }
+
+    fn start(&mut self, line: String) {
+        if line.trim().is_empty() {
+            // An empty line is a new prompt, as in a terminal.
+            let entry = Entry::new(&self.host, &self.prompt, &line, self.now, Default::default());
+            self.push(entry, None);
+            return;
+        }
+        self.next_id += 1;
+        self.running = Some(Running { id: self.next_id, line });
+    }
+
+    fn replace_session(&mut self, state: LabState) {
+        self.variant = Rc::new(self.lab.lab.variant(state.seed));
+        self.host = state.session.shell.host.clone();
+        self.prompt = prompt_for(&self.host);
+        self.live_from = state.transcript.len();
+        self.state = state;
+        self.running = None;
+        self.revealing = None;
+        self.interrupting = None;
+        self.stopping = None;
+        self.last_run = None;
+        self.queue.clear();
+        self.engine = EngineStatus::Starting;
+        self.session_epoch += 1;
+    }
+
+    fn engine_event(&mut self, event: EngineEvent) {
+        match event {
+            EngineEvent::Reply(Reply::Opened { prompt, host, now, .. }) => {
+                self.prompt = prompt;
+                self.host = host;
+                self.now = now;
+                self.engine = EngineStatus::Ready;
+                self.next_line();
+            }
+            EngineEvent::Reply(Reply::Ran { id, entry, session, prompt, host, now }) => {
+                let interrupted = self.interrupting.is_some_and(|(of, _)| of == id);
+                if interrupted {
+                    self.interrupting = None;
+                    if let Some((_, at)) = self.last_run.filter(|(of, _)| *of == id) {
+                        self.state.transcript[at] = Rc::new(entry);
+                        self.state.session = Rc::new(session);
+                    }
+                } else if self.running.as_ref().is_some_and(|running| running.id == id) {
+                    self.running = None;
+                    let streams = entry.duration_ms >= STREAM_FROM_MS;
+                    self.push(entry, Some(session));
+                    let at = self.state.transcript.len() - 1;
+                    self.last_run = Some((id, at));
+                    if streams {
+                        self.revealing = Some(at);
+                    }
+                } else {
+                    return;
+                }
+                self.prompt = prompt;
+                self.host = host;
+                self.now = now;
+                self.next_line();
+            }
+            EngineEvent::Reply(Reply::Failed { message }) => {
+                self.engine = EngineStatus::Failed(message.clone());
+                self.notices.push(format!("The simulator could not start this lab: {message}"));
+            }
+            EngineEvent::Reply(Reply::Completions { .. }) => {}
+            EngineEvent::Stopped { id, by_user } => {
+                let Some(running) = self.running.take().filter(|running| running.id == id) else { return };
+                self.stopping = None;
+                let (stop, message) = if by_user {
+                    (Stop::Interrupted, String::new())
+                } else {
+                    (
+                        Stop::Runaway,
+                        format!(
+                            "clusterlab: stopped: this command line computed for more than {} s of real time. Nothing it would have changed happened; the simulator limits every command line.\n",
+                            RUNAWAY_MS / 1000
+                        ),
+                    )
+                };
+                self.stopped_line(&running.line, stop, &message);
+            }
+            EngineEvent::Crashed { running, message } => {
+                match running.and_then(|id| self.running.take().filter(|running| running.id == id)) {
+                    Some(line) => {
+                        let message = format!(
+                            "clusterlab: the simulator failed on this command line ({message}) and was restarted; nothing it would have changed happened.\n"
+                        );
+                        self.stopped_line(&line.line, Stop::Failed, &message);
+                    }
+                    None => self.notices.push(format!("The simulator failed ({message}) and was restarted.")),
+                }
+            }
+        }
+    }
+
+    /// Records a line the engine never answered, and opens the session again
+    /// as it was before the line, with the line in its history.
+    fn stopped_line(&mut self, line: &str, stop: Stop, message: &str) {
+        let entry = Entry::not_run(&self.host, &self.prompt, line, self.now, stop, message);
+        let mut session = (*self.state.session).clone();
+        session.interactive.history.push(line.to_string());
+        self.push(entry, Some(session));
+        self.engine = EngineStatus::Starting;
+        self.session_epoch += 1;
+    }
+}
+
+fn prompt_for(host: &str) -> String {
+    format!("{}@{host}:~$ ", clusterlab_engine::shell::USER)
+}
+
+impl Reducible for LabStore {
+    type Action = Action;
+
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        let mut next = (*self).clone();
+        next.revision += 1;
+        match action {
+            Action::Engine(event) => next.engine_event(event),
+            // A read-only tab changes nothing.
+            Action::Submit(_) | Action::Cancel(_) | Action::Answer { .. } | Action::ShowHint { .. } | Action::ClearScreen | Action::Restart { .. }
+                if !next.owner() =>
+            {
+                return self
+            }
+            Action::Submit(line) => {
+                next.queue.push_back(line);
+                if next.engine == EngineStatus::Ready {
+                    next.next_line();
+                }
+            }
+            Action::Cancel(typed) => {
+                let entry = Entry::not_run(&next.host, &next.prompt, &typed, next.now, Stop::Cancelled, "");
+                next.push(entry, None);
+            }
+            Action::Interrupt { at_ms } => {
+                next.queue.clear();
+                if let Some(running) = &next.running {
+                    next.stopping = Some(running.id);
+                } else if let (Some(at), Some((id, entry))) = (next.revealing, next.last_run) {
+                    if at == entry {
+                        next.revealing = None;
+                        next.interrupting = Some((id, at_ms));
+                    }
+                }
+            }
+            Action::Revealed => {
+                next.revealing = None;
+                next.next_line();
+            }
+            Action::ClearScreen => next.state.screen_from = next.state.transcript.len(),
+            Action::Answer { question, response } => {
+                if let Some(q) = next.variant.clone().questions.iter().find(|q| q.id == question) {
+                    next.state.answer(q, &response);
+                }
+            }
+            Action::ShowHint { question } => next.state.show_hint(&question),
+            Action::Restart { seed } => {
+                let host = next.lab.lab.first_host().to_string();
+                let state = LabState::new(&next.lab.lab, &next.lab.entry.digest, seed, SessionSnapshot::initial(&host));
+                next.replace_session(state);
+            }
+            Action::Notice(text) => {
+                if !next.notices.contains(&text) {
+                    next.notices.push(text);
+                }
+            }
+            Action::Dismiss(at) => {
+                if at < next.notices.len() {
+                    next.notices.remove(at);
+                }
+            }
+            Action::HeldElsewhere => next.access = Access::HeldElsewhere,
+            Action::TakeOver => next.access = Access::TakingOver,
+            Action::TookOver(state) => {
+                next.access = Access::Owner;
+                if let Some(state) = state {
+                    next.replace_session(state);
+                } else {
+                    next.session_epoch += 1;
+                    next.engine = EngineStatus::Starting;
+                }
+            }
+            Action::LetGo => {
+                next.access = Access::HeldElsewhere;
+                next.queue.clear();
+            }
+            Action::Follow(state) => {
+                if !next.owner() {
+                    next.replace_session(state);
+                }
+            }
+        }
+        Rc::new(next)
+    }
+}

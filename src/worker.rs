@@ -1,0 +1,36 @@
+//! The worker side of the engine (the `engine_worker` binary): requests
+//! arrive as JSON and are answered by the engine's [`Service`]; "ready"
+//! tells the page the worker listens. Nothing here touches the page, so
+//! the worker's module carries no UI code.
+
+use std::cell::RefCell;
+
+use clusterlab_engine::service::{Reply, Request, Service};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+
+/// What the worker says once it listens.
+pub const READY: &str = "ready";
+
+thread_local! {
+    static SERVICE: RefCell<Service> = RefCell::new(Service::new());
+}
+
+/// Answers requests until the page terminates the worker.
+pub fn serve() {
+    let Ok(scope) = js_sys::global().dyn_into::<DedicatedWorkerGlobalScope>() else { return };
+    let reply_to = scope.clone();
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+        let reply = match event.data().as_string().map(|text| Request::from_json(&text)) {
+            Some(Ok(request)) => SERVICE.with(|service| service.borrow_mut().handle(request)),
+            Some(Err(message)) => Reply::Failed { message },
+            None => Reply::Failed { message: "a request must be JSON text".to_string() },
+        };
+        let _ = reply_to.post_message(&JsValue::from_str(&reply.to_json()));
+    });
+    scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    // The worker lives as long as the page keeps it: so does its handler.
+    on_message.forget();
+    let _ = scope.post_message(&JsValue::from_str(READY));
+}
