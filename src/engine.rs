@@ -9,6 +9,9 @@
 //! so the runaway line is never run again. The component tests, which
 //! have no worker, run the engine in the page (`inline-engine` feature).
 
+// With the engine in the page, the worker's plumbing is unused.
+#![cfg_attr(feature = "inline-engine", allow(dead_code, unused_imports))]
+
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::{Rc, Weak};
@@ -27,7 +30,7 @@ use crate::worker::READY;
 const WORKER_SCRIPT: &str = "engine_worker_loader.js";
 
 /// How long a line may compute, in real time, before it is stopped.
-pub const RUNAWAY_MS: u32 = 2000;
+pub const RUNAWAY_MS: u32 = 1500;
 
 /// What the engine tells the page.
 #[derive(Clone, Debug, PartialEq)]

@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use clusterlab_engine::lab::catalog::{Catalog, Entry};
+use clusterlab_engine::lab::catalog::{digest, Catalog, Entry};
 use clusterlab_engine::Lab;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -12,7 +12,21 @@ use web_sys::Response;
 /// Where the build puts the labs, relative to the page.
 const LABS: &str = "labs/";
 
+/// What the page's inline script started fetching for `url`, taken once.
+fn prefetched(url: &str) -> Option<js_sys::Promise> {
+    let window = gloo::utils::window();
+    let started = js_sys::Reflect::get(&window, &"clusterlabPrefetch".into()).ok()?;
+    let promise = js_sys::Reflect::get(&started, &url.into()).ok()?.dyn_into::<js_sys::Promise>().ok()?;
+    let _ = js_sys::Reflect::delete_property(started.unchecked_ref::<js_sys::Object>(), &url.into());
+    Some(promise)
+}
+
 async fn text(url: &str) -> Result<String, String> {
+    if let Some(promise) = prefetched(url) {
+        if let Some(text) = JsFuture::from(promise).await.ok().and_then(|text| text.as_string()) {
+            return Ok(text);
+        }
+    }
     let response = JsFuture::from(gloo::utils::window().fetch_with_str(url))
         .await
         .map_err(|_| format!("{url} could not be fetched (offline, or the site is not served?)"))?;
@@ -44,8 +58,17 @@ impl PartialEq for LoadedLab {
 }
 
 pub async fn lab(entry: &Entry) -> Result<LoadedLab, String> {
-    // The digest names the version: a changed lab is never served from a stale cache.
-    let data = text(&format!("{LABS}{}?v={}", entry.file, entry.digest)).await?;
+    // Started early by the page when the address names this lab; kept only
+    // when it is the version the catalog names (never a stale cache's).
+    let early = match prefetched(&format!("{LABS}{}", entry.file)) {
+        Some(promise) => JsFuture::from(promise).await.ok().and_then(|text| text.as_string()),
+        None => None,
+    };
+    let data = match early.filter(|data| digest(data) == entry.digest) {
+        Some(data) => data,
+        // The digest names the version: a changed lab is never served from a stale cache.
+        None => text(&format!("{LABS}{}?v={}", entry.file, entry.digest)).await?,
+    };
     let lab = Lab::from_json(&data).map_err(|message| format!("lab `{}`: {message}", entry.id))?;
     Ok(LoadedLab { lab: Rc::new(lab), data: data.into(), entry: entry.clone() })
 }

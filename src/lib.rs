@@ -16,3 +16,12 @@ pub mod tabs;
 pub mod worker;
 
 pub use components::app::App;
+
+/// A named moment in the page's performance timeline, for the benchmark
+/// and the end-to-end tests (`clusterlab:store` when a lab's store is
+/// restored, `clusterlab:screen` when its terminal has drawn it).
+pub fn mark(name: &str) {
+    if let Some(performance) = gloo::utils::window().performance() {
+        let _ = performance.mark(name);
+    }
+}

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use clusterlab_engine::grading::Grade;
-use clusterlab_engine::lab::Variant;
+use clusterlab_engine::lab::{Doc, Question, Variant};
 use clusterlab_engine::model::time::EpochSeconds;
 use clusterlab_engine::service::Reply;
 use clusterlab_engine::shell::SessionSnapshot;
@@ -53,6 +53,10 @@ pub struct Running {
 pub struct LabStore {
     pub lab: LoadedLab,
     pub variant: Rc<Variant>,
+    /// The variant's briefing and questions, shared so that views compare
+    /// them by pointer and re-render only what changed.
+    pub briefing: Rc<Doc>,
+    pub questions: Rc<Vec<Rc<Question>>>,
     pub state: LabState,
     pub prompt: String,
     pub host: String,
@@ -122,8 +126,11 @@ pub enum Action {
 impl LabStore {
     pub fn new(lab: LoadedLab, state: LabState, notice: Option<String>) -> LabStore {
         let variant = Rc::new(lab.lab.variant(state.seed));
+        let (briefing, questions) = shared(&variant);
         let host = state.session.shell.host.clone();
         LabStore {
+            briefing,
+            questions,
             prompt: prompt_for(&host),
             host,
             now: 0,
@@ -192,7 +199,10 @@ impl LabStore {
     }
 
     fn replace_session(&mut self, state: LabState) {
-        self.variant = Rc::new(self.lab.lab.variant(state.seed));
+        if state.seed != self.state.seed {
+            self.variant = Rc::new(self.lab.lab.variant(state.seed));
+            (self.briefing, self.questions) = shared(&self.variant);
+        }
         self.host = state.session.shell.host.clone();
         self.prompt = prompt_for(&self.host);
         self.live_from = state.transcript.len();
@@ -255,8 +265,8 @@ impl LabStore {
                     (
                         Stop::Runaway,
                         format!(
-                            "clusterlab: stopped: this command line computed for more than {} s of real time. Nothing it would have changed happened; the simulator limits every command line.\n",
-                            RUNAWAY_MS / 1000
+                            "clusterlab: stopped: this command line computed for more than {:.1} s of real time. Nothing it would have changed happened; the simulator limits every command line.\n",
+                            f64::from(RUNAWAY_MS) / 1000.0
                         ),
                     )
                 };
@@ -286,6 +296,10 @@ impl LabStore {
         self.engine = EngineStatus::Starting;
         self.session_epoch += 1;
     }
+}
+
+fn shared(variant: &Variant) -> (Rc<Doc>, Rc<Vec<Rc<Question>>>) {
+    (Rc::new(variant.briefing.clone()), Rc::new(variant.questions.iter().cloned().map(Rc::new).collect()))
 }
 
 fn prompt_for(host: &str) -> String {

@@ -22,12 +22,17 @@ pub fn serve() {
     let Ok(scope) = js_sys::global().dyn_into::<DedicatedWorkerGlobalScope>() else { return };
     let reply_to = scope.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-        let reply = match event.data().as_string().map(|text| Request::from_json(&text)) {
+        let request = event.data().as_string().map(|text| Request::from_json(&text));
+        let opened = matches!(request, Some(Ok(Request::Open { .. })));
+        let reply = match request {
             Some(Ok(request)) => SERVICE.with(|service| service.borrow_mut().handle(request)),
             Some(Err(message)) => Reply::Failed { message },
             None => Reply::Failed { message: "a request must be JSON text".to_string() },
         };
         let _ = reply_to.post_message(&JsValue::from_str(&reply.to_json()));
+        if opened {
+            SERVICE.with(|service| service.borrow().warm_up());
+        }
     });
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     // The worker lives as long as the page keeps it: so does its handler.

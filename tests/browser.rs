@@ -1,17 +1,28 @@
 //! Browser tests: components rendered by Yew in headless Chromium
-//! (wasm-bindgen-test). Run by scripts/test.sh.
+//! (wasm-bindgen-test), with the engine in the page (`inline-engine`: the
+//! test runner has no worker module). Run by scripts/test.sh after
+//! `clusterlab build labs --out target/lab-data`.
 #![cfg(target_arch = "wasm32")]
 
+use std::rc::Rc;
 use std::time::Duration;
 
-use clusterlab_web::catalog;
+use clusterlab_engine::lab::catalog::Catalog;
+use clusterlab_engine::lab::doc::{Block, Doc, Inline};
+use clusterlab_engine::Lab;
+use clusterlab_web::components::lab_page::{LabPage, LabPageProps};
 use clusterlab_web::components::markdown::{Markdown, MarkdownProps};
-use clusterlab_web::components::terminal::{Terminal, TerminalProps};
+use clusterlab_web::engine::Engine;
+use clusterlab_web::fetch::LoadedLab;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use web_sys::{Element, HtmlInputElement, InputEvent, InputEventInit, KeyboardEvent, KeyboardEventInit};
+use yew::prelude::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
+
+const LAB: &str = include_str!("../target/lab-data/first-look.json");
+const INDEX: &str = include_str!("../target/lab-data/index.json");
 
 fn mount_point() -> Element {
     let document = gloo::utils::document();
@@ -20,58 +31,96 @@ fn mount_point() -> Element {
     root
 }
 
-async fn settle() {
-    yew::platform::time::sleep(Duration::from_millis(20)).await;
+async fn settle(ms: u64) {
+    yew::platform::time::sleep(Duration::from_millis(ms)).await;
 }
 
 #[wasm_bindgen_test]
-async fn markdown_shows_raw_html_as_text_and_drops_unsafe_links() {
+async fn markdown_renders_elements_and_shows_raw_html_as_text() {
     let root = mount_point();
-    let props = MarkdownProps {
-        source: "Hello <script>window.pwned = 1</script> **bold** [bad](javascript:alert(1)) [good](https://example.org)".into(),
-        class: Default::default(),
-    };
-    yew::Renderer::<Markdown>::with_root_and_props(root.clone(), props).render();
-    settle().await;
+    let doc = Doc(vec![Block::Paragraph(vec![
+        Inline::Text("Hello <script>window.pwned = 1</script> ".into()),
+        Inline::Strong(vec![Inline::Text("bold".into())]),
+        Inline::Link { href: "https://example.org".into(), children: vec![Inline::Text("good".into())] },
+    ])]);
+    yew::Renderer::<Markdown>::with_root_and_props(root.clone(), MarkdownProps { doc: Rc::new(doc), class: Default::default() }).render();
+    settle(20).await;
     assert!(root.query_selector("script").unwrap().is_none());
     assert!(root.text_content().unwrap().contains("<script>"));
     assert_eq!(root.query_selector("strong").unwrap().unwrap().text_content().unwrap(), "bold");
-    let links = root.query_selector_all("a").unwrap();
-    assert_eq!(links.length(), 2);
-    let href = |at| links.item(at).unwrap().dyn_into::<Element>().unwrap().get_attribute("href");
-    assert_eq!(href(0), None);
-    assert_eq!(href(1).as_deref(), Some("https://example.org"));
+    let link = root.query_selector("a").unwrap().unwrap();
+    assert_eq!(link.get_attribute("href").as_deref(), Some("https://example.org"));
+    assert_eq!(link.get_attribute("rel").as_deref(), Some("noopener noreferrer"));
 }
 
-#[wasm_bindgen_test]
-async fn terminal_runs_a_command_and_shows_its_output_as_text() {
-    let root = mount_point();
-    let lab = catalog::find("first-look").expect("the first-look lab is compiled in");
-    let props = TerminalProps { lab, seed: 1, replay: vec!["echo '<b>x</b>'".into()], on_run: Default::default() };
-    yew::Renderer::<Terminal>::with_root_and_props(root.clone(), props).render();
-    settle().await;
+#[derive(Properties, PartialEq)]
+struct HostProps {
+    lab: LoadedLab,
+}
 
-    // The replayed line is shown as text, not markup.
-    assert!(root.query_selector(".screen b").unwrap().is_none());
-    assert!(root.text_content().unwrap().contains("<b>x</b>"));
-    assert!(root.text_content().unwrap().contains("user@gpu-001:~$"));
+/// A lab page with an engine, as the app provides one.
+#[function_component(Host)]
+fn host(props: &HostProps) -> Html {
+    let engine = use_memo((), |_| Engine::start());
+    html! {
+        <ContextProvider<Rc<Engine>> context={engine}>
+            <LabPage ..LabPageProps { lab: props.lab.clone() } />
+        </ContextProvider<Rc<Engine>>>
+    }
+}
 
-    let input: HtmlInputElement = root.query_selector(".terminal-input").unwrap().unwrap().dyn_into().unwrap();
-    input.set_value("nvidia-smi -L");
+fn loaded() -> LoadedLab {
+    let catalog = Catalog::from_json(INDEX).unwrap();
+    let entry = catalog.find("first-look").unwrap().clone();
+    LoadedLab { lab: Rc::new(Lab::from_json(LAB).unwrap()), data: LAB.into(), entry }
+}
+
+fn key(input: &HtmlInputElement, key: &str) {
+    let init = KeyboardEventInit::new();
+    init.set_key(key);
+    init.set_bubbles(true);
+    input.dispatch_event(&KeyboardEvent::new_with_keyboard_event_init_dict("keydown", &init).unwrap()).unwrap();
+}
+
+fn type_line(input: &HtmlInputElement, line: &str) {
+    input.set_value(line);
     let init = InputEventInit::new();
     init.set_bubbles(true);
     input.dispatch_event(&InputEvent::new_with_event_init_dict("input", &init).unwrap()).unwrap();
-    settle().await;
-    let init = KeyboardEventInit::new();
-    init.set_key("Enter");
-    init.set_bubbles(true);
-    input.dispatch_event(&KeyboardEvent::new_with_keyboard_event_init_dict("keydown", &init).unwrap()).unwrap();
-    settle().await;
+}
 
-    let stdout: String = {
-        let nodes = root.query_selector_all(".line.stdout").unwrap();
-        (0..nodes.length()).map(|at| nodes.item(at).unwrap().text_content().unwrap()).collect()
-    };
+fn texts(root: &Element, selector: &str) -> String {
+    let nodes = root.query_selector_all(selector).unwrap();
+    (0..nodes.length()).map(|at| nodes.item(at).unwrap().text_content().unwrap()).collect()
+}
+
+#[wasm_bindgen_test]
+async fn a_lab_page_runs_commands_as_text_and_saves_its_state() {
+    gloo::utils::window().local_storage().unwrap().unwrap().remove_item("clusterlab.lab.first-look").unwrap();
+    let root = mount_point();
+    yew::Renderer::<Host>::with_root_and_props(root.clone(), HostProps { lab: loaded() }).render();
+    settle(50).await;
+    let input: HtmlInputElement = root.query_selector(".terminal-input").unwrap().unwrap().dyn_into().unwrap();
+    for line in ["echo '<b>x</b>'", "nvidia-smi -L"] {
+        type_line(&input, line);
+        key(&input, "Enter");
+        settle(60).await;
+    }
+    // Output is text, never markup.
+    assert!(root.query_selector(".scrollback b").unwrap().is_none());
+    let stdout = texts(&root, ".scrollback .stdout");
+    assert!(stdout.contains("<b>x</b>"), "{stdout}");
     assert_eq!(stdout.lines().filter(|line| line.starts_with("GPU ")).count(), 8, "{stdout}");
     assert_eq!(input.value(), "");
+    assert!(texts(&root, ".scrollback .command").contains("user@gpu-001:~$ nvidia-smi -L"));
+
+    // The store was saved (shortly after the last change): a new page on the
+    // same lab shows the same screen, and runs nothing.
+    settle(400).await;
+    let saved = gloo::utils::window().local_storage().unwrap().unwrap().get_item("clusterlab.lab.first-look").unwrap().unwrap();
+    assert!(saved.starts_with("{\"version\":2,"), "{saved}");
+    let again = mount_point();
+    yew::Renderer::<Host>::with_root_and_props(again.clone(), HostProps { lab: loaded() }).render();
+    settle(80).await;
+    assert_eq!(texts(&again, ".scrollback .stdout"), stdout);
 }

@@ -45,7 +45,6 @@ pub struct LabPageProps {
 pub fn lab_page(props: &LabPageProps) -> Html {
     let (store, engine, take_over) = use_lab_store(props.lab.clone());
     let lab = &store.lab.lab;
-    let variant = store.variant.clone();
     let owner = store.owner();
 
     let start_over = |next_seed: fn(u64) -> u64, question: &'static str| {
@@ -62,7 +61,7 @@ pub fn lab_page(props: &LabPageProps) -> Html {
         "Start over with another variant of this lab? Your answers and terminal history will be cleared.",
     );
 
-    let cards = variant.questions.iter().enumerate().map(|(at, question)| {
+    let cards = store.questions.iter().enumerate().map(|(at, question)| {
         let on_answer = {
             let store = store.clone();
             let id = question.id.clone();
@@ -74,7 +73,7 @@ pub fn lab_page(props: &LabPageProps) -> Html {
             Callback::from(move |()| store.dispatch(Action::ShowHint { question: id.clone() }))
         };
         html! {
-            <QuestionCard key={question.id.clone()} question={std::rc::Rc::new(question.clone())} number={at + 1}
+            <QuestionCard key={question.id.clone()} question={question.clone()} number={at + 1}
                 saved={store.state.answers.get(&question.id).cloned()}
                 hints_shown={store.state.hints_shown.get(&question.id).copied().unwrap_or(0) as usize}
                 enabled={owner} {on_answer} {on_hint} />
@@ -121,7 +120,7 @@ pub fn lab_page(props: &LabPageProps) -> Html {
                 <section class="briefing-and-questions">
                     <section class="briefing">
                         <h2>{ "Briefing" }</h2>
-                        <Markdown doc={variant.briefing.clone()} />
+                        <Markdown doc={store.briefing.clone()} />
                     </section>
                     <section class="questions">
                         <h2>{ "Questions" }</h2>

@@ -2,12 +2,15 @@
 //! with the lab's data (parsed when the lab was built), raw HTML in it is
 //! text, and links keep only http(s) and in-page targets.
 
+use std::rc::Rc;
+
 use clusterlab_engine::lab::doc::{Block, Doc, Inline};
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
 pub struct MarkdownProps {
-    pub doc: Doc,
+    /// Compared by pointer first: an unchanged doc does not re-render.
+    pub doc: Rc<Doc>,
     #[prop_or_default]
     pub class: Classes,
 }

@@ -175,7 +175,7 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
                     { if saved.attempts > 1 { format!(" \u{b7} {} attempts", saved.attempts) } else { String::new() } }
                 </p>
                 if grade.correct && !grade.explanation.is_empty() {
-                    <Markdown doc={grade.explanation.clone()} />
+                    <Markdown doc={Rc::new(grade.explanation.clone())} />
                 }
             </div>
         },
@@ -191,7 +191,7 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
     html! {
         <section class="question" data-question={question.id.clone()}>
             <h3>{ format!("Question {}", props.number) }<span class="points">{ format!("{} pt{}", question.points, if question.points == 1 { "" } else { "s" }) }</span></h3>
-            <Markdown doc={question.prompt.clone()} />
+            <Markdown doc={Rc::new(question.prompt.clone())} />
             <form onsubmit={submit}>
                 { input }
                 <div class="actions">
@@ -200,7 +200,7 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
                 </div>
             </form>
             if shown > 0 {
-                <ul class="hints">{ for question.hints[..shown].iter().map(|hint| html! { <li><Markdown doc={hint.clone()} /></li> }) }</ul>
+                <ul class="hints">{ for question.hints[..shown].iter().map(|hint| html! { <li><Markdown doc={Rc::new(hint.clone())} /></li> }) }</ul>
             }
             { verdict }
         </section>

@@ -18,7 +18,8 @@ use std::rc::Rc;
 
 use clusterlab_engine::shell::Stream;
 use clusterlab_engine::store::{Entry, Stop};
-use gloo::timers::callback::Interval;
+use gloo::timers::callback::{Interval, Timeout};
+use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlInputElement};
 use yew::prelude::*;
 
@@ -27,8 +28,15 @@ use crate::store::{Action, LabStore};
 
 /// How many lines the screen keeps.
 pub const MAX_LINES: usize = 10_000;
+/// Output longer than this many lines is written in blocks of this size.
+const CHUNK_LINES: usize = 200;
 /// How often revealed output advances, in real milliseconds.
 const TICK_MS: u32 = 40;
+/// After Enter, the line stays as typed this long (real milliseconds) while
+/// the simulator answers: a quick answer then paints in the next frame,
+/// with nothing drawn in between (a change drawn first would make the
+/// browser handle the worker's answer only after that frame).
+const ENTER_GRACE_MS: u32 = 60;
 
 #[derive(Properties, PartialEq)]
 pub struct TerminalProps {
@@ -196,10 +204,25 @@ impl Writer {
         let Some(block) = self.blocks.back_mut() else { return };
         // A single output longer than the screen keeps its last lines.
         let (text, skipped) = last_lines(text, MAX_LINES);
-        let span = element("span", if stream == Stream::Stderr { "stderr" } else { "stdout" });
-        span.set_text_content(Some(text));
-        let _ = block.output.append_child(&span);
+        let class = if stream == Stream::Stderr { "stderr" } else { "stdout" };
         let added = lines_in(text);
+        if added <= CHUNK_LINES || !text.ends_with('\n') {
+            let span = element("span", class);
+            span.set_text_content(Some(text));
+            let _ = block.output.append_child(&span);
+        } else {
+            // Long output in blocks of lines the browser lays out only when
+            // they scroll into view.
+            let mut rest = text;
+            while !rest.is_empty() {
+                let end = rest.match_indices('\n').nth(CHUNK_LINES - 1).map_or(rest.len(), |(at, _)| at + 1);
+                let chunk = element("div", &format!("{class} chunk"));
+                let _ = chunk.set_attribute("style", &format!("--lines:{}", lines_in(&rest[..end])));
+                chunk.set_text_content(Some(&rest[..end]));
+                let _ = block.output.append_child(&chunk);
+                rest = &rest[end..];
+            }
+        }
         block.lines += added;
         self.lines += added;
         self.dropped += skipped;
@@ -254,8 +277,9 @@ impl Writer {
         )));
     }
 
-    /// Brings the screen in line with the store.
-    fn sync(&mut self, store: &LabStore, dispatcher: &UseReducerDispatcher<LabStore>) {
+    /// Brings the screen in line with the store. `this` is the writer
+    /// itself, for the timer that reveals output.
+    fn sync(&mut self, this: &Rc<RefCell<Writer>>, store: &LabStore, dispatcher: &UseReducerDispatcher<LabStore>) {
         let transcript = &store.state.transcript;
         let replaced = self.blocks.iter().any(|block| transcript.get(block.index).is_none_or(|entry| !Rc::ptr_eq(entry, &block.entry)));
         if store.state.screen_from != self.screen_from || transcript.len() < self.rendered || replaced {
@@ -275,7 +299,7 @@ impl Writer {
             let revealing = store.revealing == Some(index);
             self.append(index, &entry, revealing);
             if revealing {
-                self.start_reveal(index, &entry, dispatcher.clone());
+                self.start_reveal(this.clone(), index, &entry, dispatcher.clone());
             }
         }
     }
@@ -319,11 +343,12 @@ impl Writer {
         }
     }
 
-    fn start_reveal(&mut self, index: usize, entry: &Rc<Entry>, dispatcher: UseReducerDispatcher<LabStore>) {
+    fn start_reveal(&mut self, this: Rc<RefCell<Writer>>, index: usize, entry: &Rc<Entry>, dispatcher: UseReducerDispatcher<LabStore>) {
         // Revealed over a tenth of the simulated time, 0.4 s to 4 s.
         let period_ms = (entry.duration_ms / 10).clamp(400, 4000) as f64;
-        let this = WRITER.with(Rc::clone);
+        let this = Rc::downgrade(&this);
         let timer = Interval::new(TICK_MS, move || {
+            let Some(this) = this.upgrade() else { return };
             let done = this.borrow_mut().advance_reveal();
             if done {
                 dispatcher.dispatch(Action::Revealed);
@@ -381,15 +406,15 @@ fn printed_by(entry: &Entry, at_ms: u64) -> usize {
     from_bytes
 }
 
+/// Scrolls the screen to its end, and again once the browser has laid out
+/// the entries it estimated (offscreen entries skip layout until shown).
 fn scroll_down(container: Option<&Element>) {
     if let Some(screen) = container.and_then(|container| container.parent_element()) {
         screen.set_scroll_top(screen.scroll_height());
+        let later = screen.clone();
+        let again = wasm_bindgen::closure::Closure::once_into_js(move || later.set_scroll_top(later.scroll_height()));
+        let _ = gloo::utils::window().request_animation_frame(again.unchecked_ref());
     }
-}
-
-thread_local! {
-    /// The page has one terminal at a time; its scrollback writer.
-    static WRITER: Rc<RefCell<Writer>> = Rc::new(RefCell::new(Writer::default()));
 }
 
 /// The longest common prefix of the candidates.
@@ -415,30 +440,38 @@ pub fn terminal(props: &TerminalProps) -> Html {
     let history_at = use_state(|| None::<usize>);
     let input_ref = use_node_ref();
     let completions = use_state(Vec::<String>::new);
+    // The scrollback, written into the page directly (see `Writer`).
+    let writer: Rc<RefCell<Writer>> = use_mut_ref(|| Writer { screen_from: usize::MAX, ..Writer::default() });
+    // The line entered and still in the input, and the grace period's timer.
+    let entered: Rc<RefCell<Option<String>>> = use_mut_ref(|| None);
+    let grace: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
+    let redraw = use_force_update();
 
     {
         let scrollback_ref = scrollback_ref.clone();
         let store = store.clone();
+        let this = writer.clone();
         use_effect_with(store.clone(), move |_| {
-            WRITER.with(|writer| {
-                let mut writer = writer.borrow_mut();
-                let container = scrollback_ref.cast::<Element>();
-                if writer.container.as_ref() != container.as_ref() {
-                    // A new terminal on the page: start the screen again.
-                    *writer = Writer { container, ..Writer::default() };
-                    writer.screen_from = usize::MAX;
-                }
-                let before = writer.rendered;
-                writer.sync(&store, &store.dispatcher());
-                if writer.rendered != before {
-                    scroll_down(writer.container.as_ref());
-                }
-            });
+            let mut writer = this.borrow_mut();
+            let first = writer.container.is_none();
+            if first {
+                writer.container = scrollback_ref.cast::<Element>();
+            }
+            let before = writer.rendered;
+            writer.sync(&this, &store, &store.dispatcher());
+            if first {
+                crate::mark("clusterlab:screen");
+            }
+
+            if writer.rendered != before {
+                scroll_down(writer.container.as_ref());
+            }
         });
     }
     {
-        // The screen belongs to this terminal only while it is mounted.
-        use_effect_with((), |_| move || WRITER.with(|writer| *writer.borrow_mut() = Writer::default()));
+        // Stops a reveal when the terminal goes.
+        let writer = writer.clone();
+        use_effect_with((), move |_| move || writer.borrow_mut().reveal = None);
     }
 
     let onkeydown = {
@@ -447,6 +480,10 @@ pub fn terminal(props: &TerminalProps) -> Html {
         let input = input.clone();
         let history_at = history_at.clone();
         let completions = completions.clone();
+        let writer = writer.clone();
+        let entered = entered.clone();
+        let grace = grace.clone();
+        let redraw = redraw.clone();
         Callback::from(move |event: KeyboardEvent| {
             let key = event.key();
             let ctrl = event.ctrl_key();
@@ -454,7 +491,7 @@ pub fn terminal(props: &TerminalProps) -> Html {
             match key.as_str() {
                 "c" | "C" if ctrl && store.busy() => {
                     event.prevent_default();
-                    let at_ms = WRITER.with(|writer| writer.borrow().reveal_at_ms()).unwrap_or(0);
+                    let at_ms = writer.borrow().reveal_at_ms().unwrap_or(0);
                     store.dispatch(Action::Interrupt { at_ms });
                 }
                 "c" | "C" if ctrl => {
@@ -469,10 +506,25 @@ pub fn terminal(props: &TerminalProps) -> Html {
                 }
                 "Enter" => {
                     event.prevent_default();
-                    store.dispatch(Action::Submit((*input).clone()));
-                    input.set(String::new());
+                    let line = (*input).clone();
+                    // The line stays as typed until the answer or the grace period's end.
+                    *entered.borrow_mut() = Some(line.clone());
+                    let ends = {
+                        let grace = Rc::downgrade(&grace);
+                        let redraw = redraw.clone();
+                        Timeout::new(ENTER_GRACE_MS, move || {
+                            if let Some(grace) = grace.upgrade() {
+                                grace.borrow_mut().take();
+                            }
+                            redraw.force_update();
+                        })
+                    };
+                    *grace.borrow_mut() = Some(ends);
+                    store.dispatch(Action::Submit(line));
                     history_at.set(None);
-                    completions.set(Vec::new());
+                    if !completions.is_empty() {
+                        completions.set(Vec::new());
+                    }
                 }
                 "ArrowUp" | "ArrowDown" => {
                     event.prevent_default();
@@ -542,8 +594,19 @@ pub fn terminal(props: &TerminalProps) -> Html {
     };
 
     let read_only = !store.owner();
+    // Within the grace period after Enter, nothing changes on screen; once
+    // the answer is in, or the period is over, the entered line leaves the input.
+    let in_grace = store.busy() && grace.borrow().is_some();
+    if !in_grace {
+        if let Some(line) = entered.borrow_mut().take() {
+            grace.borrow_mut().take();
+            if *input == line {
+                input.set(String::new());
+            }
+        }
+    }
     // A running command owns the terminal: no prompt until it ends.
-    let prompt = if store.busy() { String::new() } else { store.prompt.clone() };
+    let prompt = if store.busy() && !in_grace { String::new() } else { store.prompt.clone() };
     html! {
         <div class="terminal" onclick={focus}>
             <div class="terminal-bar">

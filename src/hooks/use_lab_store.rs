@@ -25,6 +25,10 @@ fn fingerprint(state: &LabState) -> (usize, usize, usize, u32, u32, usize, u64) 
     (Rc::as_ptr(&state.session) as usize, state.transcript.len(), last, attempts, hints, state.screen_from, state.seed)
 }
 
+/// Changes are saved this long after the last one (and at once when the
+/// page is hidden or left), so that saving never delays a frame.
+const SAVE_AFTER_MS: u32 = 250;
+
 /// How long a tab waits for the holder to let go before taking over anyway
 /// (the holder may have been closed).
 const TAKE_OVER_WAIT_MS: u32 = 800;
@@ -35,7 +39,9 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
         let lab = lab.clone();
         use_reducer(move || {
             let initial = SessionSnapshot::initial(lab.lab.first_host());
+            crate::mark("clusterlab:lab-data");
             let restored = storage::load(&lab.lab, &lab.entry.digest, 1, &initial);
+            crate::mark("clusterlab:store");
             LabStore::new(lab, restored.state, restored.notice)
         })
     };
@@ -87,7 +93,7 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
         });
     }
 
-    // Saved after every change, once the page has painted.
+    // Saved shortly after every change, and at once when the page goes.
     let pending_save = use_mut_ref(|| None::<Timeout>);
     {
         let store = store.clone();
@@ -96,11 +102,44 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
             if *access == Access::Owner {
                 let state = store.state.clone();
                 let dispatcher = store.dispatcher();
-                *pending_save.borrow_mut() = Some(Timeout::new(0, move || {
+                let pending = Rc::downgrade(&pending_save);
+                *pending_save.borrow_mut() = Some(Timeout::new(SAVE_AFTER_MS, move || {
+                    if let Some(pending) = pending.upgrade() {
+                        pending.borrow_mut().take();
+                    }
                     if let Err(notice) = storage::save(&state) {
                         dispatcher.dispatch(Action::Notice(notice));
                     }
                 }));
+            }
+        });
+    }
+    {
+        let pending_save = pending_save.clone();
+        let latest = latest.clone();
+        use_effect_with((), move |_| {
+            let flush = Rc::new(move || {
+                let now = latest.borrow().clone();
+                if pending_save.borrow_mut().take().is_some() && now.owner() {
+                    let _ = storage::save(&now.state);
+                }
+            });
+            let on_hide = {
+                let flush = flush.clone();
+                gloo::events::EventListener::new(&gloo::utils::window(), "pagehide", move |_| flush())
+            };
+            let on_hidden = {
+                let flush = flush.clone();
+                gloo::events::EventListener::new(&gloo::utils::document(), "visibilitychange", move |_| {
+                    if gloo::utils::document().hidden() {
+                        flush();
+                    }
+                })
+            };
+            // Leaving the lab page saves too.
+            move || {
+                drop((on_hide, on_hidden));
+                flush();
             }
         });
     }

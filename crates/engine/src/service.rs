@@ -78,6 +78,18 @@ impl Service {
         Service::default()
     }
 
+    /// Runs representative lines on a copy of the open session and throws
+    /// the results away: a WebAssembly engine compiles code fully only once
+    /// it has run, so the trainee's first commands are as quick as later ones.
+    pub fn warm_up(&self) {
+        let Some(open) = &self.open else { return };
+        let mut scratch = Session::restore(open.lab.instantiate(open.seed), open.session.snapshot());
+        for line in ["nvidia-smi -q | head -100", "nvidia-smi", "ibstat | grep -c Rate", "sinfo; echo ok"] {
+            let entry = run(&mut scratch, line, None);
+            let _ = ran(0, entry, &scratch).to_json();
+        }
+    }
+
     pub fn handle(&mut self, request: Request) -> Reply {
         match request {
             Request::Open { lab, seed, session } => match Lab::from_json(&lab) {

@@ -390,6 +390,17 @@ mod tests {
     }
 
     #[test]
+    fn nothing_typed_is_lost_after_600_lines() {
+        let lines: Vec<String> = (0..600).map(|at| format!("echo {at}")).collect();
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let state = state_after(&refs);
+        let Loaded::Restored(saved) = LabState::load(&state.save(1 << 20), &lab(), "d1", &session().snapshot()) else { panic!() };
+        assert_eq!(saved.transcript.len(), 600);
+        assert_eq!(saved.session.interactive.history, lines);
+        assert!(saved.transcript.iter().zip(&lines).all(|(entry, line)| entry.line == *line && entry.text() == format!("{}\n", &line[5..])));
+    }
+
+    #[test]
     fn damaged_foreign_and_other_versions_are_unreadable_never_replaced() {
         let (lab, initial) = (lab(), session().snapshot());
         for (text, reason) in [

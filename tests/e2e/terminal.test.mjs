@@ -1,0 +1,132 @@
+// End-to-end: a trainee's terminal and questions in the release app.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { start, open, terminal, run, stdout, shots } from './harness.mjs';
+
+let app;
+before(async () => { app = await start(); });
+after(async () => { await app.close(); });
+
+function gpuLines(text) {
+  return text.split('\n').filter((line) => /^GPU \d: NVIDIA H100 80GB HBM3 \(UUID: GPU-[0-9a-f-]{36}\)$/.test(line));
+}
+
+test('a trainee opens a lab, reads nvidia-smi, answers, reloads and keeps everything', async () => {
+  const context = await app.browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const page = await open(context, app.base);
+  await page.locator('.simulation-notice').waitFor();
+  assert.match(await page.locator('.simulation-notice').textContent(), /Nothing you type runs on a real cluster/);
+  await page.locator('.lab-card[data-lab="first-look"] h2 a').click();
+
+  const input = await terminal(page);
+  assert.match(await page.locator('.briefing').textContent(), /simulation/);
+
+  // Tab completes a command name.
+  await input.click();
+  await input.pressSequentially('nvidia');
+  await input.press('Tab');
+  await page.waitForFunction(() => document.querySelector('.terminal-input').value === 'nvidia-smi ');
+  await input.pressSequentially('-L');
+  await input.press('Enter');
+  await page.waitForFunction(() => document.querySelectorAll('.scrollback .stdout').length > 0);
+  assert.equal(gpuLines(await stdout(page)).length, 8);
+
+  // Answer two questions.
+  const driver = page.locator('section[data-question="driver"]');
+  await driver.locator('input[value="570.158.01"]').check();
+  await driver.locator('button.answer-button').click();
+  await driver.locator('.verdict.correct').waitFor();
+  const busId = page.locator('section[data-question="bus-id-gpu5"]');
+  await busId.locator('input.text-answer').fill('00000000:A3:00.0');
+  await busId.locator('button.answer-button').click();
+  await busId.locator('.verdict.correct').waitFor();
+  assert.equal(await page.locator('.score-value').textContent(), '3 / 5');
+  await page.screenshot({ path: join(shots, 'lab.png'), fullPage: true });
+
+  // Reload: the answers, the score and the terminal come back, without running anything.
+  await page.waitForTimeout(100);
+  await page.reload();
+  await page.locator('section[data-question="driver"] .verdict.correct').waitFor();
+  assert.equal(await page.locator('section[data-question="driver"] input[value="570.158.01"]').isChecked(), true);
+  assert.equal(await page.locator('section[data-question="bus-id-gpu5"] input.text-answer').inputValue(), '00000000:A3:00.0');
+  assert.equal(await page.locator('.score-value').textContent(), '3 / 5');
+  await terminal(page);
+  assert.equal(gpuLines(await stdout(page)).length, 8);
+
+  // Up recalls the last command; Ctrl-C cancels a line; Ctrl-L clears.
+  await input.click();
+  await input.press('ArrowUp');
+  assert.equal(await input.inputValue(), 'nvidia-smi -L');
+  await input.press('Control+c');
+  assert.equal(await input.inputValue(), '');
+  assert.match(await page.locator('.scrollback .command').last().textContent(), /nvidia-smi -L\^C$/);
+  await input.press('Control+l');
+  await page.waitForFunction(() => document.querySelectorAll('.scrollback .entry').length === 0);
+  await page.screenshot({ path: join(shots, 'after-reload.png'), fullPage: true });
+
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
+test('an unknown command answers like bash', async () => {
+  const context = await app.browser.newContext();
+  const page = await open(context, `${app.base}#/lab/first-look`);
+  const input = await terminal(page);
+  await run(page, input, 'ibstatt');
+  assert.equal(await page.locator('.scrollback .stderr').last().textContent(), '-bash: ibstatt: command not found\n');
+  await context.close();
+});
+
+test('long commands stream their output, keys typed meanwhile run next, and Ctrl-C stops the clock', async () => {
+  const context = await app.browser.newContext();
+  const page = await open(context, `${app.base}#/lab/first-look`);
+  const input = await terminal(page);
+
+  // 3 s on the lab's clock: the output appears after, then the prompt returns;
+  // a line typed while it runs runs next.
+  await input.fill('sleep 3; echo finished');
+  await input.press('Enter');
+  await input.fill('echo typed-ahead');
+  await input.press('Enter');
+  await page.locator('.scrollback .stdout', { hasText: 'typed-ahead' }).waitFor();
+  assert.match(await stdout(page), /finished\ntyped-ahead\n/);
+
+  // A long run is interrupted: ^C, and the clock stops where it was.
+  const lastOutput = async () => Number((await page.locator('.scrollback .stdout').last().textContent()).trim());
+  await run(page, input, 'date +%s');
+  const before = await lastOutput();
+  await input.fill('sleep 600; nvidia-smi; nvidia-smi; nvidia-smi');
+  await input.press('Enter');
+  await page.waitForTimeout(300);
+  await input.press('Control+c');
+  await page.locator('.scrollback .stdout', { hasText: '^C' }).waitFor();
+  await page.waitForFunction(() => document.querySelector('label.prompt').textContent.includes('$'));
+  assert.equal(((await stdout(page)).match(/NVIDIA-SMI 570/g) ?? []).length, 0, 'the interrupted output was cut short');
+  await run(page, input, 'date +%s');
+  const after = await lastOutput();
+  assert.ok(after - before < 600 && after - before > 0, `the clock moved ${after - before} s, not the whole sleep`);
+  await context.close();
+});
+
+test('a variant lab: the trainee finds the slow rail from the output and is graded on it', async () => {
+  const context = await app.browser.newContext();
+  const page = await open(context, `${app.base}#/lab/slow-rail`);
+  const input = await terminal(page);
+  // Count the half-rate ports on each node, as a trainee would.
+  const slow = {};
+  for (const node of ['gpu-001', 'gpu-002']) {
+    await run(page, input, `ssh ${node} ibstat | grep -c "Rate: 200"`);
+    slow[node] = Number((await page.locator('.scrollback .stdout').last().textContent()).trim());
+  }
+  const bad = slow['gpu-001'] === 1 ? 'gpu-001' : 'gpu-002';
+  assert.equal(slow['gpu-001'] + slow['gpu-002'], 1);
+  const question = page.locator('section[data-question="which-node"]');
+  await question.locator(`input[value="${bad}"]`).check();
+  await question.locator('button.answer-button').click();
+  await question.locator('.verdict.correct').waitFor();
+  // Fan-out sees the whole cluster.
+  await run(page, input, 'pdsh -w gpu-001 sinfo');
+  assert.match(await stdout(page), /gpu-001: gpu\*\s+up\s+infinite\s+2\s+idle gpu-\[001-002\]/);
+  await context.close();
+});
