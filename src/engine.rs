@@ -61,8 +61,9 @@ struct Inner {
     /// The lab and variant, and the session a restarted worker resumes from.
     lab: Option<(Rc<str>, u64)>,
     session: Option<SessionSnapshot>,
-    /// The line computing now, and the timer that stops it.
-    running: Option<(u64, Timeout)>,
+    /// The line computing now, and the timer that stops it (armed once the
+    /// worker has the line: a worker still starting is not a runaway).
+    running: Option<(u64, Option<Timeout>)>,
     completions: BTreeMap<u64, Callback<Vec<String>>>,
     next_completion: u64,
 }
@@ -161,14 +162,11 @@ impl Engine {
     /// Runs a line; a [`Reply::Ran`] with the same id answers, or
     /// [`EngineEvent::Stopped`].
     pub fn run(&self, id: u64, line: String) {
-        let weak = Rc::downgrade(&self.0);
-        let watchdog = Timeout::new(RUNAWAY_MS, move || {
-            if let Some(inner) = weak.upgrade() {
-                Inner::stop(&inner, id, false);
-            }
-        });
-        self.0.borrow_mut().running = Some((id, watchdog));
+        self.0.borrow_mut().running = Some((id, None));
         Inner::send(&self.0, Request::Run { id, line });
+        if self.0.borrow().ready {
+            Inner::arm(&self.0);
+        }
     }
 
     /// Ctrl-C, `at_ms` simulated milliseconds into the line `id`, which has
@@ -196,6 +194,18 @@ impl Engine {
 }
 
 impl Inner {
+    /// Starts the runaway timer of the line computing now.
+    fn arm(this: &Rc<RefCell<Inner>>) {
+        let mut inner = this.borrow_mut();
+        let Some((id, timer @ None)) = inner.running.as_mut() else { return };
+        let (id, weak) = (*id, Rc::downgrade(this));
+        *timer = Some(Timeout::new(RUNAWAY_MS, move || {
+            if let Some(inner) = weak.upgrade() {
+                Inner::stop(&inner, id, false);
+            }
+        }));
+    }
+
     fn send(this: &Rc<RefCell<Inner>>, request: Request) {
         let text = request.to_json();
         let mut inner = this.borrow_mut();
@@ -245,6 +255,7 @@ impl Inner {
                     let _ = worker.post_message(&JsValue::from_str(&request));
                 }
             }
+            Inner::arm(this);
             return;
         }
         let reply = match Reply::from_json(text) {

@@ -322,25 +322,10 @@ impl Writer {
                 break;
             }
         }
-        // What the bound leaves out is counted as dropped.
+        // What the bound leaves out is counted as dropped, and said so.
         self.dropped = transcript[store.state.screen_from.min(first)..first].iter().map(|entry| 1 + lines_in(&entry.text())).sum();
-        if self.dropped > 0 {
-            self.bound_marker_only();
-        }
+        self.bound();
         first
-    }
-
-    fn bound_marker_only(&mut self) {
-        let dropped = self.dropped;
-        self.dropped = dropped;
-        if let Some(container) = &self.container {
-            let marker = element("div", "line dropped");
-            marker.set_text_content(Some(&format!(
-                "[{dropped} earlier lines are not shown here; the whole transcript is kept with your lab]"
-            )));
-            let _ = container.append_child(&marker);
-            self.marker = Some(marker);
-        }
     }
 
     fn start_reveal(&mut self, this: Rc<RefCell<Writer>>, index: usize, entry: &Rc<Entry>, dispatcher: UseReducerDispatcher<LabStore>) {

@@ -161,7 +161,7 @@ impl Command for Srun {
                 "-w" | "--nodelist" => list = Some(value.clone()),
                 "-l" | "--label" => label = true,
                 "-p" | "--partition" if value != crate::commands::scheduler::slurm::PARTITION => {
-                    return Output::error(format!("srun: error: Unable to allocate resources: Invalid partition name specified\n"), 1)
+                    return Output::error("srun: error: Unable to allocate resources: Invalid partition name specified\n".to_string(), 1)
                 }
                 _ if values.contains(&name.as_str()) || ["--exclusive", "-u", "--unbuffered", "-v", "-Q", "--quiet"].contains(&name.as_str()) => {}
                 _ => return crate::commands::scheduler::slurm::bad_option("srun", name),

@@ -521,7 +521,7 @@ fn prefix(ranks: &[Rank], rank: &Rank) -> String {
 
 fn comm_id(cluster: &Cluster, rank: &Rank) -> String {
     let mut rng = Rng::derive(cluster.seed, &[&rank.node.hostname, "comm", &rank.pid.to_string(), &rank.local.to_string()]);
-    format!("0x{:x}", 0x5500_0000_0000u64 + (rng.range_u64(0, 0xff_ffff_ff) << 4))
+    format!("0x{:x}", 0x5500_0000_0000u64 + (rng.range_u64(0, 0xffff_ffff) << 4))
 }
 
 fn bus_short(rank: &Rank) -> String {

@@ -101,7 +101,7 @@ impl Command for Dcgmi {
             None => gpus,
             Some(ids) => {
                 let wanted: Vec<Option<u32>> = ids.split(',').map(|id| id.trim().parse().ok()).collect();
-                if wanted.iter().any(|id| id.map_or(true, |id| !gpus.iter().any(|g| g.index == id))) {
+                if wanted.iter().any(|id| id.is_none_or(|id| !gpus.iter().any(|g| g.index == id))) {
                     return Output::error(format!("Error: invalid GPU list '{ids}'.\n"), 1);
                 }
                 gpus.into_iter().filter(|gpu| wanted.contains(&Some(gpu.index))).collect()

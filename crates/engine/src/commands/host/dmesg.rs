@@ -67,7 +67,7 @@ impl Command for Dmesg {
         let text: String = node
             .kernel_log
             .iter()
-            .filter(|line| levels.as_ref().map_or(true, |levels| levels.contains(&line.level)))
+            .filter(|line| levels.as_ref().is_none_or(|levels| levels.contains(&line.level)))
             .map(|line| format_line(node, line, clock, decode))
             .collect();
         Output::ok(text)

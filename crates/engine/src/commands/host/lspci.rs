@@ -115,7 +115,7 @@ fn hex_part(text: &str, max: u32) -> Result<Part, ()> {
 }
 
 fn matches(part: Part, value: u32) -> bool {
-    part.map_or(true, |wanted| wanted == value)
+    part.is_none_or(|wanted| wanted == value)
 }
 
 /// `-s [[[[<domain>]:]<bus>]:][<slot>][.[<func>]]`.
@@ -226,8 +226,8 @@ impl Command for Lspci {
         let cluster = invocation.cluster;
         let text: String = devices(cluster, invocation.node)
             .iter()
-            .filter(|device| slots.as_ref().map_or(true, |filter| filter.accepts(&device.address)))
-            .filter(|device| ids.as_ref().map_or(true, |filter| filter.accepts(device)))
+            .filter(|device| slots.as_ref().is_none_or(|filter| filter.accepts(&device.address)))
+            .filter(|device| ids.as_ref().is_none_or(|filter| filter.accepts(device)))
             .map(|device| describe(device, &options))
             .collect();
         Output::ok(text)

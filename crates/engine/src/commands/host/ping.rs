@@ -84,7 +84,7 @@ impl Command for Ping {
         let var = times.iter().map(|t| (*t as f64 - avg as f64).powi(2)).sum::<f64>() / count as f64;
         let ms = |us: u64| format!("{}.{:03}", us / 1000, us % 1000);
         out += &format!("\n--- {target} ping statistics ---\n{count} packets transmitted, {count} received, 0% packet loss, time {time}ms\n");
-        out += &format!("rtt min/avg/max/mdev = {}/{}/{}/{}\n", ms(min), ms(avg), ms(max), format!("{} ms", ms(var.sqrt() as u64)));
+        out += &format!("rtt min/avg/max/mdev = {}/{}/{}/{} ms\n", ms(min), ms(avg), ms(max), ms(var.sqrt() as u64));
         Output { stdout: out, duration_ms, ..Output::default() }
     }
 }

@@ -489,9 +489,7 @@ mod tests {
 
     #[test]
     fn hex_and_underscored_integers_read_as_toml_says() {
-        let file = parse("[lab]\nid = \"x\"\ntitle = \"t\"\nsummary = \"s\"\nminutes = 0x1_0\n[cluster]\npreset = \"p\"\ncount = 1_000\n")
-            .ok()
-            .expect("valid");
+        let file = parse("[lab]\nid = \"x\"\ntitle = \"t\"\nsummary = \"s\"\nminutes = 0x1_0\n[cluster]\npreset = \"p\"\ncount = 1_000\n").expect("valid");
         assert_eq!(file.lab.minutes, Some(16));
         assert_eq!(*file.cluster.count.expect("count").get_ref(), 1000);
     }

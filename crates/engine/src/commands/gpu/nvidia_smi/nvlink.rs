@@ -69,7 +69,7 @@ pub fn run(invocation: &Invocation) -> Output {
 }
 
 fn links(gpu: &Gpu, only: Option<usize>) -> impl Iterator<Item = (usize, &crate::model::gpu::NvLink)> {
-    gpu.nvlinks.iter().enumerate().filter(move |(at, _)| only.map_or(true, |only| only == *at))
+    gpu.nvlinks.iter().enumerate().filter(move |(at, _)| only.is_none_or(|only| only == *at))
 }
 
 fn status(gpu: &Gpu, only: Option<usize>) -> String {
