@@ -30,7 +30,7 @@ use crate::worker::READY;
 const WORKER_SCRIPT: &str = "engine_worker_loader.js";
 
 /// How long a line may compute, in real time, before it is stopped.
-pub const RUNAWAY_MS: u32 = 1500;
+pub const RUNAWAY_MS: u32 = 1000;
 
 /// What the engine tells the page.
 #[derive(Clone, Debug, PartialEq)]
