@@ -34,7 +34,8 @@ schema prints a JSON Schema of the lab format, for editors.
 ";
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Arguments that are not UTF-8 are read with U+FFFD in place of the bad bytes.
+    let args: Vec<String> = std::env::args_os().skip(1).map(|arg| arg.to_string_lossy().into_owned()).collect();
     match args.first().map(String::as_str) {
         Some("check") => check(&args[1..]),
         Some("build") => build_labs(&args[1..]),

@@ -112,3 +112,17 @@ fn build_writes_lab_data_and_a_catalog_or_nothing() {
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&bad);
 }
+
+#[test]
+#[cfg(unix)]
+fn arguments_that_are_not_utf8_do_not_panic() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let output = Command::new(env!("CARGO_BIN_EXE_clusterlab"))
+        .args([OsStr::new("run"), OsStr::new("labs/first-look.toml"), OsStr::new("--"), OsStr::from_bytes(b"echo \xff")])
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .expect("the binary runs");
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "\u{fffd}\n");
+}

@@ -12,6 +12,42 @@ pub const MAX_NESTED_COMMANDS: u32 = 32;
 /// notice on standard error.
 pub const MAX_OUTPUT_BYTES: usize = 8 << 20;
 
+/// The longest command line the shell reads, in bytes.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Background jobs one shell may have at once: past this bash's `fork`
+/// fails, as it does at a process limit.
+pub const MAX_JOBS: usize = 1024;
+
+/// How many names one hostlist may expand to, and how many bytes they may
+/// take together (`gpu-[1-99999999]` is refused, never built).
+pub const MAX_HOSTLIST_NAMES: usize = 65_536;
+pub const MAX_HOSTLIST_BYTES: usize = 4 << 20;
+
+/// The most tasks a launcher (`srun`, `mpirun`) starts for one step.
+pub const MAX_TASKS: u64 = 65_536;
+
+/// How deep the languages tools read may nest: awk programs (parentheses,
+/// blocks, unary operators) and regular expressions (groups).
+pub const MAX_SYNTAX_DEPTH: usize = 50;
+
+/// The most steps one awk program runs; past it, it stops with a message.
+pub const MAX_AWK_STEPS: u64 = 5_000_000;
+
+/// Lab files: their size, and how many faults, questions and values of a
+/// variable one lab may have (nodes: `lab::MAX_NODES`). Past these, `check` reports the problem at its
+/// place in the file.
+pub const MAX_LAB_BYTES: usize = 1 << 20;
+pub const MAX_FAULTS: usize = 256;
+pub const MAX_QUESTIONS: usize = 256;
+pub const MAX_VAR_VALUES: u64 = 100_000;
+/// How many NVLinks a fault may name (no GPU has more than 18 today).
+pub const MAX_NVLINKS: u32 = 64;
+
+/// How deep lab Markdown may nest (quotes, lists, emphasis); deeper text is
+/// flattened into the deepest container.
+pub const MAX_MARKDOWN_DEPTH: usize = 24;
+
 /// The message for a command that would nest deeper than
 /// [`MAX_NESTED_COMMANDS`]; status 126, as for a command that cannot run.
 pub fn nesting_error(program: &str) -> String {

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::doc::Doc;
 use super::template::{self, Values};
 use super::{Question, QuestionKind, Tolerance, PORT_DOWN_STATES};
+use crate::limits::MAX_NVLINKS;
 use crate::model::fault::{Fault, PortDown};
 
 /// Why a template did not resolve: which field, and what to do.
@@ -119,6 +120,9 @@ impl FaultSpec {
                 let links = match self.links.as_ref().ok_or_else(|| missing("links"))? {
                     LinksSpec::Count(n) => {
                         let n: u32 = whole("links", n, values)?;
+                        if n > MAX_NVLINKS {
+                            return Err(error("links", format!("`links` counts NVLinks: at most {MAX_NVLINKS}, not {n}")));
+                        }
                         (0..n).collect()
                     }
                     LinksSpec::List(list) => list.iter().map(|link| whole("links", link, values)).collect::<Result<_, _>>()?,

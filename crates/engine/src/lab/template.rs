@@ -28,14 +28,15 @@ impl Var {
     pub fn cardinality(&self) -> u64 {
         match &self.spec {
             VarSpec::OneOf(values) => values.len() as u64,
-            VarSpec::Range(lo, hi) => (hi - lo + 1).max(0) as u64,
+            // Lab data may come from anywhere: the span is computed without overflow.
+            VarSpec::Range(lo, hi) => hi.checked_sub(*lo).and_then(|span| span.checked_add(1)).map_or(0, |n| n.max(0) as u64),
         }
     }
 
     pub fn value_at(&self, at: u64) -> String {
         match &self.spec {
             VarSpec::OneOf(values) => values.get(at as usize).cloned().unwrap_or_default(),
-            VarSpec::Range(lo, _) => (lo + at as i64).to_string(),
+            VarSpec::Range(lo, _) => lo.saturating_add(i64::try_from(at).unwrap_or(i64::MAX)).to_string(),
         }
     }
 }
@@ -95,16 +96,17 @@ pub fn substitute(text: &str, values: &Values) -> Result<String, String> {
             continue;
         }
         if tail.starts_with('{') {
-            if let Some(close) = tail.find('}') {
-                let name = &tail[1..close];
-                if is_var_name(name) {
-                    match values.get(name) {
-                        Some(value) => out.push_str(value),
-                        None => return Err(name.to_string()),
-                    }
-                    rest = &tail[close + 1..];
-                    continue;
+            // A name is identifier characters then `}`: look no further, so
+            // text full of braces costs linear time.
+            let len = tail[1..].bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+            let name = &tail[1..1 + len];
+            if tail.as_bytes().get(1 + len) == Some(&b'}') && is_var_name(name) {
+                match values.get(name) {
+                    Some(value) => out.push_str(value),
+                    None => return Err(name.to_string()),
                 }
+                rest = &tail[len + 2..];
+                continue;
             }
         }
         out.push_str(&tail[..1]);

@@ -14,6 +14,7 @@ use super::parse::Pipeline;
 use super::session::Interactive;
 use super::{Stream, Transcript};
 use crate::commands::Output;
+use crate::limits::{MAX_JOBS, MAX_LINE_BYTES};
 use crate::model::change::Change;
 use crate::model::Cluster;
 
@@ -62,14 +63,20 @@ fn marker(position: usize, count: usize) -> char {
 /// Runs a pipeline as a background job of the interactive shell: `[1] 4243`,
 /// then whatever it prints goes straight to the terminal.
 pub(super) fn start_job(interp: &mut Interp, pipeline: &Pipeline, transcript: &mut Transcript) {
-    let text = pipeline.iter().map(|words| interp.expand(words).join(" ")).collect::<Vec<_>>().join(" | ");
     let (id, pid) = match interp.session.as_deref() {
+        Some(session) if session.jobs.len() >= MAX_JOBS => {
+            // As bash answers at the process limit.
+            transcript.push(Stream::Stderr, "-bash: fork: retry: Resource temporarily unavailable\n-bash: fork: Resource temporarily unavailable\n".to_string());
+            return;
+        }
         Some(session) => {
-            let id = session.jobs.iter().map(|job| job.id).max().unwrap_or(0) + 1;
-            (id, 4243 + 611 * (session.history.len() as u32 % 9000) + id as u32)
+            // Jobs are kept in the order they started: the last has the highest id.
+            let id = session.jobs.last().map_or(0, |job| job.id) + 1;
+            (id, 4243 + 611 * (session.history.len() as u32 % 9000) + (id % 100_000) as u32)
         }
         None => return,
     };
+    let text = pipeline.iter().map(|words| interp.expand(words).join(" ")).collect::<Vec<_>>().join(" | ");
     transcript.push(Stream::Stderr, format!("[{id}] {pid}\n"));
     let changes_before = interp.changes.len();
     let status = interp.run_pipeline(pipeline, "", transcript);
@@ -156,6 +163,9 @@ pub fn expand_history(line: &str, history: &[String]) -> Result<Option<String>, 
         if c == '!' && !in_single && chars.peek() == Some(&'!') {
             chars.next();
             let previous = history.last().ok_or_else(|| "-bash: !!: event not found\n".to_string())?;
+            if out.len() + previous.len() > MAX_LINE_BYTES {
+                return Err(format!("-bash: line too long after history expansion (this simulation reads at most {MAX_LINE_BYTES} bytes)\n"));
+            }
             out.push_str(previous);
             changed = true;
         } else {

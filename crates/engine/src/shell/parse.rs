@@ -253,10 +253,15 @@ fn parameter(chars: &[char], quoted: bool) -> (Option<Part>, usize) {
     let make = |name: String| Some(Part::Parameter { name, quoted });
     match chars.get(1) {
         Some('?') | Some('$') | Some('#') => (make(chars[1].to_string()), 2),
-        Some('{') => match chars[2..].iter().position(|&c| c == '}') {
-            Some(close) => (make(chars[2..2 + close].iter().collect()), close + 3),
-            None => (None, 1),
-        },
+        Some('{') => {
+            // Only a name fits between the braces: the scan stops at the
+            // first other character, so a line of `${` costs linear time.
+            let len = chars[2..].iter().take_while(|&&c| is_name_char(c) || "?$#".contains(c)).count();
+            match chars.get(2 + len) {
+                Some('}') => (make(chars[2..2 + len].iter().collect()), len + 3),
+                _ => (None, 1),
+            }
+        }
         Some(&c) if is_name_char(c) && !c.is_ascii_digit() => {
             let len = chars[1..].iter().take_while(|&&c| is_name_char(c)).count();
             (make(chars[1..1 + len].iter().collect()), len + 1)

@@ -14,6 +14,7 @@ use super::interp::{Interp, ShellState};
 use super::jobs::{self, Job};
 use super::{builtins, Stream, Transcript, USER};
 use crate::commands;
+use crate::limits::MAX_LINE_BYTES;
 use crate::model::change::Change;
 use crate::model::time::EpochSeconds;
 use crate::model::Cluster;
@@ -131,6 +132,12 @@ impl Session {
     /// 130.
     pub fn run_until(&mut self, line: &str, interrupt_at_ms: Option<u64>) -> Transcript {
         let mut notices = Transcript::default();
+        if line.len() > MAX_LINE_BYTES {
+            notices.push(Stream::Stderr, format!("-bash: line too long: {} bytes (this simulation reads at most {MAX_LINE_BYTES})\n", line.len()));
+            self.shell.last_status = 2;
+            notices.status = 2;
+            return notices;
+        }
         jobs::report_finished(&self.cluster, &mut self.interactive, &mut notices);
         let line = match jobs::expand_history(line, &self.interactive.history) {
             Ok(Some(expanded)) => {

@@ -9,6 +9,7 @@ use super::nccl_tests::{program, run_job, Job};
 use crate::commands::scheduler::slurm::hostlist;
 use crate::commands::{self, Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::node::SchedulerState;
+use crate::limits::MAX_TASKS;
 use crate::model::{Cluster, Node};
 use crate::rng::{stable_hash, Rng};
 
@@ -173,7 +174,7 @@ impl Command for Srun {
         let refuse = || Output::error("srun: error: Unable to allocate resources: Requested node configuration is not available\n", 1);
         let mut chosen: Vec<&Node> = Vec::new();
         if let Some(list) = &list {
-            let Some(names) = hostlist::expand(list, 65_536) else {
+            let Some(names) = hostlist::expand(list) else {
                 return Output::error("srun: error: Unable to allocate resources: Invalid node name specified\n", 1);
             };
             for name in names {
@@ -184,10 +185,22 @@ impl Command for Srun {
                 }
             }
         }
+        // Slurm places at most one task per CPU, and this simulation at most
+        // MAX_TASKS in a step: anything more is refused before it is built.
+        let cpus = u64::from(cluster.preset.host.cpus());
+        let (ntasks, per_node) = (ntasks.map(u64::from), per_node.map(u64::from));
+        if per_node.is_some_and(|p| p > cpus) || ntasks.is_some_and(|n| n > MAX_TASKS) {
+            return refuse();
+        }
         let count = nodes_wanted
+            .map(u64::from)
             .or_else(|| ntasks.map(|n| n.div_ceil(per_node.unwrap_or(n).max(1))))
             .unwrap_or(1)
-            .max(chosen.len() as u32) as usize;
+            .max(chosen.len() as u64);
+        if count > cluster.nodes.len() as u64 {
+            return refuse();
+        }
+        let count = count as usize;
         for node in cluster.nodes.iter().filter(|n| available(n)) {
             if chosen.len() >= count {
                 break;
@@ -199,12 +212,16 @@ impl Command for Srun {
         if chosen.len() < count || count == 0 {
             return refuse();
         }
-        let total = ntasks.unwrap_or(per_node.unwrap_or(1) * count as u32).max(count as u32);
+        let total = ntasks.unwrap_or(per_node.unwrap_or(1) * count as u64).max(count as u64);
+        if total > cpus * count as u64 || total > MAX_TASKS {
+            return refuse();
+        }
         let mut nodes = Vec::new();
         let mut left = total;
         for (i, node) in chosen.iter().enumerate() {
-            let share = per_node.unwrap_or_else(|| left.div_ceil((count - i) as u32)).min(left);
-            nodes.push((*node, share));
+            let share = per_node.unwrap_or_else(|| left.div_ceil((count - i) as u64)).min(left);
+            // At most MAX_TASKS: it fits.
+            nodes.push((*node, share as u32));
             left -= share;
         }
         let job = Job { nodes, label, env: invocation.env.clone() };
@@ -261,13 +278,16 @@ impl Command for Mpirun {
                 Some(node) => nodes.push((node, per_node.unwrap_or(*slots))),
             }
         }
-        let slots: u32 = nodes.iter().map(|(_, s)| s).sum();
-        let np = np.unwrap_or(slots);
+        let slots: u64 = nodes.iter().map(|(_, s)| u64::from(*s)).sum();
+        let np = np.map_or(slots, u64::from);
+        if np > MAX_TASKS {
+            return Output::error(format!("mpirun: this simulation starts at most {MAX_TASKS} processes; {np} were asked for\n"), 1);
+        }
         if np > slots {
             return Output::error(format!("--------------------------------------------------------------------------\nThere are not enough slots available in the system to satisfy the {np}\nslots that were requested by the application:\n\n  {}\n\nEither request fewer slots for your application, or make more slots\navailable for use.\n--------------------------------------------------------------------------\n", command[0]), 1);
         }
         // Fill the hosts' slots in order (--map-by slot).
-        let mut left = np;
+        let mut left = np as u32;
         for (_, tasks) in nodes.iter_mut() {
             let take = (*tasks).min(left);
             *tasks = take;

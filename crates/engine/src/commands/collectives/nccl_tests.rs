@@ -347,21 +347,22 @@ pub fn run_job(cluster: &Cluster, coll: Coll, argv: &[String], job: &Job) -> Out
     };
     let version = tests_version(&cluster.versions.nccl);
     let line_seed = stable_hash(argv.join(" ").as_bytes());
-    let per_process = opts.threads * opts.gpus;
+    let per_process = u64::from(opts.threads) * u64::from(opts.gpus);
     let mut ranks: Vec<Rank> = Vec::new();
     let mut members: Vec<Member> = Vec::new();
-    let mut task = 0u32;
+    let mut first_task = 0u32;
     for (node_index, (node, tasks)) in job.nodes.iter().enumerate() {
         let mut rng = Rng::derive(cluster.seed, &[&node.hostname, "pid", &line_seed.to_string()]);
         let base = rng.range_u64(2_000, 990_000) as u32;
-        for t in 0..*tasks {
-            for d in 0..per_process {
-                let local = t * per_process + d;
-                ranks.push(Rank { node, node_index, task, pid: base + t, device: local, local });
-            }
-            task += 1;
+        // One rank per GPU: a node asked for more ranks than it has GPUs fails
+        // with CUDA's error, which one rank too many shows; no more are made.
+        let on_node = (u64::from(*tasks) * per_process).min(node.gpus.len() as u64 + 1) as u32;
+        for local in 0..on_node {
+            let t = (u64::from(local) / per_process) as u32;
+            ranks.push(Rank { node, node_index, task: first_task + t, pid: base + t, device: local, local });
         }
-        members.push(Member { node, ranks: tasks * per_process });
+        first_task += tasks;
+        members.push(Member { node, ranks: on_node });
     }
     let nranks = ranks.len() as u64;
     let mut out = Lines { lines: Vec::new() };

@@ -135,7 +135,7 @@ pub fn run_all(invocation: &Invocation, options: &Fanout) -> (Vec<HostResult>, V
 
 /// Expands a `-w` value (comma-separated hostlists) or answers with None.
 pub fn expand(list: &str) -> Option<Vec<String>> {
-    hostlist::expand(list, 100_000).filter(|names| names.iter().all(|n| !n.is_empty()))
+    hostlist::expand(list).filter(|names| names.iter().all(|n| !n.is_empty()))
 }
 
 /// Prefixes each line of `text` with `host: `.

@@ -41,7 +41,7 @@ static SIGNATURE: Signature = Signature {
 const DIALECT: Dialect = Dialect { usage_status: 2, usage_line: None, numeric_option: false, optional_values: &[] };
 
 /// Steps a program may take before it is stopped, so `while (1)` cannot hang the page.
-const MAX_STEPS: u64 = 5_000_000;
+const MAX_STEPS: u64 = crate::limits::MAX_AWK_STEPS;
 /// The longest string or output a program may build (bytes).
 const MAX_TEXT: usize = 4 << 20;
 
@@ -268,11 +268,28 @@ struct Item {
 struct Parser {
     tokens: Vec<Tok>,
     at: usize,
+    /// How deep the parse has recursed, bounded by MAX_SYNTAX_DEPTH.
+    depth: usize,
+    /// Set when the program nests deeper than that.
+    too_deep: bool,
 }
 
 type Parse<T> = Result<T, SyntaxError>;
 
 impl Parser {
+    /// Runs `parse` one level deeper, refusing programs nested past
+    /// MAX_SYNTAX_DEPTH (parentheses, blocks, chains of unary operators).
+    fn nested<T>(&mut self, parse: impl FnOnce(&mut Self) -> Parse<T>) -> Parse<T> {
+        if self.depth >= crate::limits::MAX_SYNTAX_DEPTH {
+            self.too_deep = true;
+            return Err(SyntaxError);
+        }
+        self.depth += 1;
+        let parsed = parse(self);
+        self.depth -= 1;
+        parsed
+    }
+
     fn peek(&self) -> &Tok {
         self.tokens.get(self.at).unwrap_or(&Tok::Eof)
     }
@@ -453,6 +470,10 @@ impl Parser {
     }
 
     fn statement(&mut self) -> Parse<Stmt> {
+        self.nested(Self::statement_inner)
+    }
+
+    fn statement_inner(&mut self) -> Parse<Stmt> {
         match self.peek().clone() {
             Tok::Punct("{") => Ok(Stmt::Block(self.block()?)),
             Tok::Keyword("if") => {
@@ -522,6 +543,10 @@ impl Parser {
 
     /// `no_gt`: inside `print`, an unparenthesized `>` is a redirection.
     fn expr(&mut self, no_gt: bool) -> Parse<Expr> {
+        self.nested(|parser| parser.expr_inner(no_gt))
+    }
+
+    fn expr_inner(&mut self, no_gt: bool) -> Parse<Expr> {
         self.ternary(no_gt)
     }
 
@@ -652,13 +677,13 @@ impl Parser {
 
     fn unary(&mut self) -> Parse<Expr> {
         if self.eat("!") {
-            return Ok(Expr::Not(Box::new(self.unary()?)));
+            return Ok(Expr::Not(Box::new(self.nested(Self::unary)?)));
         }
         if self.eat("-") {
-            return Ok(Expr::Neg(Box::new(self.unary()?)));
+            return Ok(Expr::Neg(Box::new(self.nested(Self::unary)?)));
         }
         if self.eat("+") {
-            return Ok(Expr::Plus(Box::new(self.unary()?)));
+            return Ok(Expr::Plus(Box::new(self.nested(Self::unary)?)));
         }
         self.power()
     }
@@ -667,7 +692,7 @@ impl Parser {
         let base = self.postfix()?;
         if self.eat("^") {
             // Right associative.
-            let exponent = self.unary()?;
+            let exponent = self.nested(Self::unary)?;
             return Ok(Expr::Binary("^", Box::new(base), Box::new(exponent)));
         }
         Ok(base)
@@ -697,7 +722,7 @@ impl Parser {
             Tok::Regex(r) => Ok(Expr::Regex(r)),
             Tok::Punct("$") => {
                 // `$NF`, `$(NF-1)`, `$i++` binds as `($i)++`.
-                let inner = if self.is("++") || self.is("--") { self.postfix()? } else { self.primary()? };
+                let inner = if self.is("++") || self.is("--") { self.postfix()? } else { self.nested(Self::primary)? };
                 Ok(Expr::Field(Box::new(inner)))
             }
             Tok::Punct("(") => {
@@ -884,10 +909,48 @@ enum Flow {
     Continue,
 }
 
+/// An awk array: found by key in O(log n), iterated in insertion order so
+/// that `for (k in a)` is deterministic (awk leaves the order unspecified).
+#[derive(Default)]
+struct Array {
+    slots: BTreeMap<String, usize>,
+    /// In insertion order; None where an element was deleted.
+    entries: Vec<Option<(String, Value)>>,
+}
+
+impl Array {
+    fn get(&self, key: &str) -> Option<&Value> {
+        self.slots.get(key).and_then(|at| self.entries[*at].as_ref()).map(|(_, value)| value)
+    }
+
+    fn set(&mut self, key: String, value: Value) {
+        match self.slots.get(&key) {
+            Some(at) => self.entries[*at] = Some((key, value)),
+            None => {
+                self.slots.insert(key.clone(), self.entries.len());
+                self.entries.push(Some((key, value)));
+            }
+        }
+    }
+
+    fn remove(&mut self, key: &str) {
+        if let Some(at) = self.slots.remove(key) {
+            self.entries[at] = None;
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn keys(&self) -> Vec<String> {
+        self.entries.iter().flatten().map(|(key, _)| key.clone()).collect()
+    }
+}
+
 struct Machine<'p> {
     vars: BTreeMap<String, Value>,
-    /// Arrays keep insertion order so `for (k in a)` is deterministic.
-    arrays: BTreeMap<String, Vec<(String, Value)>>,
+    arrays: BTreeMap<String, Array>,
     fields: Vec<String>,
     record: String,
     out: String,
@@ -1008,22 +1071,18 @@ impl Machine<'_> {
 
     fn array_get(&mut self, name: &str, key: &str) -> Value {
         let array = self.arrays.entry(name.to_string()).or_default();
-        match array.iter().find(|(k, _)| k == key) {
-            Some((_, value)) => value.clone(),
+        match array.get(key) {
+            Some(value) => value.clone(),
             None => {
                 // Referencing an element creates it, as in awk.
-                array.push((key.to_string(), Value::StrNum(String::new())));
+                array.set(key.to_string(), Value::StrNum(String::new()));
                 Value::StrNum(String::new())
             }
         }
     }
 
     fn array_set(&mut self, name: &str, key: String, value: Value) {
-        let array = self.arrays.entry(name.to_string()).or_default();
-        match array.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, slot)) => *slot = value,
-            None => array.push((key, value)),
-        }
+        self.arrays.entry(name.to_string()).or_default().set(key, value);
     }
 
     fn store(&mut self, target: &Expr, value: Value) -> Result<(), ()> {
@@ -1085,7 +1144,7 @@ impl Machine<'_> {
             }
             Expr::In(subscripts, name) => {
                 let key = self.subscript(subscripts)?;
-                let present = self.arrays.get(name).is_some_and(|array| array.iter().any(|(k, _)| *k == key));
+                let present = self.arrays.get(name).is_some_and(|array| array.get(&key).is_some());
                 Value::Num(f64::from(u8::from(present)))
             }
             Expr::Assign(target, operator, value) => {
@@ -1248,8 +1307,10 @@ impl Machine<'_> {
                 };
                 let pieces = self.split(&subject, &separator);
                 let Some(Expr::Var(array)) = args.get(1) else { return Err(()) };
-                let entries =
-                    pieces.iter().enumerate().map(|(i, piece)| ((i + 1).to_string(), Value::StrNum(piece.clone()))).collect();
+                let mut entries = Array::default();
+                for (i, piece) in pieces.iter().enumerate() {
+                    entries.set((i + 1).to_string(), Value::StrNum(piece.clone()));
+                }
                 self.arrays.insert(array.clone(), entries);
                 Value::Num(pieces.len() as f64)
             }
@@ -1369,8 +1430,7 @@ impl Machine<'_> {
                 }
             }
             Stmt::ForIn(key, array, body) => {
-                let keys: Vec<String> =
-                    self.arrays.get(array).map(|a| a.iter().map(|(k, _)| k.clone()).collect()).unwrap_or_default();
+                let keys: Vec<String> = self.arrays.get(array).map(Array::keys).unwrap_or_default();
                 for k in keys {
                     self.set_var(key, Value::StrNum(k));
                     match self.exec(body)? {
@@ -1398,7 +1458,7 @@ impl Machine<'_> {
                 Some(subscripts) => {
                     let key = self.subscript(subscripts)?;
                     if let Some(array) = self.arrays.get_mut(name) {
-                        array.retain(|(k, _)| *k != key);
+                        array.remove(&key);
                     }
                 }
             },
@@ -1664,8 +1724,17 @@ impl GnuTool for Awk {
             return usage_error("awk", &DIALECT, "").with_stderr(format!("Usage: {}\n", SIGNATURE.usage));
         };
         let Ok(tokens) = tokenize(&source) else { return syntax_error(&source) };
-        let mut parser = Parser { tokens, at: 0 };
-        let Ok(program) = parser.program() else { return syntax_error(&source) };
+        let mut parser = Parser { tokens, at: 0, depth: 0, too_deep: false };
+        let Ok(program) = parser.program() else {
+            if parser.too_deep {
+                // gawk's parser gives up the same way on its stack's end.
+                return Output::error(
+                    format!("awk: cmd. line:1: fatal: program nested too deeply (at most {} levels)\n", crate::limits::MAX_SYNTAX_DEPTH),
+                    2,
+                );
+            }
+            return syntax_error(&source);
+        };
 
         let mut machine = Machine {
             vars,

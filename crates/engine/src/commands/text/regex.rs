@@ -200,6 +200,10 @@ impl Parser<'_> {
     }
 
     fn alternation(&mut self, depth: usize) -> Result<Ast, Error> {
+        // Groups nest at most MAX_SYNTAX_DEPTH deep: the parser recurses per group.
+        if depth > crate::limits::MAX_SYNTAX_DEPTH {
+            return error(TOO_BIG);
+        }
         let mut branches = vec![self.branch(depth)?];
         while self.at_alternation() {
             self.at += if self.extended() { 1 } else { 2 };

@@ -38,6 +38,9 @@ impl Compare {
         let chars: Vec<char> = line.chars().collect();
         let mut at = 0;
         for _ in 0..self.skip_fields {
+            if at == chars.len() {
+                break;
+            }
             while at < chars.len() && (chars[at] == ' ' || chars[at] == '\t') {
                 at += 1;
             }

@@ -23,22 +23,21 @@ pub fn probes() -> Vec<&'static str> {
     lines
 }
 
-/// What every probe prints on `host` and, for cluster-wide views such as
-/// `sinfo`, on the first node. One shell per host runs the probes in turn,
-/// so both clusters compared see the same sequence of commands.
-fn observe(cluster: &Cluster, host: &str, probes: &[&str]) -> Vec<String> {
+/// Whether some probe prints differently on the two clusters, on `host` or,
+/// for cluster-wide views such as `sinfo`, on the first node. Both run the
+/// same sequence of commands in step, and the first difference ends it
+/// (most faults show in the first few probes).
+fn shows_difference(with: &Cluster, without: &Cluster, host: &str, probes: &[&str]) -> bool {
     let mut hosts: Vec<&str> = vec![host];
-    if let Some(first) = cluster.nodes.first() {
+    if let Some(first) = with.nodes.first() {
         if first.hostname != host {
             hosts.push(&first.hostname);
         }
     }
-    let mut seen = Vec::new();
-    for host in hosts {
-        let mut session = Session::new(cluster.clone(), host);
-        seen.extend(probes.iter().map(|line| session.run(line).text()));
-    }
-    seen
+    hosts.into_iter().any(|host| {
+        let (mut a, mut b) = (Session::new(with.clone(), host), Session::new(without.clone(), host));
+        probes.iter().any(|line| a.run(line).text() != b.run(line).text())
+    })
 }
 
 /// Problems the deeper checks find, located at the fault or question.
@@ -56,6 +55,13 @@ pub fn deep(compiled: &Compiled, source: &str) -> Vec<Diagnostic> {
         hosts.extend(world.nodes.first().map(|node| node.hostname.as_str()));
         let base = world.subset(&hosts);
         for (at, fault) in faults.iter().enumerate() {
+            let span = compiled.map.faults[at].table.clone();
+            if let Some(first) = faults[..at].iter().position(|earlier| earlier == fault) {
+                let line = Diagnostic::at(source, compiled.map.faults[first].table.start, "").line;
+                let message = format!("fault `{}` on {} repeats the fault at line {line}; remove one{}", fault.kind(), fault.node(), describe(&values));
+                found.insert((span.start, message));
+                continue;
+            }
             let mut with_fault = base.clone();
             let mut without_fault = base.clone();
             for (other, each) in faults.iter().enumerate() {
@@ -64,8 +70,7 @@ pub fn deep(compiled: &Compiled, source: &str) -> Vec<Diagnostic> {
                     let _ = each.apply(&mut without_fault);
                 }
             }
-            if observe(&with_fault, fault.node(), &probes) == observe(&without_fault, fault.node(), &probes) {
-                let span = compiled.map.faults[at].table.clone();
+            if !shows_difference(&with_fault, &without_fault, fault.node(), &probes) {
                 found.insert((
                     span.start,
                     format!(

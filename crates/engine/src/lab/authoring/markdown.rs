@@ -10,7 +10,7 @@ use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use crate::lab::doc::{safe_href, Block, Doc, Inline};
 
 /// How deep blocks and inline markup may nest in a lab's text.
-pub const MAX_DEPTH: usize = 24;
+pub use crate::limits::MAX_MARKDOWN_DEPTH as MAX_DEPTH;
 
 /// An element being built.
 enum Open {

@@ -26,6 +26,7 @@ use super::{Lab, Unresolved, FABRICS, FAULT_KINDS, LEVELS, MAX_NODES, QUESTION_T
 use crate::model::change::{RepairTarget, REPAIR_ACTIONS};
 use crate::model::fabric::LinkLayer;
 use crate::model::fault;
+use crate::limits::{MAX_FAULTS, MAX_LAB_BYTES, MAX_QUESTIONS, MAX_VAR_VALUES};
 use crate::model::{preset, Cluster, ClusterConfig};
 pub use diagnostic::Diagnostic;
 use file::{AnswerValue, FaultTable, Links, Problem, QuestionTable, Scalar, Spanned};
@@ -77,9 +78,19 @@ pub fn load(source: &str) -> Result<Lab, Vec<Diagnostic>> {
 
 /// Parses and validates a lab file's text into a lab and its source map.
 pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
+    if source.len() > MAX_LAB_BYTES {
+        let message = format!("the lab file is {} bytes; a lab file may have at most {MAX_LAB_BYTES} (1 MiB)", source.len());
+        return Err(vec![Diagnostic::at(source, 0, message)]);
+    }
     let file = file::parse(source).map_err(|problems| into_diagnostics(source, problems))?;
     let mut problems: Vec<Problem> = Vec::new();
     let mut problem = |span: Range<usize>, message: String| problems.push((span, message));
+    if let Some(fault) = file.faults.get(MAX_FAULTS) {
+        problem(fault.span(), format!("a lab may declare at most {MAX_FAULTS} faults; this one has {}", file.faults.len()));
+    }
+    if let Some(question) = file.questions.get(MAX_QUESTIONS) {
+        problem(question.span(), format!("a lab may ask at most {MAX_QUESTIONS} questions; this one has {}", file.questions.len()));
+    }
 
     let lab = &file.lab;
     let id = lab.id.get_ref();
@@ -112,7 +123,15 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
         }
         let Some(spec) = var_spec(table.get_ref()) else {
             let message = match (&table.get_ref().one_of, &table.get_ref().range) {
+                (None, Some(range)) if range.len() == 2 && range[0] <= range[1] => {
+                    // A span past i64 is counted in i128.
+                    let count = i128::from(range[1]) - i128::from(range[0]) + 1;
+                    format!("`range` holds {count} values; a variable takes at most {MAX_VAR_VALUES}")
+                }
                 (None, Some(_)) => "`range` must be [lo, hi] with lo <= hi".to_string(),
+                (Some(values), None) if !values.is_empty() => {
+                    format!("`one_of` lists {} values; a variable takes at most {MAX_VAR_VALUES}", values.len())
+                }
                 (Some(_), None) => "`one_of` must list at least one value".to_string(),
                 (Some(_), Some(_)) => "give `one_of` or `range`, not both".to_string(),
                 (None, None) => "needs `one_of = [...]` or `range = [lo, hi]`".to_string(),
@@ -325,8 +344,8 @@ fn counted_hostnames(n: u32) -> Vec<String> {
 
 fn var_spec(table: &file::VarTable) -> Option<VarSpec> {
     match (&table.one_of, &table.range) {
-        (Some(values), None) if !values.is_empty() => Some(VarSpec::OneOf(values.iter().map(Scalar::as_text).collect())),
-        (None, Some(range)) if range.len() == 2 && range[0] <= range[1] && range[1] - range[0] < 100_000 => {
+        (Some(values), None) if !values.is_empty() && values.len() as u64 <= MAX_VAR_VALUES => Some(VarSpec::OneOf(values.iter().map(Scalar::as_text).collect())),
+        (None, Some(range)) if range.len() == 2 && range[1].checked_sub(range[0]).is_some_and(|span| (0..MAX_VAR_VALUES as i64).contains(&span)) => {
             Some(VarSpec::Range(range[0], range[1]))
         }
         _ => None,

@@ -4,6 +4,8 @@
 //! Slurm does; numbers keep their zero padding; groups are printed in the
 //! order their first host appears.
 
+use crate::limits::{MAX_HOSTLIST_BYTES, MAX_HOSTLIST_NAMES};
+
 /// Splits `gpu-007` into (`gpu-`, 7, 3). Names without a trailing number
 /// have no numeric part.
 fn split(name: &str) -> (&str, Option<(u64, usize)>) {
@@ -86,9 +88,13 @@ pub fn compress<S: AsRef<str>>(names: &[S]) -> String {
 }
 
 /// Expands a hostlist (`c[002,004-005],d01`) into names. Malformed text
-/// gives None; a range may hold at most `limit` names in total.
-pub fn expand(list: &str, limit: usize) -> Option<Vec<String>> {
+/// gives None, and so does a list of more than [`MAX_HOSTLIST_NAMES`]
+/// names or [`MAX_HOSTLIST_BYTES`] of them: the count is checked before any
+/// name is made, so no range can exhaust memory.
+pub fn expand(list: &str) -> Option<Vec<String>> {
+    let limit = MAX_HOSTLIST_NAMES as u64;
     let mut names = Vec::new();
+    let mut bytes = 0usize;
     let mut rest = list;
     while !rest.is_empty() {
         // One item ends at a comma outside brackets.
@@ -108,14 +114,26 @@ pub fn expand(list: &str, limit: usize) -> Option<Vec<String>> {
         let item = &rest[..end];
         rest = rest.get(end + 1..).unwrap_or("");
         match item.split_once('[') {
-            None => names.push(item.to_string()),
+            None => {
+                if names.len() as u64 >= limit {
+                    return None;
+                }
+                bytes = bytes.checked_add(item.len())?;
+                names.push(item.to_string());
+            }
             Some((prefix, tail)) => {
                 let (inner, suffix) = tail.split_once(']')?;
                 for range in inner.split(',') {
                     let (start, stop) = range.split_once('-').unwrap_or((range, range));
                     let width = start.len();
                     let (start, stop): (u64, u64) = (start.parse().ok()?, stop.parse().ok()?);
-                    if stop < start || names.len() as u64 + (stop - start) >= limit as u64 {
+                    let count = stop.checked_sub(start)?.checked_add(1)?;
+                    if (names.len() as u64).checked_add(count)? > limit {
+                        return None;
+                    }
+                    let longest = prefix.len() + suffix.len() + width.max(stop.to_string().len());
+                    bytes = bytes.checked_add(longest.checked_mul(count as usize)?)?;
+                    if bytes > MAX_HOSTLIST_BYTES {
                         return None;
                     }
                     for n in start..=stop {
@@ -145,12 +163,17 @@ mod tests {
 
     #[test]
     fn expands_and_round_trips() {
-        let names = expand("c[002,004,008-010]", 100).unwrap();
+        let names = expand("c[002,004,008-010]").unwrap();
         assert_eq!(names, ["c002", "c004", "c008", "c009", "c010"]);
         assert_eq!(compress(&names), "c[002,004,008-010]");
-        assert_eq!(expand("a,b[1-2]", 10).unwrap(), ["a", "b1", "b2"]);
-        assert!(expand("c[3-1]", 10).is_none());
-        assert!(expand("c[1-99999999]", 10).is_none());
-        assert!(expand("c[x]", 10).is_none());
+        assert_eq!(expand("a,b[1-2]").unwrap(), ["a", "b1", "b2"]);
+        assert!(expand("c[3-1]").is_none());
+        assert!(expand("c[1-99999999]").is_none());
+        assert!(expand("c[x]").is_none());
+        // Ranges that would wrap, or hold more names than any lab has, are refused unbuilt.
+        assert!(expand("a,b[0-18446744073709551615]").is_none());
+        assert!(expand("b[18446744073709551615-18446744073709551615]").unwrap().len() == 1);
+        assert!(expand("g[1-65537]").is_none());
+        assert!(expand(&format!("{}[1-65000]", "x".repeat(100))).is_none(), "too many bytes");
     }
 }

@@ -97,7 +97,7 @@ impl Command for Sbatch {
         let mut chosen: Vec<&str> = Vec::new();
         let mut runs = true;
         if let Some(list) = &list {
-            let Some(names) = hostlist::expand(list, 65_536) else { return fail("Batch job submission failed: Invalid node name specified") };
+            let Some(names) = hostlist::expand(list) else { return fail("Batch job submission failed: Invalid node name specified") };
             for name in &names {
                 match cluster.node(name) {
                     None => return fail("Batch job submission failed: Invalid node name specified"),

@@ -163,7 +163,7 @@ impl Command for Scontrol {
                 let selected: Vec<&Node> = match id {
                     None => cluster.nodes.iter().map(AsRef::as_ref).collect(),
                     Some(list) => {
-                        let names = hostlist::expand(list, 100_000).unwrap_or_else(|| vec![list.to_string()]);
+                        let names = hostlist::expand(list).unwrap_or_else(|| vec![list.to_string()]);
                         let mut selected = Vec::new();
                         for name in &names {
                             match cluster.node(name) {
@@ -183,14 +183,14 @@ impl Command for Scontrol {
             },
             "hostnames" => {
                 let list = id.unwrap_or("");
-                match hostlist::expand(list, 100_000) {
+                match hostlist::expand(list) {
                     Some(names) => Output::ok(names.iter().map(|n| format!("{n}\n")).collect::<String>()),
                     None => Output::error(format!("scontrol: error: Invalid hostlist: {list}\n"), 1),
                 }
             }
             "hostlist" | "hostlistsorted" => {
                 let list = id.unwrap_or("");
-                match hostlist::expand(list, 100_000) {
+                match hostlist::expand(list) {
                     Some(mut names) => {
                         if entity.eq_ignore_ascii_case("hostlistsorted") {
                             crate::sort::sort(&mut names);
@@ -255,7 +255,7 @@ fn update(cluster: &Cluster, words: &[&str]) -> Output {
     if state.is_none() && reason.is_none() {
         return Output::error("No changes specified\n", 1);
     }
-    let Some(targets) = hostlist::expand(list, 100_000) else {
+    let Some(targets) = hostlist::expand(list) else {
         return Output::error("slurm_update error: Invalid node name specified\n", 1);
     };
     let mut changes = Vec::new();

@@ -108,7 +108,7 @@ impl Command for Sinfo {
                     Some('p') => options.partition = value,
                     Some('n') => {
                         let list = value.unwrap_or_default();
-                        match hostlist::expand(&list, 100_000) {
+                        match hostlist::expand(&list) {
                             Some(names) => options.nodes = Some(names),
                             None => {
                                 return Output::error(format!("sinfo: error: Invalid node name specified: {list}\n"), 1)
@@ -337,7 +337,7 @@ mod tests {
         for line in lines {
             let columns: Vec<&str> = line.split_whitespace().collect();
             let [partition, _avail, limit, count, state, list] = columns[..] else { panic!("{line}") };
-            let expanded = hostlist::expand(list, 10_000).expect("capture hostlists parse");
+            let expanded = hostlist::expand(list).expect("capture hostlists parse");
             assert_eq!(expanded.len().to_string(), count, "{line}");
             let rebuilt = partition_line(9, partition, expanded.len(), state, &hostlist::compress(&expanded));
             let expected = line.replacen(&format!("{limit:>10}"), &format!("{TIME_LIMIT:>10}"), 1);
