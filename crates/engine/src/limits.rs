@@ -31,8 +31,14 @@ pub const MAX_TASKS: u64 = 65_536;
 /// blocks, unary operators) and regular expressions (groups).
 pub const MAX_SYNTAX_DEPTH: usize = 50;
 
-/// The most steps one awk program runs; past it, it stops with a message.
+/// The most steps one awk program runs, and the most bytes of strings it
+/// builds; past either, it stops with a message.
 pub const MAX_AWK_STEPS: u64 = 5_000_000;
+pub const MAX_AWK_WORK_BYTES: u64 = 256 << 20;
+
+/// Thread steps one tool's regular-expression matching may take (matching
+/// is linear in text times pattern, and both may be large).
+pub const MAX_REGEX_STEPS: u64 = 20_000_000;
 
 /// Lab files: their size, and how many faults, questions and values of a
 /// variable one lab may have (nodes: `lab::MAX_NODES`). Past these, `check` reports the problem at its

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::lab::Lab;
+use crate::lab::Setup;
 use crate::model::time::EpochSeconds;
 use crate::shell::{Session, SessionSnapshot};
 use crate::store::{Entry, Stop};
@@ -67,7 +67,7 @@ pub struct Service {
 }
 
 struct Open {
-    lab: Lab,
+    lab: Setup,
     seed: u64,
     session: Session,
     last: Option<(u64, String, SessionSnapshot)>,
@@ -92,7 +92,7 @@ impl Service {
 
     pub fn handle(&mut self, request: Request) -> Reply {
         match request {
-            Request::Open { lab, seed, session } => match Lab::from_json(&lab) {
+            Request::Open { lab, seed, session } => match Setup::from_json(&lab) {
                 Ok(lab) => {
                     let initial = lab.instantiate(seed);
                     let session = match session {

@@ -81,6 +81,13 @@ fn deep_nesting_ends_with_an_error_not_a_stack_overflow() {
 fn huge_counts_and_big_arrays_stay_quick() {
     assert_eq!(run("echo a | uniq -f 10000000000".into()).0, "a\n");
     assert_eq!(run("awk 'BEGIN{for(i=0;i<80000;i++) a[i]=i; print length(a)}'".into()).0, "80000\n");
+    // A string grown in a loop: work counted in bytes ends it.
+    let grow = run("awk 'BEGIN{while(1) s = s \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}'".into());
+    assert_eq!((grow.1.as_str(), grow.2), ("awk: program stopped: too much work for a lab\n", 2));
+    // Matching is linear in text times pattern: a long text and a wide
+    // pattern end on the matching budget, with grep's status for trouble.
+    let wide = run("awk 'BEGIN{s=\"a\"; for(i=0;i<18;i++) s=s s; print s}' | grep -cE '(a|aa){1,100}[bc]'".into());
+    assert_eq!(wide, ("0\n".into(), "grep: stopped: matching took more work than a lab allows\n".into(), 2));
 }
 
 #[test]

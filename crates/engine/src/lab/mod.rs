@@ -132,6 +132,61 @@ struct Stored<L> {
     lab: L,
 }
 
+/// What the simulator needs of a lab: its cluster and the faults of a
+/// trainee's variant, none of its text. Read from the same data as [`Lab`]
+/// (the rest is skipped), so that the engine's worker carries no code for
+/// lab text.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Setup {
+    pub id: String,
+    pub cluster: ClusterConfig,
+    pub vars: Vec<Var>,
+    pub faults: Vec<FaultSpec>,
+}
+
+impl Setup {
+    pub fn from_json(text: &str) -> Result<Setup, String> {
+        read_stored(text)
+    }
+
+    /// The cluster a trainee with this seed starts from, as [`Lab::instantiate`].
+    pub fn instantiate(&self, seed: u64) -> Cluster {
+        instantiate(&self.id, &self.cluster, &self.vars, &self.faults, seed)
+    }
+
+    pub fn first_host(&self) -> &str {
+        self.cluster.hostnames.first().map_or("", String::as_str)
+    }
+}
+
+/// Reads [`Lab::to_json`]'s text as `L` (a [`Lab`] or a [`Setup`]).
+fn read_stored<L: serde::de::DeserializeOwned>(text: &str) -> Result<L, String> {
+    #[derive(Deserialize)]
+    struct Format {
+        format: u32,
+    }
+    let format = serde_json::from_str::<Format>(text).map_err(|error| format!("not ClusterLab lab data: {error}"))?;
+    if format.format != DATA_FORMAT {
+        return Err(format!("lab data format {} is not the format {DATA_FORMAT} this ClusterLab reads; rebuild the lab", format.format));
+    }
+    serde_json::from_str::<Stored<L>>(text).map(|stored| stored.lab).map_err(|error| format!("damaged lab data: {error}"))
+}
+
+/// The cluster of a trainee's variant: built from the seed, faults applied.
+fn instantiate(id: &str, config: &ClusterConfig, vars: &[Var], faults: &[FaultSpec], seed: u64) -> Cluster {
+    let values = template::pick(vars, id, seed);
+    let world_seed = Rng::derive(seed, &["lab", id]).next_u64();
+    let mut cluster = Cluster::build(config, world_seed);
+    for spec in faults {
+        // Faults were checked against this cluster when the lab was built;
+        // one that does not resolve or apply is left out.
+        if let Ok(fault) = spec.resolve(&values) {
+            let _ = cluster.inject(fault, spec.repair.clone());
+        }
+    }
+    cluster
+}
+
 /// What did not resolve in one variant, and where in the lab it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Unresolved {
@@ -148,18 +203,7 @@ impl Lab {
 
     /// A lab from [`Lab::to_json`]'s text; the reason when it cannot be read.
     pub fn from_json(text: &str) -> Result<Lab, String> {
-        #[derive(Deserialize)]
-        struct Format {
-            format: u32,
-        }
-        let format = serde_json::from_str::<Format>(text).map_err(|error| format!("not ClusterLab lab data: {error}"))?;
-        if format.format != DATA_FORMAT {
-            return Err(format!(
-                "lab data format {} is not the format {DATA_FORMAT} this ClusterLab reads; rebuild the lab",
-                format.format
-            ));
-        }
-        serde_json::from_str::<Stored<Lab>>(text).map(|stored| stored.lab).map_err(|error| format!("damaged lab data: {error}"))
+        read_stored(text)
     }
 
     /// The variables' values for a trainee seed.
@@ -201,13 +245,7 @@ impl Lab {
     /// The cluster a trainee with this seed starts from: built, with the
     /// variant's faults applied.
     pub fn instantiate(&self, seed: u64) -> Cluster {
-        let variant = self.variant(seed);
-        let mut cluster = self.cluster_for(&[], seed);
-        for (fault, repairs) in variant.faults.into_iter().zip(variant.repairs) {
-            // Faults were checked against this cluster when the lab was built.
-            let _ = cluster.inject(fault, repairs);
-        }
-        cluster
+        instantiate(&self.id, &self.cluster, &self.vars, &self.faults, seed)
     }
 
     /// The cluster with exactly these faults applied.
@@ -245,5 +283,15 @@ mod tests {
         assert!(Lab::from_json("{").unwrap_err().starts_with("not ClusterLab lab data"));
         let unknown_preset = text.replacen("hgx-h100", "hgx-h999", 1);
         assert!(Lab::from_json(&unknown_preset).unwrap_err().contains("unknown preset `hgx-h999`"));
+    }
+
+    #[test]
+    fn the_setup_the_engine_reads_builds_the_same_cluster() {
+        let lab = crate::load(include_str!("../../../../labs/slow-rail.toml")).unwrap();
+        let setup = Setup::from_json(&lab.to_json()).unwrap();
+        for seed in [1, 5] {
+            let run = |cluster| crate::Session::new(cluster, "gpu-001").run("ibstat; ssh gpu-002 ibstat").text();
+            assert_eq!(run(setup.instantiate(seed)), run(lab.instantiate(seed)));
+        }
     }
 }

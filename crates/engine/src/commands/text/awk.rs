@@ -955,6 +955,8 @@ struct Machine<'p> {
     record: String,
     out: String,
     steps: u64,
+    /// Bytes of strings built so far (see `charge`).
+    work: u64,
     exit_status: i32,
     regexes: BTreeMap<String, Option<Regex>>,
     error: Option<String>,
@@ -1101,6 +1103,17 @@ impl Machine<'_> {
         Ok(())
     }
 
+    /// Bytes of strings built count as work, so that a loop growing a long
+    /// string ends as surely as a loop of many steps.
+    fn charge(&mut self, bytes: usize) -> Result<(), ()> {
+        self.work = self.work.saturating_add(bytes as u64);
+        if self.work > crate::limits::MAX_AWK_WORK_BYTES {
+            self.error.get_or_insert_with(|| "awk: program stopped: too much work for a lab\n".into());
+            return Err(());
+        }
+        Ok(())
+    }
+
     /// Strings and output are bounded so a doubling loop cannot exhaust the page's memory.
     fn check_size(&mut self, size: usize) -> Result<(), ()> {
         if size > MAX_TEXT {
@@ -1112,7 +1125,7 @@ impl Machine<'_> {
 
     fn tick(&mut self) -> Result<(), ()> {
         self.steps += 1;
-        if self.steps > MAX_STEPS {
+        if self.steps > MAX_STEPS || super::regex::budget_exhausted() {
             self.error.get_or_insert_with(|| "awk: program stopped: too many steps for a lab\n".into());
             return Err(());
         }
@@ -1232,6 +1245,7 @@ impl Machine<'_> {
                 let mut text = self.eval(left)?.string();
                 text.push_str(&self.eval(right)?.string());
                 self.check_size(text.len())?;
+                self.charge(text.len())?;
                 Value::Str(text)
             }
             Expr::Call(name, args) => self.call(name, args)?,
@@ -1325,6 +1339,7 @@ impl Machine<'_> {
                 let regex = self.regex(&pattern).ok_or(())?;
                 let (result, count) = substitute(&regex, &subject, &replacement, name == "gsub");
                 self.check_size(result.len())?;
+                self.charge(result.len())?;
                 if count > 0 {
                     self.store(&target, Value::Str(result))?;
                 }
@@ -1691,6 +1706,7 @@ impl GnuTool for Awk {
     const DIALECT: &'static Dialect = &DIALECT;
 
     fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
+        super::regex::start_budget();
         let mut vars: BTreeMap<String, Value> = BTreeMap::new();
         for (name, value) in [("FS", " "), ("OFS", " "), ("ORS", "\n"), ("RS", "\n"), ("SUBSEP", "\x1c"), ("FILENAME", "")] {
             vars.insert(name.into(), Value::Str(value.into()));
@@ -1743,6 +1759,7 @@ impl GnuTool for Awk {
             record: String::new(),
             out: String::new(),
             steps: 0,
+            work: 0,
             exit_status: 0,
             regexes: BTreeMap::new(),
             error: None,

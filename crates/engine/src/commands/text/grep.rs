@@ -190,6 +190,7 @@ fn run(parsed: Parsed, invocation: &Invocation) -> Result<Output, Output> {
             None => return Err(Output::error(format!("Usage: {USAGE}\nTry 'grep --help' for more information.\n"), 2)),
         },
     };
+    super::regex::start_budget();
     let mut regexes = Vec::new();
     for pattern in &patterns {
         let compiled = match mode {
@@ -244,6 +245,10 @@ fn run(parsed: Parsed, invocation: &Invocation) -> Result<Output, Output> {
             Listing::Quiet if selected > 0 => break,
             _ => {}
         }
+    }
+    if super::regex::budget_exhausted() {
+        stderr.push_str("grep: stopped: matching took more work than a lab allows\n");
+        had_error = true;
     }
     let status = if had_error && !(options.listing == Listing::Quiet && selected_any) {
         2

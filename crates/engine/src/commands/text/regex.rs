@@ -576,6 +576,23 @@ impl Compiler {
     }
 }
 
+thread_local! {
+    /// Thread steps spent matching since the tool started (see `start_budget`).
+    static SPENT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Starts a tool's matching budget: matching is linear in text x program,
+/// and both can be large, so a tool's matching altogether may take at most
+/// `MAX_REGEX_STEPS`; past it, matches fail and the tool says so.
+pub fn start_budget() {
+    SPENT.with(|spent| spent.set(0));
+}
+
+/// Whether the tool's matching ran out of budget.
+pub fn budget_exhausted() -> bool {
+    SPENT.with(|spent| spent.get() > crate::limits::MAX_REGEX_STEPS)
+}
+
 /// The threads alive at one position: program counters and where each
 /// thread's match started, in order of increasing start.
 struct Threads {
@@ -702,6 +719,13 @@ impl Regex {
             return (None, ends);
         }
         for at in from..=text.len() {
+            let spent = SPENT.with(|spent| {
+                spent.set(spent.get().saturating_add(current.pcs.len() as u64 + 1));
+                spent.get()
+            });
+            if spent > crate::limits::MAX_REGEX_STEPS {
+                return (None, Vec::new());
+            }
             if best.is_none() && (!anchored || at == from) {
                 self.add(&mut current, 0, at, text, at);
             }
