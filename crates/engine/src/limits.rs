@@ -4,9 +4,29 @@
 //! uses that instead.
 
 /// How deep command lines may run each other: `ssh` running `pdsh` running
-/// `watch` running `sudo env srun ...`. Real systems have no single limit
+/// `watch` running `sudo env srun ...`; shell functions calling functions
+/// and compound commands inside them count too, so the stack stays bounded. Real systems have no single limit
 /// here; a simulation in a browser tab needs one.
 pub const MAX_NESTED_COMMANDS: u32 = 32;
+
+/// How deep the shell's own syntax may nest in one line: compound commands
+/// inside each other, `$(...)` inside `$(...)`. Below
+/// [`MAX_NESTED_COMMANDS`], so that every line that parses can run.
+pub const MAX_SHELL_DEPTH: usize = 24;
+
+/// How many commands one command line may run (loops included), and how
+/// many bytes its expansions may build altogether; past either the line
+/// stops with a message. A runaway `while true` ends here natively; in the
+/// browser the worker's real-time watchdog usually ends it first.
+pub const MAX_SHELL_COMMANDS: u64 = 100_000;
+pub const MAX_SHELL_WORK_BYTES: u64 = 256 << 20;
+
+/// The longest value one expansion (a variable, a word, a command
+/// substitution) may have.
+pub const MAX_WORD_BYTES: usize = 1 << 20;
+
+/// How many words one brace expansion may make (`{1..99999999}` is refused, never built).
+pub const MAX_BRACE_WORDS: usize = 65_536;
 
 /// What one command line may print, in bytes; the rest is dropped with a
 /// notice on standard error.

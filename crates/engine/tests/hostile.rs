@@ -95,7 +95,22 @@ fn long_lines_cost_linear_time_and_are_bounded() {
     let (_, stderr, _) = run("sleep 1 & ".repeat(100_000));
     assert!(stderr.contains("fork: Resource temporarily unavailable"), "{}", &stderr[stderr.len().saturating_sub(200)..]);
     let dollars = "${".repeat(150_000);
-    assert_eq!(run(format!("echo {dollars}")).0.len(), dollars.len() + 1);
+    // bash reads `${` as the start of an expansion that never closes.
+    let (_, stderr, status) = run(format!("echo {dollars}"));
+    assert_eq!((stderr.lines().next(), status), (Some("-bash: unexpected EOF while looking for matching `}'"), 2));
+    // Deep compound commands and substitutions are refused at parse time.
+    let (_, stderr, _) = run(format!("echo {}x{}", "$(echo ".repeat(5_000), ")".repeat(5_000)));
+    assert!(stderr.contains("nested too deeply"), "{stderr}");
+    let (_, stderr, _) = run(format!("{}true{}", "if true; then ".repeat(5_000), "; fi".repeat(5_000)));
+    assert!(stderr.contains("nested too deeply"), "{stderr}");
+    // Loops that never end stop at the line's command bound; braces that
+    // would make too many words are refused before they are built.
+    let (_, stderr, status) = run("while true; do :; done".into());
+    assert_eq!((stderr.as_str(), status), ("-bash: this command line ran 100000 commands, the most a simulated line runs; it was stopped\n", 1));
+    let (_, stderr, _) = run("echo {1..99999999999}".into());
+    assert!(stderr.contains("at most 65536 words"), "{stderr}");
+    let (_, stderr, _) = run("s=x; for i in {1..40}; do s=$s$s; done".into());
+    assert!(stderr.contains("expansion too long"), "{stderr}");
     let (_, stderr, status) = run(format!("echo {}", "x".repeat(2 << 20)));
     assert!(stderr.starts_with("-bash: line too long"), "{stderr}");
     assert_eq!(status, 2);

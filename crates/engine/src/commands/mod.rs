@@ -8,6 +8,7 @@
 
 pub mod collectives;
 pub mod fabric;
+pub mod files;
 pub mod gpu;
 pub mod help;
 pub mod host;

@@ -41,6 +41,9 @@ pub enum Change {
     /// Hands-on work on a node (`dctech reseat-cable gpu-001 mlx5_1`):
     /// repairs the faults the lab says this action repairs on that target.
     Repair { node: String, action: String, target: String },
+    /// A shell redirection wrote `text` to the file at `path` (absolute),
+    /// after what it held when `append`.
+    WriteFile { node: String, path: String, text: String, append: bool },
 }
 
 /// The hands-on actions a technician can take, and what they act on.
@@ -93,7 +96,8 @@ impl Change {
             | Change::StopFabricManager { node }
             | Change::Listen { node, .. }
             | Change::StopListening { node, .. }
-            | Change::Repair { node, .. } => node,
+            | Change::Repair { node, .. }
+            | Change::WriteFile { node, .. } => node,
         }
     }
 }
@@ -174,6 +178,13 @@ impl Cluster {
             }
             Change::StopListening { port, .. } => node.listeners.retain(|l| l.port != *port),
             Change::Repair { .. } => {}
+            Change::WriteFile { path, text, append, .. } => {
+                let file = node.files.entry(path.clone()).or_default();
+                if !*append {
+                    file.clear();
+                }
+                file.push_str(text);
+            }
         }
     }
 }

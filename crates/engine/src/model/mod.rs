@@ -183,6 +183,7 @@ impl Cluster {
         node.scheduler_reason = old.scheduler_reason.clone();
         node.scheduler_reason_since = old.scheduler_reason_since;
         node.listeners = old.listeners.clone();
+        node.files = old.files.clone();
     }
 
     /// When the lab's clock started.
@@ -252,6 +253,7 @@ fn build_node(config: &ClusterConfig, versions: &Versions, index: usize, hostnam
         scheduler_reason_since: booted_at,
         reachable: true,
         listeners: Vec::new(),
+        files: Default::default(),
     };
     boot_log(&mut node, versions, &mut rng);
     node

@@ -47,6 +47,10 @@ pub struct Node {
     pub reachable: bool,
     /// Servers waiting for clients (perftest servers).
     pub listeners: Vec<super::change::Listener>,
+    /// Files the trainee wrote (`echo x > notes.txt`), by absolute path.
+    /// Everything else a node's file system shows is generated from the
+    /// model (`commands::files`).
+    pub files: std::collections::BTreeMap<String, String>,
 }
 
 impl Node {

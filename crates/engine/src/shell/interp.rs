@@ -1,36 +1,108 @@
-//! Runs a parsed line as bash does: expansion, `NAME=value cmd`, pipelines,
-//! `;`/`&&`/`||`/`&` lists, builtins and the emulated commands.
+//! Runs a parsed line as bash does: expansion (parameters, command
+//! substitution, arithmetic, braces, tilde), `NAME=value cmd`, redirections,
+//! pipelines, lists, compound commands, functions, builtins and the
+//! emulated commands.
 //!
 //! An [`Interp`] works over a copy-on-write view of the cluster: a line that
 //! changes nothing never copies it, and one that does copies only the nodes
 //! it changes. The interactive [`Session`](super::Session) and every nested
 //! line a command asks for ([`Nesting`]) run through the same code.
+//!
+//! Everything a line can make grow is bounded (`limits.rs`): how deep it
+//! runs (functions, compound commands, nested lines share one depth), how
+//! many commands it runs, how many bytes its expansions build, how large a
+//! word, a variable store or a file may get.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::parse::{self, Connector, Part, Pipeline, Word};
+use super::parse::{self, Command, Compound, CondItem, Connector, List, ParamOp, Part, Pipeline, Redirect, RedirectKind, Word};
 use super::session::Interactive;
-use super::{builtins, jobs, login_env, Stream, Transcript};
-use crate::commands::{self, Call, Env, Invocation, Output, Runner};
-use crate::limits::{self, MAX_NESTED_COMMANDS, MAX_OUTPUT_BYTES};
+use super::{arith, builtins, condition, jobs, login_env, pattern, Stream, Transcript};
+use crate::commands::{self, files, Call, Env, Invocation, Output, Runner};
+use crate::limits::{self, MAX_BRACE_WORDS, MAX_NESTED_COMMANDS, MAX_OUTPUT_BYTES, MAX_SHELL_COMMANDS, MAX_SHELL_WORK_BYTES, MAX_WORD_BYTES};
 use crate::model::change::Change;
 use crate::model::Cluster;
 
-/// What a shell keeps between lines: where it runs, its variables and `$?`.
+/// What a shell keeps between lines: where it runs, its variables, its
+/// functions (as source text) and `$?`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShellState {
     pub host: String,
     pub env: Env,
     pub last_status: i32,
+    #[serde(default)]
+    pub functions: BTreeMap<String, String>,
 }
 
 impl ShellState {
     /// A login shell on `host`.
     pub fn login(host: &str) -> ShellState {
-        ShellState { host: host.to_string(), env: login_env(host), last_status: 0 }
+        ShellState { host: host.to_string(), env: login_env(host), last_status: 0, functions: BTreeMap::new() }
     }
+
+    /// The directory relative paths start from.
+    pub fn cwd(&self) -> &str {
+        self.env.get("PWD").map_or("/", String::as_str)
+    }
+}
+
+/// Standard input of the command running now: what is left of it.
+#[derive(Default)]
+pub struct Input {
+    text: String,
+    at: usize,
+}
+
+impl Input {
+    pub fn new(text: impl Into<String>) -> Input {
+        Input { text: text.into(), at: 0 }
+    }
+
+    pub fn rest(&self) -> &str {
+        &self.text[self.at..]
+    }
+
+    /// The next line (without its newline); None at the end.
+    pub fn read_line(&mut self) -> Option<String> {
+        let rest = self.rest();
+        if rest.is_empty() {
+            return None;
+        }
+        let end = rest.find('\n').map_or(rest.len(), |at| at + 1);
+        let line = rest[..end].trim_end_matches('\n').to_string();
+        self.at += end;
+        Some(line)
+    }
+
+    fn consume(&mut self) {
+        self.at = self.text.len();
+    }
+}
+
+/// Programs that read their standard input when given no file operands:
+/// they use up what a loop reads from (`... | while read l; do cat; done`).
+const STDIN_READERS: &[&str] = &["awk", "cat", "cut", "grep", "head", "sort", "ssh", "tail", "tee", "tr", "uniq", "wc", "xargs", "bash", "sh"];
+
+/// Where a redirected stream goes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Sink {
+    Stdout,
+    Stderr,
+    Discard,
+    /// The n-th file opened by the redirections.
+    File(usize),
+}
+
+/// Control flow that unwinds compound commands.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Flow {
+    Normal,
+    Break(u32),
+    Continue(u32),
+    Return,
 }
 
 pub(crate) struct Interp<'c, 's> {
@@ -39,7 +111,8 @@ pub(crate) struct Interp<'c, 's> {
     /// The interactive session's own state (history, jobs, `ssh` logins);
     /// None in a nested, non-interactive shell.
     pub session: Option<&'s mut Interactive>,
-    /// How many command lines this one runs inside.
+    /// How deep this runs: nested command lines, function calls and
+    /// compound commands together.
     pub depth: u32,
     /// The simulated time the line started at, in milliseconds since the epoch.
     started_ms: i64,
@@ -47,7 +120,8 @@ pub(crate) struct Interp<'c, 's> {
     line_ms: u64,
     /// What the line changed in the cluster, in order.
     pub changes: Vec<Change>,
-    /// Set by `exit` in a non-interactive shell: the rest of the line is skipped.
+    /// Set by `exit` in a non-interactive shell, an interrupt or a limit:
+    /// the rest of the line is skipped.
     exited: bool,
     /// Whether the output limit was reached (the notice is shown once).
     output_cut: bool,
@@ -56,10 +130,33 @@ pub(crate) struct Interp<'c, 's> {
     interrupt_at_ms: Option<u64>,
     /// Whether the interrupt struck.
     pub interrupted: bool,
+    /// `$1`, `$2`, ... of the function (or `bash -c`) running now, and `$0`.
+    positional: Vec<String>,
+    arg0: String,
+    flow: Flow,
+    /// Loops around the command running now (for `break` and `continue`).
+    loops: u32,
+    /// Functions running now (for `return` and `local`).
+    functions: u32,
+    /// Above zero while output is captured (command substitution, pipes,
+    /// redirections): nothing reads the terminal.
+    capturing: u32,
+    /// Commands run and bytes expanded so far in this line.
+    commands_run: u64,
+    work: u64,
+    /// Bytes the shell's variables and functions hold.
+    store_bytes: usize,
+    /// The status of the last command substitution, for a command made of
+    /// assignments only.
+    substitution_status: Option<i32>,
 }
+
+/// The most bytes of variables and functions one shell may hold.
+const MAX_STORE_BYTES: usize = 8 << 20;
 
 impl<'c, 's> Interp<'c, 's> {
     pub fn new(cluster: Cow<'c, Cluster>, shell: &'s mut ShellState, session: Option<&'s mut Interactive>, depth: u32, started_ms: i64) -> Self {
+        let store_bytes = shell.env.iter().chain(shell.functions.iter()).map(|(k, v)| k.len() + v.len()).sum();
         Interp {
             cluster,
             shell,
@@ -72,6 +169,16 @@ impl<'c, 's> Interp<'c, 's> {
             output_cut: false,
             interrupt_at_ms: None,
             interrupted: false,
+            positional: Vec::new(),
+            arg0: "-bash".to_string(),
+            flow: Flow::Normal,
+            loops: 0,
+            functions: 0,
+            capturing: 0,
+            commands_run: 0,
+            work: 0,
+            store_bytes,
+            substitution_status: None,
         }
     }
 
@@ -94,41 +201,62 @@ impl<'c, 's> Interp<'c, 's> {
         Nesting { depth: self.depth }
     }
 
-    /// Runs a line; `stdin` feeds the first command of the first pipeline.
+    fn stopped(&self) -> bool {
+        self.exited || self.flow != Flow::Normal
+    }
+
+    /// Runs a line; `stdin` is its standard input.
     pub fn run_line(&mut self, line: &str, stdin: &str) -> Transcript {
         let mut transcript = Transcript::default();
-        let list = match parse::parse(line) {
-            Ok(list) => list,
-            Err(error) => {
-                transcript.push(Stream::Stderr, format!("-bash: {}\n", error.message()));
-                if matches!(error, parse::SyntaxError::UnterminatedQuote(_)) {
-                    transcript.push(Stream::Stderr, "-bash: syntax error: unexpected end of file\n".to_string());
+        match parse::parse(line) {
+            Ok(list) => {
+                let mut input = Input::new(stdin);
+                self.run_list(&list, &mut input, &mut transcript);
+                if self.flow != Flow::Normal {
+                    self.flow = Flow::Normal;
                 }
-                self.shell.last_status = 2;
-                transcript.status = 2;
-                return transcript;
             }
-        };
-        let mut stdin = Some(stdin);
+            Err(error) => self.syntax_error(&error, &mut transcript),
+        }
+        transcript.status = self.shell.last_status;
+        transcript.duration_ms = self.line_ms;
+        transcript
+    }
+
+    fn syntax_error(&mut self, error: &parse::SyntaxError, out: &mut Transcript) {
+        out.push(Stream::Stderr, format!("-bash: {}\n", error.message()));
+        self.shell.last_status = 2;
+    }
+
+    /// Prints a message on standard error and stops the whole line.
+    fn stop_line(&mut self, out: &mut Transcript, message: String) -> i32 {
+        if !self.exited {
+            self.emit(out, Stream::Stderr, message);
+        }
+        self.exited = true;
+        self.shell.last_status = 1;
+        1
+    }
+
+    pub fn run_list(&mut self, list: &List, input: &mut Input, out: &mut Transcript) -> i32 {
         // `$?` decides each `&&` and `||`, whether or not the pipeline before ran:
         // `false && a || b` runs b.
         let mut run_next = true;
         for (pipeline, connector) in list {
-            if self.exited {
+            if self.stopped() {
                 break;
             }
-            let input = stdin.take().unwrap_or("");
-            if run_next && connector == Connector::Background {
-                match self.session.is_some() {
-                    true => jobs::start_job(self, &pipeline, &mut transcript),
+            if run_next && *connector == Connector::Background {
+                match self.session.is_some() && self.capturing == 0 {
+                    true => jobs::start_job(self, pipeline, out),
                     // `bash -c 'cmd &'` has no job control: cmd just runs.
                     false => {
-                        self.run_pipeline(&pipeline, input, &mut transcript);
+                        self.run_pipeline(pipeline, input, out);
                     }
                 }
                 self.shell.last_status = 0;
             } else if run_next {
-                self.shell.last_status = self.run_pipeline(&pipeline, input, &mut transcript);
+                self.shell.last_status = self.run_pipeline(pipeline, input, out);
             }
             run_next = match connector {
                 Connector::Always | Connector::Background => true,
@@ -136,52 +264,704 @@ impl<'c, 's> Interp<'c, 's> {
                 Connector::IfFailure => self.shell.last_status != 0,
             };
         }
-        transcript.status = self.shell.last_status;
-        transcript.duration_ms = self.line_ms;
-        transcript
+        self.shell.last_status
     }
 
-    pub fn run_pipeline(&mut self, pipeline: &Pipeline, stdin: &str, transcript: &mut Transcript) -> i32 {
-        let mut input = stdin.to_string();
+    pub fn run_pipeline(&mut self, pipeline: &Pipeline, input: &mut Input, out: &mut Transcript) -> i32 {
+        let last = pipeline.commands.len() - 1;
         let mut status = 0;
-        let last = pipeline.len().saturating_sub(1);
-        for (position, words) in pipeline.iter().enumerate() {
-            if self.interrupted {
+        let mut piped: Option<Input> = None;
+        for (position, command) in pipeline.commands.iter().enumerate() {
+            if self.stopped() {
                 break;
             }
-            let argv = self.expand(words);
-            // Only the first command of a top-level interactive pipeline reads the terminal.
-            let from_terminal = position == 0 && self.session.is_some() && stdin.is_empty();
-            let output = self.run_command(&argv, &input, from_terminal);
-            if let Some(at) = self.interrupt_at_ms.filter(|at| self.line_ms.saturating_add(output.duration_ms) > *at) {
-                // SIGINT: the command dies where the clock stood. It printed
-                // its lines evenly over the time it ran, so the share of
-                // them up to the interrupt shows; what it would have printed
-                // after, and changed at its end, never happens.
-                let at = at.max(self.line_ms);
-                let ran = at - self.line_ms;
-                let lines: Vec<&str> = output.stdout.split_inclusive('\n').collect();
-                let shown = (lines.len() as u128 * u128::from(ran) / u128::from(output.duration_ms.max(1))) as usize;
-                self.emit(transcript, Stream::Stdout, lines[..shown.min(lines.len())].concat());
-                self.line_ms = at;
-                transcript.timeline.push((self.line_ms, transcript.len()));
-                self.interrupted = true;
-                self.exited = true;
-                return 130;
-            }
-            self.apply(&output);
-            self.emit(transcript, Stream::Stderr, output.stderr);
-            self.line_ms = self.line_ms.saturating_add(output.duration_ms);
-            status = output.status;
+            let mut stage_input = piped.take();
+            let input: &mut Input = stage_input.as_mut().unwrap_or(&mut *input);
             if position == last {
-                self.emit(transcript, Stream::Stdout, output.stdout);
+                status = self.run_command_node(command, input, out, position == 0);
             } else {
-                input = output.stdout;
+                let (stdout, stage_status) = self.capture(out, |interp, sub| interp.run_command_node(command, input, sub, false));
+                status = stage_status;
+                piped = Some(Input::new(stdout));
             }
-            self.emit(transcript, Stream::Stdout, output.background);
-            transcript.timeline.push((self.line_ms, transcript.len()));
+        }
+        if pipeline.negated {
+            status = i32::from(status == 0);
         }
         status
+    }
+
+    /// Runs `run` with its standard output captured: returns what it
+    /// printed there; standard error goes on to `out`.
+    fn capture(&mut self, out: &mut Transcript, run: impl FnOnce(&mut Self, &mut Transcript) -> i32) -> (String, i32) {
+        let mut sub = Transcript::default();
+        self.capturing += 1;
+        let status = run(self, &mut sub);
+        self.capturing -= 1;
+        let mut stdout = String::new();
+        for (stream, text) in sub.chunks {
+            match stream {
+                Stream::Stdout => stdout.push_str(&text),
+                Stream::Stderr => self.emit(out, Stream::Stderr, text),
+            }
+        }
+        out.timeline.push((self.line_ms, out.len()));
+        (stdout, status)
+    }
+
+    fn run_command_node(&mut self, command: &Command, input: &mut Input, out: &mut Transcript, first: bool) -> i32 {
+        self.commands_run += 1;
+        if self.commands_run > MAX_SHELL_COMMANDS {
+            return self.stop_line(
+                out,
+                format!("-bash: this command line ran {MAX_SHELL_COMMANDS} commands, the most a simulated line runs; it was stopped\n"),
+            );
+        }
+        match command {
+            Command::Simple { words, redirects } => self.run_simple(words, redirects, input, out, first),
+            Command::Compound { body, redirects } => {
+                if redirects.is_empty() {
+                    return self.run_compound(body, input, out);
+                }
+                self.with_redirects(redirects, input, out, |interp, input, sub| interp.run_compound(body, input, sub))
+            }
+            Command::Function { name, body } => {
+                let old = self.shell.functions.get(name).map_or(0, |b| name.len() + b.len());
+                if self.store_bytes - old + name.len() + body.len() > MAX_STORE_BYTES {
+                    self.emit(out, Stream::Stderr, format!("-bash: {name}: cannot allocate memory (a simulated shell holds at most {} MiB of variables and functions)\n", MAX_STORE_BYTES >> 20));
+                    return 1;
+                }
+                self.store_bytes = self.store_bytes - old + name.len() + body.len();
+                self.shell.functions.insert(name.clone(), body.clone());
+                0
+            }
+        }
+    }
+
+    /// One level deeper, or the nesting error.
+    fn enter(&mut self, out: &mut Transcript, what: &str) -> bool {
+        if self.depth + 1 >= MAX_NESTED_COMMANDS {
+            let message = match what {
+                "" => limits::nesting_error("bash"),
+                function => format!("-bash: {function}: maximum function nesting level exceeded ({MAX_NESTED_COMMANDS})\n"),
+            };
+            self.stop_line(out, message);
+            return false;
+        }
+        self.depth += 1;
+        true
+    }
+
+    fn run_compound(&mut self, body: &Compound, input: &mut Input, out: &mut Transcript) -> i32 {
+        if !self.enter(out, "") {
+            return 126;
+        }
+        let status = self.run_compound_inner(body, input, out);
+        self.depth -= 1;
+        status
+    }
+
+    fn run_compound_inner(&mut self, body: &Compound, input: &mut Input, out: &mut Transcript) -> i32 {
+        match body {
+            Compound::Group(list) => self.run_list(list, input, out),
+            Compound::Subshell(list) => self.subshell(out, |interp, out| interp.run_list(list, input, out)),
+            Compound::If { branches, otherwise } => {
+                for (condition, body) in branches {
+                    let status = self.run_list(condition, input, out);
+                    if self.stopped() {
+                        return status;
+                    }
+                    if status == 0 {
+                        return self.run_list(body, input, out);
+                    }
+                }
+                match otherwise {
+                    Some(body) => self.run_list(body, input, out),
+                    None => 0,
+                }
+            }
+            Compound::For { name, items, body } => {
+                let items = match items {
+                    Some(words) => match self.expand_words(words, out) {
+                        Some(items) => items,
+                        None => return 1,
+                    },
+                    None => self.positional.clone(),
+                };
+                let mut status = 0;
+                self.loops += 1;
+                for item in items {
+                    if !self.assign(name, item, out) {
+                        status = 1;
+                        break;
+                    }
+                    status = self.run_list(body, input, out);
+                    if !self.loop_goes_on() {
+                        break;
+                    }
+                }
+                self.loops -= 1;
+                status
+            }
+            Compound::ArithFor { init, test, step, body } => {
+                if self.arithmetic(init, out).is_none() {
+                    return 1;
+                }
+                let mut status = 0;
+                self.loops += 1;
+                loop {
+                    self.commands_run += 1;
+                    if self.commands_run > MAX_SHELL_COMMANDS {
+                        status = self.stop_line(out, format!("-bash: this command line ran {MAX_SHELL_COMMANDS} commands, the most a simulated line runs; it was stopped\n"));
+                        break;
+                    }
+                    let go_on = match self.arithmetic(test, out) {
+                        Some(value) => value != 0 || test.parts.is_empty(),
+                        None => {
+                            status = 1;
+                            break;
+                        }
+                    };
+                    if !go_on {
+                        break;
+                    }
+                    status = self.run_list(body, input, out);
+                    if !self.loop_goes_on() {
+                        break;
+                    }
+                    if self.arithmetic(step, out).is_none() {
+                        status = 1;
+                        break;
+                    }
+                }
+                self.loops -= 1;
+                status
+            }
+            Compound::While { condition, body, until } => {
+                let mut status = 0;
+                self.loops += 1;
+                loop {
+                    let test = self.run_list(condition, input, out);
+                    if self.stopped() {
+                        self.loop_goes_on();
+                        break;
+                    }
+                    if (test == 0) == *until {
+                        break;
+                    }
+                    status = self.run_list(body, input, out);
+                    if !self.loop_goes_on() {
+                        break;
+                    }
+                }
+                self.loops -= 1;
+                status
+            }
+            Compound::Case { subject, arms } => {
+                let Some(subject) = self.expand_text(subject, out) else {
+                    return 1;
+                };
+                for (patterns, body) in arms {
+                    for word in patterns {
+                        let Some(pattern) = self.expand_pattern(word, out) else {
+                            return 1;
+                        };
+                        if pattern::matches(&pattern, &subject) {
+                            return self.run_list(body, input, out);
+                        }
+                    }
+                }
+                0
+            }
+            Compound::Cond(items) => {
+                let mut args = Vec::new();
+                for item in items {
+                    let (text, operator) = match item {
+                        CondItem::Word(word) => {
+                            let (Some(text), Some(pattern)) = (self.expand_text(word, out), self.expand_pattern(word, out)) else {
+                                return 1;
+                            };
+                            args.push(condition::Arg { text, pattern, operator: false });
+                            continue;
+                        }
+                        CondItem::And => ("&&", true),
+                        CondItem::Or => ("||", true),
+                        CondItem::Not => ("!", true),
+                        CondItem::Open => ("(", true),
+                        CondItem::Close => (")", true),
+                    };
+                    args.push(condition::Arg { text: text.into(), pattern: text.into(), operator });
+                }
+                match condition::extended(&args, &self.file_view()) {
+                    Ok(value) => i32::from(!value),
+                    Err(error) => {
+                        if !error.0.is_empty() {
+                            self.emit(out, Stream::Stderr, format!("-bash: {}\n", error.0));
+                        }
+                        2
+                    }
+                }
+            }
+            Compound::Arith(expression) => match self.arithmetic(expression, out) {
+                Some(value) => i32::from(value == 0),
+                None => 1,
+            },
+        }
+    }
+
+    /// After a loop body: whether the loop runs on (`break`, `return` and
+    /// `exit` end it; `continue` goes on).
+    fn loop_goes_on(&mut self) -> bool {
+        match self.flow {
+            Flow::Normal => !self.exited,
+            Flow::Break(levels) => {
+                self.flow = if levels > 1 { Flow::Break(levels - 1) } else { Flow::Normal };
+                false
+            }
+            Flow::Continue(levels) if levels > 1 => {
+                self.flow = Flow::Continue(levels - 1);
+                false
+            }
+            Flow::Continue(_) => {
+                self.flow = Flow::Normal;
+                !self.exited
+            }
+            Flow::Return => false,
+        }
+    }
+
+    /// Runs `run` in a copy of the shell: what it sets and defines, where
+    /// it `cd`s and whether it `exit`s stay inside.
+    fn subshell(&mut self, out: &mut Transcript, run: impl FnOnce(&mut Self, &mut Transcript) -> i32) -> i32 {
+        let saved_shell = self.shell.clone();
+        let saved_positional = self.positional.clone();
+        let saved_arg0 = self.arg0.clone();
+        let saved_store = self.store_bytes;
+        let session = self.session.take();
+        let status = run(self, out);
+        self.session = session;
+        let interrupted = self.interrupted;
+        let limit_hit = self.commands_run > MAX_SHELL_COMMANDS;
+        *self.shell = saved_shell;
+        self.positional = saved_positional;
+        self.arg0 = saved_arg0;
+        self.store_bytes = saved_store;
+        if !interrupted && !limit_hit {
+            self.exited = false;
+            self.flow = Flow::Normal;
+        }
+        status
+    }
+
+    // ---- simple commands ----
+
+    fn run_simple(&mut self, words: &[Word], redirects: &[Redirect], input: &mut Input, out: &mut Transcript, first: bool) -> i32 {
+        // Assignments come first; their values are not split.
+        let assignments = words.iter().take_while(|word| assignment_name(word).is_some()).count();
+        let mut assigned = Vec::new();
+        self.substitution_status = None;
+        for word in &words[..assignments] {
+            let name = assignment_name(word).expect("counted above");
+            let Some(value) = self.expand_assignment_value(word, name.len() + 1, out) else {
+                return 1;
+            };
+            assigned.push((name, value));
+        }
+        let Some(argv) = self.expand_words(&words[assignments..], out) else {
+            return 1;
+        };
+        if redirects.is_empty() {
+            return self.exec(assigned, &argv, input, out, first);
+        }
+        self.with_redirects(redirects, input, out, |interp, input, sub| interp.exec(assigned, &argv, input, sub, false))
+    }
+
+    /// Runs argv with the assignments: for the command only, or for the
+    /// shell when there is no command.
+    fn exec(&mut self, assigned: Vec<(String, String)>, argv: &[String], input: &mut Input, out: &mut Transcript, first: bool) -> i32 {
+        if argv.is_empty() {
+            for (name, value) in assigned {
+                if !self.assign(&name, value, out) {
+                    return 1;
+                }
+            }
+            return self.substitution_status.take().unwrap_or(0);
+        }
+        let saved = (!assigned.is_empty()).then(|| self.shell.env.clone());
+        for (name, value) in assigned {
+            self.shell.env.insert(name, value);
+        }
+        let status = self.dispatch(argv, input, out, first);
+        if let Some(env) = saved {
+            self.shell.env = env;
+        }
+        status
+    }
+
+    fn dispatch(&mut self, argv: &[String], input: &mut Input, out: &mut Transcript, first: bool) -> i32 {
+        let name = argv[0].as_str();
+        if let Some(body) = self.shell.functions.get(name).cloned() {
+            return self.call_function(name, &body, &argv[1..], input, out);
+        }
+        if let Some(status) = self.run_shell_builtin(argv, input, out) {
+            return status;
+        }
+        // Only the first command of a top-level interactive pipeline reads the terminal.
+        let from_terminal = first && self.session.is_some() && self.capturing == 0 && input.rest().is_empty();
+        let output = self.run_command(argv, input.rest(), from_terminal);
+        if STDIN_READERS.contains(&name) {
+            input.consume();
+        }
+        self.finish(output, out)
+    }
+
+    /// Prints what a command printed and applies what it changed, as the
+    /// simulated clock reaches its end (or stops it at the interrupt).
+    fn finish(&mut self, output: Output, out: &mut Transcript) -> i32 {
+        if let Some(at) = self.interrupt_at_ms.filter(|at| self.line_ms.saturating_add(output.duration_ms) > *at) {
+            // SIGINT: the command dies where the clock stood. It printed
+            // its lines evenly over the time it ran, so the share of
+            // them up to the interrupt shows; what it would have printed
+            // after, and changed at its end, never happens.
+            let at = at.max(self.line_ms);
+            let ran = at - self.line_ms;
+            let lines: Vec<&str> = output.stdout.split_inclusive('\n').collect();
+            let shown = (lines.len() as u128 * u128::from(ran) / u128::from(output.duration_ms.max(1))) as usize;
+            self.emit(out, Stream::Stdout, lines[..shown.min(lines.len())].concat());
+            self.line_ms = at;
+            out.timeline.push((self.line_ms, out.len()));
+            self.interrupted = true;
+            self.exited = true;
+            return 130;
+        }
+        self.apply(&output.changes, output.duration_ms);
+        self.emit(out, Stream::Stderr, output.stderr);
+        self.line_ms = self.line_ms.saturating_add(output.duration_ms);
+        self.emit(out, Stream::Stdout, output.stdout);
+        self.emit(out, Stream::Stdout, output.background);
+        out.timeline.push((self.line_ms, out.len()));
+        output.status
+    }
+
+    fn call_function(&mut self, name: &str, body: &str, args: &[String], input: &mut Input, out: &mut Transcript) -> i32 {
+        let command = match parse::parse(body) {
+            Ok(list) => list,
+            Err(error) => {
+                self.syntax_error(&error, out);
+                return 2;
+            }
+        };
+        if !self.enter(out, name) {
+            return 1;
+        }
+        let saved = std::mem::replace(&mut self.positional, args.to_vec());
+        self.functions += 1;
+        // The body is one compound command; the call is its level of depth.
+        let status = match command.as_slice() {
+            [(pipeline, _)] if pipeline.commands.len() == 1 => match &pipeline.commands[0] {
+                Command::Compound { body, redirects } if redirects.is_empty() => self.run_compound_inner(body, input, out),
+                _ => self.run_list(&command, input, out),
+            },
+            _ => self.run_list(&command, input, out),
+        };
+        self.functions -= 1;
+        self.positional = saved;
+        self.depth -= 1;
+        if self.flow == Flow::Return {
+            self.flow = Flow::Normal;
+            return self.shell.last_status;
+        }
+        status
+    }
+
+    /// Builtins that act on the running shell itself: control flow,
+    /// conditions, `read`, `eval`, `source`, `bash -c`. None when argv is
+    /// none of them.
+    fn run_shell_builtin(&mut self, argv: &[String], input: &mut Input, out: &mut Transcript) -> Option<i32> {
+        let args = &argv[1..];
+        let status = match argv[0].as_str() {
+            ":" => 0,
+            "test" | "[" => {
+                let mut args: Vec<condition::Arg> = args.iter().cloned().map(condition::Arg::word).collect();
+                if argv[0] == "[" {
+                    if args.last().map(|a| a.text.as_str()) != Some("]") {
+                        self.emit(out, Stream::Stderr, "-bash: [: missing `]'\n".into());
+                        return Some(2);
+                    }
+                    args.pop();
+                }
+                match condition::test(&args, &self.file_view()) {
+                    Ok(value) => i32::from(!value),
+                    Err(error) => {
+                        self.emit(out, Stream::Stderr, format!("-bash: {}: {}\n", argv[0], error.0));
+                        2
+                    }
+                }
+            }
+            "break" | "continue" => {
+                let levels = match args.first().map(|n| n.parse::<u32>()) {
+                    None => 1,
+                    Some(Ok(n)) if n > 0 => n,
+                    Some(_) => {
+                        self.emit(out, Stream::Stderr, format!("-bash: {}: {}: loop count out of range\n", argv[0], args[0]));
+                        return Some(1);
+                    }
+                };
+                if self.loops == 0 {
+                    self.emit(out, Stream::Stderr, format!("-bash: {}: only meaningful in a `for', `while', or `until' loop\n", argv[0]));
+                    return Some(0);
+                }
+                let levels = levels.min(self.loops);
+                self.flow = if argv[0] == "break" { Flow::Break(levels) } else { Flow::Continue(levels) };
+                0
+            }
+            "return" => {
+                if self.functions == 0 {
+                    self.emit(out, Stream::Stderr, "-bash: return: can only `return' from a function or sourced script\n".into());
+                    return Some(2);
+                }
+                let status = match args.first() {
+                    None => self.shell.last_status,
+                    Some(n) => match n.parse::<i64>() {
+                        Ok(n) => (n & 0xff) as i32,
+                        Err(_) => {
+                            self.emit(out, Stream::Stderr, format!("-bash: return: {n}: numeric argument required\n"));
+                            2
+                        }
+                    },
+                };
+                self.flow = Flow::Return;
+                self.shell.last_status = status;
+                status
+            }
+            "shift" => {
+                let count = match args.first().map(|n| n.parse::<usize>()) {
+                    None => 1,
+                    Some(Ok(n)) => n,
+                    Some(Err(_)) => {
+                        self.emit(out, Stream::Stderr, format!("-bash: shift: {}: numeric argument required\n", args[0]));
+                        return Some(1);
+                    }
+                };
+                if count > self.positional.len() {
+                    return Some(1);
+                }
+                self.positional.drain(..count);
+                0
+            }
+            "local" => {
+                if self.functions == 0 {
+                    self.emit(out, Stream::Stderr, "-bash: local: can only be used in a function\n".into());
+                    return Some(1);
+                }
+                for arg in args {
+                    let (name, value) = arg.split_once('=').unwrap_or((arg, ""));
+                    if !parse::is_name(name) {
+                        self.emit(out, Stream::Stderr, format!("-bash: local: `{arg}': not a valid identifier\n"));
+                        return Some(1);
+                    }
+                    if !self.assign(name, value.to_string(), out) {
+                        return Some(1);
+                    }
+                }
+                0
+            }
+            "read" => self.read(args, input, out),
+            "eval" => {
+                let line = args.join(" ");
+                self.run_source(&line, input, out)
+            }
+            "source" | "." => match args.first() {
+                None => {
+                    self.emit(out, Stream::Stderr, format!("-bash: {}: filename argument required\n{}: usage: {} filename [arguments]\n", argv[0], argv[0], argv[0]));
+                    2
+                }
+                Some(path) => match self.read_file(path) {
+                    Ok(text) => {
+                        let saved = std::mem::replace(&mut self.positional, args[1..].to_vec());
+                        let status = self.run_source(&text, input, out);
+                        self.positional = saved;
+                        status
+                    }
+                    Err(reason) => {
+                        self.emit(out, Stream::Stderr, format!("-bash: {path}: {reason}\n"));
+                        1
+                    }
+                },
+            },
+            "bash" | "sh" => self.bash(&argv[0], args, input, out),
+            _ => return None,
+        };
+        Some(status)
+    }
+
+    /// Parses and runs `text` in this shell (`eval`, `source`).
+    fn run_source(&mut self, text: &str, input: &mut Input, out: &mut Transcript) -> i32 {
+        match parse::parse(text) {
+            Ok(list) => {
+                if !self.enter(out, "") {
+                    return 126;
+                }
+                let status = self.run_list(&list, input, out);
+                self.depth -= 1;
+                status
+            }
+            Err(error) => {
+                self.syntax_error(&error, out);
+                2
+            }
+        }
+    }
+
+    /// `bash -c 'line' [name args...]`, `bash script [args...]`, `bash < script`.
+    fn bash(&mut self, name: &str, args: &[String], input: &mut Input, out: &mut Transcript) -> i32 {
+        let mut rest = args.iter();
+        let mut script = None;
+        let mut positional = Vec::new();
+        let mut arg0 = name.to_string();
+        while let Some(arg) = rest.next() {
+            match arg.as_str() {
+                "-c" => match rest.next() {
+                    Some(line) => {
+                        script = Some((line.clone(), format!("{name}: -c: line 1: ")));
+                        // `bash -c line NAME ARGS`: $0 is NAME, $1... the rest.
+                        if let Some(name) = rest.next() {
+                            arg0 = name.clone();
+                        }
+                        positional = rest.by_ref().cloned().collect();
+                        break;
+                    }
+                    None => {
+                        self.emit(out, Stream::Stderr, format!("{name}: -c: option requires an argument\n"));
+                        return 2;
+                    }
+                },
+                "-e" | "-x" | "-u" | "-l" | "--login" | "--norc" | "--noprofile" | "-o" => {}
+                option if option.starts_with('-') && option.len() > 1 => {
+                    self.emit(out, Stream::Stderr, format!("{name}: {option}: invalid option\n"));
+                    return 2;
+                }
+                path => {
+                    match self.read_file(path) {
+                        Ok(text) => script = Some((text, format!("{path}: line 1: "))),
+                        Err(reason) => {
+                            self.emit(out, Stream::Stderr, format!("{name}: {path}: {reason}\n"));
+                            return 127;
+                        }
+                    }
+                    positional = rest.by_ref().cloned().collect();
+                    arg0 = path.to_string();
+                    break;
+                }
+            }
+        }
+        let (text, prefix) = match script {
+            Some(script) => script,
+            None => {
+                let text = input.rest().to_string();
+                input.consume();
+                (text, format!("{name}: line 1: "))
+            }
+        };
+        let list = match parse::parse(&text) {
+            Ok(list) => list,
+            Err(error) => {
+                self.emit(out, Stream::Stderr, format!("{prefix}{}\n", error.message()));
+                return 2;
+            }
+        };
+        self.subshell(out, |interp, out| {
+            if !interp.enter(out, "") {
+                return 126;
+            }
+            interp.positional = positional;
+            interp.arg0 = arg0;
+            let mut script_input = Input::new(input.rest());
+            let status = interp.run_list(&list, &mut script_input, out);
+            interp.depth -= 1;
+            status
+        })
+    }
+
+    /// `read [-r] [-p prompt] [name ...]`: one line of input into variables.
+    fn read(&mut self, args: &[String], input: &mut Input, out: &mut Transcript) -> i32 {
+        let mut names = Vec::new();
+        let mut raw = false;
+        let mut rest = args.iter();
+        while let Some(arg) = rest.next() {
+            match arg.as_str() {
+                "-r" => raw = true,
+                "-p" | "-t" | "-u" | "-n" | "-d" => {
+                    rest.next();
+                }
+                "-s" | "-e" => {}
+                name => names.push(name.to_string()),
+            }
+        }
+        for name in &names {
+            if !parse::is_name(name) {
+                self.emit(out, Stream::Stderr, format!("-bash: read: `{name}': not a valid identifier\n"));
+                return 1;
+            }
+        }
+        let Some(mut line) = input.read_line() else {
+            return 1;
+        };
+        if !raw {
+            line = line.replace('\\', "");
+        }
+        if names.is_empty() {
+            return i32::from(!self.assign("REPLY", line, out));
+        }
+        let mut fields = line.split_whitespace();
+        let mut remaining = line.trim_start();
+        for (at, name) in names.iter().enumerate() {
+            let value = if at + 1 == names.len() {
+                remaining.trim_end().to_string()
+            } else {
+                let field = fields.next().unwrap_or("");
+                remaining = remaining[remaining.find(field).map_or(remaining.len(), |i| i + field.len())..].trim_start();
+                field.to_string()
+            };
+            if !self.assign(name, value, out) {
+                return 1;
+            }
+        }
+        0
+    }
+
+    /// Runs one simple command: a builtin or a program. What it changes is
+    /// in its output, applied by the caller once it has ended.
+    pub fn run_command(&mut self, argv: &[String], stdin: &str, from_terminal: bool) -> Output {
+        let Some(name) = argv.first() else {
+            return Output::default();
+        };
+        if let Some(output) = builtins::run(self, argv, stdin, from_terminal) {
+            return output;
+        }
+        let Some(command) = commands::find(name) else {
+            return Output::error(format!("-bash: {name}: command not found\n"), 127);
+        };
+        let runner = self.runner();
+        let cluster: &Cluster = &self.cluster;
+        let Some(node) = cluster.node(&self.shell.host) else {
+            return Output::error(format!("-bash: {name}: host {} is not in this lab\n", self.shell.host), 1);
+        };
+        let invocation = Invocation { cluster, node, argv, env: &self.shell.env, stdin, runner: &runner };
+        command.run(&invocation)
+    }
+
+    /// Applies what a command changed, at the time it ended.
+    pub fn apply(&mut self, changes: &[Change], duration_ms: u64) {
+        if changes.is_empty() {
+            return;
+        }
+        let at = (self.started_ms + self.line_ms.saturating_add(duration_ms) as i64).div_euclid(1000);
+        let cluster = self.cluster.to_mut();
+        for change in changes {
+            cluster.apply_change(change, at);
+        }
+        self.changes.extend(changes.iter().cloned());
     }
 
     /// Adds output to the transcript, up to the line's output limit.
@@ -199,109 +979,671 @@ impl<'c, 's> Interp<'c, 's> {
         transcript.push(stream, text);
     }
 
-    /// Runs one simple command: assignments, a builtin or a program. What it
-    /// changes is in its output, applied by the caller once it has ended.
-    pub fn run_command(&mut self, argv: &[String], stdin: &str, from_terminal: bool) -> Output {
-        // `NAME=value cmd`: the assignments hold for this command only.
-        let assignments = argv.iter().take_while(|word| builtins::assignment(word).is_some()).count();
-        if assignments > 0 {
-            let (names, rest) = argv.split_at(assignments);
-            let saved = (!rest.is_empty()).then(|| self.shell.env.clone());
-            for word in names {
-                if let Some((name, value)) = builtins::assignment(word) {
-                    self.shell.env.insert(name.to_string(), value.to_string());
-                }
-            }
-            let Some(saved) = saved else {
-                return Output::default();
-            };
-            let output = self.run_command(rest, stdin, from_terminal);
-            self.shell.env = saved;
-            return output;
+    /// Sets a shell variable, within the shell's memory bound.
+    fn assign(&mut self, name: &str, value: String, out: &mut Transcript) -> bool {
+        let old = self.shell.env.get(name).map_or(0, |v| name.len() + v.len());
+        let new = name.len() + value.len();
+        if self.store_bytes - old + new > MAX_STORE_BYTES {
+            self.emit(out, Stream::Stderr, format!("-bash: {name}: cannot allocate memory (a simulated shell holds at most {} MiB of variables and functions)\n", MAX_STORE_BYTES >> 20));
+            return false;
         }
-        let Some(name) = argv.first() else {
-            return Output::default();
-        };
-        if let Some(output) = builtins::run(self, argv, stdin, from_terminal) {
-            return output;
-        }
-        let Some(command) = commands::find(name) else {
-            return Output::error(format!("-bash: {name}: command not found\n"), 127);
-        };
-        let runner = self.runner();
-        let output = {
-            let cluster: &Cluster = &self.cluster;
-            let Some(node) = cluster.node(&self.shell.host) else {
-                return Output::error(format!("-bash: {name}: host {} is not in this lab\n", self.shell.host), 1);
-            };
-            let invocation = Invocation { cluster, node, argv, env: &self.shell.env, stdin, runner: &runner };
-            command.run(&invocation)
-        };
-        output
-    }
-
-    /// Applies what a command changed, at the time it ended.
-    pub fn apply(&mut self, output: &Output) {
-        if output.changes.is_empty() {
-            return;
-        }
-        let at = (self.started_ms + self.line_ms.saturating_add(output.duration_ms) as i64).div_euclid(1000);
-        let cluster = self.cluster.to_mut();
-        for change in &output.changes {
-            cluster.apply_change(change, at);
-        }
-        self.changes.extend(output.changes.iter().cloned());
-    }
-
-    /// Parameter expansion and word splitting, as bash does for simple words.
-    pub fn expand(&self, words: &[Word]) -> Vec<String> {
-        let mut argv = Vec::new();
-        for word in words {
-            let mut fields: Vec<String> = vec![String::new()];
-            let mut has_text = word.quoted;
-            for part in &word.parts {
-                match part {
-                    Part::Literal(text) => {
-                        fields.last_mut().expect("fields is never empty").push_str(text);
-                        has_text = true;
-                    }
-                    Part::Parameter { name, quoted } => {
-                        let value = self.parameter(name);
-                        if *quoted {
-                            fields.last_mut().expect("fields is never empty").push_str(&value);
-                            continue;
-                        }
-                        // Unquoted: split on blanks, so `$A` holding "x y" gives two words.
-                        for (at, piece) in value.split([' ', '\t', '\n']).enumerate() {
-                            if at > 0 {
-                                fields.push(String::new());
-                            }
-                            fields.last_mut().expect("fields is never empty").push_str(piece);
-                            has_text |= !piece.is_empty();
-                        }
-                    }
-                }
-            }
-            if has_text {
-                argv.extend(fields.into_iter().filter(|f| !f.is_empty() || word.quoted));
-            }
-        }
-        argv
-    }
-
-    fn parameter(&self, name: &str) -> String {
-        match name {
-            "?" => self.shell.last_status.to_string(),
-            "$" => "4242".to_string(),
-            "#" => "0".to_string(),
-            "0" => "-bash".to_string(),
-            _ => self.shell.env.get(name).cloned().unwrap_or_default(),
-        }
+        self.store_bytes = self.store_bytes - old + new;
+        self.shell.env.insert(name.to_string(), value);
+        true
     }
 
     /// `exit` in a non-interactive shell: stop after this command.
     pub fn exit(&mut self) {
         self.exited = true;
+    }
+
+    // ---- files ----
+
+    fn file_view(&self) -> files::View<'_> {
+        files::View::new(&self.cluster, &self.shell.host, self.shell.cwd())
+    }
+
+    fn read_file(&self, path: &str) -> Result<String, &'static str> {
+        self.file_view().read(path).map(Cow::into_owned)
+    }
+
+    /// Applies redirections around `run`: opens the files (writes land
+    /// when it ends), routes its standard output and error, feeds its
+    /// standard input.
+    fn with_redirects(
+        &mut self,
+        redirects: &[Redirect],
+        input: &mut Input,
+        out: &mut Transcript,
+        run: impl FnOnce(&mut Self, &mut Input, &mut Transcript) -> i32,
+    ) -> i32 {
+        let mut sinks = [Sink::Stdout, Sink::Stderr];
+        // Files opened: absolute path, text written, whether appended.
+        let mut opened: Vec<(String, String, bool)> = Vec::new();
+        let mut new_input: Option<Input> = None;
+        for redirect in redirects {
+            let Some(target) = self.expand_text(&redirect.target, out) else {
+                return 1;
+            };
+            let fd = redirect.fd as usize;
+            match redirect.kind {
+                RedirectKind::Input => match self.read_file(&target) {
+                    Ok(text) if fd == 0 => new_input = Some(Input::new(text)),
+                    Ok(_) => {}
+                    Err(reason) => {
+                        self.emit(out, Stream::Stderr, format!("-bash: {target}: {reason}\n"));
+                        return 1;
+                    }
+                },
+                RedirectKind::HereString => new_input = Some(Input::new(target + "\n")),
+                RedirectKind::Duplicate => {
+                    let copy = match target.as_str() {
+                        "1" => sinks[0],
+                        "2" => sinks[1],
+                        "-" => Sink::Discard,
+                        "0" if fd == 0 => continue,
+                        _ => {
+                            self.emit(out, Stream::Stderr, format!("-bash: {target}: Bad file descriptor\n"));
+                            return 1;
+                        }
+                    };
+                    if let Some(sink) = sinks.get_mut(fd.wrapping_sub(1)) {
+                        *sink = copy;
+                    }
+                }
+                RedirectKind::Output | RedirectKind::Append | RedirectKind::Both | RedirectKind::BothAppend => {
+                    let append = matches!(redirect.kind, RedirectKind::Append | RedirectKind::BothAppend);
+                    let sink = match self.open_for_writing(&target, append, &mut opened) {
+                        Ok(sink) => sink,
+                        Err(reason) => {
+                            self.emit(out, Stream::Stderr, format!("-bash: {target}: {reason}\n"));
+                            return 1;
+                        }
+                    };
+                    match redirect.kind {
+                        RedirectKind::Both | RedirectKind::BothAppend => sinks = [sink, sink],
+                        _ => {
+                            if let Some(slot) = sinks.get_mut(fd.wrapping_sub(1)) {
+                                *slot = sink;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let mut sub = Transcript::default();
+        let capture = sinks != [Sink::Stdout, Sink::Stderr];
+        if capture {
+            self.capturing += 1;
+        }
+        let status = match new_input.as_mut() {
+            Some(redirected) => run(self, redirected, &mut sub),
+            None => run(self, input, &mut sub),
+        };
+        if capture {
+            self.capturing -= 1;
+        }
+        self.route(sub, sinks, &mut opened, out);
+        self.write_files(opened, out);
+        status
+    }
+
+    /// Where writing to `target` goes; a file is opened (truncated unless appending).
+    fn open_for_writing(&self, target: &str, append: bool, opened: &mut Vec<(String, String, bool)>) -> Result<Sink, &'static str> {
+        match target {
+            "/dev/null" => return Ok(Sink::Discard),
+            "/dev/stdout" => return Ok(Sink::Stdout),
+            "/dev/stderr" => return Ok(Sink::Stderr),
+            "" => return Err("No such file or directory"),
+            _ => {}
+        }
+        let view = self.file_view();
+        let path = view.resolve(target);
+        view.check_writable(&path)?;
+        let at = match opened.iter().position(|(p, _, _)| *p == path) {
+            Some(at) => at,
+            None => {
+                opened.push((path, String::new(), append));
+                opened.len() - 1
+            }
+        };
+        Ok(Sink::File(at))
+    }
+
+    /// Sends a redirected command's output where its descriptors point,
+    /// keeping the timeline of what reaches the terminal.
+    fn route(&mut self, sub: Transcript, sinks: [Sink; 2], opened: &mut [(String, String, bool)], out: &mut Transcript) {
+        // (bytes into sub, bytes into out) after each chunk.
+        let mut offsets = vec![(0usize, out.len())];
+        let mut inner = 0;
+        for (stream, text) in sub.chunks {
+            inner += text.len();
+            match sinks[if stream == Stream::Stdout { 0 } else { 1 }] {
+                Sink::Stdout => self.emit(out, Stream::Stdout, text),
+                Sink::Stderr => self.emit(out, Stream::Stderr, text),
+                Sink::Discard => {}
+                Sink::File(at) => {
+                    let file = &mut opened[at].1;
+                    if file.len() + text.len() <= files::MAX_FILE_BYTES {
+                        file.push_str(&text);
+                    }
+                }
+            }
+            offsets.push((inner, out.len()));
+        }
+        for (ms, bytes) in sub.timeline {
+            let shown = offsets.iter().take_while(|(i, _)| *i <= bytes).last().map_or(out.len(), |(_, o)| *o);
+            out.timeline.push((ms, shown));
+        }
+        out.timeline.push((self.line_ms, out.len()));
+    }
+
+    fn write_files(&mut self, opened: Vec<(String, String, bool)>, out: &mut Transcript) {
+        let node = self.shell.host.clone();
+        let mut changes = Vec::new();
+        for (path, text, append) in opened {
+            if let Err(reason) = self.file_view().check_room(&path, text.len(), append) {
+                self.emit(out, Stream::Stderr, format!("-bash: {path}: {reason}\n"));
+                continue;
+            }
+            changes.push(Change::WriteFile { node: node.clone(), path, text, append });
+        }
+        self.apply(&changes, 0);
+    }
+
+    // ---- expansion ----
+
+    /// Expands words into fields, as bash does for a command's words.
+    /// None after an expansion error (already printed, status set).
+    pub fn expand_words(&mut self, words: &[Word], out: &mut Transcript) -> Option<Vec<String>> {
+        let mut fields = Vec::new();
+        for word in words {
+            for word in self.brace_expand(word, out)? {
+                self.expand_fields(&word, out, &mut fields)?;
+            }
+        }
+        Some(fields)
+    }
+
+    /// Brace expansion of a word's unquoted text: `gpu-00{1..8}`, `mlx5_{0,1}`.
+    fn brace_expand(&mut self, word: &Word, out: &mut Transcript) -> Option<Vec<Word>> {
+        let has_brace = word.parts.iter().any(|part| matches!(part, Part::Literal { text, quoted: false } if text.contains('{')));
+        if !has_brace {
+            return Some(vec![word.clone()]);
+        }
+        let pieces = braces::pieces(word);
+        match braces::expand(&pieces, MAX_BRACE_WORDS) {
+            Ok(expanded) => Some(expanded.into_iter().map(|pieces| braces::word(pieces, word.quoted)).collect()),
+            Err(()) => {
+                self.emit(out, Stream::Stderr, format!("-bash: brace expansion: a simulated command line makes at most {MAX_BRACE_WORDS} words from braces\n"));
+                self.shell.last_status = 1;
+                None
+            }
+        }
+    }
+
+    fn expand_fields(&mut self, word: &Word, out: &mut Transcript, fields: &mut Vec<String>) -> Option<()> {
+        // `"$@"` alone: one field per positional parameter, none when there are none.
+        if let [Part::Parameter { name, quoted: true, op: None }] = word.parts.as_slice() {
+            if name == "@" {
+                fields.extend(self.positional.iter().cloned());
+                return Some(());
+            }
+        }
+        let mut current: Vec<String> = vec![String::new()];
+        let mut has_text = word.quoted;
+        for (at, part) in word.parts.iter().enumerate() {
+            match part {
+                Part::Literal { text, quoted } => {
+                    let text = if at == 0 && !quoted { self.tilde(text) } else { text.clone() };
+                    current.last_mut().expect("never empty").push_str(&text);
+                    has_text = true;
+                }
+                Part::Parameter { name, quoted: true, op: None } if name == "@" => {
+                    for (index, value) in self.positional.clone().into_iter().enumerate() {
+                        if index > 0 {
+                            current.push(String::new());
+                        }
+                        current.last_mut().expect("never empty").push_str(&value);
+                    }
+                }
+                _ => {
+                    let quoted = part_quoted(part);
+                    let value = self.part_value(part, out)?;
+                    if quoted {
+                        current.last_mut().expect("never empty").push_str(&value);
+                        continue;
+                    }
+                    // Unquoted: split on blanks, so `$A` holding "x y" gives two words.
+                    for (index, piece) in value.split([' ', '\t', '\n']).enumerate() {
+                        if index > 0 {
+                            current.push(String::new());
+                        }
+                        current.last_mut().expect("never empty").push_str(piece);
+                        has_text |= !piece.is_empty();
+                    }
+                }
+            }
+        }
+        for field in &current {
+            if !self.charge(field.len(), out) {
+                return None;
+            }
+        }
+        if has_text {
+            fields.extend(current.into_iter().filter(|f| !f.is_empty() || word.quoted));
+        }
+        Some(())
+    }
+
+    /// `~` and `~/...` at the start of a word: the home directory.
+    fn tilde(&self, text: &str) -> String {
+        match text.strip_prefix('~') {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+                format!("{}{rest}", self.shell.env.get("HOME").map_or("/home/user", String::as_str))
+            }
+            _ => text.to_string(),
+        }
+    }
+
+    /// Counts bytes built by expansion against the line's bounds.
+    fn charge(&mut self, bytes: usize, out: &mut Transcript) -> bool {
+        self.work = self.work.saturating_add(bytes as u64);
+        if bytes > MAX_WORD_BYTES {
+            self.emit(out, Stream::Stderr, format!("-bash: expansion too long: a simulated shell builds words of at most {} MiB\n", MAX_WORD_BYTES >> 20));
+            self.shell.last_status = 1;
+            return false;
+        }
+        if self.work > MAX_SHELL_WORK_BYTES {
+            self.stop_line(out, "-bash: this command line expanded more text than a simulated line may; it was stopped\n".into());
+            return false;
+        }
+        true
+    }
+
+    /// A word as one string: no splitting, no braces (assignment values,
+    /// `case` subjects, redirection targets, `[[ ]]` operands).
+    fn expand_text(&mut self, word: &Word, out: &mut Transcript) -> Option<String> {
+        let mut text = String::new();
+        for (at, part) in word.parts.iter().enumerate() {
+            match part {
+                Part::Literal { text: literal, quoted } if at == 0 && !quoted => text.push_str(&self.tilde(literal)),
+                Part::Literal { text: literal, .. } => text.push_str(literal),
+                _ => {
+                    let value = self.part_value(part, out)?;
+                    text.push_str(&value);
+                }
+            }
+        }
+        self.charge(text.len(), out).then_some(text)
+    }
+
+    /// The value of `NAME=value` (after `skip` characters of the word).
+    fn expand_assignment_value(&mut self, word: &Word, skip: usize, out: &mut Transcript) -> Option<String> {
+        let mut rest = word.clone();
+        if let Some(Part::Literal { text, .. }) = rest.parts.first_mut() {
+            *text = text[skip..].to_string();
+        }
+        self.expand_text(&rest, out)
+    }
+
+    /// A word as a pattern: quoted characters escaped, so they match themselves.
+    fn expand_pattern(&mut self, word: &Word, out: &mut Transcript) -> Option<String> {
+        let mut text = String::new();
+        for part in &word.parts {
+            match part {
+                Part::Literal { text: literal, quoted: false } => text.push_str(literal),
+                Part::Literal { text: literal, quoted: true } => text.push_str(&escape_pattern(literal)),
+                _ => {
+                    let value = self.part_value(part, out)?;
+                    if part_quoted(part) {
+                        text.push_str(&escape_pattern(&value));
+                    } else {
+                        text.push_str(&value);
+                    }
+                }
+            }
+        }
+        self.charge(text.len(), out).then_some(text)
+    }
+
+    fn arithmetic(&mut self, expression: &Word, out: &mut Transcript) -> Option<i64> {
+        let text = self.expand_text(expression, out)?;
+        let mut variables = ArithVariables { interp: self, failed: false };
+        let result = arith::evaluate(&text, &mut variables);
+        let failed = variables.failed;
+        match result {
+            Ok(value) if !failed => Some(value),
+            Ok(_) => None,
+            Err(error) => {
+                self.emit(out, Stream::Stderr, format!("-bash: {}\n", error.0));
+                self.shell.last_status = 1;
+                None
+            }
+        }
+    }
+
+    /// The value of a parameter, command substitution or arithmetic part.
+    fn part_value(&mut self, part: &Part, out: &mut Transcript) -> Option<String> {
+        match part {
+            Part::Literal { text, .. } => Some(text.clone()),
+            Part::Parameter { name, op, .. } => self.parameter_value(name, op.as_deref(), out),
+            Part::Command { list, .. } => {
+                if !self.enter(out, "") {
+                    return None;
+                }
+                let (mut stdout, status) = self.capture(out, |interp, sub| {
+                    let mut none = Input::default();
+                    interp.subshell(sub, |interp, sub| interp.run_list(list, &mut none, sub))
+                });
+                self.depth -= 1;
+                self.substitution_status = Some(status);
+                self.shell.last_status = status;
+                let trimmed = stdout.trim_end_matches('\n').len();
+                stdout.truncate(trimmed);
+                Some(stdout)
+            }
+            Part::Arithmetic { expression, .. } => self.arithmetic(expression, out).map(|value| value.to_string()),
+        }
+    }
+
+    fn parameter(&self, name: &str) -> Option<String> {
+        match name {
+            "?" => Some(self.shell.last_status.to_string()),
+            "$" => Some("4242".to_string()),
+            "#" => Some(self.positional.len().to_string()),
+            "0" => Some(self.arg0.clone()),
+            "@" | "*" => Some(self.positional.join(" ")),
+            "-" => Some("himBHs".to_string()),
+            "!" => Some(String::new()),
+            digits if digits.chars().all(|c| c.is_ascii_digit()) => {
+                digits.parse::<usize>().ok().and_then(|n| self.positional.get(n.checked_sub(1)?)).cloned()
+            }
+            _ => self.shell.env.get(name).cloned(),
+        }
+    }
+
+    fn parameter_value(&mut self, name: &str, op: Option<&ParamOp>, out: &mut Transcript) -> Option<String> {
+        let value = self.parameter(name);
+        let Some(op) = op else {
+            return Some(value.unwrap_or_default());
+        };
+        let unset_or_null = |colon: bool, value: &Option<String>| value.is_none() || (colon && value.as_deref() == Some(""));
+        Some(match op {
+            ParamOp::Length => match name {
+                "@" | "*" => self.positional.len().to_string(),
+                _ => value.unwrap_or_default().chars().count().to_string(),
+            },
+            ParamOp::Default { colon, word } => match unset_or_null(*colon, &value) {
+                true => self.expand_text(word, out)?,
+                false => value.unwrap_or_default(),
+            },
+            ParamOp::Assign { colon, word } => match unset_or_null(*colon, &value) {
+                true => {
+                    let new = self.expand_text(word, out)?;
+                    if !parse::is_name(name) {
+                        self.emit(out, Stream::Stderr, format!("-bash: ${name}: cannot assign in this way\n"));
+                        self.shell.last_status = 1;
+                        return None;
+                    }
+                    if !self.assign(name, new.clone(), out) {
+                        return None;
+                    }
+                    new
+                }
+                false => value.unwrap_or_default(),
+            },
+            ParamOp::Alternative { colon, word } => match unset_or_null(*colon, &value) {
+                true => String::new(),
+                false => self.expand_text(word, out)?,
+            },
+            ParamOp::Error { colon, word } => match unset_or_null(*colon, &value) {
+                true => {
+                    let message = self.expand_text(word, out)?;
+                    let message = if message.is_empty() { "parameter null or not set".to_string() } else { message };
+                    self.emit(out, Stream::Stderr, format!("-bash: {name}: {message}\n"));
+                    self.shell.last_status = 1;
+                    return None;
+                }
+                false => value.unwrap_or_default(),
+            },
+            ParamOp::TrimPrefix { longest, pattern } => {
+                let pattern = self.expand_pattern(pattern, out)?;
+                pattern::trim(&value.unwrap_or_default(), &pattern, false, *longest)
+            }
+            ParamOp::TrimSuffix { longest, pattern } => {
+                let pattern = self.expand_pattern(pattern, out)?;
+                pattern::trim(&value.unwrap_or_default(), &pattern, true, *longest)
+            }
+            ParamOp::Replace { all, pattern, replacement } => {
+                let pattern = self.expand_pattern(pattern, out)?;
+                let replacement = self.expand_text(replacement, out)?;
+                let result = pattern::replace(&value.unwrap_or_default(), &pattern, &replacement, *all);
+                if !self.charge(result.len(), out) {
+                    return None;
+                }
+                result
+            }
+        })
+    }
+}
+
+/// The name of an assignment word (`NAME=...`, the `=` unquoted).
+fn assignment_name(word: &Word) -> Option<String> {
+    let Some(Part::Literal { text, quoted: false }) = word.parts.first() else {
+        return None;
+    };
+    let (name, _) = text.split_once('=')?;
+    parse::is_name(name).then(|| name.to_string())
+}
+
+fn part_quoted(part: &Part) -> bool {
+    match part {
+        Part::Literal { quoted, .. } | Part::Parameter { quoted, .. } | Part::Command { quoted, .. } | Part::Arithmetic { quoted, .. } => *quoted,
+    }
+}
+
+fn escape_pattern(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+    }
+    escaped
+}
+
+/// The shell's variables as arithmetic sees them.
+struct ArithVariables<'i, 'c, 's> {
+    interp: &'i mut Interp<'c, 's>,
+    failed: bool,
+}
+
+impl arith::Variables for ArithVariables<'_, '_, '_> {
+    fn get(&self, name: &str) -> Option<String> {
+        self.interp.parameter(name)
+    }
+
+    fn set(&mut self, name: &str, value: String) {
+        let mut sink = Transcript::default();
+        if !self.interp.assign(name, value, &mut sink) {
+            self.failed = true;
+        }
+    }
+}
+
+/// Brace expansion over a word's pieces: characters of unquoted text, and
+/// every other part kept whole.
+mod braces {
+    use super::{Part, Word};
+
+    #[derive(Clone, Debug)]
+    pub enum Piece {
+        Char(char),
+        Part(Part),
+    }
+
+    pub fn pieces(word: &Word) -> Vec<Piece> {
+        let mut pieces = Vec::new();
+        for part in &word.parts {
+            match part {
+                Part::Literal { text, quoted: false } => pieces.extend(text.chars().map(Piece::Char)),
+                other => pieces.push(Piece::Part(other.clone())),
+            }
+        }
+        pieces
+    }
+
+    pub fn word(pieces: Vec<Piece>, quoted: bool) -> Word {
+        let mut word = Word { parts: Vec::new(), quoted };
+        let mut literal = String::new();
+        for piece in pieces {
+            match piece {
+                Piece::Char(c) => literal.push(c),
+                Piece::Part(part) => {
+                    if !literal.is_empty() {
+                        word.parts.push(Part::Literal { text: std::mem::take(&mut literal), quoted: false });
+                    }
+                    word.parts.push(part);
+                }
+            }
+        }
+        if !literal.is_empty() {
+            word.parts.push(Part::Literal { text: literal, quoted: false });
+        }
+        word
+    }
+
+    /// Every word the braces make, left to right; Err past `limit` words.
+    pub fn expand(pieces: &[Piece], limit: usize) -> Result<Vec<Vec<Piece>>, ()> {
+        let mut done = Vec::new();
+        // Work list of (pieces, where to look for the next brace), so that
+        // nesting costs no stack.
+        let mut pending = vec![(pieces.to_vec(), 0usize)];
+        while let Some((pieces, from)) = pending.pop() {
+            match find(&pieces, from) {
+                None => {
+                    done.push(pieces);
+                    if done.len() > limit {
+                        return Err(());
+                    }
+                }
+                Some((open, close, alternatives)) => {
+                    if alternatives.len().saturating_add(done.len()).saturating_add(pending.len()) > limit {
+                        return Err(());
+                    }
+                    // Pushed in reverse so they come out in order.
+                    for alternative in alternatives.into_iter().rev() {
+                        let mut next = pieces[..open].to_vec();
+                        next.extend(alternative);
+                        next.extend_from_slice(&pieces[close + 1..]);
+                        pending.push((next, open));
+                    }
+                }
+            }
+        }
+        Ok(done)
+    }
+
+    fn is(piece: &Piece, c: char) -> bool {
+        matches!(piece, Piece::Char(d) if *d == c)
+    }
+
+    /// The first brace from `from` that expands: (open, close, alternatives).
+    fn find(pieces: &[Piece], from: usize) -> Option<(usize, usize, Vec<Vec<Piece>>)> {
+        let mut open = from;
+        while open < pieces.len() {
+            if is(&pieces[open], '{') && !(open > 0 && is(&pieces[open - 1], '$')) {
+                let mut depth = 0;
+                let mut commas = Vec::new();
+                let mut close = None;
+                for (at, piece) in pieces.iter().enumerate().skip(open + 1) {
+                    if is(piece, '{') {
+                        depth += 1;
+                    } else if is(piece, '}') {
+                        if depth == 0 {
+                            close = Some(at);
+                            break;
+                        }
+                        depth -= 1;
+                    } else if is(piece, ',') && depth == 0 {
+                        commas.push(at);
+                    }
+                }
+                if let Some(close) = close {
+                    if !commas.is_empty() {
+                        let mut alternatives = Vec::new();
+                        let mut start = open + 1;
+                        for comma in commas.into_iter().chain(std::iter::once(close)) {
+                            alternatives.push(pieces[start..comma].to_vec());
+                            start = comma + 1;
+                        }
+                        return Some((open, close, alternatives));
+                    }
+                    if let Some(sequence) = sequence(&pieces[open + 1..close]) {
+                        return Some((open, close, sequence));
+                    }
+                }
+            }
+            open += 1;
+        }
+        None
+    }
+
+    /// `{a..e}`, `{1..10}`, `{01..10..2}`; None when the text is no sequence
+    /// (then the braces stay as they are).
+    fn sequence(inner: &[Piece]) -> Option<Vec<Vec<Piece>>> {
+        let text: String = inner.iter().map(|piece| match piece {
+            Piece::Char(c) => Some(*c),
+            Piece::Part(_) => None,
+        }).collect::<Option<String>>()?;
+        let fields: Vec<&str> = text.split("..").collect();
+        let (start, end, step) = match fields[..] {
+            [start, end] => (start, end, None),
+            [start, end, step] => (start, end, Some(step.parse::<i64>().ok()?)),
+            _ => return None,
+        };
+        let step = step.map(i64::unsigned_abs).filter(|s| *s > 0).unwrap_or(1);
+        let to_pieces = |text: String| text.chars().map(Piece::Char).collect::<Vec<_>>();
+        if let (Ok(a), Ok(b)) = (start.parse::<i64>(), end.parse::<i64>()) {
+            let width = [start, end]
+                .iter()
+                .filter(|s| s.trim_start_matches('-').len() > 1 && s.trim_start_matches('-').starts_with('0'))
+                .map(|s| s.len())
+                .max()
+                .unwrap_or(0);
+            let count = a.abs_diff(b) / step + 1;
+            if count > super::MAX_BRACE_WORDS as u64 {
+                // Too many to build: the caller reports it.
+                return Some(vec![Vec::new(); super::MAX_BRACE_WORDS + 1]);
+            }
+            let mut values = Vec::new();
+            for index in 0..count {
+                let offset = (index * step) as i128;
+                let value = if a <= b { a as i128 + offset } else { a as i128 - offset };
+                values.push(to_pieces(format!("{value:0width$}")));
+            }
+            return Some(values);
+        }
+        let (mut a, mut b) = (start.chars(), end.chars());
+        let (Some(a), None, Some(b), None) = (a.next(), a.next(), b.next(), b.next()) else {
+            return None;
+        };
+        if !a.is_ascii_alphabetic() || !b.is_ascii_alphabetic() {
+            return None;
+        }
+        let (a, b) = (a as u32, b as u32);
+        let count = a.abs_diff(b) as u64 / step + 1;
+        Some(
+            (0..count)
+                .filter_map(|index| {
+                    let offset = (index * step) as u32;
+                    char::from_u32(if a <= b { a + offset } else { a - offset })
+                })
+                .map(|c| vec![Piece::Char(c)])
+                .collect(),
+        )
     }
 }
 
@@ -324,7 +1666,7 @@ impl Runner for Nesting {
             return Output::error(limits::nesting_error("bash"), 126);
         };
         let env = call.env.cloned().unwrap_or_else(|| login_env(call.host));
-        let mut shell = ShellState { host: call.host.to_string(), env, last_status: 0 };
+        let mut shell = ShellState { host: call.host.to_string(), env, last_status: 0, functions: BTreeMap::new() };
         let mut interp = Interp::new(Cow::Borrowed(call.cluster), &mut shell, None, depth, call.cluster.now * 1000);
         let transcript = interp.run_line(line, call.stdin);
         Output {
@@ -377,6 +1719,8 @@ mod tests {
         let ssh = "pdsh -w gpu-001 ".repeat(40) + "hostname";
         assert!(shell.run(&ssh).text().contains("at most 32 deep"));
         assert_eq!(shell.run(&("sudo ".repeat(10) + "hostname")).stdout(), "gpu-001\n");
+        let recursion = shell.run("f() { f; }; f");
+        assert_eq!(recursion.stderr(), "-bash: f: maximum function nesting level exceeded (32)\n");
     }
 
     #[test]

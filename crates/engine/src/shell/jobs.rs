@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::interp::Interp;
+use super::interp::{Input, Interp};
 use super::parse::Pipeline;
 use super::session::Interactive;
 use super::{Stream, Transcript};
@@ -76,10 +76,10 @@ pub(super) fn start_job(interp: &mut Interp, pipeline: &Pipeline, transcript: &m
         }
         None => return,
     };
-    let text = pipeline.iter().map(|words| interp.expand(words).join(" ")).collect::<Vec<_>>().join(" | ");
+    let text = pipeline.text.clone();
     transcript.push(Stream::Stderr, format!("[{id}] {pid}\n"));
     let changes_before = interp.changes.len();
-    let status = interp.run_pipeline(pipeline, "", transcript);
+    let status = interp.run_pipeline(pipeline, &mut Input::default(), transcript);
     let listening = interp.changes[changes_before..].iter().find_map(|change| match change {
         Change::Listen { node, listener } => Some((node.clone(), listener.port)),
         _ => None,

@@ -1,6 +1,7 @@
 //! The login shell on a simulated node.
 //!
-//! - [`parse`] reads a line as bash does.
+//! - [`parse`] reads a line as bash does; [`arith`], [`condition`] and
+//!   [`pattern`] are bash's arithmetic, `test`/`[[ ]]` and glob patterns.
 //! - [`interp`] runs a parsed line over a view of the cluster: expansion,
 //!   pipelines, lists, builtins and the emulated commands. It also runs the
 //!   nested lines commands ask for (the [`Runner`](crate::commands::Runner)
@@ -11,10 +12,13 @@
 //!
 //! The shell depends on the commands, never the reverse.
 
+mod arith;
 mod builtins;
+mod condition;
 mod interp;
 mod jobs;
 pub mod parse;
+mod pattern;
 mod session;
 
 pub use builtins::NAMES as BUILTINS;

@@ -1,0 +1,271 @@
+//! A node's file system as the shell and the file tools see it: the files
+//! the trainee wrote (kept in the model, `Node::files`) and read-only files
+//! generated from the model (`/etc`, `/proc/driver/nvidia`,
+//! `/sys/class/infiniband`). A generated file is a view: it says what the
+//! tool that reads the same fact says (`ibstatus` reads its port files
+//! from here, as the real script reads sysfs).
+
+use std::borrow::Cow;
+
+use crate::commands::fabric::ib_common::{base_lid, sm_lid, Link};
+use crate::commands::host::network;
+use crate::model::fabric::{Hca, PortState};
+use crate::model::{Cluster, Node};
+
+/// The largest file a trainee may write, and how many files one node keeps.
+pub const MAX_FILE_BYTES: usize = 1 << 20;
+pub const MAX_FILES_PER_NODE: usize = 256;
+
+/// Where the trainee may write.
+const WRITABLE: &[&str] = &["/home/user/", "/tmp/"];
+
+/// Directories every node has, beyond those that hold a generated or written file.
+const DIRECTORIES: &[&str] = &["/", "/dev", "/etc", "/home", "/home/user", "/proc", "/proc/driver", "/sys", "/sys/class", "/tmp", "/var", "/var/log"];
+
+/// One node's files, read from a working directory.
+pub struct View<'a> {
+    cluster: &'a Cluster,
+    node: Option<&'a Node>,
+    cwd: &'a str,
+}
+
+impl<'a> View<'a> {
+    pub fn new(cluster: &'a Cluster, host: &str, cwd: &'a str) -> View<'a> {
+        View { cluster, node: cluster.node(host), cwd }
+    }
+
+    pub fn of(cluster: &'a Cluster, node: &'a Node, cwd: &'a str) -> View<'a> {
+        View { cluster, node: Some(node), cwd }
+    }
+
+    /// An absolute, normalised path (`.`, `..` and repeated `/` resolved).
+    pub fn resolve(&self, path: &str) -> String {
+        let joined = if path.starts_with('/') { path.to_string() } else { format!("{}/{path}", self.cwd) };
+        let mut parts: Vec<&str> = Vec::new();
+        for part in joined.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                part => parts.push(part),
+            }
+        }
+        format!("/{}", parts.join("/"))
+    }
+
+    /// The text of the file at `path`, or the reason there is none
+    /// (`No such file or directory`, `Is a directory`).
+    pub fn read(&self, path: &str) -> Result<Cow<'a, str>, &'static str> {
+        let path = self.resolve(path);
+        if let Some(text) = self.node.and_then(|node| node.files.get(&path)) {
+            return Ok(Cow::Borrowed(text.as_str()));
+        }
+        if let Some(text) = self.generated(&path) {
+            return Ok(Cow::Owned(text));
+        }
+        if self.is_directory(&path) {
+            return Err("Is a directory");
+        }
+        Err("No such file or directory")
+    }
+
+    /// None when nothing is at `path`; Some(true) for a directory.
+    pub fn kind(&self, path: &str) -> Option<bool> {
+        let path = self.resolve(path);
+        if self.is_directory(&path) {
+            return Some(true);
+        }
+        let written = self.node.is_some_and(|node| node.files.contains_key(&path));
+        (written || self.generated(&path).is_some()).then_some(false)
+    }
+
+    /// The names in a directory, sorted, with whether each is a directory.
+    pub fn list(&self, dir: &str) -> Option<Vec<(String, bool)>> {
+        let dir = self.resolve(dir);
+        if !self.is_directory(&dir) {
+            return None;
+        }
+        let prefix = if dir == "/" { "/".to_string() } else { format!("{dir}/") };
+        let mut names: Vec<(String, bool)> = Vec::new();
+        for path in self.all_paths() {
+            if let Some(rest) = path.strip_prefix(&prefix) {
+                if rest.is_empty() {
+                    continue;
+                }
+                let (name, is_dir) = match rest.split_once('/') {
+                    Some((name, _)) => (name, true),
+                    None => (rest, self.is_directory(&path)),
+                };
+                if !names.iter().any(|(n, _)| n == name) {
+                    names.push((name.to_string(), is_dir));
+                }
+            }
+        }
+        crate::sort::sort_by_key(&mut names, |(name, _)| name.clone());
+        Some(names)
+    }
+
+    /// Whether the trainee may write `path` (absolute).
+    pub fn check_writable(&self, path: &str) -> Result<(), &'static str> {
+        if self.is_directory(path) {
+            return Err("Is a directory");
+        }
+        if !WRITABLE.iter().any(|root| path.starts_with(root)) {
+            return Err("Permission denied");
+        }
+        let parent = &path[..path.rfind('/').unwrap_or(0).max(1)];
+        if !self.is_directory(parent) {
+            return Err("No such file or directory");
+        }
+        Ok(())
+    }
+
+    /// Whether `bytes` more fit in the file at `path`.
+    pub fn check_room(&self, path: &str, bytes: usize, append: bool) -> Result<(), &'static str> {
+        let files = self.node.map(|node| &node.files);
+        let existing = files.and_then(|files| files.get(path)).map_or(0, String::len);
+        let size = if append { existing + bytes } else { bytes };
+        let new_file = files.is_some_and(|files| !files.contains_key(path));
+        if size > MAX_FILE_BYTES || (new_file && files.is_some_and(|files| files.len() >= MAX_FILES_PER_NODE)) {
+            return Err("No space left on device");
+        }
+        Ok(())
+    }
+
+    fn is_directory(&self, path: &str) -> bool {
+        if DIRECTORIES.contains(&path) {
+            return true;
+        }
+        let prefix = format!("{path}/");
+        self.all_paths().iter().any(|p| p.starts_with(&prefix))
+    }
+
+    /// Every file's path: written and generated.
+    fn all_paths(&self) -> Vec<String> {
+        let mut paths: Vec<String> = self.node.map(|node| node.files.keys().cloned().collect()).unwrap_or_default();
+        paths.extend(self.generated_paths());
+        paths
+    }
+
+    fn generated_paths(&self) -> Vec<String> {
+        let Some(node) = self.node else {
+            return Vec::new();
+        };
+        let mut paths: Vec<String> =
+            ["/etc/hostname", "/etc/hosts", "/etc/os-release", "/proc/driver/nvidia/version"].iter().map(|p| p.to_string()).collect();
+        for gpu in &node.gpus {
+            paths.push(format!("/proc/driver/nvidia/gpus/{}/information", proc_bus_id(&gpu.bus_id)));
+        }
+        for hca in &node.hcas {
+            for file in PORT_FILES {
+                paths.push(format!("/sys/class/infiniband/{}/ports/{}/{file}", hca.name, hca.port.number));
+            }
+        }
+        paths
+    }
+
+    fn generated(&self, path: &str) -> Option<String> {
+        let node = self.node?;
+        match path {
+            "/etc/hostname" => return Some(format!("{}\n", node.hostname)),
+            "/etc/hosts" => {
+                let mut text = "127.0.0.1 localhost\n".to_string();
+                for other in &self.cluster.nodes {
+                    text += &format!("{} {}\n", network::frontend_ip(&other.hostname), other.hostname);
+                }
+                return Some(text);
+            }
+            "/etc/os-release" => return Some(OS_RELEASE.to_string()),
+            "/proc/driver/nvidia/version" => {
+                // The same build line the kernel logged when the module loaded.
+                let build = node.kernel_log.iter().find_map(|line| line.text.strip_prefix("NVRM: loading "))?;
+                return Some(format!("NVRM version: {build}\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04) \n"));
+            }
+            _ => {}
+        }
+        if let Some(rest) = path.strip_prefix("/proc/driver/nvidia/gpus/") {
+            let (bus, file) = rest.split_once('/')?;
+            let gpu = node.gpus.iter().find(|gpu| proc_bus_id(&gpu.bus_id) == bus)?;
+            return (file == "information").then(|| {
+                format!(
+                    "Model: \t\t {}\nIRQ:   \t\t {}\nGPU UUID: \t {}\nVideo BIOS: \t {}\nBus Type: \t PCIe\nDMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\nBus Location: \t {}\nDevice Minor: \t {}\nGPU Excluded:\t No\n",
+                    self.cluster.preset.gpu.name,
+                    170 + gpu.index,
+                    gpu.uuid,
+                    self.cluster.preset.gpu.vbios,
+                    proc_bus_id(&gpu.bus_id),
+                    gpu.index,
+                )
+            });
+        }
+        let rest = path.strip_prefix("/sys/class/infiniband/")?;
+        let mut parts = rest.split('/');
+        let (device, "ports", port, file, None) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?, parts.next()) else {
+            return None;
+        };
+        let hca = node.hca(device)?;
+        (port == hca.port.number.to_string()).then(|| port_file(hca, file)).flatten()
+    }
+}
+
+/// `0000:18:00.0` as `/proc/driver/nvidia/gpus` names it (lower case).
+fn proc_bus_id(bus_id: &str) -> String {
+    let id = bus_id.to_ascii_lowercase();
+    // nvidia-smi's 8-digit domain is 4 digits in /proc.
+    match id.split_once(':') {
+        Some((domain, rest)) if domain.len() == 8 => format!("{}:{rest}", &domain[4..]),
+        _ => id,
+    }
+}
+
+const OS_RELEASE: &str = "PRETTY_NAME=\"Ubuntu 22.04.5 LTS\"\nNAME=\"Ubuntu\"\nVERSION_ID=\"22.04\"\nVERSION=\"22.04.5 LTS (Jammy Jellyfish)\"\nVERSION_CODENAME=jammy\nID=ubuntu\nID_LIKE=debian\nHOME_URL=\"https://www.ubuntu.com/\"\nSUPPORT_URL=\"https://help.ubuntu.com/\"\nBUG_REPORT_URL=\"https://bugs.launchpad.net/ubuntu/\"\nPRIVACY_POLICY_URL=\"https://www.ubuntu.com/legal/terms-and-policies/privacy-policy\"\nUBUNTU_CODENAME=jammy\n";
+
+/// The files of `/sys/class/infiniband/DEV/ports/N/` the model fills.
+const PORT_FILES: &[&str] = &["lid", "link_layer", "phys_state", "rate", "sm_lid", "state"];
+
+/// One port file's text, as the kernel writes it.
+pub fn port_file(hca: &Hca, file: &str) -> Option<String> {
+    Some(match file {
+        "state" => format!("{}: {}\n", hca.port.state.code(), state_name(hca.port.state)),
+        "phys_state" => format!("{}: {}\n", hca.port.phys_state.code(), hca.port.phys_state.label()),
+        "rate" => format!("{}\n", Link::of(hca).sysfs_rate()),
+        "link_layer" => format!("{}\n", hca.port.link_layer.label()),
+        "lid" => format!("{:#x}\n", base_lid(&hca.port)),
+        "sm_lid" => format!("{:#x}\n", sm_lid(&hca.port)),
+        _ => return None,
+    })
+}
+
+/// The kernel's `state` file names.
+fn state_name(state: PortState) -> &'static str {
+    match state {
+        PortState::Down => "DOWN",
+        PortState::Initializing => "INIT",
+        PortState::Armed => "ARMED",
+        PortState::Active => "ACTIVE",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::lab;
+
+    #[test]
+    fn paths_resolve_and_list() {
+        let cluster = lab().instantiate(1);
+        let view = View::new(&cluster, "gpu-001", "/home/user");
+        assert_eq!(view.resolve("../user/./notes"), "/home/user/notes");
+        assert_eq!(view.resolve("/tmp//x/.."), "/tmp");
+        assert_eq!(view.read("/etc/hostname").unwrap(), "gpu-001\n");
+        assert_eq!(view.read("/etc"), Err("Is a directory"));
+        assert_eq!(view.read("nope"), Err("No such file or directory"));
+        let ports = view.list("/sys/class/infiniband/mlx5_0/ports/1").unwrap();
+        assert!(ports.contains(&("rate".to_string(), false)), "{ports:?}");
+        assert!(view.list("/sys/class/infiniband").unwrap().iter().all(|(_, dir)| *dir));
+        assert_eq!(view.check_writable("/etc/x"), Err("Permission denied"));
+        assert_eq!(view.check_writable("/home/user/x"), Ok(()));
+        assert_eq!(view.check_writable("/home/user/no/x"), Err("No such file or directory"));
+    }
+}
