@@ -1,9 +1,10 @@
 //! `ibstatus [devname[:port]]...`: the infiniband-diags shell script that
 //! prints each port's sysfs files (FACTS.md §4, ibstatus_a100_azure_hdr_8x200.txt).
 
-use crate::commands::fabric::ib_common::{base_lid, default_gid, sm_lid, sysfs_order, Link};
+use crate::commands::fabric::ib_common::{default_gid, sysfs_order};
+use crate::commands::files::port_file;
 use crate::commands::{Command, Example, Invocation, Output, Signature};
-use crate::model::fabric::{Hca, PortState};
+use crate::model::fabric::Hca;
 
 pub struct Ibstatus;
 
@@ -61,34 +62,22 @@ fn usage() -> String {
     "Usage:  ibstatus  [-h] [devname[:portnum]]\n\t-h:\tthis help screen\n\tExamples:\n\t\tibstatus mthca1\t\t# shows status of all ports of 'mthca1'\n\t\tibstatus mthca0:2\t# shows status port number 2 of 'mthca0'\n\t\tibstatus\t\t# default: shows status of all 'mthca0' ports\n".to_string()
 }
 
-/// One port's block; every file reads `unknown` for a port that does not exist.
+/// One port's block, read from the port's sysfs files as the real script
+/// reads them; every file reads `unknown` for a port that does not exist.
 fn port_status(device: &str, port: &str, hca: Option<&Hca>) -> String {
     let value = |read: &dyn Fn(&Hca) -> String| hca.map_or("unknown".to_string(), read);
+    let file = |name: &str| value(&|hca| port_file(hca, name).unwrap_or_default().trim_end().to_string());
     let mut out = format!("Infiniband device '{device}' port {port} status:\n");
     out += &format!("\tdefault gid:\t {}\n", value(&|hca| default_gid(&hca.port).unwrap_or_else(|| "unknown".into())));
-    out += &format!("\tbase lid:\t {}\n", value(&|hca| format!("{:#x}", base_lid(&hca.port))));
-    out += &format!("\tsm lid:\t\t {}\n", value(&|hca| format!("{:#x}", sm_lid(&hca.port))));
-    out += &format!("\tstate:\t\t {}\n", value(&|hca| format!("{}: {}", hca.port.state.code(), state_name(hca.port.state))));
-    out += &format!(
-        "\tphys state:\t {}\n",
-        value(&|hca| format!("{}: {}", hca.port.phys_state.code(), hca.port.phys_state.label()))
-    );
-    out += &format!("\trate:\t\t {}\n", value(&|hca| Link::of(hca).sysfs_rate()));
-    out += &format!("\tlink_layer:\t {}\n", hca.map_or("IB", |hca| hca.port.link_layer.label()));
+    out += &format!("\tbase lid:\t {}\n", file("lid"));
+    out += &format!("\tsm lid:\t\t {}\n", file("sm_lid"));
+    out += &format!("\tstate:\t\t {}\n", file("state"));
+    out += &format!("\tphys state:\t {}\n", file("phys_state"));
+    out += &format!("\trate:\t\t {}\n", file("rate"));
+    out += &format!("\tlink_layer:\t {}\n", hca.map_or("IB".to_string(), |_| file("link_layer")));
     out.push('\n');
     out
 }
-
-/// The kernel's `state` file names.
-fn state_name(state: PortState) -> &'static str {
-    match state {
-        PortState::Down => "DOWN",
-        PortState::Initializing => "INIT",
-        PortState::Armed => "ARMED",
-        PortState::Active => "ACTIVE",
-    }
-}
-
 
 #[cfg(test)]
 mod tests {

@@ -1765,19 +1765,26 @@ impl GnuTool for Awk {
             error: None,
             _program: &program,
         };
-        // Operands: assignments apply in order; files do not exist in a lab.
+        // Operands: assignments apply in order; files are read from the node
+        // (their records run on as one input).
         let mut stderr = String::new();
         let mut read_stdin = true;
         let mut deferred_assignments = Vec::new();
+        let mut input: Option<String> = None;
         for operand in operands {
             if let Some((name, value)) = is_assignment(&operand) {
                 deferred_assignments.push((name.to_string(), value.to_string()));
-            } else if operand != "-" {
-                read_stdin = false;
-                stderr.push_str(&format!(
-                    "awk: fatal: cannot open file `{operand}' for reading: No such file or directory\n"
-                ));
-                break;
+            } else if operand == "-" {
+                input.get_or_insert_with(String::new).push_str(invocation.stdin);
+            } else {
+                match super::read_file(invocation, &operand) {
+                    Ok(text) => input.get_or_insert_with(String::new).push_str(&text),
+                    Err(reason) => {
+                        read_stdin = false;
+                        stderr.push_str(&format!("awk: fatal: cannot open file `{operand}' for reading: {reason}\n"));
+                        break;
+                    }
+                }
             }
         }
         let finish = |machine: &Machine, stderr: String| Output {
@@ -1808,7 +1815,7 @@ impl GnuTool for Awk {
         let has_main = program.iter().any(|item| matches!(item.pattern, Pattern::All | Pattern::Expr(_)));
         let has_end = program.iter().any(|item| matches!(item.pattern, Pattern::End));
         if !exiting && read_stdin && (has_main || has_end) {
-            let records = super::lines(invocation.stdin);
+            let records = super::lines(input.as_deref().unwrap_or(invocation.stdin));
             'records: for (number, record) in records.iter().enumerate() {
                 machine.record = (*record).to_string();
                 machine.split_record();

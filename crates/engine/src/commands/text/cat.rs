@@ -64,7 +64,7 @@ impl GnuTool for Cat {
                 _ => show.nonprinting = true,
             }
         }
-        let (text, stderr) = read_inputs("cat", &parsed.operands, invocation.stdin);
+        let (text, stderr) = read_inputs("cat", &parsed.operands, invocation);
         let status = if stderr.is_empty() { 0 } else { 1 };
         let plain = !(show.number || show.nonblank || show.ends || show.tabs || show.nonprinting || show.squeeze);
         if plain {

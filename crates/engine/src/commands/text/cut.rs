@@ -127,7 +127,7 @@ impl GnuTool for Cut {
             Ok(ranges) => ranges,
             Err(message) => return error(&message),
         };
-        let (text, stderr) = super::read_inputs("cut", &parsed.operands, invocation.stdin);
+        let (text, stderr) = super::read_inputs("cut", &parsed.operands, invocation);
         let mut out = String::new();
         for line in lines(&text) {
             if fields {

@@ -218,16 +218,25 @@ fn run(parsed: Parsed, invocation: &Invocation) -> Result<Output, Output> {
     let mut selected_any = false;
     let mut stdin_used = false;
     for input in &inputs {
+        let file;
         let text = if input == "-" {
             let text = if stdin_used { "" } else { invocation.stdin };
             stdin_used = true;
             text
         } else {
-            had_error = true;
-            if !options.no_messages {
-                stderr.push_str(&no_such_file("grep", input));
+            match super::read_file(invocation, input) {
+                Ok(text) => {
+                    file = text;
+                    &file
+                }
+                Err(reason) => {
+                    had_error = true;
+                    if !options.no_messages {
+                        stderr.push_str(&format!("grep: {input}: {reason}\n"));
+                    }
+                    continue;
+                }
             }
-            continue;
         };
         let name = if input == "-" { "(standard input)" } else { input.as_str() };
         let prefix_name = show_names.then_some(name);

@@ -76,16 +76,26 @@ pub fn keep_range(text: &str, amount: Amount, range: impl Fn(usize, usize) -> Ra
 fn for_each_input(
     name: &str,
     operands: &[String],
-    stdin: &str,
+    invocation: &Invocation,
     mut emit: impl FnMut(&str, &str, &mut String),
 ) -> (String, String, i32) {
+    let stdin = invocation.stdin;
     let inputs: Vec<String> = if operands.is_empty() { vec!["-".into()] } else { operands.to_vec() };
     let (mut stdout, mut stderr, mut status) = (String::new(), String::new(), 0);
     let mut stdin_used = false;
     for input in &inputs {
         if input != "-" {
-            stderr.push_str(&format!("{name}: cannot open '{input}' for reading: No such file or directory\n"));
-            status = 1;
+            match super::read_file(invocation, input) {
+                Ok(text) => emit(input, &text, &mut stdout),
+                Err("Is a directory") => {
+                    stderr.push_str(&format!("{name}: error reading '{input}': Is a directory\n"));
+                    status = 1;
+                }
+                Err(reason) => {
+                    stderr.push_str(&format!("{name}: cannot open '{input}' for reading: {reason}\n"));
+                    status = 1;
+                }
+            }
             continue;
         }
         let text = if stdin_used { "" } else { stdin };
@@ -103,7 +113,7 @@ fn for_each_input(
 pub fn run_part(
     name: &str,
     parsed: &Parsed,
-    stdin: &str,
+    invocation: &Invocation,
     sign: char,
     part: fn(&str, Amount, bool) -> String,
 ) -> Output {
@@ -141,7 +151,7 @@ pub fn run_part(
     }
     let show_headers = headers.unwrap_or(parsed.operands.len() > 1);
     let mut first = true;
-    let (stdout, stderr, status) = for_each_input(name, &parsed.operands, stdin, |input, text, out| {
+    let (stdout, stderr, status) = for_each_input(name, &parsed.operands, invocation, |input, text, out| {
         if show_headers {
             if !first {
                 out.push('\n');
@@ -159,7 +169,7 @@ impl GnuTool for Head {
     const DIALECT: &'static Dialect = &DIALECT;
 
     fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
-        run_part("head", &parsed, invocation.stdin, '-', head)
+        run_part("head", &parsed, invocation, '-', head)
     }
 }
 

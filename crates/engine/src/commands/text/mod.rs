@@ -12,7 +12,10 @@ pub mod echo;
 pub mod escapes;
 pub mod grep;
 pub mod head;
+pub mod printf;
+pub mod ls;
 pub mod regex;
+pub mod seq;
 pub mod sleep;
 pub mod sort;
 pub mod tail;
@@ -70,9 +73,17 @@ pub fn join_lines<S: AsRef<str>>(lines: &[S]) -> String {
     out
 }
 
-/// A file operand list: `-` (or none) is standard input; anything else is
-/// missing. Returns the text to process and the error messages.
-pub fn read_inputs(name: &str, operands: &[String], stdin: &str) -> (String, String) {
+/// The text of a file operand on the node the tool runs on, relative paths
+/// from the shell's working directory; the reason when there is none.
+pub fn read_file<'a>(invocation: &Invocation<'a>, operand: &str) -> Result<std::borrow::Cow<'a, str>, &'static str> {
+    let cwd = invocation.env.get("PWD").map_or("/", String::as_str);
+    super::files::View::of(invocation.cluster, invocation.node, cwd).read(operand).map(|text| std::borrow::Cow::Owned(text.into_owned()))
+}
+
+/// A file operand list: `-` (or none) is standard input, anything else a
+/// file on the node. Returns the text to process and the error messages.
+pub fn read_inputs(name: &str, operands: &[String], invocation: &Invocation) -> (String, String) {
+    let stdin = invocation.stdin;
     if operands.is_empty() {
         return (stdin.to_string(), String::new());
     }
@@ -86,7 +97,10 @@ pub fn read_inputs(name: &str, operands: &[String], stdin: &str) -> (String, Str
                 stdin_used = true;
             }
         } else {
-            errors.push_str(&no_such_file(name, operand));
+            match read_file(invocation, operand) {
+                Ok(file) => text.push_str(&file),
+                Err(reason) => errors.push_str(&format!("{name}: {operand}: {reason}\n")),
+            }
         }
     }
     (text, errors)

@@ -378,7 +378,12 @@ impl GnuTool for Sort {
         let mut stdin_used = false;
         for operand in &parsed.operands {
             if operand != "-" {
-                return Output::error(format!("sort: cannot read: {operand}: No such file or directory\n"), 2);
+                match super::read_file(invocation, operand) {
+                    Ok(file) => text.push_str(&file),
+                    Err("Is a directory") => return Output::error(format!("sort: read failed: {operand}: Is a directory\n"), 2),
+                    Err(reason) => return Output::error(format!("sort: cannot read: {operand}: {reason}\n"), 2),
+                }
+                continue;
             }
             if !stdin_used {
                 text.push_str(invocation.stdin);

@@ -33,7 +33,7 @@ impl GnuTool for Tail {
     const DIALECT: &'static Dialect = &DIALECT;
 
     fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
-        run_part("tail", &parsed, invocation.stdin, '+', tail)
+        run_part("tail", &parsed, invocation, '+', tail)
     }
 }
 

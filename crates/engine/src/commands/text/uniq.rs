@@ -101,9 +101,16 @@ impl GnuTool for Uniq {
         if let Some(extra) = parsed.operands.get(2) {
             return usage_error("uniq", &COREUTILS, &format!("extra operand {}", quote(extra)));
         }
+        let file;
         let text = match parsed.operands.first().map(String::as_str) {
             None | Some("-") => invocation.stdin,
-            Some(file) => return Output::error(super::no_such_file("uniq", file), 1),
+            Some(path) => match super::read_file(invocation, path) {
+                Ok(text) => {
+                    file = text;
+                    &file
+                }
+                Err(reason) => return Output::error(format!("uniq: {path}: {reason}\n"), 1),
+            },
         };
         let mut out: Vec<String> = Vec::new();
         let rows = lines(text);
