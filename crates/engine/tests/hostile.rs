@@ -107,6 +107,9 @@ fn long_lines_cost_linear_time_and_are_bounded() {
     // would make too many words are refused before they are built.
     let (_, stderr, status) = run("while true; do :; done".into());
     assert_eq!((stderr.as_str(), status), ("-bash: this command line ran 100000 commands, the most a simulated line runs; it was stopped\n", 1));
+    // Many braces that never close: paired in one pass, not one scan per brace.
+    let unclosed = format!("echo {}", ",,{,nvid".repeat(100_000));
+    assert_eq!(run(unclosed.clone()).0.len(), unclosed.len() - 4);
     let (_, stderr, _) = run("echo {1..99999999999}".into());
     assert!(stderr.contains("at most 65536 words"), "{stderr}");
     let (_, stderr, _) = run("s=x; for i in {1..40}; do s=$s$s; done".into());

@@ -1515,9 +1515,11 @@ mod braces {
         word
     }
 
-    /// Every word the braces make, left to right; Err past `limit` words.
+    /// Every word the braces make, left to right; Err past `limit` words
+    /// (or when the words would hold more than `limit` times 64 pieces).
     pub fn expand(pieces: &[Piece], limit: usize) -> Result<Vec<Vec<Piece>>, ()> {
         let mut done = Vec::new();
+        let mut budget = limit.saturating_mul(64);
         // Work list of (pieces, where to look for the next brace), so that
         // nesting costs no stack.
         let mut pending = vec![(pieces.to_vec(), 0usize)];
@@ -1538,6 +1540,7 @@ mod braces {
                         let mut next = pieces[..open].to_vec();
                         next.extend(alternative);
                         next.extend_from_slice(&pieces[close + 1..]);
+                        budget = budget.checked_sub(next.len()).ok_or(())?;
                         pending.push((next, open));
                     }
                 }
@@ -1551,42 +1554,40 @@ mod braces {
     }
 
     /// The first brace from `from` that expands: (open, close, alternatives).
+    /// One pass pairs every brace and finds its top-level commas, so a word
+    /// of many unclosed braces costs linear time.
     fn find(pieces: &[Piece], from: usize) -> Option<(usize, usize, Vec<Vec<Piece>>)> {
-        let mut open = from;
-        while open < pieces.len() {
-            if is(&pieces[open], '{') && !(open > 0 && is(&pieces[open - 1], '$')) {
-                let mut depth = 0;
-                let mut commas = Vec::new();
-                let mut close = None;
-                for (at, piece) in pieces.iter().enumerate().skip(open + 1) {
-                    if is(piece, '{') {
-                        depth += 1;
-                    } else if is(piece, '}') {
-                        if depth == 0 {
-                            close = Some(at);
-                            break;
-                        }
-                        depth -= 1;
-                    } else if is(piece, ',') && depth == 0 {
-                        commas.push(at);
-                    }
+        // For each open brace (by position): its close and its commas.
+        let mut pairs: Vec<(usize, Option<usize>, Vec<usize>)> = Vec::new();
+        let mut open_stack: Vec<usize> = Vec::new();
+        for (at, piece) in pieces.iter().enumerate().skip(from) {
+            if is(piece, '{') && !(at > 0 && is(&pieces[at - 1], '$')) {
+                open_stack.push(pairs.len());
+                pairs.push((at, None, Vec::new()));
+            } else if is(piece, '}') {
+                if let Some(index) = open_stack.pop() {
+                    pairs[index].1 = Some(at);
                 }
-                if let Some(close) = close {
-                    if !commas.is_empty() {
-                        let mut alternatives = Vec::new();
-                        let mut start = open + 1;
-                        for comma in commas.into_iter().chain(std::iter::once(close)) {
-                            alternatives.push(pieces[start..comma].to_vec());
-                            start = comma + 1;
-                        }
-                        return Some((open, close, alternatives));
-                    }
-                    if let Some(sequence) = sequence(&pieces[open + 1..close]) {
-                        return Some((open, close, sequence));
-                    }
+            } else if is(piece, ',') {
+                if let Some(&index) = open_stack.last() {
+                    pairs[index].2.push(at);
                 }
             }
-            open += 1;
+        }
+        for (open, close, commas) in pairs {
+            let Some(close) = close else { continue };
+            if !commas.is_empty() {
+                let mut alternatives = Vec::new();
+                let mut start = open + 1;
+                for comma in commas.into_iter().chain(std::iter::once(close)) {
+                    alternatives.push(pieces[start..comma].to_vec());
+                    start = comma + 1;
+                }
+                return Some((open, close, alternatives));
+            }
+            if let Some(sequence) = sequence(&pieces[open + 1..close]) {
+                return Some((open, close, sequence));
+            }
         }
         None
     }
