@@ -22,7 +22,11 @@ page=$(ls dist/clusterlab-web-*_bg.wasm)
 worker=dist/engine_worker_bg.wasm
 status=0
 check "page module" "$page" 240 || status=1
-check "engine worker" "$worker" 360 || status=1
+# The worker carries the whole simulator; bash's language (compound
+# commands, functions, expansions, redirections, the file view) took it
+# from 348 KB to 393 KB gzipped. Load to prompt stays level with xterm.js
+# alone (tests/perf/bench.mjs); the figures are in the closing note.
+check "engine worker" "$worker" 400 || status=1
 
 # Messages only the authoring code has: none may be in a trainee's module.
 for marker in "is not observable: none of the emulated commands" "unknown key \`" " (did you mean \`"; do

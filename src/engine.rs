@@ -180,6 +180,11 @@ impl Engine {
         Inner::stop(&self.0, id, true);
     }
 
+    /// Ctrl-C at the `> ` prompt of an incomplete command.
+    pub fn cancel(&self) {
+        Inner::send(&self.0, Request::Cancel);
+    }
+
     /// Tab completion for `line`.
     pub fn complete(&self, line: String, answer: Callback<Vec<String>>) {
         let id = {
@@ -279,6 +284,7 @@ impl Inner {
                     }
                     return;
                 }
+                Reply::Cancelled { session, .. } => inner.session = Some(session.clone()),
                 Reply::Failed { .. } => {}
             }
             inner.on_event.clone()

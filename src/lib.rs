@@ -10,6 +10,7 @@ pub mod components;
 pub mod engine;
 pub mod fetch;
 pub mod hooks;
+pub mod line_edit;
 pub mod storage;
 pub mod store;
 pub mod tabs;

@@ -75,6 +75,9 @@ pub struct LabStore {
     pub interrupting: Option<(u64, u64)>,
     /// Ctrl-C on a line still computing.
     pub stopping: Option<u64>,
+    /// Ctrl-C at the `> ` prompt of an incomplete command, counted: each
+    /// one is a request to the engine.
+    pub cancelling: u64,
     /// Lines typed while another ran, to run next.
     pub queue: VecDeque<String>,
     /// Bumped when the session is replaced (start, reset, new variant, take
@@ -144,6 +147,7 @@ impl LabStore {
             revealing: None,
             interrupting: None,
             stopping: None,
+            cancelling: 0,
             queue: VecDeque::new(),
             session_epoch: 1,
             notices: notice.into_iter().collect(),
@@ -256,6 +260,10 @@ impl LabStore {
                 self.notices.push(format!("The simulator could not start this lab: {message}"));
             }
             EngineEvent::Reply(Reply::Completions { .. }) => {}
+            EngineEvent::Reply(Reply::Cancelled { session, prompt }) => {
+                self.state.session = Rc::new(session);
+                self.prompt = prompt;
+            }
             EngineEvent::Stopped { id, by_user } => {
                 let Some(running) = self.running.take().filter(|running| running.id == id) else { return };
                 self.stopping = None;
@@ -302,6 +310,9 @@ fn shared(variant: &Variant) -> (Rc<Doc>, Rc<Vec<Rc<Question>>>) {
     (Rc::new(variant.briefing.clone()), Rc::new(variant.questions.iter().cloned().map(Rc::new).collect()))
 }
 
+/// bash's prompt while a command is incomplete (its PS2).
+const CONTINUATION_PROMPT: &str = "> ";
+
 fn prompt_for(host: &str) -> String {
     format!("{}@{host}:~$ ", clusterlab_engine::shell::USER)
 }
@@ -329,6 +340,10 @@ impl Reducible for LabStore {
             Action::Cancel(typed) => {
                 let entry = Entry::not_run(&next.host, &next.prompt, &typed, next.now, Stop::Cancelled, "");
                 next.push(entry, None);
+                if next.prompt == CONTINUATION_PROMPT {
+                    next.cancelling += 1;
+                    next.prompt = prompt_for(&next.host);
+                }
             }
             Action::Interrupt { at_ms } => {
                 next.queue.clear();

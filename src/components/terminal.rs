@@ -10,7 +10,10 @@
 //!
 //! Keys: Enter runs the line (lines typed while one runs are kept and run
 //! next), Up/Down walk the history, Tab completes, Ctrl-C interrupts or
-//! cancels the line, Ctrl-L clears the screen.
+//! cancels the line, Ctrl-L clears the screen; readline's editing keys
+//! (`line_edit`): Ctrl-A/E/B/F, Alt-B/F, Ctrl-U/K/W/Y, Alt-D, Ctrl-D, and
+//! Ctrl-R searches the history. A multi-line paste runs line by line, as
+//! bash reads it.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -24,6 +27,7 @@ use web_sys::{Element, HtmlInputElement};
 use yew::prelude::*;
 
 use crate::engine::Engine;
+use crate::line_edit::{self, Line};
 use crate::store::{Action, LabStore};
 
 /// How many lines the screen keeps.
@@ -431,6 +435,10 @@ pub fn terminal(props: &TerminalProps) -> Html {
     let entered: Rc<RefCell<Option<String>>> = use_mut_ref(|| None);
     let grace: Rc<RefCell<Option<Timeout>>> = use_mut_ref(|| None);
     let redraw = use_force_update();
+    // Readline's kill ring (one entry) and Ctrl-R's search: (query, the
+    // history index matched, the line typed before the search).
+    let killed: Rc<RefCell<String>> = use_mut_ref(String::new);
+    let search = use_state(|| None::<(String, Option<usize>, String)>);
 
     {
         let scrollback_ref = scrollback_ref.clone();
@@ -469,10 +477,108 @@ pub fn terminal(props: &TerminalProps) -> Html {
         let entered = entered.clone();
         let grace = grace.clone();
         let redraw = redraw.clone();
+        let input_ref = input_ref.clone();
+        let killed = killed.clone();
+        let search = search.clone();
         Callback::from(move |event: KeyboardEvent| {
             let key = event.key();
             let ctrl = event.ctrl_key();
+            let alt = event.alt_key();
             let history = &store.state.session.interactive.history;
+            let field = input_ref.cast::<HtmlInputElement>();
+            // The line and cursor as the input element has them now.
+            let current = || {
+                let text = (*input).clone();
+                let offset = field.as_ref().and_then(|f| f.selection_start().ok().flatten()).unwrap_or(u32::MAX);
+                let cursor = line_edit::from_utf16(&text, offset);
+                Line { text, cursor }
+            };
+            let show = |line: Line| {
+                if let Some(field) = field.as_ref() {
+                    field.set_value(&line.text);
+                    let at = line_edit::to_utf16(&line.text, line.cursor);
+                    let _ = field.set_selection_range(at, at);
+                }
+                input.set(line.text);
+            };
+            // Ctrl-R: typing narrows the search; Enter runs the match; Esc
+            // or Ctrl-G gives it up; any other key keeps it in the line.
+            if let Some((query, found, typed)) = (*search).clone() {
+                let printable = key.chars().count() == 1 && !ctrl && !alt;
+                let find = |query: &str, before: usize| line_edit::search_back(history, query, before);
+                match key.as_str() {
+                    _ if printable || key == "Backspace" => {
+                        event.prevent_default();
+                        let mut query = query;
+                        if printable {
+                            query.push_str(&key);
+                        } else {
+                            query.pop();
+                        }
+                        let found = find(&query, history.len());
+                        if let Some(at) = found {
+                            show(Line { cursor: history[at].chars().count(), text: history[at].clone() });
+                        }
+                        search.set(Some((query, found, typed)));
+                        return;
+                    }
+                    "r" | "R" if ctrl => {
+                        event.prevent_default();
+                        let found = find(&query, found.unwrap_or(history.len())).or(found);
+                        if let Some(at) = found {
+                            show(Line { cursor: history[at].chars().count(), text: history[at].clone() });
+                        }
+                        search.set(Some((query, found, typed)));
+                        return;
+                    }
+                    "Escape" => {
+                        event.prevent_default();
+                        search.set(None);
+                        show(Line { cursor: typed.chars().count(), text: typed });
+                        return;
+                    }
+                    "g" | "G" if ctrl => {
+                        event.prevent_default();
+                        search.set(None);
+                        show(Line { cursor: typed.chars().count(), text: typed });
+                        return;
+                    }
+                    "Enter" => search.set(None),
+                    _ => {
+                        search.set(None);
+                        if !ctrl {
+                            return;
+                        }
+                    }
+                }
+            }
+            if ctrl && (key == "r" || key == "R") {
+                event.prevent_default();
+                search.set(Some((String::new(), None, (*input).clone())));
+                return;
+            }
+            if ctrl && (key == "d" || key == "D") && input.is_empty() && !store.busy() {
+                // Ctrl-D on an empty line ends the shell, as `exit` does.
+                event.prevent_default();
+                store.dispatch(Action::Submit("exit".to_string()));
+                return;
+            }
+            // Readline's editing keys; Alt goes by the key's place, which
+            // does not change with the keyboard's Alt characters.
+            let letter = if alt { event.code().strip_prefix("Key").and_then(|k| k.chars().next()) } else { key.chars().next().filter(|_| key.chars().count() == 1) };
+            if ctrl != alt {
+                if let Some(letter) = letter.map(|l| l.to_ascii_lowercase()) {
+                    let yank = killed.borrow().clone();
+                    if let Some(edited) = line_edit::edit(&current(), letter, alt, &yank) {
+                        event.prevent_default();
+                        if let Some(text) = edited.killed {
+                            *killed.borrow_mut() = text;
+                        }
+                        show(edited.line);
+                        return;
+                    }
+                }
+            }
             match key.as_str() {
                 "c" | "C" if ctrl && store.busy() => {
                     event.prevent_default();
@@ -554,6 +660,33 @@ pub fn terminal(props: &TerminalProps) -> Html {
             }
         })
     };
+    let onpaste = {
+        let store = store.clone();
+        let input = input.clone();
+        let input_ref = input_ref.clone();
+        Callback::from(move |event: Event| {
+            let Some(pasted) = event.dyn_ref::<web_sys::ClipboardEvent>().and_then(|e| e.clipboard_data()).and_then(|d| d.get_data("text").ok()) else {
+                return;
+            };
+            if !pasted.contains(['\n', '\r']) {
+                return;
+            }
+            // bash reads a pasted text line by line: each complete line runs, in order.
+            event.prevent_default();
+            let field = input_ref.cast::<HtmlInputElement>();
+            let offset = field.as_ref().and_then(|f| f.selection_start().ok().flatten()).unwrap_or(u32::MAX);
+            let text = (*input).clone();
+            let line = Line { cursor: line_edit::from_utf16(&text, offset), text };
+            let (lines, rest) = line_edit::paste(&line, &pasted);
+            for line in lines {
+                store.dispatch(Action::Submit(line));
+            }
+            if let Some(field) = field.as_ref() {
+                field.set_value(&rest.text);
+            }
+            input.set(rest.text);
+        })
+    };
     let oninput = {
         let input = input.clone();
         Callback::from(move |event: InputEvent| {
@@ -591,7 +724,14 @@ pub fn terminal(props: &TerminalProps) -> Html {
         }
     }
     // A running command owns the terminal: no prompt until it ends.
-    let prompt = if store.busy() && !in_grace { String::new() } else { store.prompt.clone() };
+    let prompt = match (*search).as_ref() {
+        Some((query, found, _)) => {
+            let failed = if found.is_none() && !query.is_empty() { "failed " } else { "" };
+            format!("({failed}reverse-i-search)`{query}': ")
+        }
+        None if store.busy() && !in_grace => String::new(),
+        None => store.prompt.clone(),
+    };
     html! {
         <div class="terminal" onclick={focus}>
             <div class="terminal-bar">
@@ -605,7 +745,7 @@ pub fn terminal(props: &TerminalProps) -> Html {
                 <div class="line input-line">
                     <label class="prompt" for="terminal-input">{ prompt }</label>
                     <input id="terminal-input" ref={input_ref} class="terminal-input" type="text"
-                        value={(*input).clone()} {onkeydown} {oninput} disabled={read_only}
+                        value={(*input).clone()} {onkeydown} {oninput} {onpaste} disabled={read_only}
                         autocomplete="off" autocapitalize="off" spellcheck="false"
                         aria-label="Command line" />
                 </div>

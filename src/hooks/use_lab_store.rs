@@ -86,6 +86,14 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
     }
     {
         let engine = engine.clone();
+        use_effect_with(store.cancelling, move |cancelling| {
+            if *cancelling > 0 {
+                engine.cancel();
+            }
+        });
+    }
+    {
+        let engine = engine.clone();
         use_effect_with(store.stopping, move |stopping| {
             if let Some(id) = *stopping {
                 engine.stop(id);

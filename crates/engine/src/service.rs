@@ -24,6 +24,8 @@ pub enum Request {
     Interrupt { id: u64, at_ms: u64 },
     /// Tab on a partly typed line.
     Complete { id: u64, line: String },
+    /// Ctrl-C at bash's `> ` prompt: the incomplete command is dropped.
+    Cancel,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -35,6 +37,8 @@ pub enum Reply {
     /// and the lab's clock after it (UTC seconds).
     Ran { id: u64, entry: Entry, session: SessionSnapshot, prompt: String, host: String, now: EpochSeconds },
     Completions { id: u64, words: Vec<String> },
+    /// The incomplete command was dropped: the session and prompt now.
+    Cancelled { session: SessionSnapshot, prompt: String },
     /// A request the service could not follow (no lab open, unreadable data).
     Failed { message: String },
 }
@@ -131,6 +135,11 @@ impl Service {
                 Some(open) => Reply::Completions { id, words: open.session.complete(&line) },
                 None => not_open(),
             },
+            Request::Cancel => {
+                let Some(open) = self.open.as_mut() else { return not_open() };
+                open.session.cancel_pending();
+                Reply::Cancelled { session: open.session.snapshot(), prompt: open.session.prompt() }
+            }
         }
     }
 }

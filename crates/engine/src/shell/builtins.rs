@@ -60,6 +60,12 @@ pub fn run(interp: &mut Interp, argv: &[String], stdin: &str, from_terminal: boo
             Some(target) => jobs::kill_job(interp.session.as_deref_mut(), target.trim_start_matches('-')),
             None => Output::error("kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]\n", 2),
         },
+        "history" if args.first().map(String::as_str) == Some("-c") => {
+            if let Some(session) = interp.session.as_deref_mut() {
+                session.history.clear();
+            }
+            Output::default()
+        }
         "history" => {
             let history = interp.session.as_deref().map_or(&[][..], |s| &s.history[..]);
             Output::ok(history.iter().enumerate().map(|(at, line)| format!("{:>5}  {line}\n", at + 1)).collect::<String>())

@@ -280,7 +280,7 @@ impl<'c, 's> Interp<'c, 's> {
             if position == last {
                 status = self.run_command_node(command, input, out, position == 0);
             } else {
-                let (stdout, stage_status) = self.capture(out, |interp, sub| interp.run_command_node(command, input, sub, false));
+                let (stdout, stage_status) = self.capture(out, &mut |interp, sub| interp.run_command_node(command, input, sub, false));
                 status = stage_status;
                 piped = Some(Input::new(stdout));
             }
@@ -293,7 +293,7 @@ impl<'c, 's> Interp<'c, 's> {
 
     /// Runs `run` with its standard output captured: returns what it
     /// printed there; standard error goes on to `out`.
-    fn capture(&mut self, out: &mut Transcript, run: impl FnOnce(&mut Self, &mut Transcript) -> i32) -> (String, i32) {
+    fn capture(&mut self, out: &mut Transcript, run: &mut dyn FnMut(&mut Self, &mut Transcript) -> i32) -> (String, i32) {
         let mut sub = Transcript::default();
         self.capturing += 1;
         let status = run(self, &mut sub);
@@ -323,7 +323,7 @@ impl<'c, 's> Interp<'c, 's> {
                 if redirects.is_empty() {
                     return self.run_compound(body, input, out);
                 }
-                self.with_redirects(redirects, input, out, |interp, input, sub| interp.run_compound(body, input, sub))
+                self.with_redirects(redirects, input, out, &mut |interp, input, sub| interp.run_compound(body, input, sub))
             }
             Command::Function { name, body } => {
                 let old = self.shell.functions.get(name).map_or(0, |b| name.len() + b.len());
@@ -364,7 +364,7 @@ impl<'c, 's> Interp<'c, 's> {
     fn run_compound_inner(&mut self, body: &Compound, input: &mut Input, out: &mut Transcript) -> i32 {
         match body {
             Compound::Group(list) => self.run_list(list, input, out),
-            Compound::Subshell(list) => self.subshell(out, |interp, out| interp.run_list(list, input, out)),
+            Compound::Subshell(list) => self.subshell(out, &mut |interp, out| interp.run_list(list, input, out)),
             Compound::If { branches, otherwise } => {
                 for (condition, body) in branches {
                     let status = self.run_list(condition, input, out);
@@ -532,7 +532,7 @@ impl<'c, 's> Interp<'c, 's> {
 
     /// Runs `run` in a copy of the shell: what it sets and defines, where
     /// it `cd`s and whether it `exit`s stay inside.
-    fn subshell(&mut self, out: &mut Transcript, run: impl FnOnce(&mut Self, &mut Transcript) -> i32) -> i32 {
+    fn subshell(&mut self, out: &mut Transcript, run: &mut dyn FnMut(&mut Self, &mut Transcript) -> i32) -> i32 {
         let saved_shell = self.shell.clone();
         let saved_positional = self.positional.clone();
         let saved_arg0 = self.arg0.clone();
@@ -573,7 +573,7 @@ impl<'c, 's> Interp<'c, 's> {
         if redirects.is_empty() {
             return self.exec(assigned, &argv, input, out, first);
         }
-        self.with_redirects(redirects, input, out, |interp, input, sub| interp.exec(assigned, &argv, input, sub, false))
+        self.with_redirects(redirects, input, out, &mut |interp, input, sub| interp.exec(std::mem::take(&mut assigned), &argv, input, sub, false))
     }
 
     /// Runs argv with the assignments: for the command only, or for the
@@ -870,12 +870,12 @@ impl<'c, 's> Interp<'c, 's> {
                 return 2;
             }
         };
-        self.subshell(out, |interp, out| {
+        self.subshell(out, &mut |interp, out| {
             if !interp.enter(out, "") {
                 return 126;
             }
-            interp.positional = positional;
-            interp.arg0 = arg0;
+            interp.positional = std::mem::take(&mut positional);
+            interp.arg0 = std::mem::take(&mut arg0);
             let mut script_input = Input::new(input.rest());
             let status = interp.run_list(&list, &mut script_input, out);
             interp.depth -= 1;
@@ -1015,7 +1015,7 @@ impl<'c, 's> Interp<'c, 's> {
         redirects: &[Redirect],
         input: &mut Input,
         out: &mut Transcript,
-        run: impl FnOnce(&mut Self, &mut Input, &mut Transcript) -> i32,
+        run: &mut dyn FnMut(&mut Self, &mut Input, &mut Transcript) -> i32,
     ) -> i32 {
         let mut sinks = [Sink::Stdout, Sink::Stderr];
         // Files opened: absolute path, text written, whether appended.
@@ -1332,9 +1332,9 @@ impl<'c, 's> Interp<'c, 's> {
                 if !self.enter(out, "") {
                     return None;
                 }
-                let (mut stdout, status) = self.capture(out, |interp, sub| {
+                let (mut stdout, status) = self.capture(out, &mut |interp, sub| {
                     let mut none = Input::default();
-                    interp.subshell(sub, |interp, sub| interp.run_list(list, &mut none, sub))
+                    interp.subshell(sub, &mut |interp, sub| interp.run_list(list, &mut none, sub))
                 });
                 self.depth -= 1;
                 self.substitution_status = Some(status);
@@ -1524,7 +1524,7 @@ mod braces {
         // nesting costs no stack.
         let mut pending = vec![(pieces.to_vec(), 0usize)];
         while let Some((pieces, from)) = pending.pop() {
-            match find(&pieces, from) {
+            match find(&pieces, from)? {
                 None => {
                     done.push(pieces);
                     if done.len() > limit {
@@ -1553,10 +1553,11 @@ mod braces {
         matches!(piece, Piece::Char(d) if *d == c)
     }
 
-    /// The first brace from `from` that expands: (open, close, alternatives).
-    /// One pass pairs every brace and finds its top-level commas, so a word
-    /// of many unclosed braces costs linear time.
-    fn find(pieces: &[Piece], from: usize) -> Option<(usize, usize, Vec<Vec<Piece>>)> {
+    /// The first brace from `from` that expands: (open, close, alternatives);
+    /// Err for a sequence of more words than a line may make. One pass pairs
+    /// every brace and finds its top-level commas, so a word of many
+    /// unclosed braces costs linear time.
+    fn find(pieces: &[Piece], from: usize) -> Result<Option<(usize, usize, Vec<Vec<Piece>>)>, ()> {
         // For each open brace (by position): its close and its commas.
         let mut pairs: Vec<(usize, Option<usize>, Vec<usize>)> = Vec::new();
         let mut open_stack: Vec<usize> = Vec::new();
@@ -1583,18 +1584,18 @@ mod braces {
                     alternatives.push(pieces[start..comma].to_vec());
                     start = comma + 1;
                 }
-                return Some((open, close, alternatives));
+                return Ok(Some((open, close, alternatives)));
             }
             if let Some(sequence) = sequence(&pieces[open + 1..close]) {
-                return Some((open, close, sequence));
+                return sequence.map(|words| Some((open, close, words)));
             }
         }
-        None
+        Ok(None)
     }
 
     /// `{a..e}`, `{1..10}`, `{01..10..2}`; None when the text is no sequence
-    /// (then the braces stay as they are).
-    fn sequence(inner: &[Piece]) -> Option<Vec<Vec<Piece>>> {
+    /// (then the braces stay as they are); Some(Err) past the word limit.
+    fn sequence(inner: &[Piece]) -> Option<Result<Vec<Vec<Piece>>, ()>> {
         let text: String = inner.iter().map(|piece| match piece {
             Piece::Char(c) => Some(*c),
             Piece::Part(_) => None,
@@ -1616,16 +1617,16 @@ mod braces {
                 .unwrap_or(0);
             let count = a.abs_diff(b) / step + 1;
             if count > super::MAX_BRACE_WORDS as u64 {
-                // Too many to build: the caller reports it.
-                return Some(vec![Vec::new(); super::MAX_BRACE_WORDS + 1]);
+                return Some(Err(()));
             }
             let mut values = Vec::new();
             for index in 0..count {
-                let offset = (index * step) as i128;
-                let value = if a <= b { a as i128 + offset } else { a as i128 - offset };
+                // Within a..=b, so no step overflows.
+                let offset = (index * step) as i64;
+                let value = if a <= b { a.wrapping_add(offset) } else { a.wrapping_sub(offset) };
                 values.push(to_pieces(format!("{value:0width$}")));
             }
-            return Some(values);
+            return Some(Ok(values));
         }
         let (mut a, mut b) = (start.chars(), end.chars());
         let (Some(a), None, Some(b), None) = (a.next(), a.next(), b.next(), b.next()) else {
@@ -1636,7 +1637,7 @@ mod braces {
         }
         let (a, b) = (a as u32, b as u32);
         let count = a.abs_diff(b) as u64 / step + 1;
-        Some(
+        Some(Ok(
             (0..count)
                 .filter_map(|index| {
                     let offset = (index * step) as u32;
@@ -1644,7 +1645,7 @@ mod braces {
                 })
                 .map(|c| vec![Piece::Char(c)])
                 .collect(),
-        )
+        ))
     }
 }
 

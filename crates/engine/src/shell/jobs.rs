@@ -149,28 +149,67 @@ pub(super) fn report_finished(cluster: &Cluster, session: &mut Interactive, noti
     session.jobs.retain(|job| job.state == JobState::Running);
 }
 
-/// Expands `!!` (outside single quotes) to the previous command.
+/// History expansion as bash does it on an interactive line (outside single
+/// quotes): `!!`, `!N`, `!-N`, `!prefix`, and `^old^new` at the start.
 /// `Ok(None)` when there is nothing to expand.
 pub fn expand_history(line: &str, history: &[String]) -> Result<Option<String>, String> {
+    let too_long = || format!("-bash: line too long after history expansion (this simulation reads at most {MAX_LINE_BYTES} bytes)\n");
+    if let Some(rest) = line.strip_prefix('^') {
+        // `^old^new^`: the previous line with its first `old` replaced.
+        let mut parts = rest.splitn(3, '^');
+        let (old, new) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        let tail = parts.next().unwrap_or("");
+        let previous = history.last().ok_or_else(|| format!("-bash: :s^{old}^{new}: substitution failed\n"))?;
+        if old.is_empty() || !previous.contains(old) {
+            return Err(format!("-bash: :s^{old}^{new}: substitution failed\n"));
+        }
+        let expanded = format!("{}{tail}", previous.replacen(old, new, 1));
+        return if expanded.len() > MAX_LINE_BYTES { Err(too_long()) } else { Ok(Some(expanded)) };
+    }
+    let chars: Vec<char> = line.chars().collect();
     let mut out = String::new();
     let mut in_single = false;
     let mut changed = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
+    let mut at = 0;
+    while at < chars.len() {
+        let c = chars[at];
         if c == '\'' {
             in_single = !in_single;
         }
-        if c == '!' && !in_single && chars.peek() == Some(&'!') {
-            chars.next();
-            let previous = history.last().ok_or_else(|| "-bash: !!: event not found\n".to_string())?;
-            if out.len() + previous.len() > MAX_LINE_BYTES {
-                return Err(format!("-bash: line too long after history expansion (this simulation reads at most {MAX_LINE_BYTES} bytes)\n"));
-            }
-            out.push_str(previous);
-            changed = true;
-        } else {
+        let next = chars.get(at + 1).copied();
+        let starts_event = c == '!' && !in_single && next.is_some_and(|n| !matches!(n, ' ' | '\t' | '\n' | '=' | '('));
+        if !starts_event {
             out.push(c);
+            at += 1;
+            continue;
         }
+        // The event designator: `!`, a number, `-N`, or a prefix.
+        let (event, used) = match next {
+            Some('!') => ("!".to_string(), 2),
+            Some(_) => {
+                let word: String = chars[at + 1..].iter().take_while(|c| !matches!(c, ' ' | '\t' | '\n' | ';' | '&' | '|' | '"' | '\'' | '(' | ')' | '<' | '>')).collect();
+                let len = word.chars().count();
+                (word, len + 1)
+            }
+            None => unreachable!("checked above"),
+        };
+        let not_found = || format!("-bash: !{event}: event not found\n");
+        let found = if event == "!" {
+            history.last()
+        } else if let Some(back) = event.strip_prefix('-').and_then(|n| n.parse::<usize>().ok()) {
+            history.len().checked_sub(back).and_then(|index| history.get(index))
+        } else if let Ok(number) = event.parse::<usize>() {
+            number.checked_sub(1).and_then(|index| history.get(index))
+        } else {
+            history.iter().rev().find(|line| line.starts_with(event.as_str()))
+        };
+        let previous = found.ok_or_else(not_found)?;
+        if out.len() + previous.len() > MAX_LINE_BYTES {
+            return Err(too_long());
+        }
+        out.push_str(previous);
+        changed = true;
+        at += used;
     }
     Ok(changed.then_some(out))
 }
@@ -211,5 +250,22 @@ mod tests {
         assert_eq!(shell.run("!! -s").text(), "hostname -s\ngpu-001\n");
         assert_eq!(shell.run("echo '!!'").stdout(), "!!\n");
         assert_eq!(shell.history().last().map(String::as_str), Some("echo '!!'"));
+    }
+
+    #[test]
+    fn history_events_by_number_offset_prefix_and_substitution() {
+        let mut shell = session();
+        shell.run("hostname");
+        shell.run("echo one");
+        assert_eq!(shell.run("!-2").text(), "hostname\ngpu-001\n");
+        assert_eq!(shell.run("!ech").text(), "echo one\none\n");
+        assert_eq!(shell.run("!1").text(), "hostname\ngpu-001\n");
+        assert_eq!(shell.run("^gpu^x").stderr(), "-bash: :s^gpu^x: substitution failed\n");
+        shell.run("echo gpu-001");
+        assert_eq!(shell.run("^001^002").text(), "echo gpu-002\ngpu-002\n");
+        assert_eq!(shell.run("!nosuch").stderr(), "-bash: !nosuch: event not found\n");
+        assert_eq!(shell.run("echo hi!").stdout(), "hi!\n");
+        shell.run("history -c");
+        assert_eq!(shell.run("history").stdout(), "    1  history\n");
     }
 }

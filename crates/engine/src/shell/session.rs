@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::interp::{Interp, ShellState};
 use super::jobs::{self, Job};
-use super::{builtins, Stream, Transcript, USER};
+use super::{builtins, parse, Stream, Transcript, USER};
 use crate::commands;
 use crate::limits::MAX_LINE_BYTES;
 use crate::model::change::Change;
@@ -27,6 +27,10 @@ pub struct Interactive {
     pub history: Vec<String>,
     /// Background jobs (`cmd &`), running or finished but not yet reported.
     pub jobs: Vec<Job>,
+    /// The lines of a command not complete yet (`for x in a b` then Enter):
+    /// bash prompts `> ` for the rest and runs them together.
+    #[serde(default)]
+    pub pending: String,
 }
 
 pub struct Session {
@@ -112,9 +116,18 @@ impl Session {
         self.elapsed_ms
     }
 
-    /// `user@gpu-001:~$ `
+    /// `user@gpu-001:~$ `, or bash's `> ` while a command is incomplete.
     pub fn prompt(&self) -> String {
+        if !self.interactive.pending.is_empty() {
+            return "> ".to_string();
+        }
         format!("{USER}@{}:~$ ", self.shell.host)
+    }
+
+    /// Ctrl-C at the `> ` prompt: the incomplete command is dropped.
+    /// Whether there was one.
+    pub fn cancel_pending(&mut self) -> bool {
+        !std::mem::take(&mut self.interactive.pending).is_empty()
     }
 
     fn sync_clock(&mut self) {
@@ -153,6 +166,16 @@ impl Session {
                 return notices;
             }
         };
+        // A line that leaves the command incomplete waits for the next one.
+        let line = match std::mem::take(&mut self.interactive.pending) {
+            pending if pending.is_empty() => line,
+            pending => format!("{pending}\n{line}"),
+        };
+        if line.len() <= MAX_LINE_BYTES && parse::is_incomplete(&line) {
+            self.interactive.pending = line;
+            notices.status = self.shell.last_status;
+            return notices;
+        }
         if !line.trim().is_empty() {
             self.interactive.history.push(line.clone());
         }
@@ -251,6 +274,26 @@ impl Session {
 mod tests {
     use super::*;
     use crate::testing::{lab, session};
+
+    #[test]
+    fn an_incomplete_command_waits_for_its_other_lines() {
+        let mut shell = session();
+        for line in ["for n in gpu-001 gpu-002", "do"] {
+            let out = shell.run(line);
+            assert_eq!((out.text().as_str(), shell.prompt().as_str()), ("", "> "));
+        }
+        let out = shell.run("  ssh $n hostname; done");
+        assert_eq!(out.stdout(), "gpu-001\ngpu-002\n");
+        assert_eq!(shell.prompt(), "user@gpu-001:~$ ");
+        assert_eq!(shell.history(), ["for n in gpu-001 gpu-002\ndo\n  ssh $n hostname; done"]);
+        assert_eq!(shell.run("echo 'a").text(), "");
+        assert_eq!(shell.run("b'").stdout(), "a\nb\n");
+        shell.run("if true; then");
+        assert!(shell.cancel_pending());
+        assert_eq!(shell.run("echo fresh").stdout(), "fresh\n");
+        assert_eq!(shell.run("echo one \\").text(), "");
+        assert_eq!(shell.run("two").stdout(), "one two\n");
+    }
 
     #[test]
     fn a_new_session_is_the_initial_snapshot() {

@@ -154,7 +154,7 @@ fn convert(spec: &Spec, arg: Option<&str>, errors: &mut String) -> String {
             let precision = spec.precision.unwrap_or(6);
             let text = match spec.conversion {
                 'e' => c_exponent(format!("{value:.precision$e}")),
-                'E' => c_exponent(format!("{value:.precision$e}")).to_uppercase(),
+                'E' => c_exponent(format!("{value:.precision$e}")).to_ascii_uppercase(),
                 'g' | 'G' => {
                     let shown = format!("{value:.p$}", p = precision.saturating_sub(1).min(17));
                     shown.trim_end_matches('0').trim_end_matches('.').to_string()

@@ -1,0 +1,68 @@
+// End-to-end: the shell as an operator's fingers expect it, in the page:
+// a loop over nodes, a multi-line paste run line by line (with bash's `> `
+// prompt inside a compound command), readline's Ctrl-W and Ctrl-R.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { start, open, terminal, run, stdout, entries } from './harness.mjs';
+
+let app;
+before(async () => { app = await start(); });
+after(async () => { await app.close(); });
+
+/// Waits until the scrollback has more than `count` entries and the prompt is back.
+async function settled(page, count) {
+  await page.waitForFunction(
+    (n) => document.querySelectorAll('.scrollback .entry').length > n && document.querySelector('label.prompt').textContent.includes('$'),
+    count,
+  );
+}
+
+test('a loop over nodes, command substitution and a multi-line paste', async () => {
+  const context = await app.browser.newContext();
+  const page = await open(context, `${app.base}#/lab/slow-rail`);
+  const input = await terminal(page);
+  await run(page, input, 'for n in gpu-001 gpu-002; do ssh $n hostname; done; echo "$(ibstat | grep -c Rate)" $((1+2))');
+  assert.match(await stdout(page), /gpu-001\ngpu-002\n8 3\n$/);
+
+  // Three lines pasted at once: each runs; the compound one waits at `> `.
+  const count = await entries(page);
+  await input.focus();
+  await page.evaluate(() => {
+    const data = new DataTransfer();
+    data.setData('text', 'echo first\nfor x in a b\ndo echo item-$x; done\n');
+    document.querySelector('.terminal-input').dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+  });
+  await settled(page, count + 3);
+  assert.match(await stdout(page), /first\nitem-a\nitem-b\n$/);
+  assert.equal(await input.inputValue(), '');
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
+test('Ctrl-W kills a word and Ctrl-R finds an earlier line', async () => {
+  const context = await app.browser.newContext();
+  const page = await open(context, `${app.base}#/lab/slow-rail`);
+  const input = await terminal(page);
+  await run(page, input, 'ibstat mlx5_1 | grep State');
+  await run(page, input, 'hostname');
+
+  await input.fill('echo keep dropme');
+  await input.press('End');
+  await input.press('Control+w');
+  assert.equal(await input.inputValue(), 'echo keep ');
+  await input.press('Control+a');
+  await input.type('# ');
+  assert.equal(await input.inputValue(), '# echo keep ');
+  await input.fill('');
+
+  await input.press('Control+r');
+  await input.type('mlx');
+  assert.match(await page.locator('label.prompt').textContent(), /\(reverse-i-search\)`mlx': /);
+  assert.equal(await input.inputValue(), 'ibstat mlx5_1 | grep State');
+  const count = await entries(page);
+  await input.press('Enter');
+  await settled(page, count);
+  assert.match(await stdout(page), /State: Active\n$/);
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
