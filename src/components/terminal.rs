@@ -558,9 +558,14 @@ pub fn terminal(props: &TerminalProps) -> Html {
                 return;
             }
             if ctrl && (key == "d" || key == "D") && input.is_empty() && !store.busy() {
-                // Ctrl-D on an empty line ends the shell, as `exit` does.
+                // Ctrl-D on an empty line ends the shell, as `exit` does; at
+                // the `> ` prompt it ends the incomplete command.
                 event.prevent_default();
-                store.dispatch(Action::Submit("exit".to_string()));
+                if store.prompt == "> " {
+                    store.dispatch(Action::Cancel(String::new()));
+                } else {
+                    store.dispatch(Action::Submit("exit".to_string()));
+                }
                 return;
             }
             // Readline's editing keys; Alt goes by the key's place, which

@@ -27,6 +27,14 @@ fn main() {
         "sleep 1 & ".repeat(100_000),
         format!("echo {}", "${".repeat(150_000)),
         "pdsh -w ghost[1-32000] hostname".to_string(),
+        // The shell's own language.
+        "while true; do :; done".to_string(),
+        "f() { f; }; f".to_string(),
+        format!("echo {}x{}", "$(echo ".repeat(5_000), ")".repeat(5_000)),
+        "echo {1..99999999999}".to_string(),
+        format!("echo {}", ",,{,nvid".repeat(100_000)),
+        "s=x; for i in {1..40}; do s=$s$s; done".to_string(),
+        "awk 'BEGIN{s=\"a\"; for(i=0;i<18;i++) s=s s; print s}' | grep -cE '(a|aa){1,100}[bc]'".to_string(),
     ];
     println!("| reproducer | time | status |\n|---|---|---|");
     for line in lines {

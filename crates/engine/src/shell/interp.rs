@@ -84,7 +84,7 @@ impl Input {
 
 /// Programs that read their standard input when given no file operands:
 /// they use up what a loop reads from (`... | while read l; do cat; done`).
-const STDIN_READERS: &[&str] = &["awk", "cat", "cut", "grep", "head", "sort", "ssh", "tail", "tee", "tr", "uniq", "wc", "xargs", "bash", "sh"];
+const STDIN_READERS: &[&str] = &["awk", "cat", "cut", "grep", "head", "sort", "ssh", "tail", "tee", "tr", "uniq", "wc"];
 
 /// Where a redirected stream goes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -478,10 +478,19 @@ impl<'c, 's> Interp<'c, 's> {
                 for item in items {
                     let (text, operator) = match item {
                         CondItem::Word(word) => {
-                            let (Some(text), Some(pattern)) = (self.expand_text(word, out), self.expand_pattern(word, out)) else {
+                            // Only the right of `==`, `=` and `!=` is a pattern; each word
+                            // expands once (a substitution in it runs once).
+                            let is_pattern = args.last().is_some_and(|arg: &condition::Arg| !arg.operator && matches!(arg.text.as_str(), "==" | "=" | "!="));
+                            let expanded = if is_pattern { self.expand_pattern(word, out) } else { self.expand_text(word, out) };
+                            let Some(expanded) = expanded else {
                                 return 1;
                             };
-                            args.push(condition::Arg { text, pattern, operator: false });
+                            let arg = if is_pattern {
+                                condition::Arg { text: unescape_pattern(&expanded), pattern: expanded, operator: false }
+                            } else {
+                                condition::Arg::word(expanded)
+                            };
+                            args.push(arg);
                             continue;
                         }
                         CondItem::And => ("&&", true),
@@ -1441,6 +1450,19 @@ fn part_quoted(part: &Part) -> bool {
     match part {
         Part::Literal { quoted, .. } | Part::Parameter { quoted, .. } | Part::Command { quoted, .. } | Part::Arithmetic { quoted, .. } => *quoted,
     }
+}
+
+/// The text a pattern matches literally (its escapes removed).
+fn unescape_pattern(pattern: &str) -> String {
+    let mut text = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => text.extend(chars.next()),
+            c => text.push(c),
+        }
+    }
+    text
 }
 
 fn escape_pattern(text: &str) -> String {

@@ -176,8 +176,21 @@ impl Session {
             notices.status = self.shell.last_status;
             return notices;
         }
+        self.execute(&line, interrupt_at_ms, notices)
+    }
+
+    /// Ctrl-D at the `> ` prompt: the input ends, and the incomplete command
+    /// gets bash's error (`unexpected end of file`). None when nothing waits.
+    pub fn end_of_input(&mut self) -> Option<Transcript> {
+        let pending = std::mem::take(&mut self.interactive.pending);
+        (!pending.is_empty()).then(|| self.execute(&pending, None, Transcript::default()))
+    }
+
+    /// Runs a whole command (all its lines), recorded in the history, after
+    /// the job notices.
+    fn execute(&mut self, line: &str, interrupt_at_ms: Option<u64>, mut notices: Transcript) -> Transcript {
         if !line.trim().is_empty() {
-            self.interactive.history.push(line.clone());
+            self.interactive.history.push(line.to_string());
         }
         let started_ms = self.start * 1000 + self.elapsed_ms as i64;
         let (mut transcript, changed) = {
@@ -186,7 +199,7 @@ impl Session {
             if let Some(at) = interrupt_at_ms {
                 interp = interp.interrupt_at(at);
             }
-            let transcript = interp.run_line(&line, "");
+            let transcript = interp.run_line(line, "");
             (transcript, interp.into_changed_cluster())
         };
         if let Some(cluster) = changed {
@@ -293,6 +306,10 @@ mod tests {
         assert_eq!(shell.run("echo fresh").stdout(), "fresh\n");
         assert_eq!(shell.run("echo one \\").text(), "");
         assert_eq!(shell.run("two").stdout(), "one two\n");
+        shell.run("while true");
+        let ended = shell.end_of_input().unwrap();
+        assert_eq!((ended.stderr().as_str(), ended.status), ("-bash: syntax error: unexpected end of file\n", 2));
+        assert!(shell.end_of_input().is_none());
     }
 
     #[test]
