@@ -20,7 +20,10 @@ fn run(line: String) -> (String, String, i32) {
     let what = line.chars().take(60).collect::<String>();
     contained(&what, move || {
         let lab = load(LAB).expect("a valid lab");
-        let transcript = Session::new(lab.instantiate(1), "gpu-001").run(&line);
+        let mut session = Session::new(lab.instantiate(1), "gpu-001");
+        let transcript = session.run(&line);
+        // A line left incomplete ends as at the end of input (Ctrl-D at `> `).
+        let transcript = session.end_of_input().unwrap_or(transcript);
         (transcript.stdout(), transcript.stderr(), transcript.status)
     })
 }

@@ -310,12 +310,8 @@ impl<'c, 's> Interp<'c, 's> {
     }
 
     fn run_command_node(&mut self, command: &Command, input: &mut Input, out: &mut Transcript, first: bool) -> i32 {
-        self.commands_run += 1;
-        if self.commands_run > MAX_SHELL_COMMANDS {
-            return self.stop_line(
-                out,
-                format!("-bash: this command line ran {MAX_SHELL_COMMANDS} commands, the most a simulated line runs; it was stopped\n"),
-            );
+        if !self.count_command(out) {
+            return 1;
         }
         match command {
             Command::Simple { words, redirects } => self.run_simple(words, redirects, input, out, first),
@@ -336,6 +332,17 @@ impl<'c, 's> Interp<'c, 's> {
                 0
             }
         }
+    }
+
+    /// Counts one more command (or loop round) against the line's bound;
+    /// false, with the line stopped, past it.
+    fn count_command(&mut self, out: &mut Transcript) -> bool {
+        self.commands_run += 1;
+        if self.commands_run > MAX_SHELL_COMMANDS {
+            self.stop_line(out, format!("-bash: this command line ran {MAX_SHELL_COMMANDS} commands, the most a simulated line runs; it was stopped\n"));
+            return false;
+        }
+        true
     }
 
     /// One level deeper, or the nesting error.
@@ -410,9 +417,8 @@ impl<'c, 's> Interp<'c, 's> {
                 let mut status = 0;
                 self.loops += 1;
                 loop {
-                    self.commands_run += 1;
-                    if self.commands_run > MAX_SHELL_COMMANDS {
-                        status = self.stop_line(out, format!("-bash: this command line ran {MAX_SHELL_COMMANDS} commands, the most a simulated line runs; it was stopped\n"));
+                    if !self.count_command(out) {
+                        status = 1;
                         break;
                     }
                     let go_on = match self.arithmetic(test, out) {

@@ -211,6 +211,13 @@ pub fn is_incomplete(line: &str) -> bool {
     matches!(parse(line), Err(SyntaxError::UnexpectedEof | SyntaxError::UnterminatedQuote(_))) || line.ends_with('\\')
 }
 
+/// Moves pending literal text into the word as one part.
+fn flush(word: &mut Word, literal: &mut String, quoted: bool) {
+    if !literal.is_empty() {
+        word.parts.push(Part::Literal { text: std::mem::take(literal), quoted });
+    }
+}
+
 /// Characters that end an unquoted word.
 fn is_meta(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '|' | '&' | ';' | '(' | ')' | '<' | '>')
@@ -395,12 +402,6 @@ impl Parser {
         let mut word = Word::default();
         let mut literal = String::new();
         let mut literal_quoted = false;
-        // Pushes the pending literal when its quoting changes or another part comes.
-        fn flush(word: &mut Word, literal: &mut String, quoted: bool) {
-            if !literal.is_empty() {
-                word.parts.push(Part::Literal { text: std::mem::take(literal), quoted });
-            }
-        }
         macro_rules! add_literal {
             ($text:expr, $quoted:expr) => {{
                 let quoted: bool = $quoted;
@@ -473,11 +474,6 @@ impl Parser {
     /// The inside of `"..."`, after the opening quote; consumes the closing one.
     fn double_quoted(&mut self, word: &mut Word) -> Result<(), SyntaxError> {
         let mut literal = String::new();
-        let flush = |word: &mut Word, literal: &mut String| {
-            if !literal.is_empty() {
-                word.parts.push(Part::Literal { text: std::mem::take(literal), quoted: true });
-            }
-        };
         loop {
             let Some(&c) = self.chars.get(self.at) else {
                 return Err(SyntaxError::UnterminatedQuote('"'));
@@ -485,7 +481,7 @@ impl Parser {
             match c {
                 '"' => {
                     self.at += 1;
-                    flush(word, &mut literal);
+                    flush(word, &mut literal, true);
                     return Ok(());
                 }
                 '\\' if matches!(self.chars.get(self.at + 1), Some('$' | '`' | '"' | '\\' | '\n')) => {
@@ -495,14 +491,14 @@ impl Parser {
                     self.at += 2;
                 }
                 '$' => {
-                    flush(word, &mut literal);
+                    flush(word, &mut literal, true);
                     match self.dollar(true)? {
                         Some(part) => word.parts.push(part),
                         None => literal.push('$'),
                     }
                 }
                 '`' => {
-                    flush(word, &mut literal);
+                    flush(word, &mut literal, true);
                     let part = self.backquoted(true)?;
                     word.parts.push(part);
                 }
@@ -659,18 +655,14 @@ impl Parser {
         while let Some(&c) = inner.chars.get(inner.at) {
             match c {
                 '$' => {
-                    if !literal.is_empty() {
-                        word.parts.push(Part::Literal { text: std::mem::take(&mut literal), quoted: true });
-                    }
+                    flush(&mut word, &mut literal, true);
                     match inner.dollar(true)? {
                         Some(part) => word.parts.push(part),
                         None => literal.push('$'),
                     }
                 }
                 '`' => {
-                    if !literal.is_empty() {
-                        word.parts.push(Part::Literal { text: std::mem::take(&mut literal), quoted: true });
-                    }
+                    flush(&mut word, &mut literal, true);
                     let part = inner.backquoted(true)?;
                     word.parts.push(part);
                 }
@@ -681,9 +673,7 @@ impl Parser {
                 }
             }
         }
-        if !literal.is_empty() {
-            word.parts.push(Part::Literal { text: literal, quoted: true });
-        }
+        flush(&mut word, &mut literal, true);
         Ok(word)
     }
 
@@ -798,24 +788,19 @@ impl Parser {
     fn operand_word(&mut self, ends: &[char]) -> Result<Word, SyntaxError> {
         let mut word = Word::default();
         let mut literal = String::new();
-        let flush = |word: &mut Word, literal: &mut String| {
-            if !literal.is_empty() {
-                word.parts.push(Part::Literal { text: std::mem::take(literal), quoted: false });
-            }
-        };
         loop {
             let Some(&c) = self.chars.get(self.at) else {
                 return Err(SyntaxError::UnterminatedQuote('}'));
             };
             if ends.contains(&c) {
                 self.at += 1;
-                flush(&mut word, &mut literal);
+                flush(&mut word, &mut literal, false);
                 return Ok(word);
             }
             match c {
                 '"' => {
                     self.at += 1;
-                    flush(&mut word, &mut literal);
+                    flush(&mut word, &mut literal, false);
                     word.quoted = true;
                     self.double_quoted(&mut word)?;
                 }
@@ -824,27 +809,27 @@ impl Parser {
                     let Some(len) = self.chars[start..].iter().position(|&d| d == '\'') else {
                         return Err(SyntaxError::UnterminatedQuote('\''));
                     };
-                    flush(&mut word, &mut literal);
+                    flush(&mut word, &mut literal, false);
                     word.quoted = true;
                     word.parts.push(Part::Literal { text: self.chars[start..start + len].iter().collect(), quoted: true });
                     self.at = start + len + 1;
                 }
                 '\\' => {
-                    flush(&mut word, &mut literal);
+                    flush(&mut word, &mut literal, false);
                     if let Some(&next) = self.chars.get(self.at + 1) {
                         word.parts.push(Part::Literal { text: next.to_string(), quoted: true });
                     }
                     self.at = (self.at + 2).min(self.chars.len());
                 }
                 '$' => {
-                    flush(&mut word, &mut literal);
+                    flush(&mut word, &mut literal, false);
                     match self.dollar(false)? {
                         Some(part) => word.parts.push(part),
                         None => literal.push('$'),
                     }
                 }
                 '`' => {
-                    flush(&mut word, &mut literal);
+                    flush(&mut word, &mut literal, false);
                     let part = self.backquoted(false)?;
                     word.parts.push(part);
                 }

@@ -235,7 +235,20 @@ fn usage(program: &str) -> String {
     out
 }
 
-fn parse_opts(coll: Coll, args: &[String]) -> Result<Opts, String> {
+/// What a bad command line prints: glibc getopt's complaint on standard
+/// error, then nccl-tests' own `invalid option '?'` (getopt returned `?`)
+/// and its usage on standard output, and the program exits 0 (its main
+/// returns 0 after the usage).
+fn bad_option(program: &str, complaint: String) -> Output {
+    Output { stdout: format!("invalid option '?'\n{}", usage(program)), stderr: complaint, ..Output::default() }
+}
+
+/// A value nccl-tests refuses: on standard error, and main returns -1.
+fn fatal(message: String) -> Output {
+    Output::error(message, 255)
+}
+
+fn parse_opts(coll: Coll, args: &[String]) -> Result<Opts, Output> {
     let mut o = Opts {
         threads: 1, gpus: 1, min: 32 << 20, max: 32 << 20, step: 1 << 20, factor: 1, iters: 20, agg: 1, warmup: 5,
         check: 1, graph: 0, types: vec![("float", 4)], ops: vec!["sum"], root: 0,
@@ -245,11 +258,9 @@ fn parse_opts(coll: Coll, args: &[String]) -> Result<Opts, String> {
         let (flag, value) = match arg {
             Arg::Flag(flag, value) => (flag, value.unwrap_or_default()),
             Arg::Positional(_) => continue,
-            Arg::Unknown(text) => {
-                return Err(format!("invalid option '{}'\n{}", text.trim_start_matches('-'), usage(program)))
-            }
+            Arg::Unknown(text) => return Err(bad_option(program, crate::commands::options::unknown(program, &text))),
             Arg::MissingValue(flag) => {
-                return Err(format!("{program}: option requires an argument -- '{}'\n{}", flag.short.unwrap_or('?'), usage(program)))
+                return Err(bad_option(program, crate::commands::options::requires_argument(program, flag.short, flag.long)))
             }
         };
         let n = atoi(&value);
@@ -259,7 +270,7 @@ fn parse_opts(coll: Coll, args: &[String]) -> Result<Opts, String> {
             'g' => o.gpus = count.max(1),
             'b' | 'e' | 'i' => {
                 let what = match flag.short { Some('b') => "minbytes", Some('e') => "maxbytes", _ => "stepbytes" };
-                let size = parse_size(&value).ok_or_else(|| format!("invalid size specified for '{what}'\n"))?;
+                let size = parse_size(&value).ok_or_else(|| fatal(format!("invalid size specified for '{what}'\n")))?;
                 match what { "minbytes" => o.min = size, "maxbytes" => o.max = size, _ => o.step = size }
             }
             'f' => o.factor = n.max(1) as u64,
@@ -274,22 +285,22 @@ fn parse_opts(coll: Coll, args: &[String]) -> Result<Opts, String> {
                     TYPES.to_vec()
                 } else {
                     let alias = match value.as_str() { "char" => "int8", "int" => "int32", "float16" => "half", "float32" => "float", "float64" => "double", v => v };
-                    vec![*TYPES.iter().find(|(name, _)| *name == alias).ok_or_else(|| format!("invalid type {value}\n"))?]
+                    vec![*TYPES.iter().find(|(name, _)| *name == alias).ok_or_else(|| fatal(format!("invalid type {value}\n")))?]
                 }
             }
             'o' => {
                 o.ops = if value == "all" {
                     OPS.to_vec()
                 } else {
-                    vec![*OPS.iter().find(|op| **op == value).ok_or_else(|| format!("invalid op {value}\n"))?]
+                    vec![*OPS.iter().find(|op| **op == value).ok_or_else(|| fatal(format!("invalid op {value}\n")))?]
                 }
             }
-            'h' => return Err(usage(program)),
+            'h' => return Err(Output::ok(usage(program))),
             _ => {}
         }
     }
     if o.min > o.max {
-        return Err(format!("invalid sizes for 'minbytes' and 'maxbytes': {} > {}\n", o.min, o.max));
+        return Err(fatal(format!("invalid sizes for 'minbytes' and 'maxbytes': {} > {}\n", o.min, o.max)));
     }
     if !coll.has_op() {
         o.ops = vec!["none"];
@@ -343,7 +354,7 @@ pub fn run_job(cluster: &Cluster, coll: Coll, argv: &[String], job: &Job) -> Out
     let program = coll.program();
     let opts = match parse_opts(coll, argv.get(1..).unwrap_or(&[])) {
         Ok(opts) => opts,
-        Err(text) => return Output { stdout: text, status: if argv.iter().any(|a| a == "-h" || a == "--help") { 0 } else { 1 }, ..Output::default() },
+        Err(output) => return output,
     };
     let version = tests_version(&cluster.versions.nccl);
     let line_seed = stable_hash(argv.join(" ").as_bytes());
@@ -693,6 +704,21 @@ fn completion_error(cluster: &Cluster, node: &Node, hca: usize, ranks: &[Rank], 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bad_options_answer_as_getopt_and_nccl_tests_do() {
+        // getopt complains on stderr and returns '?'; nccl-tests prints that
+        // and its usage on stdout, and main returns 0 (src/common.cu).
+        let out = crate::testing::run_on_first_node("all_reduce_perf -x");
+        assert_eq!(out.stderr, "all_reduce_perf: invalid option -- 'x'\n");
+        assert!(out.stdout.starts_with("invalid option '?'\nUSAGE: all_reduce_perf \n\t[-t,--nthreads <num threads>] \n"), "{}", out.stdout);
+        assert_eq!(out.status, 0);
+        let out = crate::testing::run_on_first_node("all_reduce_perf --bogus");
+        assert_eq!(out.stderr, "all_reduce_perf: unrecognized option '--bogus'\n");
+        let out = crate::testing::run_on_first_node("all_reduce_perf -b 8G -e 8");
+        assert_eq!((out.stderr.as_str(), out.status), ("invalid sizes for 'minbytes' and 'maxbytes': 8589934592 > 8\n", 255));
+        assert_eq!(crate::testing::run_on_first_node("all_reduce_perf -h").status, 0);
+    }
 
     #[test]
     fn formats_like_c() {
