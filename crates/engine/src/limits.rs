@@ -58,7 +58,7 @@ pub const MAX_AWK_WORK_BYTES: u64 = 256 << 20;
 
 /// Thread steps one tool's regular-expression matching may take (matching
 /// is linear in text times pattern, and both may be large).
-pub const MAX_REGEX_STEPS: u64 = 20_000_000;
+pub const MAX_REGEX_STEPS: u64 = 5_000_000;
 
 /// Lab files: their size, and how many faults, questions and values of a
 /// variable one lab may have (nodes: `lab::MAX_NODES`). Past these, `check` reports the problem at its
