@@ -34,6 +34,7 @@ fn main() {
         "echo {1..99999999999}".to_string(),
         format!("echo {}", ",,{,nvid".repeat(100_000)),
         "s=x; for i in {1..40}; do s=$s$s; done".to_string(),
+        format!("echo {}", "/*/* ".repeat(150_000)),
         "awk 'BEGIN{s=\"a\"; for(i=0;i<18;i++) s=s s; print s}' | grep -cE '(a|aa){1,100}[bc]'".to_string(),
     ];
     println!("| reproducer | time | status |\n|---|---|---|");

@@ -115,6 +115,9 @@ fn long_lines_cost_linear_time_and_are_bounded() {
     assert_eq!(run(unclosed.clone()).0.len(), unclosed.len() - 4);
     let (_, stderr, _) = run("echo {1..99999999999}".into());
     assert!(stderr.contains("at most 65536 words"), "{stderr}");
+    // Globs read directories: each read counts against the line's command bound.
+    let (_, stderr, _) = run(format!("echo {}", "/*/* ".repeat(150_000)));
+    assert!(stderr.contains("ran 100000 commands"), "{}", &stderr[..stderr.len().min(300)]);
     let (_, stderr, _) = run("s=x; for i in {1..40}; do s=$s$s; done".into());
     assert!(stderr.contains("expansion too long"), "{stderr}");
     let (_, stderr, status) = run(format!("echo {}", "x".repeat(2 << 20)));

@@ -87,23 +87,23 @@ impl<'a> View<'a> {
             return None;
         }
         let prefix = if dir == "/" { "/".to_string() } else { format!("{dir}/") };
-        let mut names: Vec<(String, bool)> = Vec::new();
-        for path in self.all_paths() {
+        // One pass over every path (files, and the fixed directories): a
+        // name is a directory when some path goes on below it.
+        let mut names: std::collections::BTreeMap<String, bool> = std::collections::BTreeMap::new();
+        let fixed = DIRECTORIES.iter().map(|d| (d.to_string(), true));
+        for (path, is_dir) in self.all_paths().into_iter().map(|p| (p, false)).chain(fixed) {
             if let Some(rest) = path.strip_prefix(&prefix) {
                 if rest.is_empty() {
                     continue;
                 }
-                let (name, is_dir) = match rest.split_once('/') {
+                let (name, below) = match rest.split_once('/') {
                     Some((name, _)) => (name, true),
-                    None => (rest, self.is_directory(&path)),
+                    None => (rest, is_dir),
                 };
-                if !names.iter().any(|(n, _)| n == name) {
-                    names.push((name.to_string(), is_dir));
-                }
+                *names.entry(name.to_string()).or_insert(false) |= below;
             }
         }
-        crate::sort::sort_by_key(&mut names, |(name, _)| name.clone());
-        Some(names)
+        Some(names.into_iter().collect())
     }
 
     /// Whether the trainee may write `path` (absolute).

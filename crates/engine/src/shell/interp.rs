@@ -1174,10 +1174,71 @@ impl<'c, 's> Interp<'c, 's> {
         let mut fields = Vec::new();
         for word in words {
             for word in self.brace_expand(word, out)? {
+                if let Some(matches) = self.glob(&word, out)? {
+                    fields.extend(matches);
+                    continue;
+                }
                 self.expand_fields(&word, out, &mut fields)?;
             }
         }
         Some(fields)
+    }
+
+    /// Pathname expansion: a word whose unquoted text has `*`, `?` or `[`
+    /// becomes the node's paths it matches, sorted; None when it has no
+    /// pattern or matches nothing (bash then keeps the word as it is).
+    fn glob(&mut self, word: &Word, out: &mut Transcript) -> Option<Option<Vec<String>>> {
+        let has_pattern = word.parts.iter().any(|part| matches!(part, Part::Literal { text, quoted: false } if text.contains(['*', '?', '['])));
+        if !has_pattern {
+            return Some(None);
+        }
+        let pattern = self.expand_pattern(word, out)?;
+        let view = self.file_view();
+        let absolute = pattern.starts_with('/');
+        // Candidates grow one path component at a time; each step is bounded.
+        let mut found: Vec<String> = vec![if absolute { "/".to_string() } else { String::new() }];
+        let mut listings = 0u64;
+        for component in pattern.split('/').filter(|c| !c.is_empty()) {
+            let mut next = Vec::new();
+            for base in &found {
+                let dir = if base.is_empty() { "." } else { base.as_str() };
+                let join = |name: &str| match base.as_str() {
+                    "" => name.to_string(),
+                    "/" => format!("/{name}"),
+                    base => format!("{base}/{name}"),
+                };
+                if !component.contains(['*', '?', '[']) {
+                    let literal = component.replace('\\', "");
+                    let path = join(&literal);
+                    if view.kind(&path).is_some() {
+                        next.push(path);
+                    }
+                    continue;
+                }
+                listings += 1;
+                for (name, _) in view.list(dir).unwrap_or_default() {
+                    // A leading dot is matched only by a pattern that starts with one.
+                    if name.starts_with('.') && !component.starts_with('.') {
+                        continue;
+                    }
+                    if pattern::matches(component, &name) {
+                        next.push(join(&name));
+                    }
+                }
+                if next.len() > MAX_BRACE_WORDS {
+                    break;
+                }
+            }
+            found = next;
+        }
+        // Each directory read counts against the line's command bound.
+        self.commands_run = self.commands_run.saturating_add(listings.saturating_sub(1));
+        if !self.count_command(out) {
+            return None;
+        }
+        found.truncate(MAX_BRACE_WORDS);
+        crate::sort::sort(&mut found);
+        Some((!found.is_empty() && found != [String::from("/")]).then_some(found))
     }
 
     /// Brace expansion of a word's unquoted text: `gpu-00{1..8}`, `mlx5_{0,1}`.
@@ -1305,8 +1366,9 @@ impl<'c, 's> Interp<'c, 's> {
     /// A word as a pattern: quoted characters escaped, so they match themselves.
     fn expand_pattern(&mut self, word: &Word, out: &mut Transcript) -> Option<String> {
         let mut text = String::new();
-        for part in &word.parts {
+        for (at, part) in word.parts.iter().enumerate() {
             match part {
+                Part::Literal { text: literal, quoted: false } if at == 0 => text.push_str(&self.tilde(literal)),
                 Part::Literal { text: literal, quoted: false } => text.push_str(literal),
                 Part::Literal { text: literal, quoted: true } => text.push_str(&escape_pattern(literal)),
                 _ => {
