@@ -161,6 +161,7 @@ static COMMANDS: &[&dyn Command] = &[
     &collectives::nccl_tests::ALL_REDUCE,
     &collectives::nccl_tests::ALLTOALL,
     &text::awk::Awk,
+    &text::basename::Basename,
     &collectives::nccl_tests::BROADCAST,
     &text::cat::Cat,
     &host::clear::Clear,
@@ -170,6 +171,7 @@ static COMMANDS: &[&dyn Command] = &[
     &gpu::dcgmi::Dcgmi,
     &host::dctech::Dctech,
     &host::df::Df,
+    &text::basename::Dirname,
     &host::dmesg::Dmesg,
     &text::echo::Echo,
     &remote::env::Env,
@@ -228,6 +230,8 @@ static COMMANDS: &[&dyn Command] = &[
     &host::uptime::Uptime,
     &remote::watch::Watch,
     &text::wc::Wc,
+    &remote::xargs::Xargs,
+    &text::yes::Yes,
 ];
 
 /// Every emulated command, sorted by name.

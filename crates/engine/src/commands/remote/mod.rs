@@ -7,3 +7,4 @@ pub mod env;
 pub mod pdsh;
 pub mod sudo;
 pub mod watch;
+pub mod xargs;

@@ -6,6 +6,7 @@
 //! file operand answers `TOOL: FILE: No such file or directory`.
 
 pub mod awk;
+pub mod basename;
 pub mod cat;
 pub mod cut;
 pub mod echo;
@@ -24,6 +25,7 @@ pub mod tr;
 pub mod truth;
 pub mod uniq;
 pub mod wc;
+pub mod yes;
 
 use super::options::{getopt, Dialect, Parsed};
 use super::{Command, Invocation, Output, Signature};
