@@ -107,6 +107,17 @@ impl Eval<'_> {
         self.peek().is_some_and(|arg| arg.text == text && (arg.operator || !self.extended))
     }
 
+    /// One level of `!` or parentheses deeper, within the syntax depth.
+    fn deeper(&mut self, eval: fn(&mut Self) -> Result<bool, ConditionError>) -> Result<bool, ConditionError> {
+        self.depth += 1;
+        if self.depth > MAX_SYNTAX_DEPTH {
+            return Err(ConditionError("expression nested too deeply".into()));
+        }
+        let value = eval(self);
+        self.depth -= 1;
+        value
+    }
+
     fn or(&mut self) -> Result<bool, ConditionError> {
         let mut value = self.and()?;
         loop {
@@ -136,13 +147,7 @@ impl Eval<'_> {
     fn not(&mut self) -> Result<bool, ConditionError> {
         if self.is_op("!") && self.args.len() > self.at + 1 {
             self.at += 1;
-            self.depth += 1;
-            if self.depth > MAX_SYNTAX_DEPTH {
-                return Err(ConditionError("expression nested too deeply".into()));
-            }
-            let value = self.not()?;
-            self.depth -= 1;
-            return Ok(!value);
+            return self.deeper(Self::not).map(|value| !value);
         }
         self.primary()
     }
@@ -157,12 +162,7 @@ impl Eval<'_> {
         };
         if self.is_op("(") {
             self.at += 1;
-            self.depth += 1;
-            if self.depth > MAX_SYNTAX_DEPTH {
-                return Err(ConditionError("expression nested too deeply".into()));
-            }
-            let value = self.or()?;
-            self.depth -= 1;
+            let value = self.deeper(Self::or)?;
             if !self.is_op(")") {
                 return Err(ConditionError("`)' expected".into()));
             }

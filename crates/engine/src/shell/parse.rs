@@ -448,17 +448,10 @@ impl Parser {
                     let text = self.ansi_c()?;
                     add_literal!(&text, true);
                 }
-                '$' => {
-                    flush(&mut word, &mut literal, literal_quoted);
-                    match self.dollar(false)? {
-                        Some(part) => word.parts.push(part),
-                        None => add_literal!("$", false),
+                '$' | '`' => {
+                    if self.expansion(&mut word, &mut literal, literal_quoted, false)? {
+                        add_literal!("$", false);
                     }
-                }
-                '`' => {
-                    flush(&mut word, &mut literal, literal_quoted);
-                    let part = self.backquoted(false)?;
-                    word.parts.push(part);
                 }
                 _ => {
                     let mut buffer = [0u8; 4];
@@ -490,17 +483,10 @@ impl Parser {
                     }
                     self.at += 2;
                 }
-                '$' => {
-                    flush(word, &mut literal, true);
-                    match self.dollar(true)? {
-                        Some(part) => word.parts.push(part),
-                        None => literal.push('$'),
+                '$' | '`' => {
+                    if self.expansion(word, &mut literal, true, true)? {
+                        literal.push('$');
                     }
-                }
-                '`' => {
-                    flush(word, &mut literal, true);
-                    let part = self.backquoted(true)?;
-                    word.parts.push(part);
                 }
                 _ => {
                     literal.push(c);
@@ -587,6 +573,21 @@ impl Parser {
         }
     }
 
+    /// The `$` or backquote expansion at the cursor, added to `word` after
+    /// the pending literal (flushed as `literal_quoted`); `quoted` inside
+    /// double quotes. True for a lone `$`, which the caller keeps as text.
+    fn expansion(&mut self, word: &mut Word, literal: &mut String, literal_quoted: bool, quoted: bool) -> Result<bool, SyntaxError> {
+        flush(word, literal, literal_quoted);
+        let part = if self.chars.get(self.at) == Some(&'`') { Some(self.backquoted(quoted)?) } else { self.dollar(quoted)? };
+        match part {
+            Some(part) => {
+                word.parts.push(part);
+                Ok(false)
+            }
+            None => Ok(true),
+        }
+    }
+
     /// What follows a `$`: None for a lone `$`.
     fn dollar(&mut self, quoted: bool) -> Result<Option<Part>, SyntaxError> {
         let next = self.chars.get(self.at + 1).copied();
@@ -654,17 +655,10 @@ impl Parser {
         let mut literal = String::new();
         while let Some(&c) = inner.chars.get(inner.at) {
             match c {
-                '$' => {
-                    flush(&mut word, &mut literal, true);
-                    match inner.dollar(true)? {
-                        Some(part) => word.parts.push(part),
-                        None => literal.push('$'),
+                '$' | '`' => {
+                    if inner.expansion(&mut word, &mut literal, true, true)? {
+                        literal.push('$');
                     }
-                }
-                '`' => {
-                    flush(&mut word, &mut literal, true);
-                    let part = inner.backquoted(true)?;
-                    word.parts.push(part);
                 }
                 '"' | '\'' => inner.at += 1,
                 _ => {
@@ -821,17 +815,10 @@ impl Parser {
                     }
                     self.at = (self.at + 2).min(self.chars.len());
                 }
-                '$' => {
-                    flush(&mut word, &mut literal, false);
-                    match self.dollar(false)? {
-                        Some(part) => word.parts.push(part),
-                        None => literal.push('$'),
+                '$' | '`' => {
+                    if self.expansion(&mut word, &mut literal, false, false)? {
+                        literal.push('$');
                     }
-                }
-                '`' => {
-                    flush(&mut word, &mut literal, false);
-                    let part = self.backquoted(false)?;
-                    word.parts.push(part);
                 }
                 _ => {
                     literal.push(c);

@@ -79,7 +79,7 @@ pub fn join_lines<S: AsRef<str>>(lines: &[S]) -> String {
 /// from the shell's working directory; the reason when there is none.
 pub fn read_file<'a>(invocation: &Invocation<'a>, operand: &str) -> Result<std::borrow::Cow<'a, str>, &'static str> {
     let cwd = invocation.env.get("PWD").map_or("/", String::as_str);
-    super::files::View::of(invocation.cluster, invocation.node, cwd).read(operand).map(|text| std::borrow::Cow::Owned(text.into_owned()))
+    super::files::View::of(invocation.cluster, invocation.node, cwd).read(operand)
 }
 
 /// A file operand list: `-` (or none) is standard input, anything else a
