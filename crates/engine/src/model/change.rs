@@ -44,6 +44,10 @@ pub enum Change {
     /// A shell redirection wrote `text` to the file at `path` (absolute),
     /// after what it held when `append`.
     WriteFile { node: String, path: String, text: String, append: bool },
+    /// Bytes a run (a perftest, an NCCL job) moved through a port: the
+    /// port's data and packet counters count them. The history keeps one
+    /// sum per port, so it stays as small as the fabric however long the lab.
+    Traffic { node: String, device: String, sent_bytes: u64, received_bytes: u64 },
 }
 
 /// The hands-on actions a technician can take, and what they act on.
@@ -97,7 +101,8 @@ impl Change {
             | Change::Listen { node, .. }
             | Change::StopListening { node, .. }
             | Change::Repair { node, .. }
-            | Change::WriteFile { node, .. } => node,
+            | Change::WriteFile { node, .. }
+            | Change::Traffic { node, .. } => node,
         }
     }
 }
@@ -108,6 +113,21 @@ impl Cluster {
     /// answered the way the real tool does.
     pub fn apply_change(&mut self, change: &Change, at: EpochSeconds) {
         if self.node(change.node()).is_none() {
+            return;
+        }
+        if let Change::Traffic { node, device, sent_bytes, received_bytes } = change {
+            let earlier = self.history.iter_mut().find_map(|(_, recorded)| match recorded {
+                Change::Traffic { node: n, device: d, sent_bytes: s, received_bytes: r } if n == node && d == device => Some((s, r)),
+                _ => None,
+            });
+            match earlier {
+                Some((sent, received)) => {
+                    *sent = sent.saturating_add(*sent_bytes);
+                    *received = received.saturating_add(*received_bytes);
+                }
+                None => self.history.push((at, change.clone())),
+            }
+            self.apply_change_at(change, at);
             return;
         }
         self.history.push((at, change.clone()));
@@ -184,6 +204,18 @@ impl Cluster {
                     file.clear();
                 }
                 file.push_str(text);
+            }
+            Change::Traffic { device, sent_bytes, received_bytes, .. } => {
+                if let Some(hca) = node.hcas.iter_mut().find(|hca| hca.name == *device) {
+                    let port = &mut hca.port;
+                    let mtu = u64::from(port.active_mtu.max(256));
+                    let c = &mut port.counters;
+                    // The data counters count 4-octet words, as the MADs do.
+                    c.xmit_data = c.xmit_data.saturating_add(sent_bytes / 4);
+                    c.rcv_data = c.rcv_data.saturating_add(received_bytes / 4);
+                    c.xmit_pkts = c.xmit_pkts.saturating_add(sent_bytes.div_ceil(mtu));
+                    c.rcv_pkts = c.rcv_pkts.saturating_add(received_bytes.div_ceil(mtu));
+                }
             }
         }
     }

@@ -97,10 +97,29 @@ fn available(node: &Node) -> bool {
     node.reachable && matches!(node.scheduler, SchedulerState::Idle | SchedulerState::Allocated)
 }
 
+/// NCCL's configuration files, as NCCL reads them at start-up:
+/// `~/.nccl.conf`, then `/etc/nccl.conf`; neither overrides a variable
+/// already set (the environment wins, then the user's file).
+fn read_nccl_conf(invocation: &Invocation, env: &mut BTreeMap<String, String>) {
+    let home = invocation.env.get("HOME").map_or("/home/user", String::as_str);
+    let view = crate::commands::files::View::of(invocation.cluster, invocation.node, "/");
+    for path in [format!("{home}/.nccl.conf"), "/etc/nccl.conf".to_string()] {
+        let Ok(text) = view.read(&path) else { continue };
+        for line in text.lines() {
+            let line = line.trim();
+            if let Some((key, value)) = line.split_once('=').filter(|_| !line.starts_with('#')) {
+                env.entry(key.trim().to_string()).or_insert_with(|| value.trim().to_string());
+            }
+        }
+    }
+}
+
 /// Runs the step's program on every task.
 fn launch(cluster: &Cluster, invocation: &Invocation, command: &[String], job: Job, launcher: &str) -> Output {
     let Some(name) = command.first() else { return Output::default() };
     if let Some(coll) = program(name) {
+        let mut job = job;
+        read_nccl_conf(invocation, &mut job.env);
         return run_job(cluster, coll, command, &job);
     }
     let base = name.rsplit('/').next().unwrap_or(name);

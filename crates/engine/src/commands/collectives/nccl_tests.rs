@@ -16,9 +16,10 @@ use std::collections::BTreeMap;
 
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::change::Change;
 use crate::model::time::civil;
 use crate::model::{Cluster, Node};
-use crate::perf::collective::{Algo, Coll, Member, Plan};
+use crate::perf::collective::{Algo, Coll, Member, NodeNet, Plan};
 use crate::rng::{stable_hash, Rng};
 
 pub struct NcclTest(pub Coll);
@@ -450,6 +451,8 @@ pub fn run_job(cluster: &Cluster, coll: Coll, argv: &[String], job: &Job) -> Out
         size = next;
     }
     let (mut bw_sum, mut bw_count, mut elapsed_us) = (0.0, 0u32, 0.0);
+    // Bytes each node's collective operations moved, warm-up included.
+    let mut moved = 0.0f64;
     let wrong = if opts.check == 0 { "N/A" } else { "0" };
     let root = if coll.rooted() { opts.root.to_string() } else { "-1".to_string() };
     let mut first = true;
@@ -476,6 +479,7 @@ pub fn run_job(cluster: &Cluster, coll: Coll, argv: &[String], job: &Job) -> Out
                     bw_sum += busbw;
                     bw_count += 1;
                     elapsed_us += t * f64::from(opts.iters * opts.agg + opts.warmup);
+                    moved += bytes as f64 * f64::from(opts.iters * opts.agg + opts.warmup);
                     if wide {
                         row += &format!("  {}  {}  {}  {wrong:>6}", fmt_time(t), fmt_bw(algbw, true), fmt_bw(busbw, true));
                     } else {
@@ -500,7 +504,27 @@ pub fn run_job(cluster: &Cluster, coll: Coll, argv: &[String], job: &Job) -> Out
         }
     }
     let init_ms = 1_500 + 150 * (64 - nranks.leading_zeros()) as u64;
-    finish(job, out, 0, init_ms + (elapsed_us / 1000.0) as u64, None)
+    let mut output = finish(job, out, 0, init_ms + (elapsed_us / 1000.0) as u64, None);
+    if !plan.socket && plan.nnodes > 1 {
+        output.changes = network_traffic(&job.nodes, &plan.nets, moved * coll.bus_factor(plan.nnodes));
+    }
+    output
+}
+
+/// What crosses the network: a node sends and receives `per_node` bytes
+/// (the collective's volume times its bus factor over the nodes), spread
+/// evenly over the ports NCCL uses there.
+fn network_traffic(nodes: &[(&Node, u32)], nets: &[NodeNet], per_node: f64) -> Vec<Change> {
+    let mut changes = Vec::new();
+    for ((node, _), net) in nodes.iter().zip(nets) {
+        let share = (per_node / net.hcas.len().max(1) as f64).min(u64::MAX as f64) as u64;
+        for &index in &net.hcas {
+            if let Some(hca) = node.hcas.get(index) {
+                changes.push(Change::Traffic { node: node.hostname.clone(), device: hca.name.clone(), sent_bytes: share, received_bytes: share });
+            }
+        }
+    }
+    changes
 }
 
 fn finish(job: &Job, out: Lines, status: i32, duration_ms: u64, failed_host: Option<&str>) -> Output {

@@ -441,6 +441,8 @@ impl Perftest {
         let iters = p.iters.unwrap_or(self.default_iters());
         let (a, b) = (client.end(), server.end());
         let mut elapsed_us = 1_000_000.0;
+        // Bytes the client's port sent and received (the server's the other way).
+        let (mut sent, mut received) = (0u64, 0u64);
         if self.lat {
             let header = " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n";
             out += header;
@@ -455,6 +457,10 @@ impl Perftest {
                     );
                     if role == "client" {
                         elapsed_us += r.average * iters as f64 * 2.0;
+                        // A ping-pong: each message goes there and back.
+                        let moved = iters.saturating_mul(size);
+                        sent = sent.saturating_add(moved);
+                        received = received.saturating_add(moved);
                     }
                 }
             }
@@ -477,6 +483,14 @@ impl Perftest {
                     None => (iters * u64::from(p.qps), peak),
                 };
                 elapsed_us += n as f64 * size as f64 / r.average.max(1.0) * 1e6;
+                let moved = n.saturating_mul(size);
+                // A read pulls the server's memory to the client.
+                if self.verb == Verb::Read || test.bidirectional {
+                    received = received.saturating_add(moved);
+                }
+                if self.verb != Verb::Read || test.bidirectional {
+                    sent = sent.saturating_add(moved);
+                }
                 last = if p.gbits && avg < 0.1 {
                     format!(" {size:<7}    {n}           {peak:<7.6}            {avg:<7.6}            {rate:<7.6}\n")
                 } else {
@@ -501,7 +515,11 @@ impl Perftest {
             stdout: out,
             background: back,
             duration_ms: (elapsed_us / 1000.0).min(3.6e6) as u64,
-            changes: vec![Change::StopListening { node: target.hostname.clone(), port }],
+            changes: vec![
+                Change::StopListening { node: target.hostname.clone(), port },
+                Change::Traffic { node: inv.node.hostname.clone(), device: client.hca.name.clone(), sent_bytes: sent, received_bytes: received },
+                Change::Traffic { node: target.hostname.clone(), device: server.hca.name.clone(), sent_bytes: received, received_bytes: sent },
+            ],
             ..Output::default()
         }
     }

@@ -22,13 +22,13 @@ static SIGNATURE: Signature = Signature {
     ],
 };
 
-struct Iface {
-    name: String,
-    up: bool,
-    loopback: bool,
-    mac: String,
-    addrs: Vec<String>,
-    mtu: u32,
+pub(crate) struct Iface {
+    pub name: String,
+    pub up: bool,
+    pub loopback: bool,
+    pub mac: String,
+    pub addrs: Vec<String>,
+    pub mtu: u32,
 }
 
 fn hca_mac(hca: &Hca) -> String {
@@ -40,7 +40,7 @@ fn hca_mac(hca: &Hca) -> String {
     format!("00:00:10:49:fe:80:00:00:00:00:00:00:{}", guid.join(":"))
 }
 
-fn interfaces(node: &Node) -> Vec<Iface> {
+pub(crate) fn interfaces(node: &Node) -> Vec<Iface> {
     let mut list = vec![
         Iface { name: "lo".into(), up: true, loopback: true, mac: "00:00:00:00:00:00".into(), addrs: vec!["127.0.0.1/8".into()], mtu: 65536 },
         Iface {

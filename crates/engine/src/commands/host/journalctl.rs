@@ -52,7 +52,7 @@ impl Entry {
     }
 }
 
-const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+pub const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
 /// The journal's short timestamp: `Nov 05 13:55:26` (zero-padded day).
 pub fn short_time(at: EpochSeconds) -> String {

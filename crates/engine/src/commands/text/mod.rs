@@ -2,8 +2,7 @@
 //! a subset of awk), and what they share: GNU getopt behaviour and error
 //! messages, and line splitting.
 //!
-//! There is no filesystem in a lab: every tool reads standard input, and a
-//! file operand answers `TOOL: FILE: No such file or directory`.
+//! File operands are read from the node's file view (`commands::files`).
 
 pub mod awk;
 pub mod basename;

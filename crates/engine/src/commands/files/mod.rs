@@ -1,16 +1,18 @@
 //! A node's file system as the shell and the file tools see it: the files
 //! the trainee wrote (kept in the model, `Node::files`) and read-only files
 //! generated from the model (`/etc`, `/proc/driver/nvidia`,
-//! `/sys/class/infiniband`). A generated file is a view: it says what the
-//! tool that reads the same fact says (`ibstatus` reads its port files
-//! from here, as the real script reads sysfs).
+//! `/sys/class/infiniband`, `/sys/class/net`, `/var/log`), in `generated`.
+//! A generated file is a view: it says what the tool that reads the same
+//! fact says (`ibstatus` reads its port files from here, as the real
+//! script reads sysfs).
+
+pub mod generated;
 
 use std::borrow::Cow;
 
-use crate::commands::fabric::ib_common::{base_lid, sm_lid, Link};
-use crate::commands::host::network;
-use crate::model::fabric::{Hca, PortState};
 use crate::model::{Cluster, Node};
+
+pub use generated::port_file;
 
 /// The largest file a trainee may write, and how many files one node keeps.
 pub const MAX_FILE_BYTES: usize = 1 << 20;
@@ -149,101 +151,11 @@ impl<'a> View<'a> {
     }
 
     fn generated_paths(&self) -> Vec<String> {
-        let Some(node) = self.node else {
-            return Vec::new();
-        };
-        let mut paths: Vec<String> =
-            ["/etc/hostname", "/etc/hosts", "/etc/os-release", "/proc/driver/nvidia/version"].iter().map(|p| p.to_string()).collect();
-        for gpu in &node.gpus {
-            paths.push(format!("/proc/driver/nvidia/gpus/{}/information", proc_bus_id(&gpu.bus_id)));
-        }
-        for hca in &node.hcas {
-            for file in PORT_FILES {
-                paths.push(format!("/sys/class/infiniband/{}/ports/{}/{file}", hca.name, hca.port.number));
-            }
-        }
-        paths
+        self.node.map(generated::paths).unwrap_or_default()
     }
 
     fn generated(&self, path: &str) -> Option<String> {
-        let node = self.node?;
-        match path {
-            "/etc/hostname" => return Some(format!("{}\n", node.hostname)),
-            "/etc/hosts" => {
-                let mut text = "127.0.0.1 localhost\n".to_string();
-                for other in &self.cluster.nodes {
-                    text += &format!("{} {}\n", network::frontend_ip(&other.hostname), other.hostname);
-                }
-                return Some(text);
-            }
-            "/etc/os-release" => return Some(OS_RELEASE.to_string()),
-            "/proc/driver/nvidia/version" => {
-                // The same build line the kernel logged when the module loaded.
-                let build = node.kernel_log.iter().find_map(|line| line.text.strip_prefix("NVRM: loading "))?;
-                return Some(format!("NVRM version: {build}\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04) \n"));
-            }
-            _ => {}
-        }
-        if let Some(rest) = path.strip_prefix("/proc/driver/nvidia/gpus/") {
-            let (bus, file) = rest.split_once('/')?;
-            let gpu = node.gpus.iter().find(|gpu| proc_bus_id(&gpu.bus_id) == bus)?;
-            return (file == "information").then(|| {
-                format!(
-                    "Model: \t\t {}\nIRQ:   \t\t {}\nGPU UUID: \t {}\nVideo BIOS: \t {}\nBus Type: \t PCIe\nDMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\nBus Location: \t {}\nDevice Minor: \t {}\nGPU Excluded:\t No\n",
-                    self.cluster.preset.gpu.name,
-                    170 + gpu.index,
-                    gpu.uuid,
-                    self.cluster.preset.gpu.vbios,
-                    proc_bus_id(&gpu.bus_id),
-                    gpu.index,
-                )
-            });
-        }
-        let rest = path.strip_prefix("/sys/class/infiniband/")?;
-        let mut parts = rest.split('/');
-        let (device, "ports", port, file, None) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?, parts.next()) else {
-            return None;
-        };
-        let hca = node.hca(device)?;
-        (port == hca.port.number.to_string()).then(|| port_file(hca, file)).flatten()
-    }
-}
-
-/// `0000:18:00.0` as `/proc/driver/nvidia/gpus` names it (lower case).
-fn proc_bus_id(bus_id: &str) -> String {
-    let id = bus_id.to_ascii_lowercase();
-    // nvidia-smi's 8-digit domain is 4 digits in /proc.
-    match id.split_once(':') {
-        Some((domain, rest)) if domain.len() == 8 => format!("{}:{rest}", &domain[4..]),
-        _ => id,
-    }
-}
-
-const OS_RELEASE: &str = "PRETTY_NAME=\"Ubuntu 22.04.5 LTS\"\nNAME=\"Ubuntu\"\nVERSION_ID=\"22.04\"\nVERSION=\"22.04.5 LTS (Jammy Jellyfish)\"\nVERSION_CODENAME=jammy\nID=ubuntu\nID_LIKE=debian\nHOME_URL=\"https://www.ubuntu.com/\"\nSUPPORT_URL=\"https://help.ubuntu.com/\"\nBUG_REPORT_URL=\"https://bugs.launchpad.net/ubuntu/\"\nPRIVACY_POLICY_URL=\"https://www.ubuntu.com/legal/terms-and-policies/privacy-policy\"\nUBUNTU_CODENAME=jammy\n";
-
-/// The files of `/sys/class/infiniband/DEV/ports/N/` the model fills.
-const PORT_FILES: &[&str] = &["lid", "link_layer", "phys_state", "rate", "sm_lid", "state"];
-
-/// One port file's text, as the kernel writes it.
-pub fn port_file(hca: &Hca, file: &str) -> Option<String> {
-    Some(match file {
-        "state" => format!("{}: {}\n", hca.port.state.code(), state_name(hca.port.state)),
-        "phys_state" => format!("{}: {}\n", hca.port.phys_state.code(), hca.port.phys_state.label()),
-        "rate" => format!("{}\n", Link::of(hca).sysfs_rate()),
-        "link_layer" => format!("{}\n", hca.port.link_layer.label()),
-        "lid" => format!("{:#x}\n", base_lid(&hca.port)),
-        "sm_lid" => format!("{:#x}\n", sm_lid(&hca.port)),
-        _ => return None,
-    })
-}
-
-/// The kernel's `state` file names.
-fn state_name(state: PortState) -> &'static str {
-    match state {
-        PortState::Down => "DOWN",
-        PortState::Initializing => "INIT",
-        PortState::Armed => "ARMED",
-        PortState::Active => "ACTIVE",
+        generated::text(self.cluster, self.node?, path)
     }
 }
 

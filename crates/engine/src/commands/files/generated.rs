@@ -1,0 +1,359 @@
+//! The read-only files a node generates from the model: each says what the
+//! tool that reads the same fact says (`ibstat`'s rate is the port's `rate`
+//! file; `perfquery -x`'s data counter is `counters/port_xmit_data`; `ip
+//! link`'s state is `/sys/class/net/IF/operstate`).
+
+use crate::commands::fabric::ib_common::{base_lid, counters_now, sm_lid, Link};
+use crate::commands::host::ip::interfaces;
+use crate::commands::host::network::{self, FRONTEND_NIC};
+use crate::commands::host::{dmesg, journalctl};
+use crate::commands::scheduler::slurm::{hostlist, PARTITION};
+use crate::model::fabric::{Hca, LinkLayer, PortCounters, PortState};
+use crate::model::time::civil;
+use crate::model::{Cluster, Node};
+
+/// The files of `/sys/class/infiniband/DEV/ports/N/` the model fills.
+const PORT_FILES: &[&str] = &["lid", "link_layer", "phys_state", "rate", "sm_lid", "state"];
+
+/// The files of `/sys/class/infiniband/DEV/`.
+const DEVICE_FILES: &[&str] = &["board_id", "fw_ver", "hca_type", "node_guid"];
+
+/// `ports/N/counters/`, as ib_core names them.
+const COUNTER_FILES: &[&str] = &[
+    "VL15_dropped",
+    "excessive_buffer_overrun_errors",
+    "link_downed",
+    "link_error_recovery",
+    "local_link_integrity_errors",
+    "multicast_rcv_packets",
+    "multicast_xmit_packets",
+    "port_rcv_constraint_errors",
+    "port_rcv_data",
+    "port_rcv_errors",
+    "port_rcv_packets",
+    "port_rcv_remote_physical_errors",
+    "port_rcv_switch_relay_errors",
+    "port_xmit_constraint_errors",
+    "port_xmit_data",
+    "port_xmit_discards",
+    "port_xmit_packets",
+    "port_xmit_wait",
+    "symbol_error",
+    "unicast_rcv_packets",
+    "unicast_xmit_packets",
+];
+
+/// The files of `/sys/class/net/IF/`.
+const NET_FILES: &[&str] = &["address", "carrier", "mtu", "operstate", "type"];
+
+const FIXED: &[&str] = &[
+    "/dev/null",
+    "/etc/hostname",
+    "/etc/hosts",
+    "/etc/nccl.conf",
+    "/etc/os-release",
+    "/etc/slurm/slurm.conf",
+    "/proc/driver/nvidia/version",
+    "/var/log/kern.log",
+    "/var/log/syslog",
+];
+
+/// Every generated file's path on `node`.
+pub fn paths(node: &Node) -> Vec<String> {
+    let mut paths: Vec<String> = FIXED.iter().map(|p| p.to_string()).collect();
+    for gpu in &node.gpus {
+        paths.push(format!(
+            "/proc/driver/nvidia/gpus/{}/information",
+            proc_bus_id(&gpu.bus_id)
+        ));
+    }
+    for hca in &node.hcas {
+        let device = format!("/sys/class/infiniband/{}", hca.name);
+        paths.extend(DEVICE_FILES.iter().map(|file| format!("{device}/{file}")));
+        let port = format!("{device}/ports/{}", hca.port.number);
+        paths.extend(PORT_FILES.iter().map(|file| format!("{port}/{file}")));
+        paths.extend(
+            COUNTER_FILES
+                .iter()
+                .map(|file| format!("{port}/counters/{file}")),
+        );
+    }
+    for iface in interfaces(node) {
+        paths.extend(
+            NET_FILES
+                .iter()
+                .map(|file| format!("/sys/class/net/{}/{file}", iface.name)),
+        );
+    }
+    paths
+}
+
+/// The text of the generated file at `path` (absolute, normalised).
+pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
+    match path {
+        // Reads as empty; the shell discards what is written to it.
+        "/dev/null" => return Some(String::new()),
+        "/etc/hostname" => return Some(format!("{}\n", node.hostname)),
+        "/etc/hosts" => {
+            let mut text = "127.0.0.1 localhost\n".to_string();
+            for other in &cluster.nodes {
+                text += &format!(
+                    "{} {}\n",
+                    network::frontend_ip(&other.hostname),
+                    other.hostname
+                );
+            }
+            return Some(text);
+        }
+        "/etc/os-release" => return Some(OS_RELEASE.to_string()),
+        "/etc/nccl.conf" => return Some(nccl_conf(cluster)),
+        "/etc/slurm/slurm.conf" => return Some(slurm_conf(cluster)),
+        "/var/log/syslog" => return Some(syslog(cluster, node, false)),
+        "/var/log/kern.log" => return Some(syslog(cluster, node, true)),
+        "/proc/driver/nvidia/version" => {
+            // The same build line the kernel logged when the module loaded.
+            let build = node
+                .kernel_log
+                .iter()
+                .find_map(|line| line.text.strip_prefix("NVRM: loading "))?;
+            return Some(format!("NVRM version: {build}\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04) \n"));
+        }
+        _ => {}
+    }
+    if let Some(rest) = path.strip_prefix("/proc/driver/nvidia/gpus/") {
+        let (bus, file) = rest.split_once('/')?;
+        let gpu = node
+            .gpus
+            .iter()
+            .find(|gpu| proc_bus_id(&gpu.bus_id) == bus)?;
+        return (file == "information").then(|| {
+            format!(
+                "Model: \t\t {}\nIRQ:   \t\t {}\nGPU UUID: \t {}\nVideo BIOS: \t {}\nBus Type: \t PCIe\nDMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\nBus Location: \t {}\nDevice Minor: \t {}\nGPU Excluded:\t No\n",
+                cluster.preset.gpu.name,
+                170 + gpu.index,
+                gpu.uuid,
+                cluster.preset.gpu.vbios,
+                proc_bus_id(&gpu.bus_id),
+                gpu.index,
+            )
+        });
+    }
+    if let Some(rest) = path.strip_prefix("/sys/class/net/") {
+        let (name, file) = rest.split_once('/')?;
+        let iface = interfaces(node)
+            .into_iter()
+            .find(|iface| iface.name == name)?;
+        return Some(match file {
+            "address" => format!("{}\n", iface.mac),
+            "carrier" => format!("{}\n", u8::from(iface.up)),
+            "mtu" => format!("{}\n", iface.mtu),
+            // The kernel's operstate: loopback has no lower layer to report.
+            "operstate" => format!(
+                "{}\n",
+                if iface.loopback {
+                    "unknown"
+                } else if iface.up {
+                    "up"
+                } else {
+                    "down"
+                }
+            ),
+            // ARPHRD_LOOPBACK, ARPHRD_INFINIBAND, ARPHRD_ETHER.
+            "type" => {
+                let ib = node.hcas.iter().any(|hca| {
+                    hca.netdev == iface.name && hca.port.link_layer == LinkLayer::InfiniBand
+                });
+                format!(
+                    "{}\n",
+                    if iface.loopback {
+                        772
+                    } else if ib {
+                        32
+                    } else {
+                        1
+                    }
+                )
+            }
+            _ => return None,
+        });
+    }
+    let rest = path.strip_prefix("/sys/class/infiniband/")?;
+    let parts: Vec<&str> = rest.split('/').collect();
+    let hca = node.hca(parts.first()?)?;
+    match parts[1..] {
+        [file] => device_file(hca, file),
+        ["ports", port, file] if port == hca.port.number.to_string() => port_file(hca, file),
+        ["ports", port, "counters", file] if port == hca.port.number.to_string() => {
+            counter_file(&counters_now(cluster, &hca.port), file).map(|value| format!("{value}\n"))
+        }
+        _ => None,
+    }
+}
+
+/// `0000:18:00.0` as `/proc/driver/nvidia/gpus` names it (lower case).
+fn proc_bus_id(bus_id: &str) -> String {
+    let id = bus_id.to_ascii_lowercase();
+    // nvidia-smi's 8-digit domain is 4 digits in /proc.
+    match id.split_once(':') {
+        Some((domain, rest)) if domain.len() == 8 => format!("{}:{rest}", &domain[4..]),
+        _ => id,
+    }
+}
+
+const OS_RELEASE: &str = "PRETTY_NAME=\"Ubuntu 22.04.5 LTS\"\nNAME=\"Ubuntu\"\nVERSION_ID=\"22.04\"\nVERSION=\"22.04.5 LTS (Jammy Jellyfish)\"\nVERSION_CODENAME=jammy\nID=ubuntu\nID_LIKE=debian\nHOME_URL=\"https://www.ubuntu.com/\"\nSUPPORT_URL=\"https://help.ubuntu.com/\"\nBUG_REPORT_URL=\"https://bugs.launchpad.net/ubuntu/\"\nPRIVACY_POLICY_URL=\"https://www.ubuntu.com/legal/terms-and-policies/privacy-policy\"\nUBUNTU_CODENAME=jammy\n";
+
+/// One port file's text, as the kernel writes it.
+pub fn port_file(hca: &Hca, file: &str) -> Option<String> {
+    Some(match file {
+        "state" => format!(
+            "{}: {}\n",
+            hca.port.state.code(),
+            state_name(hca.port.state)
+        ),
+        "phys_state" => format!(
+            "{}: {}\n",
+            hca.port.phys_state.code(),
+            hca.port.phys_state.label()
+        ),
+        "rate" => format!("{}\n", Link::of(hca).sysfs_rate()),
+        "link_layer" => format!("{}\n", hca.port.link_layer.label()),
+        "lid" => format!("{:#x}\n", base_lid(&hca.port)),
+        "sm_lid" => format!("{:#x}\n", sm_lid(&hca.port)),
+        _ => return None,
+    })
+}
+
+fn device_file(hca: &Hca, file: &str) -> Option<String> {
+    Some(match file {
+        "board_id" => format!("{}\n", hca.board_id),
+        "fw_ver" => format!("{}\n", hca.firmware),
+        "hca_type" => format!("{}\n", hca.ca_type),
+        "node_guid" => format!("{}\n", Hca::guid_colon_form(hca.node_guid)),
+        _ => return None,
+    })
+}
+
+/// A counter as sysfs shows it: 64 bits wide (ib_core reads the extended
+/// counters), data counted in 4-octet words as the MADs count it.
+fn counter_file(c: &PortCounters, file: &str) -> Option<u64> {
+    Some(match file {
+        "symbol_error" => c.symbol_errors,
+        "link_error_recovery" => c.link_error_recovery,
+        "link_downed" => c.link_downed,
+        "port_rcv_errors" => c.rcv_errors,
+        "port_rcv_remote_physical_errors" => c.rcv_remote_physical_errors,
+        "port_xmit_discards" => c.xmit_discards,
+        "port_xmit_wait" => c.xmit_wait,
+        "port_xmit_data" => c.xmit_data,
+        "port_rcv_data" => c.rcv_data,
+        "port_xmit_packets" | "unicast_xmit_packets" => c.xmit_pkts,
+        "port_rcv_packets" | "unicast_rcv_packets" => c.rcv_pkts,
+        name if COUNTER_FILES.contains(&name) => 0,
+        _ => return None,
+    })
+}
+
+/// The kernel's `state` file names.
+fn state_name(state: PortState) -> &'static str {
+    match state {
+        PortState::Down => "DOWN",
+        PortState::Initializing => "INIT",
+        PortState::Armed => "ARMED",
+        PortState::Active => "ACTIVE",
+    }
+}
+
+/// The site's NCCL defaults, read by every NCCL job (after `~/.nccl.conf`
+/// and the environment, as NCCL reads them).
+fn nccl_conf(cluster: &Cluster) -> String {
+    let mut text = format!("# Site defaults for NCCL jobs (read after ~/.nccl.conf and the environment)\nNCCL_SOCKET_IFNAME={FRONTEND_NIC}\n");
+    if cluster.fabric == LinkLayer::Ethernet {
+        // RoCE v2 over IPv4 is GID index 3 on ConnectX.
+        text += "NCCL_IB_GID_INDEX=3\n";
+    }
+    text
+}
+
+/// The scheduler's configuration: one partition over every node, each with
+/// the preset's CPUs, memory and GPUs (what `scontrol show node` reports).
+fn slurm_conf(cluster: &Cluster) -> String {
+    let host = &cluster.preset.host;
+    let names: Vec<&str> = cluster
+        .nodes
+        .iter()
+        .map(|node| node.hostname.as_str())
+        .collect();
+    let gpus = cluster.nodes.first().map_or(0, |node| node.gpus.len());
+    format!(
+        "# slurm.conf: the same on every node of the cluster.\n\
+         ClusterName=lab\n\
+         SlurmctldHost=slurm-head\n\
+         AuthType=auth/munge\n\
+         ProctrackType=proctrack/cgroup\n\
+         TaskPlugin=task/affinity,task/cgroup\n\
+         ReturnToService=2\n\
+         SlurmctldPort=6817\n\
+         SlurmdPort=6818\n\
+         StateSaveLocation=/var/spool/slurmctld\n\
+         SlurmdSpoolDir=/var/spool/slurmd\n\
+         SlurmctldLogFile=/var/log/slurmctld.log\n\
+         SlurmdLogFile=/var/log/slurmd.log\n\
+         SchedulerType=sched/backfill\n\
+         SelectType=select/cons_tres\n\
+         SelectTypeParameters=CR_Core_Memory\n\
+         GresTypes=gpu\n\
+         #\n\
+         # COMPUTE NODES\n\
+         NodeName={} CPUs={} Boards=1 SocketsPerBoard={} CoresPerSocket={} ThreadsPerCore={} RealMemory={} Gres=gpu:{gpus} State=UNKNOWN\n\
+         PartitionName={PARTITION} Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n",
+        hostlist::compress(&names),
+        host.cpus(),
+        host.sockets,
+        host.cores_per_socket,
+        host.threads_per_core,
+        host.memory_mib,
+    )
+}
+
+/// rsyslog's files: the journal in the traditional format (the day padded
+/// with a space, kernel lines keeping their uptime stamp).
+fn syslog(cluster: &Cluster, node: &Node, kernel_only: bool) -> String {
+    let mut entries: Vec<(i64, String, String)> = node
+        .kernel_log
+        .iter()
+        .map(|line| {
+            let at = node.booted_at + (line.uptime_us / 1_000_000) as i64;
+            (
+                at,
+                "kernel".to_string(),
+                format!(
+                    "{}{}",
+                    dmesg::prefix(node, line, false),
+                    line.text.replace('\n', " ")
+                ),
+            )
+        })
+        .collect();
+    if !kernel_only {
+        entries.extend(
+            journalctl::fabric_manager_entries(cluster, node)
+                .into_iter()
+                .map(|entry| (entry.at, entry.identifier, entry.text)),
+        );
+    }
+    // A stable sort keeps each source's order within a second.
+    crate::sort::sort_by_key(&mut entries, |entry| entry.0);
+    let mut text = String::new();
+    for (at, identifier, message) in entries {
+        let c = civil(at);
+        let month = journalctl::MONTHS
+            .get(c.month as usize - 1)
+            .copied()
+            .unwrap_or("Jan");
+        text += &format!(
+            "{month} {:>2} {:02}:{:02}:{:02} {} {identifier}: {message}\n",
+            c.day, c.hour, c.minute, c.second, node.hostname
+        );
+    }
+    text
+}
