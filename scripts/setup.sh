@@ -47,6 +47,22 @@ if [ "$want_test_tools" = 1 ] && { [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
 
+# The real tools the emulated ones are compared with (crates/engine/tests):
+# GNU coreutils, grep, sed, bash, diffutils, findutils, file, column.
+if [ "$want_test_tools" = 1 ]; then
+  missing=""
+  for pair in grep:grep sed:sed bash:bash diff:diffutils find:findutils file:file column:bsdextrautils stat:coreutils; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || missing="$missing ${pair#*:}"
+  done
+  if [ -n "$missing" ]; then
+    say "installing the reference tools:$missing"
+    sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq
+    # shellcheck disable=SC2086 # one word per package
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq $missing >/dev/null
+  fi
+fi
+
 # Trunk must find these on PATH instead of downloading its own.
 export PATH="$PWD/scripts/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 say "ready: trunk $TRUNK_VERSION, wasm-bindgen $WASM_BINDGEN_VERSION, $(wasm-opt --version)"

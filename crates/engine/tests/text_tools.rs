@@ -157,6 +157,44 @@ fn coreutils_match_gnu() {
 }
 
 #[test]
+fn sed_matches_gnu_sed() {
+    for args in [
+        &["s/GPU/gpu/"][..],
+        &["-n", "s/.*UUID: \\(GPU-[0-9a-f]*\\).*/\\1/p"],
+        &["-E", "s/([a-z]+) ([0-9]+)/\\2 \\1/g"],
+        &["-n", "/Temperature/,/mlx5_0/p"],
+        &["-n", "2,+2p"],
+        &["0~3d"],
+        &["-n", "$="],
+        &["/^$/d;s/ \\+/ /g"],
+        &["-n", "/Down/!p"],
+        &["1!G;h;$!d"],
+        &[":a;N;$!ba;s/\\n/|/g"],
+        &["y/abc/ABC/"],
+        &["-n", "/mlx5/{s/port 1 //;p}"],
+        &["3q"],
+        &["2i\\\ninserted"],
+        &["$a the end"],
+        &["4c\\\nchanged"],
+        &["-n", "l"],
+        &["s/\\b[a-z]/\\u&/g"],
+        &["s/[0-9]\\+/<&>/2"],
+        &["-s", "-n", "1p"],
+        &["s/a/b"],
+        &["k"],
+        &["s/a/b/q"],
+        &["s/\\(a\\)/\\2/"],
+        &["y/ab/c/"],
+        &["{p"],
+        &["}"],
+        &["b nowhere"],
+        &["--bogus"],
+    ] {
+        compare("sed", args);
+    }
+}
+
+#[test]
 fn pipelines_compose() {
     let mut shell = session();
     assert_eq!(shell.run("nvidia-smi -L | grep -c GPU").stdout(), "8\n");

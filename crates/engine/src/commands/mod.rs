@@ -214,6 +214,7 @@ static COMMANDS: &[&dyn Command] = &[
     &scheduler::slurm::sbatch::Sbatch,
     &scheduler::slurm::scontrol::Scontrol,
     &collectives::nccl_tests::SENDRECV,
+    &text::sed::Sed,
     &text::seq::Seq,
     &scheduler::slurm::sinfo::Sinfo,
     &text::sleep::Sleep,

@@ -283,6 +283,12 @@ pub fn getopt<'s>(signature: &'s Signature, dialect: &Dialect, args: &[String]) 
                 continue;
             }
             let attached: String = shorts[at + 1..].iter().collect();
+            // An optional value (`sed -i[SUFFIX]`) is only ever attached.
+            let optional = flag.long.is_some_and(|long| dialect.optional_values.contains(&long));
+            if attached.is_empty() && optional {
+                options.push(Opt::Flag(flag, None));
+                break;
+            }
             let value = if attached.is_empty() { rest.next().cloned() } else { Some(attached) };
             match value {
                 Some(value) => options.push(Opt::Flag(flag, Some(value))),

@@ -15,6 +15,7 @@ pub mod head;
 pub mod printf;
 pub mod ls;
 pub mod regex;
+pub mod sed;
 pub mod seq;
 pub mod sleep;
 pub mod sort;

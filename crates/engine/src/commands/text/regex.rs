@@ -10,7 +10,8 @@
 //! Supported: literals, `.`, bracket expressions with ranges and
 //! `[:classes:]`, `^ $`, `* + ?`, intervals, groups, alternation (`\|` and
 //! `\+ \?` in basic syntax, as GNU allows), `\w \W \s \S \b \B \< \>`,
-//! case folding. Not supported: back-references (`\1`), collating elements.
+//! case folding, and the groups' submatches for sed's `\1`. Not supported:
+//! back-references in a pattern, collating elements.
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Syntax {
@@ -153,6 +154,8 @@ enum Ast {
     Concat(Vec<Ast>),
     Alternation(Vec<Ast>),
     Repeat(Box<Ast>, u32, Option<u32>),
+    /// A parenthesised group: its number (from 1) and what it holds.
+    Group(usize, Box<Ast>),
 }
 
 struct Parser<'p> {
@@ -162,6 +165,8 @@ struct Parser<'p> {
     /// Perl-style `\d` (for grep -P, approximated).
     perl: bool,
     warnings: Vec<String>,
+    /// Groups opened so far: the next one's number is this plus one.
+    groups: usize,
     _pattern: &'p str,
 }
 
@@ -239,12 +244,14 @@ impl Parser<'_> {
             '^' if extended || first_in_branch => Ast::Assert(Assertion::LineStart),
             '$' if extended || self.basic_dollar_is_anchor(depth) => Ast::Assert(Assertion::LineEnd),
             '(' if extended => {
+                self.groups += 1;
+                let number = self.groups;
                 let inner = self.alternation(depth + 1)?;
                 if self.peek() != Some(')') {
                     return error("Unmatched ( or \\(");
                 }
                 self.at += 1;
-                inner
+                Ast::Group(number, Box::new(inner))
             }
             '*' if at_start && !extended => Ast::Literal('*'),
             '*' | '+' | '?' if at_start && extended => {
@@ -270,12 +277,14 @@ impl Parser<'_> {
         let digit = Class { negated: false, items: vec![ClassItem::Named(NamedClass::Digit)] };
         Ok(match c {
             '(' if !self.extended() => {
+                self.groups += 1;
+                let number = self.groups;
                 let inner = self.alternation(depth + 1)?;
                 if !(self.peek() == Some('\\') && self.peek_at(1) == Some(')')) {
                     return error("Unmatched ( or \\(");
                 }
                 self.at += 2;
-                inner
+                Ast::Group(number, Box::new(inner))
             }
             ')' if !self.extended() => return error("Unmatched ) or \\)"),
             '{' if !self.extended() && at_start => return error("Invalid preceding regular expression"),
@@ -476,6 +485,8 @@ enum Inst {
     Assert(Assertion),
     Split(usize, usize),
     Jump(usize),
+    /// Records the position in a submatch slot (group N's start is 2N, its end 2N+1).
+    Save(usize),
     Match,
 }
 
@@ -484,6 +495,8 @@ enum Inst {
 pub struct Regex {
     program: Vec<Inst>,
     fold_case: bool,
+    /// How many groups the pattern has.
+    pub groups: usize,
     /// Warnings grep prints before matching (`* at start of expression`).
     pub warnings: Vec<String>,
 }
@@ -521,6 +534,11 @@ impl Compiler {
             }
             Ast::Assert(assertion) => {
                 self.push(Inst::Assert(*assertion))?;
+            }
+            Ast::Group(number, inner) => {
+                self.push(Inst::Save(2 * number))?;
+                self.emit(inner, fold)?;
+                self.push(Inst::Save(2 * number + 1))?;
             }
             Ast::Concat(parts) => {
                 for part in parts {
@@ -628,25 +646,25 @@ impl Regex {
     /// A fixed string (grep -F): every character literal.
     pub fn literal(text: &str, fold_case: bool) -> Result<Regex, Error> {
         let ast = Ast::Concat(text.chars().map(Ast::Literal).collect());
-        Regex::from_ast(&ast, fold_case, Vec::new())
+        Regex::from_ast(&ast, fold_case, Vec::new(), 0)
     }
 
     fn build(pattern: &str, syntax: Syntax, fold_case: bool, perl: bool) -> Result<Regex, Error> {
         let mut parser =
-            Parser { chars: pattern.chars().collect(), at: 0, syntax, perl, warnings: Vec::new(), _pattern: pattern };
+            Parser { chars: pattern.chars().collect(), at: 0, syntax, perl, warnings: Vec::new(), groups: 0, _pattern: pattern };
         let ast = parser.alternation(0)?;
         if parser.peek().is_some() {
             // Only an unmatched `)` stops the top level.
             return error("Unmatched ) or \\)");
         }
-        Regex::from_ast(&ast, fold_case, parser.warnings)
+        Regex::from_ast(&ast, fold_case, parser.warnings, parser.groups)
     }
 
-    fn from_ast(ast: &Ast, fold_case: bool, warnings: Vec<String>) -> Result<Regex, Error> {
+    fn from_ast(ast: &Ast, fold_case: bool, warnings: Vec<String>, groups: usize) -> Result<Regex, Error> {
         let mut compiler = Compiler { program: Vec::new(), work: 0 };
         compiler.emit(ast, fold_case)?;
         compiler.push(Inst::Match)?;
-        Ok(Regex { program: compiler.program, fold_case, warnings })
+        Ok(Regex { program: compiler.program, fold_case, groups, warnings })
     }
 
     fn assertion_holds(assertion: Assertion, text: &[char], at: usize) -> bool {
@@ -672,6 +690,7 @@ impl Regex {
             list.seen[pc] = list.generation;
             match &self.program[pc] {
                 Inst::Jump(to) => stack.push(*to),
+                Inst::Save(_) => stack.push(pc + 1),
                 Inst::Split(first, second) => {
                     stack.push(*second);
                     stack.push(*first);
@@ -766,6 +785,77 @@ impl Regex {
     pub fn is_match(&self, text: &[char]) -> bool {
         self.find_at(text, 0).is_some()
     }
+
+    /// The groups' submatches of the match `text[start..end]` (found by
+    /// `find_at`): slot N is group N's (start, end), slot 0 the whole match;
+    /// a group that took no part is None. Of the ways to match, the first
+    /// in the pattern's order (greedy repeats, earlier alternatives) decides,
+    /// and a repeated group keeps its last iteration. A depth-first walk that
+    /// never revisits a (instruction, position) pair, so it is linear too.
+    pub fn captures(&self, text: &[char], start: usize, end: usize) -> Vec<Option<(usize, usize)>> {
+        enum Step {
+            Visit(usize, usize),
+            Restore(usize, Option<usize>),
+        }
+        let mut slots: Vec<Option<usize>> = vec![None; 2 * self.groups + 2];
+        let mut visited = std::collections::HashSet::new();
+        let mut stack = vec![Step::Visit(0, start)];
+        let mut found = false;
+        while let Some(step) = stack.pop() {
+            let (pc, at) = match step {
+                Step::Restore(slot, old) => {
+                    slots[slot] = old;
+                    continue;
+                }
+                Step::Visit(pc, at) => (pc, at),
+            };
+            if pc >= self.program.len() || !visited.insert((pc, at)) {
+                continue;
+            }
+            if SPENT.with(|spent| {
+                spent.set(spent.get().saturating_add(1));
+                spent.get() > crate::limits::MAX_REGEX_STEPS
+            }) {
+                break;
+            }
+            match &self.program[pc] {
+                Inst::Match if at == end => {
+                    found = true;
+                    break;
+                }
+                Inst::Match => {}
+                Inst::Jump(to) => stack.push(Step::Visit(*to, at)),
+                Inst::Split(first, second) => {
+                    stack.push(Step::Visit(*second, at));
+                    stack.push(Step::Visit(*first, at));
+                }
+                Inst::Assert(assertion) => {
+                    if Regex::assertion_holds(*assertion, text, at) {
+                        stack.push(Step::Visit(pc + 1, at));
+                    }
+                }
+                Inst::Save(slot) => {
+                    stack.push(Step::Restore(*slot, slots[*slot]));
+                    slots[*slot] = Some(at);
+                    stack.push(Step::Visit(pc + 1, at));
+                }
+                inst => {
+                    if at < end && self.consumes(inst, text[at]) {
+                        stack.push(Step::Visit(pc + 1, at + 1));
+                    }
+                }
+            }
+        }
+        let mut groups = vec![Some((start, end))];
+        for number in 1..=self.groups {
+            let pair = match (slots[2 * number], slots[2 * number + 1]) {
+                (Some(from), Some(to)) if found && from <= to => Some((from, to)),
+                _ => None,
+            };
+            groups.push(pair);
+        }
+        groups
+    }
 }
 
 #[cfg(test)]
@@ -788,6 +878,23 @@ mod tests {
 
     fn compile_error(pattern: &str, syntax: Syntax) -> String {
         Regex::new(pattern, syntax, false).err().map(|e| e.message).unwrap_or_default()
+    }
+
+    fn groups(pattern: &str, syntax: Syntax, text: &str) -> Vec<Option<String>> {
+        let regex = Regex::new(pattern, syntax, false).unwrap();
+        let chars: Vec<char> = text.chars().collect();
+        let (start, end) = regex.find_at(&chars, 0).unwrap();
+        regex.captures(&chars, start, end).into_iter().map(|g| g.map(|(s, e)| chars[s..e].iter().collect())).collect()
+    }
+
+    #[test]
+    fn submatches_for_sed() {
+        let some = |v: &[&str]| v.iter().map(|s| Some(s.to_string())).collect::<Vec<_>>();
+        assert_eq!(groups("\\(mlx5_\\)\\([0-9]*\\)", Syntax::Basic, "dev mlx5_12 up"), some(&["mlx5_12", "mlx5_", "12"]));
+        assert_eq!(groups("(a|ab)(c|bcd)", Syntax::Extended, "abcd"), some(&["abcd", "a", "bcd"]));
+        // A repeated group keeps its last iteration; one that took no part is None.
+        assert_eq!(groups("(x.)+", Syntax::Extended, "x1x2x3"), some(&["x1x2x3", "x3"]));
+        assert_eq!(groups("a(z)?b", Syntax::Extended, "ab"), vec![Some("ab".to_string()), None]);
     }
 
     #[test]
