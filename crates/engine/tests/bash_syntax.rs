@@ -75,6 +75,9 @@ fn command_substitution_and_arithmetic() {
         "(( 3 > 2 )) && echo yes; (( 0 )) || echo zero",
         "echo $(echo $(echo nested))",
         "x=$(false); echo $?",
+        "cat <(echo a; echo b) <(echo c)",
+        "wc -l < <(printf '1\\n2\\n')",
+        "echo <(true) | grep -c /dev/fd/",
     ]);
 }
 

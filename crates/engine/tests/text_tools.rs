@@ -224,3 +224,43 @@ fn every_example_runs_on_a_healthy_node() {
         }
     }
 }
+
+/// Runs the real `diff` on two files holding OLD and NEW; the lab's `diff`
+/// on the same files written in the trainee's home.
+fn compare_diff(old: &str, new: &str, args: &[&str]) {
+    assert!(is_gnu("diff"), "GNU diff is not installed: the test command's set-up installs diffutils");
+    let dir = std::env::temp_dir().join(format!("clusterlab-diff-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a.txt"), old).unwrap();
+    std::fs::write(dir.join("b.txt"), new).unwrap();
+    let real = Command::new("diff").args(args).args(["a.txt", "b.txt"]).current_dir(&dir).env("LC_ALL", "C.UTF-8").output().unwrap();
+    let write = |name: &str, text: &str| format!("printf '%s' {} > {name}", quote(text));
+    let mut shell = session();
+    shell.run(&write("a.txt", old));
+    shell.run(&write("b.txt", new));
+    let line = format!("diff {} a.txt b.txt", args.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" "));
+    let ours = shell.run(&line);
+    // Unified headers carry the files' times, which differ between the two machines.
+    let strip = |text: &str| text.lines().filter(|l| !l.starts_with("--- ") && !l.starts_with("+++ ")).map(|l| format!("{l}\n")).collect::<String>();
+    assert_eq!(strip(&ours.stdout()), strip(&String::from_utf8_lossy(&real.stdout)), "diff {args:?} of {old:?} and {new:?}");
+    assert_eq!(ours.status, real.status.code().unwrap_or(-1), "status of diff {args:?}");
+}
+
+#[test]
+fn diff_matches_gnu_diff() {
+    let before = "GPU 0: 34 C\nGPU 1: 35 C\nGPU 2: 33 C\nGPU 3: 36 C\nmlx5_0 Up\nmlx5_1 Up\nmlx5_2 Up\nmlx5_3 Up\nend\n";
+    let after = "GPU 0: 34 C\nGPU 1: 85 C\nGPU 2: 33 C\nGPU 3: 36 C\nmlx5_0 Up\nmlx5_1 Down\nmlx5_2 Up\nmlx5_3 Up\nnew line\nend\n";
+    for args in [&[][..], &["-u"], &["-U", "1"], &["-U", "0"], &["-q"], &["-i"], &["-w"]] {
+        compare_diff(before, after, args);
+        compare_diff(after, before, args);
+    }
+    compare_diff("a\nb\nc\n", "a\nb\nc\n", &["-s"]);
+    compare_diff("a\nb\n", "a\nb", &[]);
+    compare_diff("a\nb", "a\nc", &["-u"]);
+    compare_diff("", "x\ny\n", &[]);
+    compare_diff("x\ny\n", "", &["-u"]);
+    compare_diff("a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\n", "a\nB\nc\nd\ne\nf\ng\nh\ni\nJ\nk\n", &["-u"]);
+    compare_diff("1\n2\n3\n4\n5\n6\n7\n8\n9\n", "1\n3\n4\n5\n6\n7\n9\nten\n", &[]);
+    compare_diff("a  b\nc\n", "a b\nC\n", &["-b"]);
+    compare_diff("a\n\nb\n", "a\nb\n", &["-B"]);
+}

@@ -171,6 +171,7 @@ static COMMANDS: &[&dyn Command] = &[
     &gpu::dcgmi::Dcgmi,
     &host::dctech::Dctech,
     &host::df::Df,
+    &text::diff::Diff,
     &text::basename::Dirname,
     &host::dmesg::Dmesg,
     &text::echo::Echo,

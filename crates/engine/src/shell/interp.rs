@@ -149,6 +149,8 @@ pub(crate) struct Interp<'c, 's> {
     /// The status of the last command substitution, for a command made of
     /// assignments only.
     substitution_status: Option<i32>,
+    /// The files of the `<(...)` substitutions open now.
+    process_files: Vec<String>,
 }
 
 /// The most bytes of variables and functions one shell may hold.
@@ -179,6 +181,7 @@ impl<'c, 's> Interp<'c, 's> {
             work: 0,
             store_bytes,
             substitution_status: None,
+            process_files: Vec::new(),
         }
     }
 
@@ -571,6 +574,22 @@ impl<'c, 's> Interp<'c, 's> {
     // ---- simple commands ----
 
     fn run_simple(&mut self, words: &[Word], redirects: &[Redirect], input: &mut Input, out: &mut Transcript, first: bool) -> i32 {
+        let opened = self.process_files.len();
+        let status = self.run_simple_command(words, redirects, input, out, first);
+        // The command's `<(...)` files close with it.
+        if self.process_files.len() > opened {
+            let host = self.shell.host.clone();
+            let closed = self.process_files.split_off(opened);
+            if let Some(node) = self.cluster.to_mut().node_mut(&host) {
+                for path in closed {
+                    node.files.remove(&path);
+                }
+            }
+        }
+        status
+    }
+
+    fn run_simple_command(&mut self, words: &[Word], redirects: &[Redirect], input: &mut Input, out: &mut Transcript, first: bool) -> i32 {
         // Assignments come first; their values are not split.
         let assignments = words.iter().take_while(|word| assignment_name(word).is_some()).count();
         let mut assigned = Vec::new();
@@ -1421,6 +1440,25 @@ impl<'c, 's> Interp<'c, 's> {
                 Some(stdout)
             }
             Part::Arithmetic { expression, .. } => self.arithmetic(expression, out).map(|value| value.to_string()),
+            Part::Process { list } => {
+                if !self.enter(out, "") {
+                    return None;
+                }
+                let (stdout, _) = self.capture(out, &mut |interp, sub| {
+                    let mut none = Input::default();
+                    interp.subshell(sub, &mut |interp, sub| interp.run_list(list, &mut none, sub))
+                });
+                self.depth -= 1;
+                // bash hands the command /dev/fd/63, then 62, ...: a pipe the
+                // command reads. Here it is a file, gone when the command ends.
+                let path = format!("/dev/fd/{}", 63usize.saturating_sub(self.process_files.len()));
+                let host = self.shell.host.clone();
+                if let Some(node) = self.cluster.to_mut().node_mut(&host) {
+                    node.files.insert(path.clone(), stdout);
+                }
+                self.process_files.push(path.clone());
+                Some(path)
+            }
         }
     }
 
@@ -1517,6 +1555,7 @@ fn assignment_name(word: &Word) -> Option<String> {
 fn part_quoted(part: &Part) -> bool {
     match part {
         Part::Literal { quoted, .. } | Part::Parameter { quoted, .. } | Part::Command { quoted, .. } | Part::Arithmetic { quoted, .. } => *quoted,
+        Part::Process { .. } => true,
     }
 }
 

@@ -28,6 +28,8 @@ pub enum Part {
     Command { list: List, quoted: bool },
     /// `$((expression))`: the expression is itself expanded first.
     Arithmetic { expression: Word, quoted: bool },
+    /// `<(list)`: the name of a file that holds the list's output.
+    Process { list: List },
 }
 
 /// What `${NAME...}` does with the value.
@@ -367,6 +369,13 @@ impl Parser {
             '<' | '>' if self.in_cond => {
                 self.at += 1;
                 Ok(Token::Word(Word::literal(&c.to_string())))
+            }
+            '<' if next == Some('(') => {
+                // `<(list)`: the word is a file name, the list's output its content.
+                let Part::Command { list, .. } = self.command_substitution(false)? else {
+                    return Err(SyntaxError::UnterminatedQuote(')'));
+                };
+                Ok(Token::Word(Word { parts: vec![Part::Process { list }], quoted: true }))
             }
             '<' | '>' => self.redirect(None),
             d if d.is_ascii_digit() => {

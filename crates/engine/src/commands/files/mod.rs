@@ -10,6 +10,8 @@ pub mod generated;
 
 use std::borrow::Cow;
 
+use crate::model::change::Change;
+use crate::model::time::EpochSeconds;
 use crate::model::{Cluster, Node};
 
 pub use generated::port_file;
@@ -106,6 +108,29 @@ impl<'a> View<'a> {
             }
         }
         Some(names.into_iter().collect())
+    }
+
+    /// When the file at `path` last changed (simulated UTC seconds): a
+    /// written file when it was last written, a kernel file (`/proc`,
+    /// `/sys`, `/dev`) now, a log when its last entry came, the rest when
+    /// the node was installed (a day before the lab's clock started).
+    pub fn modified(&self, path: &str) -> EpochSeconds {
+        let path = self.resolve(path);
+        let Some(node) = self.node else { return self.cluster.now };
+        let written = self.cluster.changes().iter().rev().find_map(|(at, change)| match change {
+            Change::WriteFile { node: host, path: p, .. } if *host == node.hostname && *p == path => Some(*at),
+            _ => None,
+        });
+        if let Some(at) = written {
+            return at;
+        }
+        if ["/proc/", "/sys/", "/dev/"].iter().any(|root| path.starts_with(root)) || node.files.contains_key(&path) {
+            return self.cluster.now;
+        }
+        if path.starts_with("/var/log/") {
+            return self.cluster.now.min(node.booted_at + 120);
+        }
+        self.cluster.started_at() - 86_400
     }
 
     /// Whether the trainee may write `path` (absolute).

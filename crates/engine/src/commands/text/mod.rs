@@ -8,6 +8,7 @@ pub mod awk;
 pub mod basename;
 pub mod cat;
 pub mod cut;
+pub mod diff;
 pub mod echo;
 pub mod escapes;
 pub mod grep;
