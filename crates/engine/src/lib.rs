@@ -7,6 +7,7 @@ pub mod grading;
 pub mod lab;
 pub mod limits;
 pub mod model;
+pub mod pattern;
 pub mod perf;
 pub mod rng;
 pub mod shell;

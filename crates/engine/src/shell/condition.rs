@@ -8,7 +8,7 @@
 use crate::commands::text::regex::{Regex, Syntax};
 use crate::limits::MAX_SYNTAX_DEPTH;
 
-use super::pattern;
+use crate::pattern;
 
 /// What a condition may ask of the node's files.
 pub trait Files {

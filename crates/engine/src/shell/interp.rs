@@ -20,7 +20,8 @@ use serde::{Deserialize, Serialize};
 
 use super::parse::{self, Command, Compound, CondItem, Connector, List, ParamOp, Part, Pipeline, Redirect, RedirectKind, Word};
 use super::session::Interactive;
-use super::{arith, builtins, condition, jobs, login_env, pattern, Stream, Transcript};
+use super::{arith, builtins, condition, jobs, login_env, Stream, Transcript};
+use crate::pattern;
 use crate::commands::{self, files, Call, Env, Invocation, Output, Runner};
 use crate::limits::{self, MAX_BRACE_WORDS, MAX_NESTED_COMMANDS, MAX_OUTPUT_BYTES, MAX_SHELL_COMMANDS, MAX_SHELL_WORK_BYTES, MAX_WORD_BYTES};
 use crate::model::change::Change;

@@ -1,7 +1,8 @@
 //! The login shell on a simulated node.
 //!
-//! - [`parse`] reads a line as bash does; [`arith`], [`condition`] and
-//!   [`pattern`] are bash's arithmetic, `test`/`[[ ]]` and glob patterns.
+//! - [`parse`] reads a line as bash does; [`arith`] and [`condition`] are
+//!   bash's arithmetic and `test`/`[[ ]]`; glob patterns are
+//!   [`crate::pattern`], shared with `find -name`.
 //! - [`interp`] runs a parsed line over a view of the cluster: expansion,
 //!   pipelines, lists, builtins and the emulated commands. It also runs the
 //!   nested lines commands ask for (the [`Runner`](crate::commands::Runner)
@@ -18,7 +19,6 @@ mod condition;
 mod interp;
 mod jobs;
 pub mod parse;
-mod pattern;
 mod session;
 
 pub use builtins::NAMES as BUILTINS;

@@ -26,6 +26,76 @@ const WRITABLE: &[&str] = &["/home/user/", "/tmp/"];
 /// Directories every node has, beyond those that hold a generated or written file.
 const DIRECTORIES: &[&str] = &["/", "/dev", "/etc", "/home", "/home/user", "/proc", "/proc/driver", "/sys", "/sys/class", "/tmp", "/var", "/var/log"];
 
+/// What a file is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Directory,
+    CharDevice,
+}
+
+/// A file's inode, as `stat` and `ls -l` show it.
+#[derive(Clone, Debug)]
+pub struct Metadata {
+    pub path: String,
+    pub kind: Kind,
+    pub size: u64,
+    /// Permission bits, with the sticky bit.
+    pub mode: u32,
+    pub owner: &'static str,
+    pub group: &'static str,
+    pub inode: u64,
+    pub modified: EpochSeconds,
+    /// On a kernel file system (procfs, sysfs, devtmpfs): no birth time.
+    pub kernel: bool,
+}
+
+impl Metadata {
+    /// `-rw-r--r--`, `drwxrwxrwt`, `crw-rw-rw-`.
+    pub fn mode_string(&self) -> String {
+        let mut text = String::from(match self.kind {
+            Kind::File => '-',
+            Kind::Directory => 'd',
+            Kind::CharDevice => 'c',
+        });
+        for shift in [6, 3, 0] {
+            let bits = (self.mode >> shift) & 7;
+            text.push(if bits & 4 != 0 { 'r' } else { '-' });
+            text.push(if bits & 2 != 0 { 'w' } else { '-' });
+            let execute = bits & 1 != 0;
+            text.push(match (shift, self.mode & 0o1000 != 0, execute) {
+                (0, true, true) => 't',
+                (0, true, false) => 'T',
+                (_, _, true) => 'x',
+                _ => '-',
+            });
+        }
+        text
+    }
+
+    pub fn uid(&self) -> u32 {
+        if self.owner == "user" { 1000 } else { 0 }
+    }
+
+    pub fn gid(&self) -> u32 {
+        match self.group {
+            "user" => 1000,
+            "adm" => 4,
+            _ => 0,
+        }
+    }
+
+    /// `stat`'s `%F`.
+    pub fn type_name(&self) -> &'static str {
+        match self.kind {
+            Kind::File if self.size == 0 => "regular empty file",
+            Kind::File => "regular file",
+            Kind::Directory => "directory",
+            Kind::CharDevice => "character special file",
+        }
+    }
+}
+
 /// One node's files, read from a working directory.
 pub struct View<'a> {
     cluster: &'a Cluster,
@@ -108,6 +178,45 @@ impl<'a> View<'a> {
             }
         }
         Some(names.into_iter().collect())
+    }
+
+    /// What `stat` says of the file at `path`; None when there is nothing.
+    pub fn metadata(&self, path: &str) -> Option<Metadata> {
+        let path = self.resolve(path);
+        let kind = if path == "/dev/null" {
+            Kind::CharDevice
+        } else if self.kind(&path)? {
+            Kind::Directory
+        } else {
+            Kind::File
+        };
+        let written = self.node.is_some_and(|node| node.files.contains_key(&path));
+        let kernel = path.starts_with("/proc") || path.starts_with("/sys") || path.starts_with("/dev");
+        let user_owned = path.starts_with("/home/user") || (written && path.starts_with("/tmp/"));
+        let size = match kind {
+            Kind::CharDevice => 0,
+            // procfs reports no sizes; sysfs one page per attribute.
+            Kind::Directory if path.starts_with("/proc") => 0,
+            Kind::Directory => 4096,
+            Kind::File if path.starts_with("/proc") => 0,
+            Kind::File if path.starts_with("/sys") && !written => 4096,
+            Kind::File => self.read(&path).map_or(0, |text| text.len() as u64),
+        };
+        let mode = match kind {
+            Kind::CharDevice => 0o666,
+            Kind::Directory if path == "/tmp" => 0o1777,
+            Kind::Directory if path == "/home/user" => 0o750,
+            Kind::Directory => 0o755,
+            Kind::File if user_owned => 0o664,
+            Kind::File if path.starts_with("/var/log/") => 0o640,
+            Kind::File if kernel => 0o444,
+            Kind::File => 0o644,
+        };
+        let owner = if user_owned { "user" } else { "root" };
+        // syslog and kern.log belong to group adm, as rsyslog leaves them.
+        let group = if user_owned { "user" } else if path.starts_with("/var/log/") { "adm" } else { "root" };
+        let inode = crate::rng::stable_hash(path.as_bytes()) % 4_000_000 + 1_000;
+        Some(Metadata { path: path.clone(), kind, size, mode, owner, group, inode, modified: self.modified(&path), kernel })
     }
 
     /// When the file at `path` last changed (simulated UTC seconds): a

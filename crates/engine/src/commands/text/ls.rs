@@ -1,9 +1,12 @@
 //! `ls`: the node's files (written and generated, see `commands::files`),
 //! in GNU's columns (as on a terminal 80 wide, or `COLUMNS`), one per line
-//! with `-1`, and with `-a` the dot entries.
+//! with `-1`, with `-a` the dot entries, and with `-l` the long listing
+//! (mode, links, owner, size, time from the file view's metadata, the same
+//! `stat` shows), sorted by time with `-t`, reversed with `-r`.
 
 use super::{Dialect, GnuTool, Opt, Parsed, COREUTILS};
-use crate::commands::files::View;
+use crate::commands::files::{Metadata, View};
+use crate::model::time::civil;
 use crate::commands::{Example, Flag, Invocation, Output, Signature};
 
 pub struct Ls;
@@ -17,6 +20,10 @@ static SIGNATURE: Signature = Signature {
         Flag { short: Some('a'), long: Some("all"), value: None, help: "do not ignore entries starting with ." },
         Flag { short: Some('d'), long: Some("directory"), value: None, help: "list directories themselves, not their contents" },
         Flag { short: Some('F'), long: Some("classify"), value: None, help: "append indicator (/ for directories) to entries" },
+        Flag { short: Some('l'), long: None, value: None, help: "use a long listing format" },
+        Flag { short: Some('h'), long: Some("human-readable"), value: None, help: "with -l, print sizes like 1K 234M 2G etc." },
+        Flag { short: Some('t'), long: None, value: None, help: "sort by time, newest first" },
+        Flag { short: Some('r'), long: Some("reverse"), value: None, help: "reverse order while sorting" },
     ],
     examples: &[
         Example { command: "ls /sys/class/infiniband", description: "the node's RDMA devices" },
@@ -57,6 +64,56 @@ fn columns(names: &[String], width: usize) -> String {
     String::new()
 }
 
+/// `4.0K`, `23M`: GNU's -h sizes (powers of 1024, one decimal under 10).
+fn human(size: u64) -> String {
+    if size < 1024 {
+        return size.to_string();
+    }
+    let mut value = size as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < 6 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    let suffix = ["", "K", "M", "G", "T", "P", "E"][unit];
+    if value < 10.0 {
+        format!("{:.1}{suffix}", (value * 10.0).ceil() / 10.0)
+    } else {
+        format!("{}{suffix}", value.ceil() as u64)
+    }
+}
+
+/// `Mar  9 08:41`, or `Mar  9  2025` for a time over six months from now.
+fn long_time(at: i64, now: i64) -> String {
+    let c = civil(at);
+    let month = crate::commands::host::journalctl::MONTHS.get(c.month as usize - 1).copied().unwrap_or("Jan");
+    if (now - at).abs() > 182 * 86_400 {
+        format!("{month} {:>2}  {}", c.day, c.year)
+    } else {
+        format!("{month} {:>2} {:02}:{:02}", c.day, c.hour, c.minute)
+    }
+}
+
+/// The `-l` lines of entries (name shown, metadata), columns aligned as GNU does.
+fn long_listing(entries: &[(String, Metadata)], view: &View, human_sizes: bool, now: i64) -> String {
+    let links = |meta: &Metadata| match meta.kind {
+        crate::commands::files::Kind::Directory => 2 + view.list(&meta.path).map_or(0, |names| names.iter().filter(|(_, dir)| *dir).count()),
+        _ => 1,
+    };
+    let rows: Vec<[String; 6]> = entries
+        .iter()
+        .map(|(name, meta)| {
+            let size = if human_sizes { human(meta.size) } else { meta.size.to_string() };
+            [meta.mode_string(), links(meta).to_string(), meta.owner.to_string(), meta.group.to_string(), size, format!("{} {name}", long_time(meta.modified, now))]
+        })
+        .collect();
+    let width = |column: usize| rows.iter().map(|row| row[column].chars().count()).max().unwrap_or(0);
+    let (links_w, owner_w, group_w, size_w) = (width(1), width(2), width(3), width(4));
+    rows.iter()
+        .map(|row| format!("{} {:>links_w$} {:<owner_w$} {:<group_w$} {:>size_w$} {}\n", row[0], row[1], row[2], row[3], row[4], row[5]))
+        .collect()
+}
+
 impl GnuTool for Ls {
     const SIGNATURE: &'static Signature = &SIGNATURE;
     const DIALECT: &'static Dialect = &COREUTILS;
@@ -64,12 +121,29 @@ impl GnuTool for Ls {
     fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
         let has = |letter: char| parsed.options.iter().any(|option| matches!(option, Opt::Flag(flag, _) if flag.short == Some(letter)));
         let (one, all, directory, classify) = (has('1'), has('a'), has('d'), has('F'));
+        let (long, human_sizes, by_time, reverse) = (has('l'), has('h'), has('t'), has('r'));
         let width = invocation.env.get("COLUMNS").and_then(|c| c.parse::<usize>().ok()).filter(|w| *w > 0).unwrap_or(80);
         let cwd = invocation.env.get("PWD").map_or("/", String::as_str);
         let view = View::of(invocation.cluster, invocation.node, cwd);
         let operands = if parsed.operands.is_empty() { vec![".".to_string()] } else { parsed.operands.clone() };
         let (mut out, mut errors, mut status) = (String::new(), String::new(), 0);
-        let layout = |names: Vec<String>| if one { names.iter().map(|n| format!("{n}\n")).collect() } else { columns(&names, width) };
+        let now = invocation.cluster.now;
+        // Each entry: the name shown and where it is.
+        let layout = |entries: Vec<(String, String)>| -> String {
+            let mut entries: Vec<(String, Metadata)> =
+                entries.into_iter().filter_map(|(name, path)| view.metadata(&path).map(|meta| (name, meta))).collect();
+            if by_time {
+                crate::sort::sort_by_key(&mut entries, |(_, meta)| std::cmp::Reverse(meta.modified));
+            }
+            if reverse {
+                entries.reverse();
+            }
+            if long {
+                return long_listing(&entries, &view, human_sizes, now);
+            }
+            let names: Vec<String> = entries.into_iter().map(|(name, _)| name).collect();
+            if one { names.iter().map(|n| format!("{n}\n")).collect() } else { columns(&names, width) }
+        };
         let mut files = Vec::new();
         let mut dirs = Vec::new();
         for operand in &operands {
@@ -79,7 +153,7 @@ impl GnuTool for Ls {
                     status = 2;
                 }
                 Some(true) if !directory => dirs.push(operand.clone()),
-                Some(is_dir) => files.push(if classify && is_dir { format!("{operand}/") } else { operand.clone() }),
+                Some(is_dir) => files.push((if classify && is_dir { format!("{operand}/") } else { operand.clone() }, operand.clone())),
             }
         }
         out.push_str(&layout(files.clone()));
@@ -91,12 +165,20 @@ impl GnuTool for Ls {
                 }
                 out.push_str(&format!("{dir}:\n"));
             }
-            let mut names: Vec<String> = if all { vec![".".into(), "..".into()] } else { Vec::new() };
+            let base = dir.trim_end_matches('/');
+            let mut names: Vec<(String, String)> =
+                if all { vec![(".".into(), dir.clone()), ("..".into(), format!("{base}/.."))] } else { Vec::new() };
             for (name, is_dir) in view.list(dir).unwrap_or_default() {
                 if name.starts_with('.') && !all {
                     continue;
                 }
-                names.push(if classify && is_dir { format!("{name}/") } else { name });
+                let path = format!("{base}/{name}");
+                names.push((if classify && is_dir { format!("{name}/") } else { name }, path));
+            }
+            if long {
+                // 1K blocks, as GNU counts them.
+                let total: u64 = names.iter().filter_map(|(_, path)| view.metadata(path)).filter(|meta| !meta.kernel).map(|meta| meta.size.div_ceil(4096) * 4).sum();
+                out.push_str(&format!("total {total}\n"));
             }
             out.push_str(&layout(names));
         }
@@ -119,6 +201,22 @@ mod tests {
         assert_eq!(shell.run("echo x > b.txt; echo y > a.txt; ls; ls -F /home").stdout(), "a.txt  b.txt\nuser/\n");
         let missing = shell.run("ls /nope");
         assert_eq!((missing.stderr().as_str(), missing.status), ("ls: cannot access '/nope': No such file or directory\n", 2));
+    }
+
+    #[test]
+    fn long_listing_agrees_with_stat() {
+        let mut shell = session();
+        shell.run("echo hello > notes.txt; seq 2000 > numbers.txt");
+        let listing = shell.run("ls -l").stdout();
+        let lines: Vec<&str> = listing.lines().collect();
+        assert_eq!(lines[0], "total 16");
+        assert!(lines[1].starts_with("-rw-rw-r-- 1 user user    6 Mar  9 ") && lines[1].ends_with(" notes.txt"), "{listing}");
+        assert!(lines[2].starts_with("-rw-rw-r-- 1 user user 8893 Mar  9 "), "{listing}");
+        assert_eq!(shell.run("stat -c %s numbers.txt").stdout(), "8893\n");
+        assert!(shell.run("ls -lh numbers.txt").stdout().starts_with("-rw-rw-r-- 1 user user 8.7K "));
+        let sys = shell.run("ls -l /sys/class/infiniband/mlx5_0/ports/1/rate").stdout();
+        assert!(sys.starts_with("-r--r--r-- 1 root root 4096 "), "{sys}");
+        assert_eq!(shell.run("ls -ld /tmp").stdout().split(' ').next(), Some("drwxrwxrwt"));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! bash's pattern matching (`case`, `[[ x == pattern ]]`, `${x#pattern}`):
+//! bash's pattern matching (`case`, `[[ x == pattern ]]`, `${x#pattern}`,
+//! globbing; also `find -name`, which fnmatch reads the same way):
 //! `*`, `?`, `[...]` (with `!`/`^` negation and ranges) and backslash
 //! escapes. Quoted text reaches here escaped, so it matches literally.
 //!
