@@ -53,7 +53,10 @@ fn is_gnu(program: &str) -> bool {
     Command::new(program)
         .arg("--version")
         .output()
-        .map(|out| String::from_utf8_lossy(&out.stdout).contains("GNU"))
+        .map(|out| {
+            let version = String::from_utf8_lossy(&out.stdout);
+            version.contains("GNU") || version.contains("util-linux")
+        })
         .unwrap_or(false)
 }
 
@@ -195,6 +198,13 @@ fn sed_matches_gnu_sed() {
 }
 
 #[test]
+fn column_matches_util_linux_column() {
+    for args in [&["-t"][..], &["-t", "-s", ":"], &["-t", "-o", " | "], &["-c", "40"], &["-x", "-c", "60"], &["-c", "5"], &[]] {
+        compare("column", args);
+    }
+}
+
+#[test]
 fn pipelines_compose() {
     let mut shell = session();
     assert_eq!(shell.run("nvidia-smi -L | grep -c GPU").stdout(), "8\n");
@@ -263,4 +273,15 @@ fn diff_matches_gnu_diff() {
     compare_diff("1\n2\n3\n4\n5\n6\n7\n8\n9\n", "1\n3\n4\n5\n6\n7\n9\nten\n", &[]);
     compare_diff("a  b\nc\n", "a b\nC\n", &["-b"]);
     compare_diff("a\n\nb\n", "a\nb\n", &["-B"]);
+}
+
+#[test]
+fn date_reads_absolute_dates_as_gnu_date() {
+    assert!(is_gnu("date"), "GNU date is not installed: the test command's set-up installs coreutils");
+    for text in ["@1773045600", "2026-03-08 23:59:30", "2026-03-08T01:02:03Z", "Mon Mar  9 08:40:00 UTC 2026", "Mar 9 2025 12:00", "2026-03-09 -1 day", "nonsense"] {
+        let real = Command::new("date").args(["-u", "-d", text, "+%F %T %s"]).env("TZ", "UTC").env("LC_ALL", "C").output().unwrap();
+        let ours = session().run(&format!("date -d {} '+%F %T %s'", quote(text)));
+        assert_eq!(ours.stdout(), String::from_utf8_lossy(&real.stdout), "date -d {text:?}");
+        assert_eq!(ours.stderr(), String::from_utf8_lossy(&real.stderr), "date -d {text:?}");
+    }
 }

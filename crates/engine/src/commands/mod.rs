@@ -166,6 +166,7 @@ static COMMANDS: &[&dyn Command] = &[
     &text::cat::Cat,
     &host::clear::Clear,
     &remote::clush::Clush,
+    &text::column::Column,
     &text::cut::Cut,
     &host::date::Date,
     &gpu::dcgmi::Dcgmi,

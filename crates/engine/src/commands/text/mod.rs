@@ -7,6 +7,7 @@
 pub mod awk;
 pub mod basename;
 pub mod cat;
+pub mod column;
 pub mod cut;
 pub mod diff;
 pub mod echo;
