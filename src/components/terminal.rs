@@ -13,12 +13,15 @@
 //! cancels the line, Ctrl-L clears the screen; readline's editing keys
 //! (`line_edit`): Ctrl-A/E/B/F, Alt-B/F, Ctrl-U/K/W/Y, Alt-D, Ctrl-D, and
 //! Ctrl-R searches the history. A multi-line paste runs line by line, as
-//! bash reads it.
+//! bash reads it. A pager's output (`less`, `more`) opens the pager view
+//! (`pager`) over the screen when it is new; an earlier `less` left nothing
+//! behind, as its alternate screen does not.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
+use clusterlab_engine::commands::Pager;
 use clusterlab_engine::shell::Stream;
 use clusterlab_engine::store::{Entry, Stop};
 use gloo::timers::callback::{Interval, Timeout};
@@ -26,6 +29,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlInputElement};
 use yew::prelude::*;
 
+use crate::components::pager::PagerView;
 use crate::engine::Engine;
 use crate::line_edit::{self, Line};
 use crate::store::{Action, LabStore};
@@ -122,6 +126,11 @@ struct Writer {
     lines: usize,
     dropped: usize,
     reveal: Option<Reveal>,
+    /// Whether what is written now is new (a line just run), not a screen
+    /// rebuilt from the transcript.
+    live: bool,
+    /// A pager to open, with its text: set by new output, taken by the terminal.
+    pager: Option<(Rc<String>, Pager)>,
 }
 
 fn now_ms() -> f64 {
@@ -192,6 +201,21 @@ impl Writer {
             while !text.is_char_boundary(cut_to) {
                 cut_to -= 1;
             }
+            if let Stream::Pager(kind) = stream {
+                // The pager gets its whole text once, when it first shows.
+                let fits = lines_in(text) < self.screen_rows();
+                let paged = match kind {
+                    Pager::Less { quit_if_one_screen, .. } => !(*quit_if_one_screen && fits),
+                    Pager::More => !fits,
+                };
+                if paged && self.live && cut_from == 0 && self.pager.is_none() {
+                    self.pager = Some((Rc::new(text.clone()), *kind));
+                }
+                // less restores the screen when it quits; more leaves its text.
+                if paged && matches!(kind, Pager::Less { .. }) {
+                    continue;
+                }
+            }
             for (clears, piece) in pieces(&text[cut_from..cut_to]) {
                 if clears {
                     self.clear_before_newest();
@@ -199,6 +223,14 @@ impl Writer {
                 self.write_piece(*stream, &piece);
             }
         }
+    }
+
+    /// How many lines the screen shows (the pager's page).
+    fn screen_rows(&self) -> usize {
+        let Some(screen) = self.container.as_ref().and_then(|container| container.parent_element()) else { return 24 };
+        // 12.5px type at line-height 1.35, as the stylesheet sets it.
+        let line = 12.5 * 1.35;
+        (((f64::from(screen.client_height()) - 20.0) / line).floor() as usize).max(5)
     }
 
     fn write_piece(&mut self, stream: Stream, text: &str) {
@@ -286,7 +318,11 @@ impl Writer {
     fn sync(&mut self, this: &Rc<RefCell<Writer>>, store: &LabStore, dispatcher: &UseReducerDispatcher<LabStore>) {
         let transcript = &store.state.transcript;
         let replaced = self.blocks.iter().any(|block| transcript.get(block.index).is_none_or(|entry| !Rc::ptr_eq(entry, &block.entry)));
+        // Lines added to a drawn screen are new; a rebuilt screen (the first
+        // draw, a reload, Ctrl-L) shows the past.
+        self.live = true;
         if store.state.screen_from != self.screen_from || transcript.len() < self.rendered || replaced {
+            self.live = false;
             self.reveal = None;
             self.clear_screen();
             self.screen_from = store.state.screen_from;
@@ -439,11 +475,14 @@ pub fn terminal(props: &TerminalProps) -> Html {
     // history index matched, the line typed before the search).
     let killed: Rc<RefCell<String>> = use_mut_ref(String::new);
     let search = use_state(|| None::<(String, Option<usize>, String)>);
+    // The pager open over the screen: its text, kind and page height.
+    let pager = use_state(|| None::<(Rc<String>, Pager, usize)>);
 
     {
         let scrollback_ref = scrollback_ref.clone();
         let store = store.clone();
         let this = writer.clone();
+        let pager = pager.clone();
         use_effect_with(store.clone(), move |_| {
             let mut writer = this.borrow_mut();
             let first = writer.container.is_none();
@@ -459,8 +498,24 @@ pub fn terminal(props: &TerminalProps) -> Html {
             if writer.rendered != before {
                 scroll_down(writer.container.as_ref());
             }
+            if let Some((text, kind)) = writer.pager.take() {
+                let rows = writer.screen_rows();
+                pager.set(Some((text, kind, rows)));
+            }
         });
     }
+    let close_pager = {
+        let pager = pager.clone();
+        let input_ref = input_ref.clone();
+        let writer = writer.clone();
+        Callback::from(move |()| {
+            pager.set(None);
+            scroll_down(writer.borrow().container.as_ref());
+            if let Some(field) = input_ref.cast::<HtmlInputElement>() {
+                let _ = field.focus();
+            }
+        })
+    };
     {
         // Stops a reveal when the terminal goes.
         let writer = writer.clone();
@@ -701,7 +756,11 @@ pub fn terminal(props: &TerminalProps) -> Html {
     };
     let focus = {
         let input_ref = input_ref.clone();
+        let paging = pager.is_some();
         Callback::from(move |_: MouseEvent| {
+            if paging {
+                return;
+            }
             // Keep a text selection usable: only focus on a plain click.
             let selecting = gloo::utils::window()
                 .get_selection()
@@ -742,7 +801,10 @@ pub fn terminal(props: &TerminalProps) -> Html {
             <div class="terminal-bar">
                 <span>{ format!("{} \u{2014} simulated", store.host) }</span>
             </div>
-            <div class="screen" role="log" aria-label="Terminal output">
+            if let Some((text, kind, rows)) = (*pager).clone() {
+                <PagerView {text} {kind} {rows} on_close={close_pager} />
+            }
+            <div class={classes!("screen", pager.is_some().then_some("behind-pager"))} role="log" aria-label="Terminal output">
                 <div class="scrollback" ref={scrollback_ref}></div>
                 if !completions.is_empty() {
                     <div class="line completions">{ completions.join("  ") }</div>

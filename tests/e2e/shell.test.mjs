@@ -67,3 +67,41 @@ test('Ctrl-W kills a word and Ctrl-R finds an earlier line', async () => {
   assert.deepEqual(page.errors, []);
   await context.close();
 });
+
+test('less pages a long output and q restores the screen; more leaves its text', async () => {
+  const context = await app.browser.newContext();
+  const page = await open(context, `${app.base}#/lab/slow-rail`);
+  const input = await terminal(page);
+  const count = await entries(page);
+  await input.fill('seq 500 | less');
+  await input.press('Enter');
+  const pager = page.getByRole('region', { name: 'Pager' });
+  await pager.waitFor();
+  assert.match(await pager.locator('.pager-text').textContent(), /^1\n2\n3\n/);
+  assert.equal(await pager.locator('.pager-status').textContent(), ':');
+  await page.keyboard.press(' ');
+  assert.doesNotMatch(await pager.locator('.pager-text').textContent(), /^1\n/);
+  // A search moves to the matching line; G goes to the end.
+  await page.keyboard.type('/250');
+  await page.keyboard.press('Enter');
+  assert.match(await pager.locator('.pager-text').textContent(), /^250\n/);
+  await page.keyboard.press('G');
+  assert.equal(await pager.locator('.pager-status').textContent(), '(END)');
+  await page.keyboard.press('q');
+  await pager.waitFor({ state: 'detached' });
+  await settled(page, count);
+  // less left nothing on the screen, and the keys go to the command line again.
+  assert.doesNotMatch(await stdout(page), /\n499\n/);
+  await run(page, input, 'echo after');
+  assert.match(await stdout(page), /after\n$/);
+
+  await input.fill('seq 300 | more');
+  await input.press('Enter');
+  await pager.waitFor();
+  assert.match(await pager.locator('.pager-status').textContent(), /^--More--\(\d+%\)$/);
+  await page.keyboard.press('q');
+  await pager.waitFor({ state: 'detached' });
+  assert.match(await stdout(page), /\n300\n$/);
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});

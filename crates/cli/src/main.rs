@@ -215,7 +215,7 @@ fn run(args: &[String]) -> ExitCode {
     for (stream, text) in &transcript.chunks {
         // A closed pipe (`| head`) is not an error worth reporting.
         let _ = match stream {
-            Stream::Stdout => stdout.write_all(text.as_bytes()),
+            Stream::Stdout | Stream::Pager(_) => stdout.write_all(text.as_bytes()),
             Stream::Stderr => stderr.write_all(text.as_bytes()),
         };
     }

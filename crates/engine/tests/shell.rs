@@ -1,5 +1,6 @@
 //! The shell against bash's behaviour on the same inputs.
 
+use clusterlab_engine::shell::Stream;
 use clusterlab_engine::{load, Session};
 
 fn session() -> Session {
@@ -71,4 +72,21 @@ fn same_seed_same_bytes() {
     let a = session().run("nvidia-smi; nvidia-smi -L").text();
     let b = session().run("nvidia-smi; nvidia-smi -L").text();
     assert_eq!(a, b);
+}
+
+#[test]
+fn pagers_page_on_the_terminal_and_print_elsewhere() {
+    use clusterlab_engine::commands::Pager;
+    let mut shell = session();
+    let less = Stream::Pager(Pager::Less { quit_if_one_screen: false, at_end: false });
+    assert_eq!(shell.run("seq 3 | less").chunks, vec![(less, "1\n2\n3\n".to_string())]);
+    // Piped on, it is plain standard output.
+    assert_eq!(shell.run("seq 3 | less | wc -l").chunks, vec![(Stream::Stdout, "3\n".to_string())]);
+    assert_eq!(shell.run("more /etc/hostname").chunks, vec![(Stream::Pager(Pager::More), "gpu-001\n".to_string())]);
+    assert_eq!(shell.run("ssh gpu-002 less /etc/hostname").chunks, vec![(Stream::Stdout, "gpu-002\n".to_string())]);
+    assert_eq!(shell.run("journalctl --no-pager -k -n 1").chunks[0].0, Stream::Stdout);
+    let missing = shell.run("less nope");
+    assert_eq!((missing.stderr().as_str(), missing.status), ("nope: No such file or directory\n", 1));
+    assert_eq!(shell.run("less").stderr(), "Missing filename (\"less --help\" for help)\n");
+    assert_eq!(shell.run("more nope").stderr(), "more: cannot open nope: No such file or directory\n");
 }

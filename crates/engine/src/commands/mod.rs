@@ -139,6 +139,19 @@ pub struct Output {
     /// What a background job (a perftest server, say) prints to the terminal
     /// because of this command: shown after its output, never piped.
     pub background: String,
+    /// A pager's output: paged when it reaches the terminal.
+    pub pager: Option<Pager>,
+}
+
+/// How a pager shows its text on a terminal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Pager {
+    /// less: a screen at a time, back and forth; the screen is restored at
+    /// `q`. With `-F`, text that fits one screen is just printed; `at_end`
+    /// opens it at its last screen (`journalctl -e`).
+    Less { quit_if_one_screen: bool, at_end: bool },
+    /// more: forward a screen at a time, leaving the text on the terminal.
+    More,
 }
 
 impl Output {
@@ -199,11 +212,13 @@ static COMMANDS: &[&dyn Command] = &[
     &host::ip::Ip,
     &host::journalctl::Journalctl,
     &scheduler::kubectl::Kubectl,
+    &text::pager::Less,
     &text::ls::Ls,
     &host::lscpu::Lscpu,
     &host::lspci::Lspci,
     &host::man::Man,
     &fabric::mlxlink::Mlxlink,
+    &text::pager::More,
     &collectives::launch::Mpirun,
     &host::numactl::Numactl,
     &gpu::nvidia_smi::NvidiaSmi,

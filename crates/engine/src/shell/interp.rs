@@ -305,7 +305,7 @@ impl<'c, 's> Interp<'c, 's> {
         let mut stdout = String::new();
         for (stream, text) in sub.chunks {
             match stream {
-                Stream::Stdout => stdout.push_str(&text),
+                Stream::Stdout | Stream::Pager(_) => stdout.push_str(&text),
                 Stream::Stderr => self.emit(out, Stream::Stderr, text),
             }
         }
@@ -672,7 +672,13 @@ impl<'c, 's> Interp<'c, 's> {
         self.apply(&output.changes, output.duration_ms);
         self.emit(out, Stream::Stderr, output.stderr);
         self.line_ms = self.line_ms.saturating_add(output.duration_ms);
-        self.emit(out, Stream::Stdout, output.stdout);
+        // A pager pages only what reaches the terminal (`less f | grep x` does not).
+        let to_terminal = self.session.is_some() && self.capturing == 0;
+        let stream = match output.pager {
+            Some(pager) if to_terminal => Stream::Pager(pager),
+            _ => Stream::Stdout,
+        };
+        self.emit(out, stream, output.stdout);
         self.emit(out, Stream::Stdout, output.background);
         out.timeline.push((self.line_ms, out.len()));
         output.status
@@ -1153,7 +1159,7 @@ impl<'c, 's> Interp<'c, 's> {
         let mut inner = 0;
         for (stream, text) in sub.chunks {
             inner += text.len();
-            match sinks[if stream == Stream::Stdout { 0 } else { 1 }] {
+            match sinks[if stream == Stream::Stderr { 1 } else { 0 }] {
                 Sink::Stdout => self.emit(out, Stream::Stdout, text),
                 Sink::Stderr => self.emit(out, Stream::Stderr, text),
                 Sink::Discard => {}

@@ -35,6 +35,9 @@ use serde::{Deserialize, Serialize};
 pub enum Stream {
     Stdout,
     Stderr,
+    /// Standard output that a pager (`less`, `more`) shows on the terminal:
+    /// the app pages it; everywhere else it is standard output.
+    Pager(crate::commands::Pager),
 }
 
 /// What one command line printed, in order, and how it ended.
@@ -60,8 +63,9 @@ impl Transcript {
         }
     }
 
+    /// Standard output, paged or not.
     pub fn stdout(&self) -> String {
-        self.text_of(Stream::Stdout)
+        self.chunks.iter().filter(|(s, _)| *s != Stream::Stderr).map(|(_, text)| text.as_str()).collect()
     }
 
     pub fn stderr(&self) -> String {

@@ -24,7 +24,7 @@ static SIGNATURE: Signature = Signature {
         Flag { short: Some('k'), long: Some("dmesg"), value: None, help: "Show kernel message log from the current boot" },
         Flag { short: Some('b'), long: Some("boot"), value: None, help: "Show current boot (the only one this journal keeps)" },
         Flag { short: Some('n'), long: Some("lines"), value: Some("INTEGER"), help: "Number of journal entries to show" },
-        Flag { short: Some('e'), long: Some("pager-end"), value: None, help: "Immediately jump to the end (no pager here)" },
+        Flag { short: Some('e'), long: Some("pager-end"), value: None, help: "Immediately jump to the end in the pager" },
         Flag { short: Some('x'), long: Some("catalog"), value: None, help: "Add message explanations where available" },
         Flag { short: None, long: Some("no-pager"), value: None, help: "Do not pipe output into a pager" },
         Flag { short: Some('h'), long: Some("help"), value: None, help: "Show this help text" },
@@ -181,6 +181,7 @@ impl Command for Journalctl {
         let mut kernel = false;
         let mut lines: Option<usize> = None;
         let mut priority: Option<u8> = None;
+        let (mut no_pager, mut at_end) = (false, false);
         let args = invocation.args();
         // `-p` is scanned here because it shares a letter with nothing else.
         let mut rest: Vec<String> = Vec::new();
@@ -210,6 +211,8 @@ impl Command for Journalctl {
                     (Some("help"), _) => return Output::ok(help()),
                     (Some("unit"), Some(unit)) => units.push(unit_name(&unit)),
                     (Some("dmesg"), _) => kernel = true,
+                    (Some("no-pager"), _) => no_pager = true,
+                    (Some("pager-end"), _) => at_end = true,
                     (Some("lines"), Some(count)) => match count.parse() {
                         Ok(count) => lines = Some(count),
                         Err(_) => return Output::error(format!("Failed to parse lines '{count}'\n"), 1),
@@ -243,7 +246,12 @@ impl Command for Journalctl {
         if entries.is_empty() {
             return Output::ok("-- No entries --\n");
         }
-        Output::ok(entries.iter().map(|entry| entry.render(&node.hostname)).collect::<String>())
+        let mut output = Output::ok(entries.iter().map(|entry| entry.render(&node.hostname)).collect::<String>());
+        // systemd pages through less with LESS=FRSXMK: a short journal is just printed.
+        if !no_pager {
+            output.pager = Some(crate::commands::Pager::Less { quit_if_one_screen: true, at_end });
+        }
+        output
     }
 }
 

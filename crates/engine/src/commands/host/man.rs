@@ -66,7 +66,8 @@ impl Command for Man {
             }
         }
         let status = if stderr.is_empty() { 0 } else { 16 };
-        Output { stdout, stderr, status, ..Output::default() }
+        // man shows its pages through less, as on a terminal it does.
+        Output { stdout, stderr, status, pager: Some(crate::commands::Pager::Less { quit_if_one_screen: false, at_end: false }), ..Output::default() }
     }
 }
 

@@ -15,6 +15,7 @@ pub mod escapes;
 pub mod find;
 pub mod grep;
 pub mod head;
+pub mod pager;
 pub mod printf;
 pub mod ls;
 pub mod regex;
