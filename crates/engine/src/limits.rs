@@ -48,13 +48,24 @@ pub const MAX_HOSTLIST_BYTES: usize = 4 << 20;
 pub const MAX_TASKS: u64 = 65_536;
 
 /// How deep the languages tools read may nest: awk programs (parentheses,
-/// blocks, unary operators) and regular expressions (groups).
+/// blocks, unary operators), regular expressions (groups) and find's
+/// expressions (`(` and `!`).
 pub const MAX_SYNTAX_DEPTH: usize = 50;
 
 /// The most steps one awk program runs, and the most bytes of strings it
 /// builds; past either, it stops with a message.
 pub const MAX_AWK_STEPS: u64 = 5_000_000;
 pub const MAX_AWK_WORK_BYTES: u64 = 256 << 20;
+
+/// Commands one sed script may execute (`:a;ba` loops forever in GNU sed).
+pub const MAX_SED_STEPS: u64 = 5_000_000;
+
+/// Entries one `find` may visit.
+pub const MAX_FIND_VISITS: usize = 100_000;
+
+/// Differences `diff` searches a shortest edit script for; past them the
+/// differing middle is shown as one change.
+pub const MAX_DIFF_EDITS: usize = 2_000;
 
 /// Thread steps one tool's regular-expression matching may take (matching
 /// is linear in text times pattern, and both may be large).

@@ -73,6 +73,14 @@ const SEEDS: &[&str] = &[
     "mlxlink -d mlx5_0 -m",
     "sleep 3; date",
     "!!",
+    "ibstat | sed -n '/Port 1/,/Rate/{s/\\(Rate\\): \\([0-9]*\\)/\\2 \\1/p}'",
+    "seq 20 | sed -E ':a;N;$!ba;s/\\n/,/g;y/123/abc/;3q'",
+    "diff -u <(ssh gpu-001 nvidia-smi -L) <(ssh gpu-002 nvidia-smi -L)",
+    "find /sys/class/infiniband -maxdepth 4 -name 'rate' -o -type d -empty -exec cat {} +",
+    "stat -c '%n %s %a %U %y' /etc/hosts /tmp; file /dev/null ~",
+    "ls -ltrh /var/log; column -t -s: /etc/nccl.conf",
+    "date -d '2026-03-09 08:40 -3 days + 90 min' +%s; date -d @-1",
+    "nvidia-smi -q | less -F; man sed | more",
 ];
 
 /// A seed line, mutated: a piece repeated, an extreme number or an odd

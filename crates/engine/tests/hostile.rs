@@ -125,6 +125,27 @@ fn long_lines_cost_linear_time_and_are_bounded() {
     assert_eq!(status, 2);
 }
 
+#[test]
+fn file_tools_are_bounded() {
+    // A sed loop that never reads input, and one whose pattern space doubles.
+    let (_, stderr, status) = run("echo x | sed ':a;ba'".into());
+    assert_eq!((stderr.as_str(), status), ("sed: script stopped: too many steps for a lab\n", 1));
+    let (_, stderr, _) = run("echo x | sed ':a;s/x*/&&/;ta'".into());
+    assert!(stderr.starts_with("sed: script stopped:"), "{stderr}");
+    let (_, stderr, status) = run(format!("echo x | sed '{}p{}'", "{".repeat(100_000), "}".repeat(100_000)));
+    assert_eq!((stderr.as_str(), status), ("", 0));
+    // Two long, wholly different inputs: the edit search gives up, the diff still comes.
+    let (stdout, _, status) = run("diff <(seq 1 2 40000) <(seq 2 2 40000) | wc -l".into());
+    assert_eq!((stdout.as_str(), status), ("40002\n", 0));
+    let (_, stderr, status) = run("date -d '9223372036854775807 years'".into());
+    assert_eq!((stderr.as_str(), status), ("date: invalid date '9223372036854775807 years'\n", 1));
+    let (_, stderr, status) = run(format!("find / {}-true", "\\( ".repeat(50_000)));
+    assert_eq!((stderr.as_str(), status), ("find: expression nested too deeply (at most 50 levels)\n", 1));
+    let (_, stderr, status) = run(format!("find / {}-true", "! ".repeat(50_000)));
+    assert_eq!((stderr.as_str(), status), ("find: expression nested too deeply (at most 50 levels)\n", 1));
+    assert_eq!(run("seq 200000 | less | tail -n 1".into()).0, "200000\n");
+}
+
 /// Compiles and deep-checks a lab: its problems, rendered.
 fn lab_problems(source: String) -> Vec<String> {
     contained("a hostile lab", move || match compile(&source) {

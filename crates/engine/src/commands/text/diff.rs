@@ -37,8 +37,7 @@ static SIGNATURE: Signature = Signature {
 
 const DIALECT: Dialect = Dialect { usage_status: 2, usage_line: None, numeric_option: false, optional_values: &[] };
 
-/// The most differences the edit script is searched for.
-const MAX_EDITS: usize = 2_000;
+const MAX_EDITS: usize = crate::limits::MAX_DIFF_EDITS;
 
 #[derive(Clone, Copy, Default)]
 struct Options {

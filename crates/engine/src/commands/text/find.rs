@@ -22,7 +22,7 @@ static SIGNATURE: Signature = Signature {
     ],
 };
 
-const MAX_VISITS: usize = 100_000;
+const MAX_VISITS: usize = crate::limits::MAX_FIND_VISITS;
 
 #[derive(Clone, Debug)]
 enum Expr {
@@ -46,6 +46,8 @@ struct Parser<'a> {
     mindepth: usize,
     has_action: bool,
     view: &'a View<'a>,
+    /// How deep `(` and `!` nest now: the parser recurses per level.
+    depth: usize,
 }
 
 fn error(message: String) -> Output {
@@ -81,6 +83,16 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self) -> Result<Expr, Output> {
+        if self.depth > crate::limits::MAX_SYNTAX_DEPTH {
+            return Err(error(format!("expression nested too deeply (at most {} levels)", crate::limits::MAX_SYNTAX_DEPTH)));
+        }
+        self.depth += 1;
+        let result = self.unary_inner();
+        self.depth -= 1;
+        result
+    }
+
+    fn unary_inner(&mut self) -> Result<Expr, Output> {
         match self.peek() {
             Some("!" | "-not") => {
                 self.at += 1;
@@ -280,7 +292,7 @@ impl Command for Find {
         }
         let cwd = invocation.env.get("PWD").map_or("/", String::as_str);
         let view = View::of(invocation.cluster, invocation.node, cwd);
-        let mut parser = Parser { args: &args[paths_end..], at: 0, maxdepth: None, mindepth: 0, has_action: false, view: &view };
+        let mut parser = Parser { args: &args[paths_end..], at: 0, maxdepth: None, mindepth: 0, has_action: false, view: &view, depth: 0 };
         let mut expr = if parser.args.is_empty() {
             Expr::True
         } else {

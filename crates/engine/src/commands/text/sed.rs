@@ -45,8 +45,7 @@ static SIGNATURE: Signature = Signature {
 
 const DIALECT: Dialect = Dialect { usage_status: 1, usage_line: None, numeric_option: false, optional_values: &["in-place"] };
 
-/// Commands one run of a script may execute (`:a;ba` loops forever in GNU sed).
-const MAX_STEPS: u64 = 5_000_000;
+const MAX_STEPS: u64 = crate::limits::MAX_SED_STEPS;
 /// The most text the pattern and hold spaces and the output may hold.
 const MAX_TEXT: usize = crate::limits::MAX_OUTPUT_BYTES;
 
