@@ -74,7 +74,11 @@ impl Metadata {
     }
 
     pub fn uid(&self) -> u32 {
-        if self.owner == "user" { 1000 } else { 0 }
+        match self.owner {
+            "user" => 1000,
+            "syslog" => 104,
+            _ => 0,
+        }
     }
 
     pub fn gid(&self) -> u32 {
@@ -212,7 +216,13 @@ impl<'a> View<'a> {
             Kind::File if kernel => 0o444,
             Kind::File => 0o644,
         };
-        let owner = if user_owned { "user" } else { "root" };
+        let owner = if user_owned {
+            "user"
+        } else if path.starts_with("/var/log/") {
+            "syslog"
+        } else {
+            "root"
+        };
         // syslog and kern.log belong to group adm, as rsyslog leaves them.
         let group = if user_owned { "user" } else if path.starts_with("/var/log/") { "adm" } else { "root" };
         let inode = crate::rng::stable_hash(path.as_bytes()) % 4_000_000 + 1_000;
@@ -222,7 +232,7 @@ impl<'a> View<'a> {
     /// When the file at `path` last changed (simulated UTC seconds): a
     /// written file when it was last written, a kernel file (`/proc`,
     /// `/sys`, `/dev`) now, a log when its last entry came, the rest when
-    /// the node was installed (a day before the lab's clock started).
+    /// the node was installed (two weeks before it last booted).
     pub fn modified(&self, path: &str) -> EpochSeconds {
         let path = self.resolve(path);
         let Some(node) = self.node else { return self.cluster.now };
@@ -237,9 +247,12 @@ impl<'a> View<'a> {
             return self.cluster.now;
         }
         if path.starts_with("/var/log/") {
-            return self.cluster.now.min(node.booted_at + 120);
+            // The last entry: the newest kernel line, or Fabric Manager's last start or stop.
+            let kernel = node.kernel_log.last().map_or(node.booted_at, |line| node.booted_at + (line.uptime_us / 1_000_000) as i64);
+            return self.cluster.now.min(kernel.max(node.fabric_manager_since));
         }
-        self.cluster.started_at() - 86_400
+        // Installed two weeks before the node last booted.
+        node.booted_at - 14 * 86_400
     }
 
     /// Whether the trainee may write `path` (absolute).
