@@ -977,6 +977,12 @@ impl<'c, 's> Interp<'c, 's> {
         let Some(name) = argv.first() else {
             return Output::default();
         };
+        // The clock runs through the line: each command starts when the one
+        // before it ended (`date; sleep 60; date` shows a minute go by).
+        let now = (self.started_ms + self.line_ms as i64).div_euclid(1000);
+        if self.cluster.now != now {
+            self.cluster.to_mut().now = now;
+        }
         if let Some(output) = builtins::run(self, argv, stdin, from_terminal) {
             return output;
         }

@@ -233,17 +233,19 @@ fn device_file(hca: &Hca, file: &str) -> Option<String> {
     })
 }
 
-/// A counter as sysfs shows it: 64 bits wide (ib_core reads the extended
-/// counters), data counted in 4-octet words as the MADs count it.
+/// A counter as sysfs shows it: data and packets 64 bits wide (ib_core
+/// reads the extended counters), counted in 4-octet words as the MADs count
+/// them; the error counters as wide as PortCounters has them, saturating.
 fn counter_file(c: &PortCounters, file: &str) -> Option<u64> {
+    let capped = |value: u64, bits: u32| value.min((1u64 << bits) - 1);
     Some(match file {
-        "symbol_error" => c.symbol_errors,
-        "link_error_recovery" => c.link_error_recovery,
-        "link_downed" => c.link_downed,
-        "port_rcv_errors" => c.rcv_errors,
-        "port_rcv_remote_physical_errors" => c.rcv_remote_physical_errors,
-        "port_xmit_discards" => c.xmit_discards,
-        "port_xmit_wait" => c.xmit_wait,
+        "symbol_error" => capped(c.symbol_errors, 16),
+        "link_error_recovery" => capped(c.link_error_recovery, 8),
+        "link_downed" => capped(c.link_downed, 8),
+        "port_rcv_errors" => capped(c.rcv_errors, 16),
+        "port_rcv_remote_physical_errors" => capped(c.rcv_remote_physical_errors, 16),
+        "port_xmit_discards" => capped(c.xmit_discards, 16),
+        "port_xmit_wait" => capped(c.xmit_wait, 32),
         "port_xmit_data" => c.xmit_data,
         "port_rcv_data" => c.rcv_data,
         "port_xmit_packets" | "unicast_xmit_packets" => c.xmit_pkts,

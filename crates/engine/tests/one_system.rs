@@ -1,0 +1,56 @@
+//! The cluster as one system: what changes together does (issue "The
+//! cluster behaves as one system"). Each test is one bullet, with the real
+//! message or layout it expects.
+
+use clusterlab_engine::{load, Session};
+
+fn lab(source: &str) -> Session {
+    let lab = load(source).expect("the lab loads");
+    let host = lab.first_host().to_string();
+    Session::new(lab.instantiate(0), &host)
+}
+
+const TWO_NODES: &str = "[lab]\nid = \"t\"\ntitle = \"t\"\nsummary = \"s\"\n[cluster]\npreset = \"hgx-h100\"\nnodes = [\"gpu-001\", \"gpu-002\"]\n";
+
+#[test]
+fn time_flows_through_a_command_line() {
+    let mut shell = lab(TWO_NODES);
+    let out = shell.run("date +%s; sleep 3600; date +%s").stdout();
+    let times: Vec<i64> = out.lines().map(|line| line.parse().unwrap()).collect();
+    assert_eq!(times[1] - times[0], 3600, "{out}");
+    // A nested line starts when its caller does.
+    let out = shell.run("sleep 60; ssh gpu-002 date +%s; date +%s").stdout();
+    let times: Vec<i64> = out.lines().map(|line| line.parse().unwrap()).collect();
+    assert_eq!(times[0], times[1]);
+    // The next line starts where this one ended.
+    let next: i64 = shell.run("date +%s").stdout().trim().parse().unwrap();
+    assert_eq!(next, times[1]);
+}
+
+#[test]
+fn a_marginal_links_errors_rise_within_a_line() {
+    let source = format!("{TWO_NODES}[[faults]]\nkind = \"hca-symbol-errors\"\nnode = \"gpu-001\"\nhca = \"mlx5_2\"\ncount = 2400\n");
+    let mut shell = lab(&source);
+    // 2,400 errors a day ago: 100 an hour, 100 more after `sleep 3600`.
+    let out = shell.run("perfquery -C mlx5_2 | grep SymbolErrorCounter; sleep 3600; perfquery -C mlx5_2 | grep SymbolErrorCounter").stdout();
+    let counts: Vec<u64> = out.lines().map(|line| line.rsplit('.').next().unwrap().parse().unwrap()).collect();
+    assert_eq!(counts[1] - counts[0], 100, "{out}");
+    let sysfs = shell.run("cat /sys/class/infiniband/mlx5_2/ports/1/counters/symbol_error").stdout();
+    assert_eq!(sysfs.trim().parse::<u64>().unwrap(), counts[1]);
+}
+
+#[test]
+fn traffic_shows_in_perfquery_deltas_on_the_ports_used() {
+    let mut shell = lab(TWO_NODES);
+    let data = |shell: &mut Session, host: &str, hca: &str| -> u64 {
+        let out = shell.run(&format!("ssh {host} perfquery -x -C {hca} | grep PortXmitData")).stdout();
+        out.trim().rsplit('.').next().unwrap().parse().unwrap()
+    };
+    let before = (data(&mut shell, "gpu-001", "mlx5_3"), data(&mut shell, "gpu-001", "mlx5_4"));
+    shell.run("ssh gpu-002 ib_write_bw -d mlx5_3 &");
+    shell.run("ib_write_bw -d mlx5_3 -s 1048576 -n 100 gpu-002");
+    let after = (data(&mut shell, "gpu-001", "mlx5_3"), data(&mut shell, "gpu-001", "mlx5_4"));
+    // PortXmitData counts 4-octet words: 100 MiB are 26,214,400 of them.
+    assert_eq!(after.0 - before.0, 100 * 1048576 / 4);
+    assert_eq!(after.1, before.1, "a port the run did not use");
+}
