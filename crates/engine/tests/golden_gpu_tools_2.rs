@@ -279,13 +279,17 @@ fn reset_returns_a_change_and_refuses_what_the_tool_refuses() {
     Fault::GpuXid { node: "node".into(), gpu: 6, xid: 79 }.apply(&mut cluster).unwrap();
     let mut session = Session::new(cluster, "node");
     assert!(session.run("nvidia-smi").stdout().contains("ERR!"));
-    let reset = session.run("nvidia-smi -r -i 2");
+    // A plain user may not reset a GPU (nvidia-smi's status 4).
+    let denied = session.run("nvidia-smi -r -i 2");
+    assert_eq!((denied.stdout().as_str(), denied.status), ("Unable to reset GPU 00000000:43:00.0: Insufficient Permissions\n", 4));
+    assert!(session.run("nvidia-smi").stdout().contains("ERR!"));
+    let reset = session.run("sudo nvidia-smi -r -i 2");
     assert_eq!((reset.stdout().as_str(), reset.status), ("GPU 00000000:43:00.0 was successfully reset.\nAll done.\n", 0));
     assert!(!session.run("nvidia-smi").stdout().contains("ERR!"));
     assert_eq!(session.run("nvidia-smi -r").status, 2);
-    let lost = session.run("nvidia-smi -r -i 6");
+    let lost = session.run("sudo nvidia-smi -r -i 6");
     assert_eq!((lost.stderr().as_str(), lost.status), ("Unable to determine the device handle for GPU0000:C3:00.0: Unknown Error\n", 15));
-    assert_eq!(session.run("nvidia-smi --gpu-reset -i 9").status, 6);
+    assert_eq!(session.run("sudo nvidia-smi --gpu-reset -i 9").status, 6);
 }
 
 // ---------------------------------------------------------------- dcgmi

@@ -54,3 +54,28 @@ fn traffic_shows_in_perfquery_deltas_on_the_ports_used() {
     assert_eq!(after.0 - before.0, 100 * 1048576 / 4);
     assert_eq!(after.1, before.1, "a port the run did not use");
 }
+
+#[test]
+fn privileged_actions_need_sudo() {
+    let source = format!("{TWO_NODES}[[faults]]\nkind = \"gpu-xid\"\nnode = \"gpu-001\"\ngpu = 3\nxid = 119\n");
+    let mut shell = lab(&source);
+    let reset = shell.run("nvidia-smi -r -i 3");
+    assert_eq!(reset.status, 4, "{}", reset.text());
+    assert!(reset.stdout().ends_with(": Insufficient Permissions\n"));
+    let restart = shell.run("systemctl restart nvidia-fabricmanager");
+    assert_eq!(restart.status, 1);
+    assert!(restart.stderr().starts_with("Failed to restart nvidia-fabricmanager.service: Interactive authentication required.\n"));
+    let drain = shell.run("scontrol update nodename=gpu-001 state=drain reason=x");
+    assert_eq!((drain.stderr().as_str(), drain.status), ("slurm_update error: Access/permission denied\n", 1));
+    assert!(shell.changes().is_empty(), "nothing changed: {:?}", shell.changes());
+    // With sudo each succeeds, and the drain is recorded as root's.
+    assert_eq!(shell.run("sudo nvidia-smi -r -i 3").status, 0);
+    assert_eq!(shell.run("sudo scontrol update nodename=gpu-001 state=drain reason=x").status, 0);
+    assert!(shell.run("sinfo -R").stdout().contains(" root "), "{}", shell.run("sinfo -R").stdout());
+    // Who runs: the shell's EUID is read-only; sudo's variables are sudo's.
+    assert_eq!(shell.run("echo $EUID; sudo printenv USER SUDO_USER HOME").stdout(), "1000\nroot\nuser\n/root\n");
+    let spoof = shell.run("EUID=0 scontrol update nodename=gpu-002 state=drain reason=x");
+    assert_eq!((spoof.stderr().as_str(), spoof.status), ("-bash: EUID: readonly variable\n", 1));
+    assert_eq!(shell.run("sudo bash -c 'echo $EUID'").stdout(), "0\n");
+    assert!(!shell.run("sudo env").stdout().contains("EUID"));
+}

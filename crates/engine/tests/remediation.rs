@@ -47,23 +47,23 @@ fn drain_repair_resume() {
     assert!(xid.starts_with("gpu-002: ") && xid.contains("): 119, "), "{xid}");
 
     // Drain it (a reason is required).
-    assert_eq!(shell.run("scontrol update NodeName=gpu-002 State=DRAIN").status, 1);
-    assert_eq!(shell.run("scontrol update NodeName=gpu-002 State=DRAIN Reason=\"Xid 119 GSP timeout\"").status, 0);
+    assert_eq!(shell.run("sudo scontrol update NodeName=gpu-002 State=DRAIN").status, 1);
+    assert_eq!(shell.run("sudo scontrol update NodeName=gpu-002 State=DRAIN Reason=\"Xid 119 GSP timeout\"").status, 0);
     let reasons = shell.run("sinfo -R").stdout();
     assert!(reasons.lines().nth(1).is_some_and(|l| l.starts_with("Xid 119 GSP timeout  root ") && l.ends_with(" gpu-002")), "{reasons}");
 
     // Repair: Fabric Manager cannot start while GPU 3 does not answer.
     assert_eq!(shell.run("ssh gpu-002").status, 0);
-    assert_eq!(shell.run("systemctl restart nvidia-fabricmanager").status, 1);
-    let reset = shell.run("nvidia-smi -r -i 3");
+    assert_eq!(shell.run("sudo systemctl restart nvidia-fabricmanager").status, 1);
+    let reset = shell.run("sudo nvidia-smi -r -i 3");
     assert_eq!(reset.status, 0, "{}", reset.text());
-    assert_eq!(shell.run("systemctl restart nvidia-fabricmanager").status, 0);
+    assert_eq!(shell.run("sudo systemctl restart nvidia-fabricmanager").status, 0);
     assert_eq!(shell.run("systemctl is-active nvidia-fabricmanager").stdout(), "active\n");
     assert!(!shell.run("nvidia-smi").stdout().contains("ERR!"));
     shell.run("exit");
 
     // Resume, and every view shows the healthy node.
-    assert_eq!(shell.run("scontrol update NodeName=gpu-002 State=RESUME").status, 0);
+    assert_eq!(shell.run("sudo scontrol update NodeName=gpu-002 State=RESUME").status, 0);
     assert!(shell.run("sinfo").stdout().contains("      3   idle gpu-[001-003]\n"));
     assert!(shell.run("scontrol show node gpu-002").stdout().contains("\n   State=IDLE ThreadsPerCore="));
     assert_eq!(
@@ -102,12 +102,12 @@ fn an_unreachable_node_stays_down() {
     let pdsh = shell.run("pdsh -w gpu-[003-004] uptime -p");
     assert!(pdsh.stdout().starts_with("gpu-003: up "));
     assert!(pdsh.stderr().ends_with("pdsh@gpu-001: gpu-004: ssh exited with exit code 255\n"));
-    assert_eq!(shell.run("scontrol update NodeName=gpu-004 State=RESUME").status, 0);
+    assert_eq!(shell.run("sudo scontrol update NodeName=gpu-004 State=RESUME").status, 0);
     assert!(shell.run("sinfo -N").stdout().contains("gpu-004       1 gpu*      down*"));
     assert_eq!(shell.cluster.node("gpu-004").unwrap().scheduler, SchedulerState::Down);
     // Fan-out changes come back to the shell.
-    shell.run("scontrol update NodeName=gpu-003 State=DRAIN Reason=test");
-    assert_eq!(shell.run("pdsh -w gpu-003 scontrol update NodeName=gpu-003 State=RESUME").status, 0);
+    shell.run("sudo scontrol update NodeName=gpu-003 State=DRAIN Reason=test");
+    assert_eq!(shell.run("pdsh -w gpu-003 sudo scontrol update NodeName=gpu-003 State=RESUME").status, 0);
     assert_eq!(shell.cluster.node("gpu-003").unwrap().scheduler, SchedulerState::Idle);
 }
 
@@ -123,7 +123,7 @@ fn a_drain_reads_like_the_capture() {
         line.split_whitespace().next().unwrap_or_default().to_string()
     };
     let mut shell = session();
-    shell.run("scontrol update NodeName=gpu-003 State=DRAIN Reason=node-switch");
+    shell.run("sudo scontrol update NodeName=gpu-003 State=DRAIN Reason=node-switch");
     let ours = shell.run("scontrol show node gpu-003").stdout();
     assert_eq!(field(&ours, "State="), field(&capture, "State="));
     let reason = |text: &str| text.lines().find(|l| l.trim_start().starts_with("Reason=")).unwrap_or_default().to_string();

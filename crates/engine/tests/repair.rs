@@ -17,7 +17,7 @@ fn the_slow_rail_lab_can_be_carried_to_a_verified_recovery() {
         // Symptom and evidence.
         assert_eq!(rate(&mut shell), "\t\tRate: 200\n");
         // Drain before touching hardware; the wrong fix changes nothing.
-        assert_eq!(shell.run(&format!("scontrol update NodeName={node} State=DRAIN Reason=\"slow rail {hca}\"")).status, 0);
+        assert_eq!(shell.run(&format!("sudo scontrol update NodeName={node} State=DRAIN Reason=\"slow rail {hca}\"")).status, 0);
         shell.run(&format!("dctech replace-gpu {node} 0"));
         assert_eq!(rate(&mut shell), "\t\tRate: 200\n");
         // The right one.
@@ -32,7 +32,7 @@ fn the_slow_rail_lab_can_be_carried_to_a_verified_recovery() {
         let average: f64 = row.split_whitespace().nth(3).and_then(|v| v.parse().ok()).expect("a number");
         assert!(average > 370.0, "{row}");
         // Back in service, and the record of what was done.
-        assert_eq!(shell.run(&format!("scontrol update NodeName={node} State=RESUME")).status, 0);
+        assert_eq!(shell.run(&format!("sudo scontrol update NodeName={node} State=RESUME")).status, 0);
         assert!(shell.run("sinfo -R").stdout().lines().count() <= 1);
         // Drain, two repairs, the server (listen, stop), the traffic on both ports, resume.
         assert_eq!(shell.changes().len(), 8, "{:?}", shell.changes());

@@ -143,6 +143,17 @@ pub struct Output {
     pub pager: Option<Pager>,
 }
 
+/// Where a command's effective user id travels: `sudo` puts `EUID=0` in
+/// the environment of what it runs. The shell keeps `EUID` read-only, as
+/// bash does, so only `sudo` makes a command root; `env` and `printenv`
+/// do not list it.
+pub const EUID: &str = "EUID";
+
+/// Whether the command runs as root (under `sudo`).
+pub fn is_root(env: &Env) -> bool {
+    env.get(EUID).is_some_and(|uid| uid == "0")
+}
+
 /// How a pager shows its text on a terminal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Pager {

@@ -18,6 +18,11 @@ pub fn assignment(word: &str) -> Option<(&str, &str)> {
     valid.then_some((name, value))
 }
 
+/// bash's read-only variables: who the shell runs as.
+pub fn is_readonly(name: &str) -> bool {
+    matches!(name, "EUID" | "UID" | "PPID")
+}
+
 /// Runs `argv` if it names a builtin. `from_terminal`: its standard input
 /// is the trainee's terminal (so `ssh HOST` logs in).
 pub fn run(interp: &mut Interp, argv: &[String], stdin: &str, from_terminal: bool) -> Option<Output> {
@@ -28,6 +33,7 @@ pub fn run(interp: &mut Interp, argv: &[String], stdin: &str, from_terminal: boo
         "export" => {
             for arg in args {
                 match assignment(arg) {
+                    Some((name, _)) if is_readonly(name) => return Some(Output::error(format!("-bash: {name}: readonly variable\n"), 1)),
                     Some((name, value)) => {
                         interp.shell.env.insert(name.to_string(), value.to_string());
                     }
@@ -39,6 +45,9 @@ pub fn run(interp: &mut Interp, argv: &[String], stdin: &str, from_terminal: boo
         }
         "unset" => {
             for arg in args {
+                if is_readonly(arg) {
+                    return Some(Output::error(format!("-bash: unset: {arg}: cannot unset: readonly variable\n"), 1));
+                }
                 interp.shell.env.remove(arg);
             }
             Output::default()

@@ -622,6 +622,10 @@ impl<'c, 's> Interp<'c, 's> {
             }
             return self.substitution_status.take().unwrap_or(0);
         }
+        if let Some((name, _)) = assigned.iter().find(|(name, _)| builtins::is_readonly(name)) {
+            self.emit(out, Stream::Stderr, format!("-bash: {name}: readonly variable\n"));
+            return 1;
+        }
         let saved = (!assigned.is_empty()).then(|| self.shell.env.clone());
         for (name, value) in assigned {
             self.shell.env.insert(name, value);
@@ -1028,6 +1032,10 @@ impl<'c, 's> Interp<'c, 's> {
 
     /// Sets a shell variable, within the shell's memory bound.
     fn assign(&mut self, name: &str, value: String, out: &mut Transcript) -> bool {
+        if builtins::is_readonly(name) {
+            self.emit(out, Stream::Stderr, format!("-bash: {name}: readonly variable\n"));
+            return false;
+        }
         let old = self.shell.env.get(name).map_or(0, |v| name.len() + v.len());
         let new = name.len() + value.len();
         if self.store_bytes - old + new > MAX_STORE_BYTES {
@@ -1484,6 +1492,7 @@ impl<'c, 's> Interp<'c, 's> {
             "@" | "*" => Some(self.positional.join(" ")),
             "-" => Some("himBHs".to_string()),
             "!" => Some(String::new()),
+            "EUID" | "UID" => Some(self.shell.env.get("EUID").cloned().unwrap_or_else(|| "1000".to_string())),
             digits if digits.chars().all(|c| c.is_ascii_digit()) => {
                 digits.parse::<usize>().ok().and_then(|n| self.positional.get(n.checked_sub(1)?)).cloned()
             }

@@ -137,7 +137,7 @@ impl Command for NvidiaSmi {
         let cluster = invocation.cluster;
         let node = invocation.node;
         match mode {
-            Mode::Reset => reset(node, ids.as_deref()),
+            Mode::Reset => reset(node, ids.as_deref(), crate::commands::is_root(invocation.env)),
             Mode::Help => Output::ok(help_text(cluster)),
             Mode::HelpQueryGpu => Output::ok(query::help_query_gpu()),
             Mode::Version => Output::ok(version_text(cluster)),
@@ -167,6 +167,10 @@ impl Command for NvidiaSmi {
 /// otherwise inaccessible (manual page, RETURN VALUE: 15).
 const EXIT_GPU_LOST: i32 = 15;
 
+/// "The current user does not have permission to access this device or
+/// perform this action" (manual page, RETURN VALUE: 4).
+const EXIT_NO_PERMISSION: i32 = 4;
+
 /// `nvidia-smi -r -i N`: the reset is returned as a [`Change::ResetGpu`] for
 /// the shell to apply. It needs `-i` (refused like any invalid combination
 /// otherwise; the exact wording for a missing `-i` is unverified). A GPU off
@@ -176,7 +180,12 @@ const EXIT_GPU_LOST: i32 = 15;
 /// refused with `GPU ... is currently in use by another process.` and a
 /// paragraph asking to stop them (exit 255, unverified); the model has no
 /// processes yet, so that case cannot arise.
-fn reset(node: &Node, ids: Option<&str>) -> Output {
+///
+/// A reset needs root: as a plain user NVML answers NVML_ERROR_NO_PERMISSION
+/// ("Insufficient Permissions") and nvidia-smi exits 4, the status its
+/// manual page gives for "the current user does not have permission"; the
+/// line's wording around NVML's string is unverified.
+fn reset(node: &Node, ids: Option<&str>, root: bool) -> Output {
     let Some(ids) = ids else {
         return invalid_arguments();
     };
@@ -186,6 +195,10 @@ fn reset(node: &Node, ids: Option<&str>) -> Output {
     let (visible, stderr) = reachable(&gpus);
     if !stderr.is_empty() {
         return Output { stderr, status: EXIT_GPU_LOST, duration_ms: 150, ..Output::default() };
+    }
+    if !root {
+        let lines: String = visible.iter().map(|gpu| format!("Unable to reset GPU {}: Insufficient Permissions\n", gpu.bus_id)).collect();
+        return Output { stdout: lines, status: EXIT_NO_PERMISSION, duration_ms: 50, ..Output::default() };
     }
     let mut out = Output { duration_ms: 3_000 * visible.len() as u64, ..Output::default() };
     for gpu in visible {

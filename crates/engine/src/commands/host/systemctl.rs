@@ -72,6 +72,12 @@ impl Command for Systemctl {
             "restart" | "start" | "stop" | "try-restart" | "reload-or-restart" if units.is_empty() => {
                 Output::error("Too few arguments.\n", 1)
             }
+            "restart" | "start" | "try-restart" | "reload-or-restart" | "stop" if !crate::commands::is_root(invocation.env) => {
+                // Without a polkit agent (no password can be typed here) systemd refuses.
+                let unit = unit_name(&units[0]);
+                let hint = if verb == "stop" { String::new() } else { format!("See system logs and 'systemctl status {unit}' for details.\n") };
+                Output::error(format!("Failed to {verb} {unit}: Interactive authentication required.\n{hint}"), 1)
+            }
             "restart" | "start" | "try-restart" | "reload-or-restart" | "stop" => control(node, verb, units),
             other => Output::error(format!("Unknown command verb '{other}'.\n"), 1),
         }
@@ -283,19 +289,24 @@ mod tests {
         Fault::FabricManagerDown { node: "gpu-001".into() }.apply(&mut cluster).unwrap();
         Fault::GpuXid { node: "gpu-001".into(), gpu: 2, xid: 119 }.apply(&mut cluster).unwrap();
         let mut session = shell(cluster);
-        let out = session.run("systemctl restart nvidia-fabricmanager");
+        let denied = session.run("systemctl restart nvidia-fabricmanager");
+        assert_eq!(
+            (denied.stderr().as_str(), denied.status),
+            ("Failed to restart nvidia-fabricmanager.service: Interactive authentication required.\nSee system logs and 'systemctl status nvidia-fabricmanager.service' for details.\n", 1)
+        );
+        let out = session.run("sudo systemctl restart nvidia-fabricmanager");
         assert_eq!(out.status, 1);
         assert!(out.stderr().starts_with("Job for nvidia-fabricmanager.service failed because"));
         assert_eq!(session.run("systemctl is-active nvidia-fabricmanager").stdout(), "failed\n");
         session.cluster.apply_change(&Change::ResetGpu { node: "gpu-001".into(), gpu: 2 }, 0);
-        assert_eq!(session.run("systemctl restart nvidia-fabricmanager.service").status, 0);
+        assert_eq!(session.run("sudo systemctl restart nvidia-fabricmanager.service").status, 0);
         assert_eq!(session.run("systemctl is-active nvidia-fabricmanager").stdout(), "active\n");
         // The failed restart, the reset applied above, the restart.
         assert_eq!(session.changes().len(), 3);
-        assert_eq!(session.run("systemctl start nvidia-fabricmanager").status, 0);
+        assert_eq!(session.run("sudo systemctl start nvidia-fabricmanager").status, 0);
         assert_eq!(session.changes().len(), 3, "start of an active unit does nothing");
-        assert_eq!(session.run("systemctl restart sshd").status, 5);
-        assert_eq!(session.run("systemctl stop nvidia-fabricmanager").status, 0);
+        assert_eq!(session.run("sudo systemctl restart sshd").status, 5);
+        assert_eq!(session.run("sudo systemctl stop nvidia-fabricmanager").status, 0);
         assert_eq!(session.run("systemctl is-active nvidia-fabricmanager").stdout(), "inactive\n");
         assert!(session.run("systemctl status nvidia-fabricmanager").stdout().contains("Active: inactive (dead)"));
     }

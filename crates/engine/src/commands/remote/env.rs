@@ -32,7 +32,8 @@ static PRINTENV: Signature = Signature {
 };
 
 fn listing(env: &BTreeMap<String, String>, end: char) -> String {
-    env.iter().map(|(k, v)| format!("{k}={v}{end}")).collect()
+    // EUID is the shell's, never exported.
+    env.iter().filter(|(k, _)| k.as_str() != crate::commands::EUID).map(|(k, v)| format!("{k}={v}{end}")).collect()
 }
 
 /// getopt's complaint, then GNU's hint.

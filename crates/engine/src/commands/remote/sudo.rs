@@ -1,7 +1,8 @@
 //! `sudo CMD...`: executes CMD as a program through the invocation's runner
-//! (the lab's user may act as root); what CMD changes is returned as CMD
-//! returned it. Builtins are not programs, so sudo cannot run them, as with
-//! the real sudo.
+//! as root (the lab's user may: no password is asked), with sudo's
+//! variables (`USER=root`, `HOME=/root`, `SUDO_USER`, ...); what CMD
+//! changes is returned as CMD returned it. Builtins are not programs, so
+//! sudo cannot run them, as with the real sudo.
 
 use crate::commands::{Command, Example, Invocation, Output, Signature};
 
@@ -30,7 +31,25 @@ impl Command for Sudo {
         let Some(name) = args.get(at) else {
             return Output::error("usage: sudo -h | -K | -k | -V\nusage: sudo [-AbEHknPS] [-u user] command [arg ...]\n", 1);
         };
-        let call = invocation.call_on(&invocation.node.hostname, Some(invocation.env));
+        let mut env = invocation.env.clone();
+        let user = invocation.env.get("SUDO_USER").or(invocation.env.get("USER")).cloned().unwrap_or_else(|| "user".to_string());
+        for (key, value) in [
+            (crate::commands::EUID, "0".to_string()),
+            ("USER", "root".to_string()),
+            ("LOGNAME", "root".to_string()),
+            ("HOME", "/root".to_string()),
+            ("SUDO_USER", user),
+            ("SUDO_UID", "1000".to_string()),
+            ("SUDO_GID", "1000".to_string()),
+            ("SUDO_COMMAND", args[at..].join(" ")),
+        ] {
+            env.insert(key.to_string(), value);
+        }
+        let call = invocation.call_on(&invocation.node.hostname, Some(&env));
+        // A shell is a program too: `sudo bash -c LINE` runs the line as root.
+        if matches!(name.as_str(), "bash" | "sh") && args.get(at + 1).is_some_and(|flag| flag == "-c") {
+            return invocation.runner.run_line(call, args.get(at + 2).map_or("", String::as_str));
+        }
         invocation.runner.run_program(call, &args[at..]).unwrap_or_else(|| Output::error(format!("sudo: {name}: command not found\n"), 1))
     }
 }

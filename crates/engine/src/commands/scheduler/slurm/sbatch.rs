@@ -145,7 +145,7 @@ mod tests {
         let first = shell.run("sbatch --wrap=hostname").stdout();
         assert!(first.starts_with("Submitted batch job "));
         assert_ne!(shell.run("sbatch --wrap hostname").stdout(), first, "ids grow");
-        assert_eq!(shell.run("sbatch -w gpu-002 --wrap='scontrol update NodeName=$SLURM_JOB_NODELIST State=DRAIN Reason=x'").status, 0);
+        assert_eq!(shell.run("sbatch -w gpu-002 --wrap='sudo scontrol update NodeName=$SLURM_JOB_NODELIST State=DRAIN Reason=x'").status, 0);
         assert!(shell.run("sinfo").stdout().contains("drain gpu-002"));
         assert_eq!(run_on_first_node("sbatch job.sh").stderr, "sbatch: error: Unable to open file job.sh\n");
         assert_eq!(run_on_first_node("sbatch").stderr, "sbatch: error: Batch script is empty!\n");

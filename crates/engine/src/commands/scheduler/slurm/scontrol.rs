@@ -146,7 +146,7 @@ impl Command for Scontrol {
         };
         match keyword.to_ascii_lowercase().as_str() {
             "show" => {}
-            "update" => return update(cluster, &words[1..]),
+            "update" => return update(cluster, &words[1..], crate::commands::is_root(invocation.env)),
             "create" | "delete" | "reconfigure" | "shutdown" | "takeover" | "reboot" | "hold"
             | "release" | "requeue" | "suspend" | "resume" | "cancel_reboot" => {
                 return Output::error("slurm_update error: Invalid user id\n", 1)
@@ -210,7 +210,7 @@ impl Command for Scontrol {
 }
 
 /// `scontrol update NodeName=HOSTLIST State=... Reason=...`.
-fn update(cluster: &Cluster, words: &[&str]) -> Output {
+fn update(cluster: &Cluster, words: &[&str], root: bool) -> Output {
     let key = |tag: &str, name: &str, min: usize| tag.len() >= min && name.starts_with(&tag.to_ascii_lowercase());
     let (mut names, mut state, mut reason) = (None, None, None);
     for word in words {
@@ -258,6 +258,10 @@ fn update(cluster: &Cluster, words: &[&str]) -> Output {
     let Some(targets) = hostlist::expand(list) else {
         return Output::error("slurm_update error: Invalid node name specified\n", 1);
     };
+    // Only SlurmUser and root may change a node's state.
+    if !root {
+        return Output::error("slurm_update error: Access/permission denied\n", 1);
+    }
     let mut changes = Vec::new();
     for name in &targets {
         let Some(node) = cluster.node(name) else {
@@ -306,22 +310,25 @@ mod tests {
     #[test]
     fn update_follows_slurms_rules() {
         let mut shell = crate::testing::session();
-        let out = shell.run("scontrol update NodeName=gpu-001 State=DRAIN");
+        // A plain user may look, not change.
+        let out = shell.run("scontrol update NodeName=gpu-001 State=DRAIN Reason=x");
+        assert_eq!((out.stderr().as_str(), out.status), ("slurm_update error: Access/permission denied\n", 1));
+        let out = shell.run("sudo scontrol update NodeName=gpu-001 State=DRAIN");
         assert_eq!((out.stderr().as_str(), out.status), ("You must specify a reason when DOWNING or DRAINING a node. Request denied\n", 1));
-        let out = shell.run("scontrol update NodeName=gpu-001 State=RESUME");
+        let out = shell.run("sudo scontrol update NodeName=gpu-001 State=RESUME");
         assert_eq!((out.stderr().as_str(), out.status), ("slurm_update error: Invalid node state specified\n", 1));
-        assert_eq!(shell.run("scontrol update NodeName=gpu-009 State=DOWN Reason=x").stderr(), "slurm_update error: Invalid node name specified\n");
-        assert_eq!(shell.run("scontrol update NodeName=gpu-001 State=bogus").status, 1);
-        assert_eq!(shell.run("scontrol update State=DRAIN Reason=x").status, 1);
-        assert_eq!(shell.run("scontrol update NodeName=gpu-[001-002] State=DRAIN Reason=\"xid 79\"").status, 0);
+        assert_eq!(shell.run("sudo scontrol update NodeName=gpu-009 State=DOWN Reason=x").stderr(), "slurm_update error: Invalid node name specified\n");
+        assert_eq!(shell.run("sudo scontrol update NodeName=gpu-001 State=bogus").status, 1);
+        assert_eq!(shell.run("sudo scontrol update State=DRAIN Reason=x").status, 1);
+        assert_eq!(shell.run("sudo scontrol update NodeName=gpu-[001-002] State=DRAIN Reason=\"xid 79\"").status, 0);
         assert!(shell.run("sinfo").stdout().contains("      2  drain gpu-[001-002]\n"));
         assert!(shell.run("scontrol show node gpu-002").stdout().contains("\n   Reason=xid 79 [root@"));
-        assert_eq!(shell.run("scontrol update nodename=gpu-002 state=resume").status, 0);
+        assert_eq!(shell.run("sudo scontrol update nodename=gpu-002 state=resume").status, 0);
         assert_eq!(shell.changes().len(), 3);
         assert!(shell.run("sinfo -N").stdout().contains("gpu-002       1 gpu*      idle"), "{}", shell.run("sinfo -N").stdout());
         shell.cluster.node_mut("gpu-002").unwrap().reachable = false;
-        shell.run("scontrol update NodeName=gpu-002 State=DOWN Reason=dead");
-        shell.run("scontrol update NodeName=gpu-002 State=RESUME");
+        shell.run("sudo scontrol update NodeName=gpu-002 State=DOWN Reason=dead");
+        shell.run("sudo scontrol update NodeName=gpu-002 State=RESUME");
         assert!(shell.run("scontrol show node gpu-002").stdout().contains("State=DOWN+NOT_RESPONDING "));
     }
 }
