@@ -79,3 +79,13 @@ fn privileged_actions_need_sudo() {
     assert_eq!(shell.run("sudo bash -c 'echo $EUID'").stdout(), "0\n");
     assert!(!shell.run("sudo env").stdout().contains("EUID"));
 }
+
+#[test]
+fn the_cuda_version_follows_the_driver() {
+    for (driver, cuda) in [("525.60.13", "12.0"), ("535.183.01", "12.2"), ("550.54.15", "12.4"), ("570.158.01", "12.8"), ("580.95.05", "13.0")] {
+        let source = TWO_NODES.replace("nodes = [", &format!("driver = \"{driver}\"\nnodes = ["));
+        let mut shell = lab(&source);
+        let header = shell.run("nvidia-smi | sed -n 3p").stdout();
+        assert!(header.contains(&format!("Driver Version: {driver}")) && header.contains(&format!("CUDA Version: {cuda} ")), "{header}");
+    }
+}

@@ -110,6 +110,33 @@ pub struct Injected {
 /// outputs do not depend on when the lab is opened.
 pub const DEFAULT_START: EpochSeconds = 1_773_045_600; // 2026-03-09 08:40:00 UTC
 
+/// The CUDA version a driver branch supports, as `nvidia-smi` prints it:
+/// from the captures (510: 11.6, 525: 12.0, 535: 12.2, 545: 12.3, 550: 12.4,
+/// 565: 12.7, 570: 12.8, 580: 13.0) and NVIDIA's CUDA release notes (the
+/// driver each toolkit shipped with) for the branches between.
+pub fn cuda_for_driver(driver: &str) -> Option<&'static str> {
+    let branch: u32 = driver.split('.').next()?.parse().ok()?;
+    Some(match branch {
+        0..=469 => return None,
+        470..=494 => "11.4",
+        495..=509 => "11.5",
+        510..=514 => "11.6",
+        515..=519 => "11.7",
+        520..=524 => "11.8",
+        525..=529 => "12.0",
+        530..=534 => "12.1",
+        535..=544 => "12.2",
+        545..=549 => "12.3",
+        550..=554 => "12.4",
+        555..=559 => "12.5",
+        560..=564 => "12.6",
+        565..=569 => "12.7",
+        570..=574 => "12.8",
+        575..=579 => "12.9",
+        _ => "13.0",
+    })
+}
+
 impl Cluster {
     /// Builds the concrete cluster. Every per-device value comes from `seed`
     /// and the device's name, so a node's GPUs do not change when another
@@ -119,7 +146,13 @@ impl Cluster {
         let now = DEFAULT_START + Rng::derive(seed, &["clock"]).range_i64(0, 6 * 3600);
         let versions = Versions {
             driver: config.driver.clone().unwrap_or_else(|| preset.driver.to_string()),
-            cuda: config.cuda.clone().unwrap_or_else(|| preset.cuda.to_string()),
+            // The CUDA version nvidia-smi reports is the driver's: a lab that
+            // names only a driver gets that branch's CUDA.
+            cuda: config
+                .cuda
+                .clone()
+                .or_else(|| config.driver.as_deref().and_then(cuda_for_driver).map(str::to_string))
+                .unwrap_or_else(|| preset.cuda.to_string()),
             nccl: config.nccl.clone().unwrap_or_else(|| preset.nccl.to_string()),
             dcgm: config.dcgm.clone().unwrap_or_else(|| preset.dcgm.to_string()),
             perftest: preset.perftest.to_string(),
