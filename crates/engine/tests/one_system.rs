@@ -89,3 +89,16 @@ fn the_cuda_version_follows_the_driver() {
         assert!(header.contains(&format!("Driver Version: {driver}")) && header.contains(&format!("CUDA Version: {cuda} ")), "{header}");
     }
 }
+
+#[test]
+fn a_lost_gpu_leaves_a_gap_in_every_gpu_view() {
+    let source = format!("{TWO_NODES}[[faults]]\nkind = \"gpu-fallen-off-bus\"\nnode = \"gpu-001\"\ngpu = 3\n");
+    let mut shell = lab(&source);
+    let list = shell.run("nvidia-smi -L").stdout();
+    let indices: Vec<&str> = list.lines().map(|line| line.split(':').next().unwrap()).collect();
+    assert_eq!(indices, ["GPU 0", "GPU 1", "GPU 2", "GPU 4", "GPU 5", "GPU 6", "GPU 7"]);
+    let topo = shell.run("nvidia-smi topo -m").stdout();
+    let header: Vec<&str> = topo.lines().next().unwrap().split('\t').filter(|c| c.starts_with("GPU") && c.len() <= 4).collect();
+    assert_eq!(header, ["GPU0", "GPU1", "GPU2", "GPU4", "GPU5", "GPU6", "GPU7"]);
+    assert!(topo.lines().any(|line| line.starts_with("GPU4\t")), "{topo}");
+}

@@ -60,7 +60,8 @@ pub fn run(invocation: &Invocation) -> Output {
     let mut devices: Vec<Device> =
         gpus.iter().map(|gpu| Device { switch: gpu.pcie_switch, numa: gpu.numa_node, gpu: Some(*gpu) }).collect();
     devices.extend(node.hcas.iter().map(|hca| Device { switch: hca.pcie_switch, numa: hca.numa_node, gpu: None }));
-    let names: Vec<String> = (0..gpus.len()).map(|i| format!("GPU{i}")).chain((0..node.hcas.len()).map(|i| format!("NIC{i}"))).collect();
+    // A GPU lost from the bus leaves a gap: the others keep their indices, as in `nvidia-smi -L`.
+    let names: Vec<String> = gpus.iter().map(|gpu| format!("GPU{}", gpu.index)).chain((0..node.hcas.len()).map(|i| format!("NIC{i}"))).collect();
 
     let mut out = String::new();
     for name in &names {
