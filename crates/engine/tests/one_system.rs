@@ -102,3 +102,19 @@ fn a_lost_gpu_leaves_a_gap_in_every_gpu_view() {
     assert_eq!(header, ["GPU0", "GPU1", "GPU2", "GPU4", "GPU5", "GPU6", "GPU7"]);
     assert!(topo.lines().any(|line| line.starts_with("GPU4\t")), "{topo}");
 }
+
+#[test]
+fn kubernetes_and_slurm_are_separate_systems() {
+    let mut shell = lab(TWO_NODES);
+    assert_eq!(shell.run("kubectl cordon gpu-001").stdout(), "node/gpu-001 cordoned\n");
+    assert_eq!(shell.run("sinfo -R").stdout().lines().count(), 1, "Slurm keeps the node");
+    shell.run("sudo scontrol update NodeName=gpu-002 State=DRAIN Reason=ib");
+    let nodes = shell.run("kubectl get nodes").stdout();
+    assert!(nodes.lines().any(|l| l.starts_with("gpu-002 ") && !l.contains("SchedulingDisabled")), "{nodes}");
+    // A Slurm resume does not uncordon, and an uncordon does not resume.
+    shell.run("sudo scontrol update NodeName=gpu-002 State=RESUME");
+    assert!(shell.run("kubectl get nodes").stdout().contains("gpu-001   Ready,SchedulingDisabled"));
+    shell.run("sudo scontrol update NodeName=gpu-001 State=DRAIN Reason=both");
+    shell.run("kubectl uncordon gpu-001");
+    assert!(shell.run("sinfo -R").stdout().contains("both"));
+}

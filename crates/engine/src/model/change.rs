@@ -28,7 +28,7 @@ pub enum Change {
     /// `nvidia-smi -r`: clears what a reset clears (Xid 48/62/63/64/74/95/119/120
     /// consequences, volatile ECC counts, pending row remaps).
     ResetGpu { node: String, gpu: u32 },
-    /// `scontrol update NodeName=... State=...` and `kubectl cordon/drain`.
+    /// `scontrol update NodeName=... State=...`.
     SetScheduler { node: String, state: SchedulerState, reason: Option<String> },
     /// `systemctl restart nvidia-fabricmanager`.
     RestartFabricManager { node: String },
@@ -48,6 +48,9 @@ pub enum Change {
     /// port's data and packet counters count them. The history keeps one
     /// sum per port, so it stays as small as the fabric however long the lab.
     Traffic { node: String, device: String, sent_bytes: u64, received_bytes: u64 },
+    /// `kubectl cordon` (drained: false), `kubectl drain` (true), or
+    /// `kubectl uncordon` (unschedulable: false): Kubernetes' mark, not Slurm's.
+    Cordon { node: String, unschedulable: bool, drained: bool },
 }
 
 /// The hands-on actions a technician can take, and what they act on.
@@ -102,7 +105,8 @@ impl Change {
             | Change::StopListening { node, .. }
             | Change::Repair { node, .. }
             | Change::WriteFile { node, .. }
-            | Change::Traffic { node, .. } => node,
+            | Change::Traffic { node, .. }
+            | Change::Cordon { node, .. } => node,
         }
     }
 }
@@ -204,6 +208,10 @@ impl Cluster {
                     file.clear();
                 }
                 file.push_str(text);
+            }
+            Change::Cordon { unschedulable, drained, .. } => {
+                node.cordoned_since = if *unschedulable { node.cordoned_since.or(Some(at)) } else { None };
+                node.drained_pods = *unschedulable && (*drained || node.drained_pods);
             }
             Change::Traffic { device, sent_bytes, received_bytes, .. } => {
                 if let Some(hca) = node.hcas.iter_mut().find(|hca| hca.name == *device) {

@@ -285,6 +285,8 @@ fn build_node(config: &ClusterConfig, versions: &Versions, index: usize, hostnam
         scheduler_reason: None,
         scheduler_reason_since: booted_at,
         reachable: true,
+        cordoned_since: None,
+        drained_pods: false,
         listeners: Vec::new(),
         files: Default::default(),
     };

@@ -45,6 +45,11 @@ pub struct Node {
     pub scheduler_reason_since: EpochSeconds,
     /// False when the node is down: ssh and pdsh cannot reach it.
     pub reachable: bool,
+    /// Kubernetes' own mark (`kubectl cordon`, `drain`): since when the node
+    /// is unschedulable, and whether a drain evicted its pods. Slurm's
+    /// state is a separate system's (`scheduler`).
+    pub cordoned_since: Option<EpochSeconds>,
+    pub drained_pods: bool,
     /// Servers waiting for clients (perftest servers).
     pub listeners: Vec<super::change::Listener>,
     /// Files the trainee wrote (`echo x > notes.txt`), by absolute path.

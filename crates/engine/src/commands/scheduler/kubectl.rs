@@ -6,10 +6,10 @@
 //! consonant-and-digit alphabet; pods start a few minutes after the node
 //! boots (`booted_at`).
 //!
-//! A node is `SchedulingDisabled` when the model's scheduler state is
-//! `Drained`, so Slurm and Kubernetes agree: `cordon`/`drain` return
-//! `Change::SetScheduler` (drained, reason `kubectl cordon`/`kubectl drain`),
-//! `uncordon` sets it idle. An unreachable node is `NotReady`: its DaemonSet
+//! A node is `SchedulingDisabled` when Kubernetes cordoned it:
+//! `cordon`/`drain` return `Change::Cordon`, `uncordon` lifts it. Slurm is a
+//! separate system: a Slurm drain does not cordon, a cordon does not drain.
+//! A drain evicts the node's Deployment pods; a cordon leaves them running. An unreachable node is `NotReady`: its DaemonSet
 //! pods stay `Running` but not ready (they tolerate the unreachable taint),
 //! a Deployment pod evicted from it stays `Terminating`, and its replacement
 //! runs on the next schedulable node. A node with a GPU off the bus,
@@ -87,7 +87,12 @@ fn suffix(cluster: &Cluster, parts: &[&str], n: usize) -> String {
 }
 
 fn cordoned(node: &Node) -> bool {
-    node.scheduler == SchedulerState::Drained
+    node.cordoned_since.is_some()
+}
+
+/// Whether a drain evicted the node's pods (a cordon alone does not).
+fn evicted(node: &Node) -> bool {
+    node.cordoned_since.is_some() && node.drained_pods
 }
 
 /// When the node stopped answering (its Slurm reason's time when it is down).
@@ -140,7 +145,7 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
     // that lost them give the time they moved.
     let mut moved = None;
     for (index, node) in cluster.nodes.iter().enumerate() {
-        if node.reachable && !cordoned(node) {
+        if node.reachable && !evicted(node) {
             for name in DEPLOYMENTS {
                 let hash = suffix(cluster, &[name, "rs"], 10);
                 let since = moved.unwrap_or(node.booted_at + 60);
@@ -151,14 +156,14 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
                 }
                 // Evicted from the first node while it did not answer: stuck terminating.
                 let first = &cluster.nodes[0];
-                if !first.reachable && !cordoned(first) {
+                if !first.reachable && !evicted(first) {
                     let old = suffix(cluster, &[&first.hostname, "k8s", name], 5);
                     pods.push(Pod { name: format!("{name}-{hash}-{old}"), ready: false, status: "Terminating", restarts: 0, since: first.booted_at + 60, node: 0, daemonset: false });
                 }
             }
             break;
         }
-        let left = if node.reachable { node.scheduler_reason_since } else { lost_at(cluster, node) + 300 };
+        let left = if node.reachable { node.cordoned_since.unwrap_or(node.booted_at) } else { lost_at(cluster, node) + 300 };
         moved = Some(moved.unwrap_or(left).max(left));
     }
     crate::sort::sort_by(&mut pods, |a, b| a.name.cmp(&b.name));
@@ -316,7 +321,7 @@ fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
         events.push(("NodeNotReady", lost_at(cluster, node), "node-controller", "NodeNotReady"));
     }
     if cordoned(node) {
-        events.push(("NodeNotSchedulable", node.scheduler_reason_since, "kubelet", "NodeNotSchedulable"));
+        events.push(("NodeNotSchedulable", node.cordoned_since.unwrap_or(cluster.now), "kubelet", "NodeNotSchedulable"));
     }
     if events.is_empty() {
         l.push("Events:\t<none>".into());
@@ -520,11 +525,11 @@ fn act(cluster: &Cluster, o: &Opts, verb: &str) -> Output {
             out.status = 1;
             continue;
         };
-        let on = |state, reason: Option<&str>| Change::SetScheduler { node: name.clone(), state, reason: reason.map(String::from) };
+        let mark = |unschedulable, drained| Change::Cordon { node: name.clone(), unschedulable, drained };
         if verb == "uncordon" {
             if cordoned(node) {
                 out.stdout += &format!("node/{name} uncordoned\n");
-                out.changes.push(on(SchedulerState::Idle, None));
+                out.changes.push(mark(false, false));
             } else {
                 out.stdout += &format!("node/{name} already uncordoned\n");
             }
@@ -534,7 +539,7 @@ fn act(cluster: &Cluster, o: &Opts, verb: &str) -> Output {
             out.stdout += &format!("node/{name} already cordoned\n");
         } else {
             out.stdout += &format!("node/{name} cordoned\n");
-            out.changes.push(on(SchedulerState::Drained, Some(if verb == "drain" { "kubectl drain" } else { "kubectl cordon" })));
+            out.changes.push(mark(true, false));
         }
         if verb != "drain" {
             continue;
@@ -556,6 +561,7 @@ fn act(cluster: &Cluster, o: &Opts, verb: &str) -> Output {
             out.stdout += &format!("pod/{} evicted\n", pod.name);
         }
         out.stdout += &format!("node/{name} drained\n");
+        out.changes.push(mark(true, true));
         out.duration_ms += 5000 * evicted.len() as u64;
     }
     out
@@ -644,12 +650,17 @@ mod tests {
     }
 
     #[test]
-    fn nodes_cordon_and_drain_agree_with_slurm() {
+    fn nodes_cordon_and_drain_apart_from_slurm() {
         let out = run_on_first_node("kubectl get nodes");
         assert!(out.stdout.starts_with("NAME      STATUS   ROLES    AGE   VERSION\ngpu-001   Ready    <none>   "), "{}", out.stdout);
         let mut shell = session();
         assert_eq!(shell.run("kubectl cordon gpu-002").stdout(), "node/gpu-002 cordoned\n");
-        assert!(shell.run("sinfo").stdout().contains("drain gpu-002"));
+        // Kubernetes and Slurm are two systems: a cordon drains nothing in Slurm, and back.
+        assert!(shell.run("sinfo").stdout().contains("idle gpu-[001-002]"), "{}", shell.run("sinfo").stdout());
+        shell.run("sudo scontrol update NodeName=gpu-001 State=DRAIN Reason=slurm-only");
+        let nodes = shell.run("kubectl get nodes").stdout();
+        assert!(nodes.lines().any(|line| line.starts_with("gpu-001   Ready ") && !line.contains("SchedulingDisabled")), "{nodes}");
+        shell.run("sudo scontrol update NodeName=gpu-001 State=RESUME");
         assert!(shell.run("kubectl get nodes").stdout().contains("gpu-002   Ready,SchedulingDisabled   <none>"));
         assert!(shell.run("kubectl describe node gpu-002").stdout().contains("Taints:             node.kubernetes.io/unschedulable:NoSchedule\n"));
         assert_eq!(shell.run("kubectl cordon gpu-002").stdout(), "node/gpu-002 already cordoned\n");
