@@ -118,3 +118,48 @@ fn kubernetes_and_slurm_are_separate_systems() {
     shell.run("kubectl uncordon gpu-001");
     assert!(shell.run("sinfo -R").stdout().contains("both"));
 }
+
+#[test]
+fn hands_on_work_is_physical() {
+    let mut shell = lab(TWO_NODES);
+    // The site's policy: no hands-on work on a node Slurm has not drained.
+    let refused = shell.run("dctech power-cycle gpu-002");
+    assert_eq!(refused.status, 1);
+    assert!(refused.stderr().starts_with("dctech: refused: gpu-002 is not drained."));
+    shell.run("sudo scontrol update NodeName=gpu-002 State=DRAIN Reason=work");
+
+    // A power cycle boots the node again: uptime, BootTime and the kernel log start over.
+    let boot_before = shell.run("scontrol show node gpu-002 | grep -o 'BootTime=[^ ]*'").stdout();
+    assert!(shell.run("ssh gpu-002 uptime").stdout().contains(" days,"));
+    shell.run("ssh gpu-002 'echo x | sudo tee /dev/null'");
+    assert_eq!(shell.run("dctech power-cycle gpu-002").status, 0);
+    // Up again five minutes before the ticket closed.
+    let uptime = shell.run("ssh gpu-002 uptime").stdout();
+    assert!(uptime.contains(" up 5 min,"), "{uptime}");
+    let boot_after = shell.run("scontrol show node gpu-002 | grep -o 'BootTime=[^ ]*'").stdout();
+    assert_ne!(boot_before, boot_after);
+    let booted = shell.run("date -d '5 min ago' +%Y-%m-%dT%H:%M").stdout();
+    assert!(boot_after.contains(booted.trim()), "{boot_after} / {booted}");
+    let first = shell.run("ssh gpu-002 dmesg | head -1").stdout();
+    assert!(first.starts_with("[    "), "{first}");
+
+    // A new GPU has a new UUID and serial number; a new HCA new GUIDs.
+    let uuid = |shell: &mut Session| shell.run("ssh gpu-002 nvidia-smi --query-gpu=uuid,serial --format=csv,noheader -i 3").stdout();
+    let before = uuid(&mut shell);
+    shell.run("dctech replace-gpu gpu-002 3");
+    let replaced = uuid(&mut shell);
+    assert_ne!(replaced, before);
+    let guid = |shell: &mut Session| shell.run("ssh gpu-002 ibstat mlx5_4 | grep 'Node GUID'").stdout();
+    let before = guid(&mut shell);
+    shell.run("dctech replace-hca gpu-002 mlx5_4");
+    assert_ne!(guid(&mut shell), before);
+
+    // Cable work takes the link down and up: the kernel says so and LinkDowned counts it.
+    shell.run("dctech reseat-cable gpu-002 mlx5_1");
+    let downed = shell.run("ssh gpu-002 perfquery -C mlx5_1 | grep LinkDownedCounter").stdout();
+    assert!(downed.ends_with(".1\n"), "{downed}");
+    let log = shell.run("ssh gpu-002 dmesg | grep ibp").stdout();
+    assert!(log.contains(": Link down\n") && log.ends_with(": Link up\n"), "{log}");
+    // And the GPU replaced earlier keeps its new identity through later work.
+    assert_eq!(uuid(&mut shell), replaced);
+}

@@ -53,6 +53,16 @@ pub enum Change {
     Cordon { node: String, unschedulable: bool, drained: bool },
 }
 
+/// Work that needs the node powered off: it boots again afterwards.
+pub fn reboots(action: &str) -> bool {
+    matches!(action, "power-cycle" | "reseat-gpu" | "replace-gpu" | "replace-hca")
+}
+
+/// Work on a cable or its transceiver: the link goes down and comes back.
+pub fn cable_work(action: &str) -> bool {
+    matches!(action, "reseat-cable" | "replace-cable" | "replace-transceiver")
+}
+
 /// The hands-on actions a technician can take, and what they act on.
 pub const REPAIR_ACTIONS: &[(&str, RepairTarget)] = &[
     ("reseat-cable", RepairTarget::Hca),
@@ -148,8 +158,26 @@ impl Cluster {
                     repaired = true;
                 }
             }
-            if repaired {
+            // A repair, a reboot or a replaced part builds the node again,
+            // replaying the history (this work's effects included).
+            if repaired || reboots(action) || action.starts_with("replace-") {
                 self.rebuild_node(node);
+            } else {
+                self.apply_change_at(change, at);
+            }
+            if reboots(action) {
+                self.reboot(node, at);
+            }
+            if let Some(hca) = cable_work(action).then(|| target.clone()) {
+                // The technician unplugged the cable: the link went down and came back.
+                if let Some(node) = self.node_mut(node) {
+                    let Some(port) = node.hcas.iter().find(|h| h.name == hca).map(|h| (h.bus_id.clone(), h.netdev.clone(), h.port.is_up())) else { return };
+                    let (bus, netdev, up) = port;
+                    node.log_kernel(at - 60, 6, format!("mlx5_core {bus} {netdev}: Link down"));
+                    if up {
+                        node.log_kernel(at - 55, 6, format!("mlx5_core {bus} {netdev}: Link up"));
+                    }
+                }
             }
             return;
         }
@@ -201,7 +229,29 @@ impl Cluster {
                 node.listeners.push(listener.clone());
             }
             Change::StopListening { port, .. } => node.listeners.retain(|l| l.port != *port),
-            Change::Repair { .. } => {}
+            Change::Repair { action, target, .. } => {
+                // What the work did to the hardware, also when the node is built again.
+                if cable_work(action) {
+                    if let Some(hca) = node.hcas.iter_mut().find(|h| h.name == *target) {
+                        hca.port.counters.link_downed = hca.port.counters.link_downed.saturating_add(1);
+                    }
+                }
+                let mut rng = crate::rng::Rng::derive(0x7265_706c_6163_6564, &[&node.hostname, action, target, &at.to_string()]);
+                if action == "replace-gpu" {
+                    if let Some(gpu) = target.parse().ok().and_then(|index: u32| node.gpus.iter_mut().find(|g| g.index == index)) {
+                        // A new board: a new UUID and serial number.
+                        gpu.uuid = format!("GPU-{}-{}-{}-{}-{}", rng.hex(8), rng.hex(4), rng.hex(4), rng.hex(4), rng.hex(12));
+                        gpu.serial = format!("16{:011}", rng.range_u64(0, 99_999_999_999));
+                    }
+                }
+                if action == "replace-hca" {
+                    if let Some(hca) = node.hcas.iter_mut().find(|h| h.name == *target) {
+                        let oui = hca.node_guid >> 40;
+                        hca.node_guid = (oui << 40) | (0x0300 << 24) | rng.range_u64(0, 0xff_ffff);
+                        hca.port.guid = hca.node_guid;
+                    }
+                }
+            }
             Change::WriteFile { path, text, append, .. } => {
                 let file = node.files.entry(path.clone()).or_default();
                 if !*append {

@@ -108,6 +108,9 @@ pub struct Injected {
 
 /// When every lab's clock starts unless it says otherwise: a fixed instant, so
 /// outputs do not depend on when the lab is opened.
+/// A node the technician rebooted is up this long before the ticket closes.
+const REBOOT_BEFORE_DONE: EpochSeconds = 300;
+
 pub const DEFAULT_START: EpochSeconds = 1_773_045_600; // 2026-03-09 08:40:00 UTC
 
 /// The CUDA version a driver branch supports, as `nvidia-smi` prints it:
@@ -205,8 +208,7 @@ impl Cluster {
         for fault in faults {
             let _ = fault.apply(self);
         }
-        let replay: Vec<(EpochSeconds, change::Change)> =
-            self.history.iter().filter(|(_, c)| c.node() == hostname && !matches!(c, change::Change::Repair { .. })).cloned().collect();
+        let replay: Vec<(EpochSeconds, change::Change)> = self.history.iter().filter(|(_, c)| c.node() == hostname).cloned().collect();
         for (when, change) in replay {
             self.apply_change_at(&change, when);
         }
@@ -217,6 +219,28 @@ impl Cluster {
         node.scheduler_reason_since = old.scheduler_reason_since;
         node.listeners = old.listeners.clone();
         node.files = old.files.clone();
+        // Still the same boot, unless a reboot in the history made a new one.
+        if let Some(at) = self.history.iter().rev().find_map(|(at, c)| match c {
+            change::Change::Repair { node, action, .. } if node == hostname && change::reboots(action) => Some(*at),
+            _ => None,
+        }) {
+            node.booted_at = at - REBOOT_BEFORE_DONE;
+            node.fabric_manager_since = node.fabric_manager_since.max(node.booted_at + 41);
+        }
+    }
+
+    /// The node boots again at `at` (its work done): a fresh kernel log of
+    /// boot lines, Fabric Manager started, servers gone. (A fault the work
+    /// did not repair keeps its state, but its kernel lines are not logged
+    /// again in the new boot.)
+    pub(crate) fn reboot(&mut self, hostname: &str, at: EpochSeconds) {
+        let Some(index) = self.config.hostnames.iter().position(|h| h == hostname) else { return };
+        let fresh = build_node(&self.config, &self.versions, index, hostname, self.started_at, self.seed);
+        let Some(node) = self.node_mut(hostname) else { return };
+        node.booted_at = at - REBOOT_BEFORE_DONE;
+        node.kernel_log = fresh.kernel_log;
+        node.fabric_manager_since = node.booted_at + 41;
+        node.listeners.clear();
     }
 
     /// When the lab's clock started.

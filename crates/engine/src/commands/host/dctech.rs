@@ -2,10 +2,15 @@
 //! work (reseat a cable, replace an HCA or a GPU, power-cycle a node).
 //! ClusterLab's own tool: labs declare which faults each action repairs, so
 //! the trainee practises choosing the right physical fix and then proving it
-//! worked from the terminal.
+//! worked from the terminal. The work is physical: a power cycle, or work
+//! inside the chassis (GPU, HCA), reboots the node; a replaced part has a
+//! new identity; cable work takes the link down and up (LinkDownedCounter).
+//! The site's policy, in `dctech help`: no hands-on work on a node that
+//! Slurm has not drained (or marked down).
 
 use crate::commands::{Command, Example, Invocation, Output, Signature};
 use crate::model::change::{Change, RepairTarget, REPAIR_ACTIONS};
+use crate::model::node::SchedulerState;
 use crate::model::time::ctime;
 use crate::rng::Rng;
 
@@ -14,10 +19,13 @@ pub struct Dctech;
 static SIGNATURE: Signature = Signature {
     name: "dctech",
     summary: "ask a datacenter technician for hands-on work on a node (this site's tool)",
-    usage: "dctech list | dctech ACTION NODE [HCA|GPU]   e.g. dctech reseat-cable gpu-001 mlx5_1",
+    usage: "dctech list | dctech help | dctech ACTION NODE [HCA|GPU]   e.g. dctech reseat-cable gpu-001 mlx5_1",
     flags: &[],
     examples: &[Example { command: "dctech list", description: "the hands-on actions a technician can take" }],
 };
+
+const POLICY: &str = "Site policy: technicians work only on nodes that Slurm has drained (or marked down),\nso that no job runs where they work. Drain first, then open the ticket; resume the\nnode once you have proved the fix from the terminal.\n\nPower cycles and work inside the chassis (reseat-gpu, replace-gpu, replace-hca)\nreboot the node. Cable work (reseat-cable, replace-cable, replace-transceiver)\ntakes the link down and up again.\n";
+const POLICY_SHORT: &str = "Site policy: drain a node in Slurm before hands-on work";
 
 /// A technician needs this long on the lab's clock.
 const WORK_MS: u64 = 20 * 60 * 1000;
@@ -41,6 +49,9 @@ impl Command for Dctech {
         let Some(action) = args.first() else {
             return usage();
         };
+        if action == "help" {
+            return Output::ok(format!("usage: {}\n\n{POLICY}", SIGNATURE.usage));
+        }
         if action == "list" {
             let lines: String = REPAIR_ACTIONS
                 .iter()
@@ -65,6 +76,12 @@ impl Command for Dctech {
         };
         if !known {
             return Output::error(format!("dctech: {action} on {host} needs a {}\n", target_label(*kind)), 2);
+        }
+        if !matches!(node.scheduler, SchedulerState::Drained | SchedulerState::Down) {
+            return Output::error(
+                format!("dctech: refused: {host} is not drained. {POLICY_SHORT} (sudo scontrol update NodeName={host} State=DRAIN Reason=\"...\")\n"),
+                1,
+            );
         }
         let ticket = Rng::derive(invocation.cluster.seed, &["dctech", action, host, &target]).range_u64(1000, 9999);
         let done = invocation.cluster.now + (WORK_MS / 1000) as i64;
@@ -92,8 +109,13 @@ mod tests {
         assert_eq!(shell.run("dctech reseat-cable gpu-001 mlx5_9").status, 2);
         assert_eq!(shell.run("dctech reseat-gpu gpu-009 1").status, 2);
         assert_eq!(shell.run("dctech fix-it gpu-001").status, 2);
+        let refused = shell.run("dctech reseat-cable gpu-002 mlx5_1");
+        assert_eq!(refused.status, 1);
+        assert!(refused.stderr().starts_with("dctech: refused: gpu-002 is not drained."), "{}", refused.stderr());
+        assert!(shell.run("dctech help").stdout().contains("Site policy: technicians work only on nodes that Slurm has drained"));
+        shell.run("sudo scontrol update NodeName=gpu-002 State=DRAIN Reason=cable");
         let out = shell.run("dctech reseat-cable gpu-002 mlx5_1");
         assert!(out.stdout().starts_with("Ticket DC-"), "{}", out.text());
-        assert_eq!(shell.changes().len(), 1);
+        assert_eq!(shell.changes().len(), 2);
     }
 }
