@@ -163,3 +163,21 @@ fn hands_on_work_is_physical() {
     // And the GPU replaced earlier keeps its new identity through later work.
     assert_eq!(uuid(&mut shell), replaced);
 }
+
+#[test]
+fn ecc_errors_and_row_remaps_tell_one_story() {
+    let query = "nvidia-smi -i 2 --query-gpu=ecc.errors.uncorrected.volatile.total,remapped_rows.pending --format=csv,noheader";
+    let source = format!("{TWO_NODES}[[faults]]\nkind = \"gpu-ecc-uncorrectable\"\nnode = \"gpu-001\"\ngpu = 2\ncount = 100\n");
+    let mut shell = lab(&source);
+    assert_eq!(shell.run(query).stdout(), "100, Yes\n");
+    // The Xid 48 lines come over seconds, then the remap's Xid 63.
+    let xids = shell.run("dmesg | grep 'Xid'").stdout();
+    let stamps: Vec<&str> = xids.lines().filter(|l| l.contains(": 48,")).map(|l| &l[..14]).collect();
+    assert_eq!(stamps.len(), 3);
+    assert!(stamps[0] != stamps[1] && stamps[1] != stamps[2], "{xids}");
+    assert!(xids.lines().last().unwrap().contains(": 63,"), "{xids}");
+
+    let source = format!("{TWO_NODES}[[faults]]\nkind = \"gpu-row-remap-pending\"\nnode = \"gpu-001\"\ngpu = 2\n");
+    let mut shell = lab(&source);
+    assert_eq!(shell.run(query).stdout(), "1, Yes\n");
+}

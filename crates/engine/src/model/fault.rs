@@ -198,8 +198,14 @@ impl Fault {
                 if *count == 0 {
                     return Err(FaultError::new("count", "`count` must be at least 1"));
                 }
-                for _ in 0..(*count).min(3) {
-                    record_xid(node, index, 48, at);
+                // The errors came over a few seconds, not in one instant.
+                for n in 0..(*count).min(3) {
+                    record_xid(node, index, 48, at + n as i64 * (3 + rng.range_i64(0, 9)));
+                }
+                // On GPUs that remap rows (A100 and later) an uncorrectable
+                // error remaps its row: pending until the next reset (Xid 63).
+                if node.gpus[index].row_remap.banks_max > 0 {
+                    record_xid(node, index, 63, at + 30);
                 }
                 let ecc = &mut node.gpus[index].ecc;
                 ecc.volatile_uncorrected = *count;
@@ -207,7 +213,9 @@ impl Fault {
             }
             Fault::GpuRowRemapPending { gpu, .. } => {
                 let index = gpu_at(*gpu)?;
-                record_xid(node, index, 63, at);
+                // An uncorrectable error is what made the remap.
+                record_xid(node, index, 48, at);
+                record_xid(node, index, 63, at + 1);
             }
             Fault::GpuThermalSlowdown { gpu, .. } => {
                 let index = gpu_at(*gpu)?;
