@@ -181,3 +181,19 @@ fn ecc_errors_and_row_remaps_tell_one_story() {
     let mut shell = lab(&source);
     assert_eq!(shell.run(query).stdout(), "1, Yes\n");
 }
+
+#[test]
+fn a_slowed_gpu_slows_the_collectives_it_is_in() {
+    let busbw = |source: &str| -> f64 {
+        let mut shell = lab(source);
+        let out = shell.run("all_reduce_perf -b 1G -e 1G -g 8").stdout();
+        let line = out.lines().find(|l| l.contains("Avg bus bandwidth")).unwrap().to_string();
+        line.rsplit(':').next().unwrap().trim().parse().unwrap()
+    };
+    let healthy = busbw(TWO_NODES);
+    let thermal = busbw(&format!("{TWO_NODES}[[faults]]\nkind = \"gpu-thermal-slowdown\"\nnode = \"gpu-001\"\ngpu = 4\n"));
+    let braked = busbw(&format!("{TWO_NODES}[[faults]]\nkind = \"gpu-power-brake\"\nnode = \"gpu-001\"\ngpu = 4\n"));
+    assert!(healthy > 400.0, "{healthy}");
+    assert!(thermal < healthy * 0.95 && thermal > healthy * 0.85, "{thermal} vs {healthy}");
+    assert!(braked < healthy * 0.4, "{braked} vs {healthy}");
+}

@@ -188,6 +188,20 @@ fn gpu_link_gbs(gpu: &Gpu) -> f64 {
     }
 }
 
+/// How much of its links' bandwidth a GPU's copy kernels still drive when a
+/// slowdown holds its SM clock down. NCCL's kernels keep NVLink busy down to
+/// about 60% of the top clock (an assumption of this model, not a capture);
+/// below, throughput falls with the clock: a thermal slowdown (55%) costs a
+/// few percent, a power brake (382 MHz, under 20%) about two thirds.
+fn clock_factor(gpu: &Gpu) -> f64 {
+    use crate::model::gpu::throttle;
+    let slowed = throttle::HW_SLOWDOWN | throttle::HW_THERMAL_SLOWDOWN | throttle::SW_THERMAL_SLOWDOWN | throttle::HW_POWER_BRAKE_SLOWDOWN;
+    if gpu.throttle_reasons & slowed == 0 || gpu.max_sm_clock_mhz == 0 {
+        return 1.0;
+    }
+    (f64::from(gpu.sm_clock_mhz) / f64::from(gpu.max_sm_clock_mhz) / 0.6).min(1.0)
+}
+
 fn nvls_capable(gpu: &Gpu) -> bool {
     ["H100", "H200", "H20", "B200", "B300", "GB200", "GB300"].iter().any(|part| gpu.name.contains(part))
 }
@@ -240,7 +254,7 @@ impl Plan {
             && env_allows(algo_env.as_deref(), if nnodes > 1 { "NVLSTree" } else { "NVLS" });
         for member in members.iter().filter(|m| m.ranks > 1) {
             for gpu in used(member) {
-                intra = intra.min(gpu_link_gbs(gpu));
+                intra = intra.min(gpu_link_gbs(gpu) * clock_factor(gpu));
                 nvls &= nvls_capable(gpu) && gpu.active_nvlinks() > 0 && gpu.fabric == FabricState::Completed;
             }
         }
