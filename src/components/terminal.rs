@@ -506,16 +506,23 @@ pub fn terminal(props: &TerminalProps) -> Html {
     }
     let close_pager = {
         let pager = pager.clone();
+        Callback::from(move |()| pager.set(None))
+    };
+    {
+        // Once the pager has closed and the screen is back, the keys go to the command line.
+        let was_open = use_mut_ref(|| false);
         let input_ref = input_ref.clone();
         let writer = writer.clone();
-        Callback::from(move |()| {
-            pager.set(None);
-            scroll_down(writer.borrow().container.as_ref());
-            if let Some(field) = input_ref.cast::<HtmlInputElement>() {
-                let _ = field.focus();
+        use_effect_with(pager.is_some(), move |open| {
+            if !*open && *was_open.borrow() {
+                scroll_down(writer.borrow().container.as_ref());
+                if let Some(field) = input_ref.cast::<HtmlInputElement>() {
+                    let _ = field.focus();
+                }
             }
-        })
-    };
+            *was_open.borrow_mut() = *open;
+        });
+    }
     {
         // Stops a reveal when the terminal goes.
         let writer = writer.clone();

@@ -92,6 +92,7 @@ test('less pages a long output and q restores the screen; more leaves its text',
   await settled(page, count);
   // less left nothing on the screen, and the keys go to the command line again.
   assert.doesNotMatch(await stdout(page), /\n499\n/);
+  assert.equal(await page.evaluate(() => document.activeElement && document.activeElement.id), 'terminal-input');
   await run(page, input, 'echo after');
   assert.match(await stdout(page), /after\n$/);
 
