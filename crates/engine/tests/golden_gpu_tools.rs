@@ -323,9 +323,14 @@ fn dmesg_ctime_matches_wall_clock_captures() {
 
 #[test]
 fn dmesg_shows_the_models_fallen_off_bus_block() {
+    // At the probe after a reboot, a GPU still off the bus prints the block
+    // of dmesg_fallen-off-bus_no-xid_drv570.txt.
     let mut cluster = cluster("hgx-h100", "570.158.01", "12.8");
-    Fault::GpuFallenOffBus { node: "node".into(), gpu: 7 }.apply(&mut cluster).unwrap();
-    let output = run(cluster, "dmesg -l err");
+    // Only a new GPU repairs it: the power cycle does not.
+    cluster.inject(Fault::GpuFallenOffBus { node: "node".into(), gpu: 7 }, vec!["replace-gpu".into()]).unwrap();
+    let mut session = Session::new(cluster, "node");
+    session.run("sudo scontrol update NodeName=node State=DRAIN Reason=x; dctech power-cycle node");
+    let output = session.run("dmesg -l err").stdout();
     let texts: Vec<&str> = output.lines().map(|l| l.split_once("] ").map_or("", |(_, text)| text)).collect();
     assert_eq!(
         texts,

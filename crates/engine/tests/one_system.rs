@@ -197,3 +197,17 @@ fn a_slowed_gpu_slows_the_collectives_it_is_in() {
     assert!(thermal < healthy * 0.95 && thermal > healthy * 0.85, "{thermal} vs {healthy}");
     assert!(braked < healthy * 0.4, "{braked} vs {healthy}");
 }
+
+#[test]
+fn a_gpu_falling_off_the_bus_logs_aer_then_xid_79() {
+    let source = format!("{TWO_NODES}[[faults]]\nkind = \"gpu-fallen-off-bus\"\nnode = \"gpu-001\"\ngpu = 3\n");
+    let mut shell = lab(&source);
+    let log = shell.run("dmesg").stdout();
+    let aer = log.lines().position(|l| l.contains("AER: Uncorrected (Fatal) error received")).expect("an AER report");
+    let surprise = log.lines().position(|l| l.ends_with("[ 5] Surprise Down Error    (First)")).expect("Surprise Down");
+    let xid = log.lines().position(|l| l.contains("): 79, ") && l.ends_with("GPU has fallen off the bus.")).expect("Xid 79");
+    assert!(aer < surprise && surprise < xid, "{log}");
+    // Logged when it happened, not at boot.
+    let stamp: f64 = log.lines().nth(xid).unwrap()[1..13].trim().parse().unwrap();
+    assert!(stamp > 3600.0, "{stamp}");
+}

@@ -185,13 +185,31 @@ impl Fault {
                 record_xid(node, index, *xid, at);
             }
             Fault::GpuFallenOffBus { gpu, .. } => {
+                // While running, a GPU that drops off the bus shows first as a
+                // PCIe Surprise Down on its switch port, then as Xid 79
+                // (dmesg_aer-surprise-down_xid79.txt; FACTS 7). The port is
+                // the bus above the GPU's; its id [1000:c030] (a Broadcom PCIe
+                // switch, as on HGX baseboards) and the 5.15 kernel's wording
+                // with the port's address are not from a capture.
                 let index = gpu_at(*gpu)?;
                 let bus = node.gpus[index].kernel_bus_id();
-                let device = node.gpus[index].device_id;
-                node.gpus[index].health = GpuHealth::FallenOffBus;
-                node.log_kernel(at, 3, format!("NVRM: The NVIDIA GPU {bus}"));
-                node.log_kernel(at, 3, format!("NVRM: (PCI ID: 10de:{device:04x}) installed in this system has"));
-                node.log_kernel(at, 3, "NVRM: fallen off the bus and is not responding to commands.");
+                let port = match (bus.get(..4), bus.get(5..7).and_then(|b| u8::from_str_radix(b, 16).ok())) {
+                    (Some(domain), Some(number)) => format!("{domain}:{:02x}:00.0", number.saturating_sub(1)),
+                    _ => "0000:00:02.0".to_string(),
+                };
+                let mut us = (at - node.booted_at).max(0) as u64 * 1_000_000 + rng.range_u64(0, 900_000);
+                let mut log = |node: &mut super::Node, gap: u64, level: u8, text: String| {
+                    us += gap;
+                    node.log_kernel_us(us, level, text);
+                };
+                log(node, 0, 3, format!("pcieport {port}: AER: Uncorrected (Fatal) error received: {port}"));
+                log(node, 13, 3, format!("pcieport {port}: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Receiver ID)"));
+                log(node, 81, 3, format!("pcieport {port}:   device [1000:c030] error status/mask=00000020/00000000"));
+                log(node, 59, 3, format!("pcieport {port}:    [ 5] Surprise Down Error    (First)"));
+                log(node, 50, 6, format!("pcieport {port}: broadcast error_detected message"));
+                log(node, 5, 6, format!("nvidia {bus}: device has no AER-aware driver"));
+                // NVRM reports the Xid once the AER handling is through.
+                record_xid(node, index, 79, at + 1);
             }
             Fault::GpuEccUncorrectable { gpu, count, .. } => {
                 let index = gpu_at(*gpu)?;

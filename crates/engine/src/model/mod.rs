@@ -230,15 +230,29 @@ impl Cluster {
     }
 
     /// The node boots again at `at` (its work done): a fresh kernel log of
-    /// boot lines, Fabric Manager started, servers gone. (A fault the work
-    /// did not repair keeps its state, but its kernel lines are not logged
-    /// again in the new boot.)
+    /// boot lines, Fabric Manager started, servers gone. A GPU still off
+    /// the bus fails the driver's probe, in the probe-time form of
+    /// dmesg_fallen-off-bus_no-xid_drv570.txt. (Other faults the work did
+    /// not repair keep their state, but their lines are not logged again.)
     pub(crate) fn reboot(&mut self, hostname: &str, at: EpochSeconds) {
         let Some(index) = self.config.hostnames.iter().position(|h| h == hostname) else { return };
         let fresh = build_node(&self.config, &self.versions, index, hostname, self.started_at, self.seed);
         let Some(node) = self.node_mut(hostname) else { return };
         node.booted_at = at - REBOOT_BEFORE_DONE;
         node.kernel_log = fresh.kernel_log;
+        let probe_us = node.kernel_log.iter().find(|line| line.text.starts_with("NVRM: loading")).map_or(4_000_000, |line| line.uptime_us);
+        let lost: Vec<(String, u16)> =
+            node.gpus.iter().filter(|gpu| gpu.health == GpuHealth::FallenOffBus).map(|gpu| (gpu.kernel_bus_id(), gpu.device_id)).collect();
+        for (n, (bus, device)) in lost.iter().enumerate() {
+            let us = probe_us.saturating_sub(200_000) + n as u64 * 1_000;
+            node.log_kernel_us(us, 3, format!("NVRM: The NVIDIA GPU {bus}"));
+            node.log_kernel_us(us, 3, format!("NVRM: (PCI ID: 10de:{device:04x}) installed in this system has"));
+            node.log_kernel_us(us, 3, "NVRM: fallen off the bus and is not responding to commands.");
+        }
+        if !lost.is_empty() {
+            // Its level is not in the capture.
+            node.log_kernel_us(probe_us.saturating_sub(100_000), 4, format!("NVRM: The NVIDIA probe routine failed for {} device(s).", lost.len()));
+        }
         node.fabric_manager_since = node.booted_at + 41;
         node.listeners.clear();
     }
