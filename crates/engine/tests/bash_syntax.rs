@@ -78,6 +78,7 @@ fn command_substitution_and_arithmetic() {
         "cat <(echo a; echo b) <(echo c)",
         "wc -l < <(printf '1\\n2\\n')",
         "echo <(true) | grep -c /dev/fd/",
+        "for f in <(echo a); do cat $f; done; cat /dev/fd/63",
     ]);
 }
 

@@ -222,6 +222,8 @@ impl<'c, 's> Interp<'c, 's> {
             }
             Err(error) => self.syntax_error(&error, &mut transcript),
         }
+        // Whatever is still open closes with the line.
+        self.close_process_files(0);
         transcript.status = self.shell.last_status;
         transcript.duration_ms = self.line_ms;
         transcript
@@ -320,10 +322,15 @@ impl<'c, 's> Interp<'c, 's> {
         match command {
             Command::Simple { words, redirects } => self.run_simple(words, redirects, input, out, first),
             Command::Compound { body, redirects } => {
-                if redirects.is_empty() {
-                    return self.run_compound(body, input, out);
-                }
-                self.with_redirects(redirects, input, out, &mut |interp, input, sub| interp.run_compound(body, input, sub))
+                // `<(...)` in a compound command's words (`for f in <(...)`) closes with it.
+                let opened = self.process_files.len();
+                let status = if redirects.is_empty() {
+                    self.run_compound(body, input, out)
+                } else {
+                    self.with_redirects(redirects, input, out, &mut |interp, input, sub| interp.run_compound(body, input, sub))
+                };
+                self.close_process_files(opened);
+                status
             }
             Command::Function { name, body } => {
                 let old = self.shell.functions.get(name).map_or(0, |b| name.len() + b.len());
@@ -578,16 +585,22 @@ impl<'c, 's> Interp<'c, 's> {
         let opened = self.process_files.len();
         let status = self.run_simple_command(words, redirects, input, out, first);
         // The command's `<(...)` files close with it.
-        if self.process_files.len() > opened {
-            let host = self.shell.host.clone();
-            let closed = self.process_files.split_off(opened);
-            if let Some(node) = self.cluster.to_mut().node_mut(&host) {
-                for path in closed {
-                    node.files.remove(&path);
-                }
+        self.close_process_files(opened);
+        status
+    }
+
+    /// Removes the `<(...)` files opened since the first `from`.
+    fn close_process_files(&mut self, from: usize) {
+        if self.process_files.len() <= from {
+            return;
+        }
+        let host = self.shell.host.clone();
+        let closed = self.process_files.split_off(from);
+        if let Some(node) = self.cluster.to_mut().node_mut(&host) {
+            for path in closed {
+                node.files.remove(&path);
             }
         }
-        status
     }
 
     fn run_simple_command(&mut self, words: &[Word], redirects: &[Redirect], input: &mut Input, out: &mut Transcript, first: bool) -> i32 {
