@@ -116,6 +116,20 @@ impl<'a> View<'a> {
         View { cluster, node: Some(node), cwd }
     }
 
+    /// The files a command sees: its node's, relative paths from the shell's
+    /// working directory.
+    pub fn for_command(invocation: &crate::commands::Invocation<'a>) -> View<'a> {
+        let cwd = invocation.env.get("PWD").map_or("/", String::as_str);
+        View::of(invocation.cluster, invocation.node, cwd)
+    }
+
+    /// `2026-03-09 08:40:00.000000000 +0000`: a file's time as `stat` and
+    /// `diff -u` print it (the lab's clock is UTC, in whole seconds).
+    pub fn full_time(at: EpochSeconds) -> String {
+        let c = crate::model::time::civil(at);
+        format!("{:04}-{:02}-{:02} {:02}:{:02}:{:02}.000000000 +0000", c.year, c.month, c.day, c.hour, c.minute, c.second)
+    }
+
     /// An absolute, normalised path (`.`, `..` and repeated `/` resolved).
     pub fn resolve(&self, path: &str) -> String {
         let joined = if path.starts_with('/') { path.to_string() } else { format!("{}/{path}", self.cwd) };

@@ -111,8 +111,7 @@ impl Command for Date {
                     }
                     Some('r') => {
                         let file = value.unwrap_or_default();
-                        let cwd = invocation.env.get("PWD").map_or("/", String::as_str);
-                        match crate::commands::files::View::of(invocation.cluster, invocation.node, cwd).metadata(&file) {
+                        match crate::commands::files::View::for_command(invocation).metadata(&file) {
                             Some(meta) => now = meta.modified,
                             None => return Output::error(format!("date: {file}: No such file or directory\n"), 1),
                         }

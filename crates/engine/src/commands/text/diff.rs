@@ -10,7 +10,6 @@
 use super::{read_file, Dialect, GnuTool, Opt, Parsed};
 use crate::commands::files::View;
 use crate::commands::{Example, Flag, Invocation, Output, Signature};
-use crate::model::time::civil;
 
 pub struct Diff;
 
@@ -212,14 +211,8 @@ fn normal(old: &File, new: &File, hunks: &[Hunk]) -> String {
     out
 }
 
-/// `2026-03-09 08:40:00.000000000 +0000`, as diff -u dates a file.
-fn stamp(at: i64) -> String {
-    let c = civil(at);
-    format!("{:04}-{:02}-{:02} {:02}:{:02}:{:02}.000000000 +0000", c.year, c.month, c.day, c.hour, c.minute, c.second)
-}
-
 fn unified(old: &File, new: &File, hunks: &[Hunk], context: usize) -> String {
-    let mut out = format!("--- {}\t{}\n+++ {}\t{}\n", old.name, stamp(old.modified), new.name, stamp(new.modified));
+    let mut out = format!("--- {}\t{}\n+++ {}\t{}\n", old.name, View::full_time(old.modified), new.name, View::full_time(new.modified));
     // Hunks closer than twice the context share one block.
     let mut groups: Vec<Vec<Hunk>> = Vec::new();
     for h in hunks {
@@ -287,8 +280,7 @@ impl GnuTool for Diff {
             2 => {}
             _ => return Output::error(format!("diff: extra operand '{}'\ndiff: Try 'diff --help' for more information.\n", operands[2]), 2),
         }
-        let cwd = invocation.env.get("PWD").map_or("/", String::as_str);
-        let view = View::of(invocation.cluster, invocation.node, cwd);
+        let view = View::for_command(invocation);
         let mut files = Vec::new();
         for operand in operands {
             let text = if operand == "-" { Ok(std::borrow::Cow::Borrowed(invocation.stdin)) } else { read_file(invocation, operand) };

@@ -290,8 +290,7 @@ impl Command for Find {
         if starts.is_empty() {
             starts.push(".".to_string());
         }
-        let cwd = invocation.env.get("PWD").map_or("/", String::as_str);
-        let view = View::of(invocation.cluster, invocation.node, cwd);
+        let view = View::for_command(invocation);
         let mut parser = Parser { args: &args[paths_end..], at: 0, maxdepth: None, mindepth: 0, has_action: false, view: &view, depth: 0 };
         let mut expr = if parser.args.is_empty() {
             Expr::True

@@ -123,8 +123,7 @@ impl GnuTool for Ls {
         let (one, all, directory, classify) = (has('1'), has('a'), has('d'), has('F'));
         let (long, human_sizes, by_time, reverse) = (has('l'), has('h'), has('t'), has('r'));
         let width = invocation.env.get("COLUMNS").and_then(|c| c.parse::<usize>().ok()).filter(|w| *w > 0).unwrap_or(80);
-        let cwd = invocation.env.get("PWD").map_or("/", String::as_str);
-        let view = View::of(invocation.cluster, invocation.node, cwd);
+        let view = View::for_command(invocation);
         let operands = if parsed.operands.is_empty() { vec![".".to_string()] } else { parsed.operands.clone() };
         let (mut out, mut errors, mut status) = (String::new(), String::new(), 0);
         let now = invocation.cluster.now;

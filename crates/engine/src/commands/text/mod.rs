@@ -83,8 +83,7 @@ pub fn join_lines<S: AsRef<str>>(lines: &[S]) -> String {
 /// The text of a file operand on the node the tool runs on, relative paths
 /// from the shell's working directory; the reason when there is none.
 pub fn read_file<'a>(invocation: &Invocation<'a>, operand: &str) -> Result<std::borrow::Cow<'a, str>, &'static str> {
-    let cwd = invocation.env.get("PWD").map_or("/", String::as_str);
-    super::files::View::of(invocation.cluster, invocation.node, cwd).read(operand)
+    super::files::View::for_command(invocation).read(operand)
 }
 
 /// A file operand list: `-` (or none) is standard input, anything else a

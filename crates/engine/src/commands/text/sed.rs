@@ -1020,8 +1020,7 @@ fn run_parsed(parsed: Parsed<'static>, invocation: &Invocation) -> Output {
             streams.push((None, joined));
         }
     }
-    let cwd = invocation.env.get("PWD").map_or("/", String::as_str);
-    let view = View::of(invocation.cluster, invocation.node, cwd);
+    let view = View::for_command(invocation);
     for (file, text) in &streams {
         let mut input = Input::new(text);
         if separate {

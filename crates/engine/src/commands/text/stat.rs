@@ -7,7 +7,6 @@
 use super::{usage_error, Dialect, GnuTool, Opt, Parsed, COREUTILS};
 use crate::commands::files::{Kind, Metadata, View};
 use crate::commands::{Example, Flag, Invocation, Output, Signature};
-use crate::model::time::civil;
 
 pub struct Stat;
 pub struct File;
@@ -53,12 +52,6 @@ fn device(meta: &Metadata) -> (u32, u32) {
     }
 }
 
-/// `2026-03-09 08:40:00.000000000 +0000`.
-fn stamp(at: i64) -> String {
-    let c = civil(at);
-    format!("{:04}-{:02}-{:02} {:02}:{:02}:{:02}.000000000 +0000", c.year, c.month, c.day, c.hour, c.minute, c.second)
-}
-
 fn blocks(meta: &Metadata) -> u64 {
     if meta.kernel || meta.kind == Kind::CharDevice {
         0
@@ -99,9 +92,9 @@ fn directive(view: &View, meta: &Metadata, name: &str, letter: char) -> Option<S
         'D' => format!("{dev:x}"),
         't' => if meta.kind == Kind::CharDevice { "1" } else { "0" }.to_string(),
         'T' => if meta.kind == Kind::CharDevice { "3" } else { "0" }.to_string(),
-        'x' | 'y' | 'z' => stamp(meta.modified),
+        'x' | 'y' | 'z' => View::full_time(meta.modified),
         'X' | 'Y' | 'Z' => meta.modified.to_string(),
-        'w' => if meta.kernel { "-".to_string() } else { stamp(meta.modified) },
+        'w' => if meta.kernel { "-".to_string() } else { View::full_time(meta.modified) },
         'W' => if meta.kernel { "0".to_string() } else { meta.modified.to_string() },
         '%' => "%".to_string(),
         _ => return None,
@@ -200,8 +193,7 @@ impl GnuTool for Stat {
         if parsed.operands.is_empty() {
             return usage_error("stat", &COREUTILS, "missing operand");
         }
-        let cwd = invocation.env.get("PWD").map_or("/", String::as_str);
-        let view = View::of(invocation.cluster, invocation.node, cwd);
+        let view = View::for_command(invocation);
         let mut output = Output::default();
         for operand in &parsed.operands {
             let Some(meta) = view.metadata(operand) else {
@@ -264,8 +256,7 @@ impl GnuTool for File {
         if parsed.operands.is_empty() {
             return Output::error("Usage: file [-bcCdEhikLlNnprsSvzZ0] [--apple] [--extension] [--mime-encoding]\n            [--mime-type] [-e <testname>] [-F <separator>]  [-f <namefile>]\n            [-m <magicfiles>] [-P <parameter=value>] [--exclude-quiet]\n            <file> ...\n       file -C [-m <magicfiles>]\n       file [--help]\n", 1);
         }
-        let cwd = invocation.env.get("PWD").map_or("/", String::as_str);
-        let view = View::of(invocation.cluster, invocation.node, cwd);
+        let view = View::for_command(invocation);
         // Names are padded to the longest, plus the colon and a space.
         let width = parsed.operands.iter().map(|name| name.chars().count()).max().unwrap_or(0) + 1;
         let mut out = String::new();

@@ -26,8 +26,7 @@ impl GnuTool for Tee {
 
     fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
         let append = parsed.options.iter().any(|option| matches!(option, Opt::Flag(flag, _) if flag.short == Some('a')));
-        let cwd = invocation.env.get("PWD").map_or("/", String::as_str);
-        let view = View::of(invocation.cluster, invocation.node, cwd);
+        let view = View::for_command(invocation);
         let mut output = Output::ok(invocation.stdin);
         for operand in &parsed.operands {
             if operand == "/dev/null" {
