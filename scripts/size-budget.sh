@@ -25,7 +25,8 @@ check "page module" "$page" 240 || status=1
 # The worker carries the whole simulator; bash's language (compound
 # commands, functions, expansions, redirections, the file view) took it
 # from 348 KB to 393 KB gzipped, the file tools (sed, diff, find, stat,
-# file, column, date -d, less/more) and the model's files to 434 KB.
+# file, column, date -d, less/more), the model's files and the one-system
+# work (repairs, privileges, traffic) to 437 KB.
 # Load to prompt stays within 1.2x of xterm.js alone (tests/perf/bench.mjs,
 # 9 cold loads: 461 ms against 429 ms, 1.08x); the figures are in the
 # closing notes.
