@@ -3,7 +3,7 @@
 //! or, with `-t`, a table whose cells are split on `-s` characters
 //! (blanks by default, runs merged) and joined by `-o` (two spaces).
 
-use super::{read_inputs, Dialect, GnuTool, Opt, Parsed};
+use super::{read_inputs, Dialect, GnuTool, Opt, Parsed, COREUTILS};
 use crate::commands::{Example, Flag, Invocation, Output, Signature};
 
 pub struct Column;
@@ -24,8 +24,6 @@ static SIGNATURE: Signature = Signature {
         Example { command: "cut -d, -f1,3 gpus.csv | column -t -s,", description: "a CSV file as a table" },
     ],
 };
-
-const DIALECT: Dialect = Dialect { usage_status: 1, usage_line: None, numeric_option: false, optional_values: &[] };
 
 fn width_of(text: &str) -> usize {
     text.chars().count()
@@ -117,7 +115,7 @@ fn columns(entries: &[&str], width: usize, across: bool) -> String {
 
 impl GnuTool for Column {
     const SIGNATURE: &'static Signature = &SIGNATURE;
-    const DIALECT: &'static Dialect = &DIALECT;
+    const DIALECT: &'static Dialect = &COREUTILS;
 
     fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
         let (mut is_table, mut across) = (false, false);

@@ -3,7 +3,7 @@
 //! piped, redirected or run through `ssh` they print it, as the real tools
 //! do when their output is not a terminal.
 
-use super::{read_file, Dialect, GnuTool, Opt, Parsed};
+use super::{read_file, Dialect, GnuTool, Opt, Parsed, COREUTILS};
 use crate::commands::{Example, Flag, Invocation, Output, Pager, Signature};
 
 pub struct Less;
@@ -34,12 +34,9 @@ static MORE: Signature = Signature {
     examples: &[Example { command: "dmesg | more", description: "the kernel log a screen at a time" }],
 };
 
-const LESS_DIALECT: Dialect = Dialect { usage_status: 1, usage_line: None, numeric_option: false, optional_values: &[] };
-const MORE_DIALECT: Dialect = Dialect { usage_status: 1, usage_line: None, numeric_option: false, optional_values: &[] };
-
 impl GnuTool for Less {
     const SIGNATURE: &'static Signature = &LESS;
-    const DIALECT: &'static Dialect = &LESS_DIALECT;
+    const DIALECT: &'static Dialect = &COREUTILS;
 
     fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
         let quit_if_one_screen = parsed.options.iter().any(|option| matches!(option, Opt::Flag(flag, _) if flag.short == Some('F')));
@@ -70,7 +67,7 @@ impl GnuTool for Less {
 
 impl GnuTool for More {
     const SIGNATURE: &'static Signature = &MORE;
-    const DIALECT: &'static Dialect = &MORE_DIALECT;
+    const DIALECT: &'static Dialect = &COREUTILS;
 
     fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
         let mut output = Output { pager: Some(Pager::More), ..Output::default() };
