@@ -243,6 +243,15 @@ impl<'a> View<'a> {
         Some(Metadata { path: path.clone(), kind, size, mode, owner, group, inode, modified: self.modified(&path), kernel })
     }
 
+    /// Its hard links, as `stat` and `ls -l` count them: a directory has
+    /// its entry, its `.` and each subdirectory's `..`.
+    pub fn links(&self, meta: &Metadata) -> usize {
+        match meta.kind {
+            Kind::Directory => 2 + self.list(&meta.path).map_or(0, |names| names.iter().filter(|(_, dir)| *dir).count()),
+            _ => 1,
+        }
+    }
+
     /// When the file at `path` last changed (simulated UTC seconds): a
     /// written file when it was last written, a kernel file (`/proc`,
     /// `/sys`, `/dev`) now, a log when its last entry came, the rest when

@@ -22,12 +22,13 @@ static SIGNATURE: Signature = Signature {
     examples: &[Example { command: "df -h", description: "disk space of the node's filesystems" }],
 };
 
-/// GNU's human-readable size: one decimal under 10, rounded up, `K` to `P`.
-fn human(kib: u64) -> String {
-    if kib == 0 {
-        return "0".to_string();
+/// GNU's human-readable size (coreutils' `-h`, in `df` and `ls`): bytes
+/// under 1 KiB as they are, then one decimal under 10, rounded up, `K` to `P`.
+pub fn human_bytes(bytes: u64) -> String {
+    if bytes < 1024 {
+        return bytes.to_string();
     }
-    let mut value = kib as f64;
+    let mut value = bytes as f64 / 1024.0;
     for unit in ["K", "M", "G", "T", "P"] {
         if value < 1024.0 || unit == "P" {
             return if value < 10.0 {
@@ -88,7 +89,7 @@ impl Command for Df {
             }
             filesystems = chosen;
         }
-        let size = |kib: u64| if readable { human(kib) } else { kib.to_string() };
+        let size = |kib: u64| if readable { human_bytes(kib.saturating_mul(1024)) } else { kib.to_string() };
         let mut rows = vec![[
             "Filesystem".to_string(),
             "Type".to_string(),

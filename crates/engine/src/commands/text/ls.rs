@@ -64,25 +64,6 @@ fn columns(names: &[String], width: usize) -> String {
     String::new()
 }
 
-/// `4.0K`, `23M`: GNU's -h sizes (powers of 1024, one decimal under 10).
-fn human(size: u64) -> String {
-    if size < 1024 {
-        return size.to_string();
-    }
-    let mut value = size as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < 6 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    let suffix = ["", "K", "M", "G", "T", "P", "E"][unit];
-    if value < 10.0 {
-        format!("{:.1}{suffix}", (value * 10.0).ceil() / 10.0)
-    } else {
-        format!("{}{suffix}", value.ceil() as u64)
-    }
-}
-
 /// `Mar  9 08:41`, or `Mar  9  2025` for a time over six months from now.
 fn long_time(at: i64, now: i64) -> String {
     let c = civil(at);
@@ -96,15 +77,11 @@ fn long_time(at: i64, now: i64) -> String {
 
 /// The `-l` lines of entries (name shown, metadata), columns aligned as GNU does.
 fn long_listing(entries: &[(String, Metadata)], view: &View, human_sizes: bool, now: i64) -> String {
-    let links = |meta: &Metadata| match meta.kind {
-        crate::commands::files::Kind::Directory => 2 + view.list(&meta.path).map_or(0, |names| names.iter().filter(|(_, dir)| *dir).count()),
-        _ => 1,
-    };
     let rows: Vec<[String; 6]> = entries
         .iter()
         .map(|(name, meta)| {
-            let size = if human_sizes { human(meta.size) } else { meta.size.to_string() };
-            [meta.mode_string(), links(meta).to_string(), meta.owner.to_string(), meta.group.to_string(), size, format!("{} {name}", long_time(meta.modified, now))]
+            let size = if human_sizes { crate::commands::host::df::human_bytes(meta.size) } else { meta.size.to_string() };
+            [meta.mode_string(), view.links(meta).to_string(), meta.owner.to_string(), meta.group.to_string(), size, format!("{} {name}", long_time(meta.modified, now))]
         })
         .collect();
     let width = |column: usize| rows.iter().map(|row| row[column].chars().count()).max().unwrap_or(0);

@@ -60,13 +60,6 @@ fn blocks(meta: &Metadata) -> u64 {
     }
 }
 
-fn links(view: &View, meta: &Metadata) -> usize {
-    match meta.kind {
-        Kind::Directory => 2 + view.list(&meta.path).map_or(0, |names| names.iter().filter(|(_, dir)| *dir).count()),
-        _ => 1,
-    }
-}
-
 /// One `%` directive's value.
 fn directive(view: &View, meta: &Metadata, name: &str, letter: char) -> Option<String> {
     let (major, minor) = device(meta);
@@ -87,7 +80,7 @@ fn directive(view: &View, meta: &Metadata, name: &str, letter: char) -> Option<S
         'g' => meta.gid().to_string(),
         'G' => meta.group.to_string(),
         'i' => meta.inode.to_string(),
-        'h' => links(view, meta).to_string(),
+        'h' => view.links(meta).to_string(),
         'd' => dev.to_string(),
         'D' => format!("{dev:x}"),
         't' => if meta.kind == Kind::CharDevice { "1" } else { "0" }.to_string(),
