@@ -1453,20 +1453,27 @@ impl<'c, 's> Interp<'c, 's> {
         }
     }
 
+    /// Runs the list of `$(...)` or `<(...)` in a subshell, one level
+    /// deeper, with no standard input: its standard output and status.
+    fn run_substituted(&mut self, list: &List, out: &mut Transcript) -> Option<(String, i32)> {
+        if !self.enter(out, "") {
+            return None;
+        }
+        let captured = self.capture(out, &mut |interp, sub| {
+            let mut none = Input::default();
+            interp.subshell(sub, &mut |interp, sub| interp.run_list(list, &mut none, sub))
+        });
+        self.depth -= 1;
+        Some(captured)
+    }
+
     /// The value of a parameter, command substitution or arithmetic part.
     fn part_value(&mut self, part: &Part, out: &mut Transcript) -> Option<String> {
         match part {
             Part::Literal { text, .. } => Some(text.clone()),
             Part::Parameter { name, op, .. } => self.parameter_value(name, op.as_deref(), out),
             Part::Command { list, .. } => {
-                if !self.enter(out, "") {
-                    return None;
-                }
-                let (mut stdout, status) = self.capture(out, &mut |interp, sub| {
-                    let mut none = Input::default();
-                    interp.subshell(sub, &mut |interp, sub| interp.run_list(list, &mut none, sub))
-                });
-                self.depth -= 1;
+                let (mut stdout, status) = self.run_substituted(list, out)?;
                 self.substitution_status = Some(status);
                 self.shell.last_status = status;
                 let trimmed = stdout.trim_end_matches('\n').len();
@@ -1475,14 +1482,7 @@ impl<'c, 's> Interp<'c, 's> {
             }
             Part::Arithmetic { expression, .. } => self.arithmetic(expression, out).map(|value| value.to_string()),
             Part::Process { list } => {
-                if !self.enter(out, "") {
-                    return None;
-                }
-                let (stdout, _) = self.capture(out, &mut |interp, sub| {
-                    let mut none = Input::default();
-                    interp.subshell(sub, &mut |interp, sub| interp.run_list(list, &mut none, sub))
-                });
-                self.depth -= 1;
+                let (stdout, _) = self.run_substituted(list, out)?;
                 // bash hands the command /dev/fd/63, then 62, ...: a pipe the
                 // command reads. Here it is a file, gone when the command ends.
                 let path = format!("/dev/fd/{}", 63usize.saturating_sub(self.process_files.len()));
