@@ -173,6 +173,16 @@ impl Output {
     pub fn error(stderr: impl Into<String>, status: i32) -> Output {
         Output { stderr: stderr.into(), status, ..Output::default() }
     }
+
+    /// Adds what a program this command ran printed, took and changed
+    /// (`xargs`, `find -exec`); returns the program's status.
+    pub fn absorb(&mut self, ran: Output) -> i32 {
+        self.stdout.push_str(&ran.stdout);
+        self.stderr.push_str(&ran.stderr);
+        self.duration_ms = self.duration_ms.saturating_add(ran.duration_ms);
+        self.changes.extend(ran.changes);
+        ran.status
+    }
 }
 
 pub trait Command: Sync {

@@ -122,14 +122,11 @@ impl Command for Xargs {
             }
             match invocation.runner.run_program(call, &argv) {
                 Some(ran) => {
-                    output.stdout.push_str(&ran.stdout);
-                    output.stderr.push_str(&ran.stderr);
-                    output.duration_ms = output.duration_ms.saturating_add(ran.duration_ms);
-                    output.changes.extend(ran.changes);
-                    if (1..=125).contains(&ran.status) {
+                    let status = output.absorb(ran);
+                    if (1..=125).contains(&status) {
                         output.status = 123;
-                    } else if ran.status != 0 {
-                        output.status = ran.status;
+                    } else if status != 0 {
+                        output.status = status;
                         break;
                     }
                     if output.stdout.len() > crate::limits::MAX_OUTPUT_BYTES {

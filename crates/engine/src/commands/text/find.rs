@@ -241,13 +241,7 @@ impl Walk<'_> {
     fn exec(&mut self, argv: &[String]) -> i32 {
         let call = self.invocation.call_on(&self.invocation.node.hostname, Some(self.invocation.env));
         match self.invocation.runner.run_program(call, argv) {
-            Some(ran) => {
-                self.output.stdout.push_str(&ran.stdout);
-                self.output.stderr.push_str(&ran.stderr);
-                self.output.duration_ms = self.output.duration_ms.saturating_add(ran.duration_ms);
-                self.output.changes.extend(ran.changes);
-                ran.status
-            }
+            Some(ran) => self.output.absorb(ran),
             None => {
                 self.output.stderr.push_str(&format!("find: ‘{}’: No such file or directory\n", argv[0]));
                 self.output.status = 1;
