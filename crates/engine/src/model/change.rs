@@ -161,12 +161,9 @@ impl Cluster {
             // A repair, a reboot or a replaced part builds the node again,
             // replaying the history (this work's effects included).
             if repaired || reboots(action) || action.starts_with("replace-") {
-                self.rebuild_node(node);
+                self.rebuild_node(node, reboots(action));
             } else {
                 self.apply_change_at(change, at);
-            }
-            if reboots(action) {
-                self.reboot(node, at);
             }
             if let Some(hca) = cable_work(action).then(|| target.clone()) {
                 // The technician unplugged the cable: the link went down and came back.

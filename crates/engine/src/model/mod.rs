@@ -190,7 +190,14 @@ impl Cluster {
     /// Rebuilds a node as it left the factory, then replays its faults that
     /// are not repaired and every change made to it; what operators see of
     /// its past (kernel log, scheduler state) stays.
-    pub(crate) fn rebuild_node(&mut self, hostname: &str) {
+    ///
+    /// With `rebooted`, the node has just booted again (its work done): it
+    /// keeps the fresh kernel log of boot lines, Fabric Manager starts, the
+    /// servers are gone. A GPU still off the bus fails the driver's probe,
+    /// in the probe-time form of dmesg_fallen-off-bus_no-xid_drv570.txt.
+    /// (Other faults the work did not repair keep their state, but their
+    /// lines are not logged again.)
+    pub(crate) fn rebuild_node(&mut self, hostname: &str, rebooted: bool) {
         let Some(index) = self.config.hostnames.iter().position(|h| h == hostname) else {
             return;
         };
@@ -198,6 +205,7 @@ impl Cluster {
             return;
         };
         let fresh = build_node(&self.config, &self.versions, index, hostname, self.started_at, self.seed);
+        let boot_log = if rebooted { fresh.kernel_log.clone() } else { Vec::new() };
         let old = std::mem::replace(&mut self.nodes[at], Rc::new(fresh));
         let faults: Vec<fault::Fault> = self
             .injected
@@ -212,34 +220,27 @@ impl Cluster {
         for (when, change) in replay {
             self.apply_change_at(&change, when);
         }
+        // Still the same boot, unless a reboot in the history made a new one.
+        let last_boot = self.history.iter().rev().find_map(|(at, c)| match c {
+            change::Change::Repair { node, action, .. } if node == hostname && change::reboots(action) => Some(*at - REBOOT_BEFORE_DONE),
+            _ => None,
+        });
         let node = Rc::make_mut(&mut self.nodes[at]);
-        node.kernel_log = old.kernel_log.clone();
         node.scheduler = old.scheduler;
         node.scheduler_reason = old.scheduler_reason.clone();
         node.scheduler_reason_since = old.scheduler_reason_since;
-        node.listeners = old.listeners.clone();
         node.files = old.files.clone();
-        // Still the same boot, unless a reboot in the history made a new one.
-        if let Some(at) = self.history.iter().rev().find_map(|(at, c)| match c {
-            change::Change::Repair { node, action, .. } if node == hostname && change::reboots(action) => Some(*at),
-            _ => None,
-        }) {
-            node.booted_at = at - REBOOT_BEFORE_DONE;
-            node.fabric_manager_since = node.fabric_manager_since.max(node.booted_at + 41);
+        if let Some(booted_at) = last_boot {
+            node.booted_at = booted_at;
+            node.fabric_manager_since = node.fabric_manager_since.max(booted_at + 41);
         }
-    }
-
-    /// The node boots again at `at` (its work done): a fresh kernel log of
-    /// boot lines, Fabric Manager started, servers gone. A GPU still off
-    /// the bus fails the driver's probe, in the probe-time form of
-    /// dmesg_fallen-off-bus_no-xid_drv570.txt. (Other faults the work did
-    /// not repair keep their state, but their lines are not logged again.)
-    pub(crate) fn reboot(&mut self, hostname: &str, at: EpochSeconds) {
-        let Some(index) = self.config.hostnames.iter().position(|h| h == hostname) else { return };
-        let fresh = build_node(&self.config, &self.versions, index, hostname, self.started_at, self.seed);
-        let Some(node) = self.node_mut(hostname) else { return };
-        node.booted_at = at - REBOOT_BEFORE_DONE;
-        node.kernel_log = fresh.kernel_log;
+        if !rebooted {
+            node.kernel_log = old.kernel_log.clone();
+            node.listeners = old.listeners.clone();
+            return;
+        }
+        node.kernel_log = boot_log;
+        node.listeners.clear();
         let probe_us = node.kernel_log.iter().find(|line| line.text.starts_with("NVRM: loading")).map_or(4_000_000, |line| line.uptime_us);
         let lost: Vec<(String, u16)> =
             node.gpus.iter().filter(|gpu| gpu.health == GpuHealth::FallenOffBus).map(|gpu| (gpu.kernel_bus_id(), gpu.device_id)).collect();
@@ -254,7 +255,6 @@ impl Cluster {
             node.log_kernel_us(probe_us.saturating_sub(100_000), 4, format!("NVRM: The NVIDIA probe routine failed for {} device(s).", lost.len()));
         }
         node.fabric_manager_since = node.booted_at + 41;
-        node.listeners.clear();
     }
 
     /// When the lab's clock started.
