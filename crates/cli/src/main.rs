@@ -139,8 +139,8 @@ fn build_labs(args: &[String]) -> ExitCode {
     let built = match build::build(&sources) {
         Ok(built) => built,
         Err(problems) => {
-            for problem in &problems {
-                eprintln!("{problem}");
+            for (path, problem) in &problems {
+                eprintln!("{}", problem.render(path));
             }
             eprintln!("clusterlab: build failed: {} problem{} in {dir}; nothing was written", problems.len(), if problems.len() == 1 { "" } else { "s" });
             return ExitCode::FAILURE;

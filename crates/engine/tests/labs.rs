@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use clusterlab_engine::lab::authoring::diagnostic::{self, Diagnostic};
 use clusterlab_engine::lab::authoring::{check, compile};
 use clusterlab_engine::load;
 
@@ -204,4 +205,38 @@ fn lab_data_is_the_lab_the_checks_saw() {
         let run = |lab: &clusterlab_engine::Lab| clusterlab_engine::Session::new(lab.instantiate(3), lab.first_host()).run("nvidia-smi; ibstat").text();
         assert_eq!(run(&checked), run(&data), "{name}");
     }
+}
+
+#[test]
+fn diagnostics_locate_inside_a_character_at_its_start() {
+    let source = "a = 1\nbé = 2\n";
+    assert_eq!(Diagnostic::at(source, 8, "x").to_string(), "2:2: x");
+    assert_eq!(Diagnostic::spanning(source, 6..9, "x").width, 2);
+}
+
+#[test]
+fn diagnostics_render_as_cargo_does() {
+    let source = "[cluster]\npreset = \"hgx-h1000\"\n";
+    let found = Diagnostic::spanning(source, 19..30, "unknown preset").render_pretty("lab.toml", source);
+    assert_eq!(found, "error: unknown preset\n --> lab.toml:2:10\n  |\n2 | preset = \"hgx-h1000\"\n  |          ^^^^^^^^^^^\n");
+    // Line numbers of two digits widen the gutter; a tab shows as four spaces.
+    let source = format!("{}\tkey = 1\r\n", "\n".repeat(11));
+    let found = Diagnostic::spanning(&source, 12..15, "unknown key").render_pretty("f", &source);
+    assert_eq!(found, "error: unknown key\n  --> f:12:2\n   |\n12 |     key = 1\n   |     ^^^\n");
+    // At the end of a line, the caret follows it.
+    assert_eq!(Diagnostic::at("a", 1, "m").render_pretty("f", "a"), "error: m\n --> f:1:2\n  |\n1 | a\n  |  ^\n");
+    assert_eq!(Diagnostic::at("a\n", 2, "m").render_pretty("f", "a\n"), "error: m\n --> f:2:1\n  |\n2 | \n  | ^\n");
+    assert_eq!(diagnostic::summary("check", "f", 1), "error: could not check `f` due to 1 previous error");
+    assert_eq!(diagnostic::summary("check", "f", 2), "error: could not check `f` due to 2 previous errors");
+}
+
+#[test]
+fn diagnostics_show_long_lines_and_control_characters_safely() {
+    let source = format!("{}\u{1b}[31mX{}", "a".repeat(500), "b".repeat(500));
+    let found = Diagnostic::at(&source, 500, "m").render_pretty("f", &source);
+    let line = found.lines().nth(3).unwrap();
+    assert!(line.starts_with("1 | ...") && line.ends_with("...") && line.chars().count() < 120, "{line}");
+    assert!(!found.contains('\u{1b}'));
+    let carets = found.lines().nth(4).unwrap();
+    assert_eq!(carets.find('^').map(|at| line.chars().nth(at)), Some(Some('\u{fffd}')), "{found}");
 }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{check, compile};
+use super::{check, compile, Diagnostic};
 use crate::lab::catalog::{Catalog, Entry};
 
 /// What a build produces: the catalog and each lab's data file.
@@ -19,8 +19,8 @@ pub struct Built {
 pub const INDEX: &str = "index.json";
 
 /// Builds labs from `(path, source)` pairs, in the order given. Errs with
-/// every problem as `PATH:LINE:COL: message`.
-pub fn build(sources: &[(String, String)]) -> Result<Built, Vec<String>> {
+/// every problem and the path of its file.
+pub fn build(sources: &[(String, String)]) -> Result<Built, Vec<(String, Diagnostic)>> {
     let mut problems = Vec::new();
     let mut entries = Vec::new();
     let mut files = Vec::new();
@@ -29,18 +29,19 @@ pub fn build(sources: &[(String, String)]) -> Result<Built, Vec<String>> {
         let compiled = match compile(source) {
             Ok(compiled) => compiled,
             Err(found) => {
-                problems.extend(found.iter().map(|problem| problem.render(path)));
+                problems.extend(found.into_iter().map(|problem| (path.clone(), problem)));
                 continue;
             }
         };
         let deep = check::deep(&compiled, source);
         if !deep.is_empty() {
-            problems.extend(deep.iter().map(|problem| problem.render(path)));
+            problems.extend(deep.into_iter().map(|problem| (path.clone(), problem)));
             continue;
         }
         let lab = compiled.lab;
         if let Some(other) = ids.insert(lab.id.clone(), path.clone()) {
-            problems.push(format!("{path}:1:1: lab id `{}` is also used by {other}", lab.id));
+            let message = format!("lab id `{}` is also used by {other}", lab.id);
+            problems.push((path.clone(), Diagnostic::spanning(source, compiled.map.id, message)));
             continue;
         }
         let data = lab.to_json();
@@ -76,9 +77,10 @@ mod tests {
 
         let broken = ("labs/b.toml".to_string(), TWO_NODE_LAB.replace("hgx-h100", "hgx-h10"));
         let twin = ("labs/c.toml".to_string(), TWO_NODE_LAB.to_string());
-        let problems = build(&[good, broken, twin]).unwrap_err();
+        let problems: Vec<String> =
+            build(&[good, broken, twin]).unwrap_err().iter().map(|(path, problem)| problem.render(path)).collect();
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].starts_with("labs/b.toml:8:10: unknown preset `hgx-h10`"), "{problems:?}");
-        assert_eq!(problems[1], "labs/c.toml:1:1: lab id `test-lab` is also used by labs/a.toml");
+        assert_eq!(problems[1], "labs/c.toml:3:6: lab id `test-lab` is also used by labs/a.toml");
     }
 }

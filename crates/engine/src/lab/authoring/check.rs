@@ -48,7 +48,7 @@ pub fn deep(compiled: &Compiled, source: &str) -> Vec<Diagnostic> {
     // Faults change only their own node: compare copies of the nodes the
     // variant's faults name, plus the first node, not the whole cluster.
     let world = lab.cluster_for(&[], seed);
-    let mut found: BTreeSet<(usize, String)> = BTreeSet::new();
+    let mut found: BTreeSet<(usize, usize, String)> = BTreeSet::new();
     for values in template::all_values(&lab.vars, &lab.id, VARIANTS_CHECKED) {
         let (faults, questions, _) = lab.resolve(&values);
         let mut hosts: Vec<&str> = faults.iter().map(|fault| fault.node()).collect();
@@ -59,20 +59,23 @@ pub fn deep(compiled: &Compiled, source: &str) -> Vec<Diagnostic> {
             if let Some(first) = faults[..at].iter().position(|earlier| earlier == fault) {
                 let line = Diagnostic::at(source, compiled.map.faults[first].table.start, "").line;
                 let message = format!("fault `{}` on {} repeats the fault at line {line}; remove one{}", fault.kind(), fault.node(), describe(&values));
-                found.insert((span.start, message));
+                found.insert((span.start, span.end, message));
                 continue;
             }
+            // Without the fault means without its repeats too (reported
+            // above): a copy left in would hide the first one's effect.
             let mut with_fault = base.clone();
             let mut without_fault = base.clone();
-            for (other, each) in faults.iter().enumerate() {
+            for each in &faults {
                 let _ = each.apply(&mut with_fault);
-                if other != at {
+                if each != fault {
                     let _ = each.apply(&mut without_fault);
                 }
             }
             if !shows_difference(&with_fault, &without_fault, fault.node(), &probes) {
                 found.insert((
                     span.start,
+                    span.end,
                     format!(
                         "fault `{}` on {} is not observable: none of the emulated commands shows a difference{}",
                         fault.kind(),
@@ -86,10 +89,11 @@ pub fn deep(compiled: &Compiled, source: &str) -> Vec<Diagnostic> {
             if !question.grade(question.reference_answer().as_str()).correct {
                 found.insert((
                     spans.table.start,
+                    spans.table.end,
                     format!("question `{}`: its reference answer does not grade as correct{}", question.id, describe(&values)),
                 ));
             }
         }
     }
-    found.into_iter().map(|(at, message)| Diagnostic::at(source, at, message)).collect()
+    found.into_iter().map(|(start, end, message)| Diagnostic::spanning(source, start..end, message)).collect()
 }

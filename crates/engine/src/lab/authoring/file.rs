@@ -39,20 +39,22 @@ pub struct LabTable {
 pub struct ClusterTable {
     pub preset: Spanned<String>,
     pub nodes: Option<Vec<Spanned<String>>>,
-    pub count: Option<Spanned<u32>>,
+    /// Any whole number as written (`compile` checks the bounds, and says them).
+    pub count: Option<Spanned<i64>>,
     pub driver: Option<String>,
     pub cuda: Option<String>,
     pub nccl: Option<String>,
     pub dcgm: Option<String>,
     pub fabric: Option<Spanned<String>>,
-    pub hcas: Option<Spanned<u32>>,
+    pub hcas: Option<Spanned<i64>>,
     pub persistence: Option<bool>,
 }
 
 #[derive(Clone, Debug)]
 pub struct VarTable {
     pub one_of: Option<Vec<Scalar>>,
-    pub range: Option<Vec<i64>>,
+    /// Read past i64, so that a range over too many values says so.
+    pub range: Option<Vec<i128>>,
 }
 
 /// A value that may be written as a number or as a string holding `{var}`.
@@ -138,9 +140,7 @@ const QUESTION_KEYS: &[&str] = &[
 /// Parses a lab file. Syntax errors stop at the first; everything else is
 /// collected, so an author sees every problem at once.
 pub fn parse(source: &str) -> Result<LabFile, Vec<Problem>> {
-    let root = DeTable::parse(source).map_err(|error| {
-        vec![(error.span().unwrap_or(0..0), error.message().trim().to_string())]
-    })?;
+    let root = DeTable::parse(source).map_err(|error| vec![syntax_error(source, error.span(), error.message().trim())])?;
     let mut problems = Vec::new();
     let top = Table { name: "the file", span: root.span(), entries: root.get_ref() };
     top.check_keys(TOP_KEYS, &mut problems);
@@ -155,7 +155,7 @@ pub fn parse(source: &str) -> Result<LabFile, Vec<Problem>> {
                     let var = Table { name: "a variable", span: value.span(), entries };
                     var.check_keys(VAR_KEYS, &mut problems);
                     let one_of = var.optional(&mut problems, "one_of", |v| list(v, scalar));
-                    let range = var.optional(&mut problems, "range", |v| list(v, integer));
+                    let range = var.optional(&mut problems, "range", |v| list(v, wide_integer));
                     vars.insert(name, Spanned::new(value.span(), VarTable { one_of, range }));
                 }
                 _ => problems.push((value.span(), format!("variable `{name}` must be a table, e.g. {{ one_of = [...] }}"))),
@@ -172,6 +172,147 @@ pub fn parse(source: &str) -> Result<LabFile, Vec<Problem>> {
         (Some(lab), Some(cluster)) if problems.is_empty() => Ok(LabFile { lab, cluster, vars, faults, questions }),
         _ => Err(problems),
     }
+}
+
+/// How deep the TOML parser lets arrays and inline tables nest, and how many
+/// parts a dotted key may have (the toml crate's recursion limit).
+pub const MAX_TOML_DEPTH: usize = 80;
+
+/// The parser's first error, located. Its recursion-limit errors are said
+/// in the rule's words, at the value or key that nests too deep: the
+/// parser points at the 81st bracket, or nowhere for a dotted key.
+fn syntax_error(source: &str, span: Option<Range<usize>>, message: &str) -> Problem {
+    let too_deep = matches!(message, "cannot recurse further; max recursion depth met" | "recursion limit");
+    match too_deep.then(|| nesting(source)).flatten() {
+        Some(Nesting::Value(span, depth)) => (
+            span,
+            format!("this value nests arrays and inline tables {depth} deep; a lab file may nest them at most {MAX_TOML_DEPTH} deep"),
+        ),
+        Some(Nesting::Key(span, parts)) => {
+            (span, format!("this key has {parts} dotted parts; a lab file's keys may have at most {MAX_TOML_DEPTH}"))
+        }
+        None => (span.unwrap_or(0..0), message.to_string()),
+    }
+}
+
+/// Where a file first nests past [`MAX_TOML_DEPTH`].
+#[derive(Debug, PartialEq)]
+enum Nesting {
+    /// A value (from its first bracket to its end) and how deep it nests.
+    Value(Range<usize>, usize),
+    /// A key, in a table header or before `=`, and how many parts it has.
+    Key(Range<usize>, usize),
+}
+
+/// Finds the first value or key that nests past [`MAX_TOML_DEPTH`], reading
+/// only what matters for that: strings, comments, brackets, `=`, `,`, `.`
+/// and line ends. One pass, no recursion.
+fn nesting(source: &str) -> Option<Nesting> {
+    let bytes = source.as_bytes();
+    // The brackets open in the current value ('[' or '{'), and where the
+    // outermost one opened.
+    let mut open: Vec<u8> = Vec::new();
+    let mut value_start = 0;
+    let mut deepest = 0;
+    // A key being read: where it started and its dots so far.
+    let mut key: Option<(usize, usize)> = None;
+    // Whether a key may start here (a line start at the top, a table header,
+    // after `{` or `,` in an inline table).
+    let mut expect_key = true;
+    let mut in_header = false;
+    let mut at = 0;
+    while at < bytes.len() {
+        let byte = bytes[at];
+        match byte {
+            b'#' => {
+                while at < bytes.len() && bytes[at] != b'\n' {
+                    at += 1;
+                }
+                continue;
+            }
+            b'"' | b'\'' => {
+                let start = at;
+                at = string_end(bytes, at);
+                if expect_key && key.is_none() {
+                    key = Some((start, 0));
+                }
+                continue;
+            }
+            b'\n' if open.is_empty() => {
+                (expect_key, in_header, key) = (true, false, None);
+            }
+            b'[' if open.is_empty() && expect_key && key.is_none() && !in_header => in_header = true,
+            b'[' if in_header && key.is_none() => {}
+            b'[' | b'{' => {
+                if open.is_empty() {
+                    (value_start, deepest) = (at, 0);
+                }
+                open.push(byte);
+                deepest = deepest.max(open.len());
+                (expect_key, key) = (byte == b'{', None);
+            }
+            b']' if in_header => {
+                if let Some((start, dots)) = key.take().filter(|(_, dots)| *dots >= MAX_TOML_DEPTH) {
+                    return Some(Nesting::Key(start..trim_end(bytes, start, at), dots + 1));
+                }
+                expect_key = false;
+            }
+            b']' | b'}' => {
+                open.pop();
+                expect_key = false;
+                if open.is_empty() && deepest > MAX_TOML_DEPTH {
+                    return Some(Nesting::Value(value_start..at + 1, deepest));
+                }
+            }
+            b'=' => {
+                if let Some((start, dots)) = key.take().filter(|(_, dots)| *dots >= MAX_TOML_DEPTH) {
+                    return Some(Nesting::Key(start..trim_end(bytes, start, at), dots + 1));
+                }
+                expect_key = false;
+            }
+            b',' => expect_key = open.last() == Some(&b'{'),
+            b'.' => {
+                if let Some((_, dots)) = &mut key {
+                    *dots += 1;
+                }
+            }
+            b' ' | b'\t' | b'\r' | b'\n' => {}
+            _ if expect_key && key.is_none() => key = Some((at, 0)),
+            _ => {}
+        }
+        at += 1;
+    }
+    // A value still open at the end of the file.
+    (deepest > MAX_TOML_DEPTH && !open.is_empty()).then(|| Nesting::Value(value_start..bytes.len(), deepest))
+}
+
+/// `end` moved back over the blanks before it, not past `start`.
+fn trim_end(bytes: &[u8], start: usize, mut end: usize) -> usize {
+    while end > start && matches!(bytes[end - 1], b' ' | b'\t') {
+        end -= 1;
+    }
+    end
+}
+
+/// The offset just past the string starting at `at` (basic or literal,
+/// one line or three quotes), or the end of the line or file when it does
+/// not close.
+fn string_end(bytes: &[u8], at: usize) -> usize {
+    let quote = bytes[at];
+    let triple = bytes.get(at..at + 3) == Some(&[quote; 3][..]);
+    let mut at = at + if triple { 3 } else { 1 };
+    while at < bytes.len() {
+        match bytes[at] {
+            b'\\' if quote == b'"' => at += 1,
+            b'\n' if !triple => return at,
+            byte if byte == quote && (!triple || bytes.get(at..at + 3) == Some(&[quote; 3][..])) => {
+                return at + if triple { 3 } else { 1 };
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    bytes.len()
 }
 
 /// A TOML table with its location and a name for messages (`[lab]`).
@@ -311,20 +452,32 @@ fn spanned_string(value: &Value) -> Result<Spanned<String>, String> {
 
 fn integer(value: &Value) -> Result<i64, String> {
     match value.get_ref() {
-        DeValue::Integer(n) => {
-            i64::from_str_radix(n.as_str(), n.radix()).map_err(|_| "is out of range".to_string())
-        }
+        DeValue::Integer(n) => i64::from_str_radix(n.as_str(), n.radix())
+            .map_err(|_| format!("must be a whole number from {} to {}", i64::MIN, i64::MAX)),
         other => Err(format!("must be a whole number, not {}", describe(other))),
     }
+}
+
+/// A whole number past i64 too (saturating past i128, which no bound here
+/// comes near), for bounds that are checked with their own message.
+fn wide_integer(value: &Value) -> Result<i128, String> {
+    match value.get_ref() {
+        DeValue::Integer(n) => Ok(i128::from_str_radix(n.as_str(), n.radix())
+            .unwrap_or(if n.as_str().starts_with('-') { i128::MIN } else { i128::MAX })),
+        other => Err(format!("must be a whole number, not {}", describe(other))),
+    }
+}
+
+/// A whole number whose bounds the caller checks and states: past i64 it
+/// reads as i64's nearest bound, outside every such bound too.
+fn spanned_whole(value: &Value) -> Result<Spanned<i64>, String> {
+    let n = wide_integer(value)?;
+    Ok(Spanned::new(value.span(), n.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64))
 }
 
 fn unsigned(value: &Value) -> Result<u32, String> {
     let n = integer(value)?;
     u32::try_from(n).map_err(|_| format!("must be a whole number from 0 to {}, not {n}", u32::MAX))
-}
-
-fn spanned_unsigned(value: &Value) -> Result<Spanned<u32>, String> {
-    unsigned(value).map(|n| Spanned::new(value.span(), n))
 }
 
 fn boolean(value: &Value) -> Result<bool, String> {
@@ -387,13 +540,13 @@ fn cluster_table(t: &Table, problems: &mut Vec<Problem>) -> Option<ClusterTable>
     Some(ClusterTable {
         preset,
         nodes: t.optional(problems, "nodes", |v| list(v, spanned_string)),
-        count: t.optional(problems, "count", spanned_unsigned),
+        count: t.optional(problems, "count", spanned_whole),
         driver: t.optional(problems, "driver", string),
         cuda: t.optional(problems, "cuda", string),
         nccl: t.optional(problems, "nccl", string),
         dcgm: t.optional(problems, "dcgm", string),
         fabric: t.optional(problems, "fabric", spanned_string),
-        hcas: t.optional(problems, "hcas", spanned_unsigned),
+        hcas: t.optional(problems, "hcas", spanned_whole),
         persistence: t.optional(problems, "persistence", boolean),
     })
 }

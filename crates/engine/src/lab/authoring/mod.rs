@@ -48,6 +48,8 @@ impl FieldSpans {
 /// Where the parts of a lab are in its file, for located problems.
 #[derive(Clone, Debug, Default)]
 pub struct SourceMap {
+    /// The lab's `id` value.
+    pub id: Range<usize>,
     pub briefing: Range<usize>,
     pub faults: Vec<FieldSpans>,
     pub questions: Vec<FieldSpans>,
@@ -109,8 +111,8 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
     }
     check_one_of(&cluster.fabric, "fabric", FABRICS, &mut problem);
     if let (Some(hcas), Some(preset)) = (&cluster.hcas, preset) {
-        let n = *hcas.get_ref() as usize;
-        if n == 0 || n > preset.hca_count() {
+        let n = *hcas.get_ref();
+        if n < 1 || n > preset.hca_count() as i64 {
             problem(hcas.span(), format!("`hcas` must be between 1 and {} for {}", preset.hca_count(), preset.id));
         }
     }
@@ -123,12 +125,17 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
         }
         let Some(spec) = var_spec(table.get_ref()) else {
             let message = match (&table.get_ref().one_of, &table.get_ref().range) {
-                (None, Some(range)) if range.len() == 2 && range[0] <= range[1] => {
-                    // A span past i64 is counted in i128.
-                    let count = i128::from(range[1]) - i128::from(range[0]) + 1;
-                    format!("`range` holds {count} values; a variable takes at most {MAX_VAR_VALUES}")
-                }
-                (None, Some(_)) => "`range` must be [lo, hi] with lo <= hi".to_string(),
+                (None, Some(range)) => match range[..] {
+                    [lo, hi] if lo > hi => format!("`range` must be [lo, hi] with lo <= hi, not [{lo}, {hi}]"),
+                    [lo, hi] => match hi.checked_sub(lo).and_then(|span| span.checked_add(1)) {
+                        Some(count) if count <= i128::from(MAX_VAR_VALUES) => {
+                            format!("`range` values must be whole numbers from {} to {}", i64::MIN, i64::MAX)
+                        }
+                        Some(count) => format!("`range` holds {count} values; a variable takes at most {MAX_VAR_VALUES}"),
+                        None => format!("`range` holds more values than can be counted; a variable takes at most {MAX_VAR_VALUES}"),
+                    },
+                    _ => format!("`range` must be [lo, hi], two whole numbers; it lists {}", range.len()),
+                },
                 (Some(values), None) if !values.is_empty() => {
                     format!("`one_of` lists {} values; a variable takes at most {MAX_VAR_VALUES}", values.len())
                 }
@@ -226,7 +233,11 @@ fn assemble(file: file::LabFile, preset: &'static preset::Preset, hostnames: Vec
         _ => LinkLayer::InfiniBand,
     };
     let lab_table = file.lab;
-    let mut map = SourceMap { briefing: lab_table.briefing.as_ref().map_or(0..0, Spanned::span), ..SourceMap::default() };
+    let mut map = SourceMap {
+        id: lab_table.id.span(),
+        briefing: lab_table.briefing.as_ref().map_or(0..0, Spanned::span),
+        ..SourceMap::default()
+    };
     let faults = file
         .faults
         .iter()
@@ -345,9 +356,12 @@ fn counted_hostnames(n: u32) -> Vec<String> {
 fn var_spec(table: &file::VarTable) -> Option<VarSpec> {
     match (&table.one_of, &table.range) {
         (Some(values), None) if !values.is_empty() && values.len() as u64 <= MAX_VAR_VALUES => Some(VarSpec::OneOf(values.iter().map(Scalar::as_text).collect())),
-        (None, Some(range)) if range.len() == 2 && range[1].checked_sub(range[0]).is_some_and(|span| (0..MAX_VAR_VALUES as i64).contains(&span)) => {
-            Some(VarSpec::Range(range[0], range[1]))
-        }
+        (None, Some(range)) => match range[..] {
+            [lo, hi] if hi.checked_sub(lo).is_some_and(|span| (0..i128::from(MAX_VAR_VALUES)).contains(&span)) => {
+                Some(VarSpec::Range(i64::try_from(lo).ok()?, i64::try_from(hi).ok()?))
+            }
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -364,11 +378,11 @@ fn hostnames(cluster: &file::ClusterTable, problem: &mut impl FnMut(Range<usize>
         }
         (None, Some(count)) => {
             let n = *count.get_ref();
-            if n == 0 || n > MAX_NODES {
+            if n < 1 || n > i64::from(MAX_NODES) {
                 problem(count.span(), format!("`count` must be between 1 and {MAX_NODES}"));
                 return Vec::new();
             }
-            counted_hostnames(n)
+            counted_hostnames(n as u32)
         }
         (Some(nodes), None) => {
             if nodes.is_empty() {
@@ -449,6 +463,18 @@ fn check_fault_fields(fault: &Spanned<FaultTable>, problem: &mut impl FnMut(Rang
             }
         }
     }
+    // A count written out is checked here, with its bound; one from a
+    // variable is checked in each variant.
+    if let Some(count) = &table.count {
+        let written = count.get_ref().as_text();
+        if let Ok(n) = written.trim().parse::<i128>() {
+            if n < 1 {
+                problem(count.span(), format!("`count` must be at least 1, not {n}"));
+            } else if n > i128::from(u64::MAX) {
+                problem(count.span(), format!("`count` must be at most {}", u64::MAX));
+            }
+        }
+    }
     for field in *required {
         if !present.iter().any(|(name, _)| name == field) {
             problem(fault.span(), format!("a `{kind}` fault needs `{field}`"));
@@ -514,7 +540,7 @@ fn into_diagnostics(source: &str, mut problems: Vec<Problem>) -> Vec<Diagnostic>
     // same place, the structural message (found first) is kept.
     crate::sort::sort_by_key(&mut problems, |(span, _)| span.start);
     problems.dedup_by_key(|(span, _)| span.start);
-    problems.into_iter().map(|(span, message)| Diagnostic::at(source, span.start, message)).collect()
+    problems.into_iter().map(|(span, message)| Diagnostic::spanning(source, span, message)).collect()
 }
 
 fn check_one_of(
