@@ -1,106 +1,189 @@
-//! `clusterlab`: check and run lab files in a terminal, with the same engine
-//! the browser app uses.
+//! `clusterlab`: check, build and try lab files in a terminal, with the same
+//! engine the browser app uses.
 
+mod doc_text;
+mod play;
+mod questions;
+
+use std::ffi::OsString;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::{Parser, Subcommand, ValueEnum};
+use clusterlab_engine::lab::authoring::diagnostic::{self, Diagnostic};
 use clusterlab_engine::lab::authoring::{build, check, compile, schema};
 use clusterlab_engine::shell::Stream;
-use clusterlab_engine::{load, Session};
+use clusterlab_engine::{load, Lab, Session};
 
-const USAGE: &str = "\
-clusterlab: check and run ClusterLab lab files (a simulation: nothing runs on a real cluster)
+#[derive(Parser)]
+#[command(
+    name = "clusterlab",
+    version,
+    about = "Check, build and try ClusterLab lab files (a simulation: nothing runs on a real cluster)",
+    long_about = "Check, build and try ClusterLab lab files.\n\n\
+        A lab is a simulation: `run` and `play` type commands at an emulated GPU\n\
+        cluster made from the lab file, and nothing runs on a real cluster.",
+    after_help = "Exit status: 0 when all is well, 1 when a lab has problems (check, build),\n\
+        2 for a usage error or a lab that cannot be loaded; `run` exits with the\n\
+        command line's status.",
+    subcommand_required = true,
+    arg_required_else_help = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-Usage:
-  clusterlab check LAB_FILE...
-  clusterlab build LAB_DIR --out DIR
-  clusterlab run LAB_FILE [--seed N] [--host HOST] -- COMMAND LINE
-  clusterlab schema
-  clusterlab --help | --version
+#[derive(Subcommand)]
+enum Command {
+    /// Validate lab files, every variant of each
+    #[command(long_about = "Validate lab files, every variant of each: the format, the hardware each\n\
+        fault names, that each fault shows in some command's output and that each\n\
+        reference answer grades as correct. Prints each problem as cargo does (or as\n\
+        FILE:LINE:COL: message with --format short) and exits 1 if any file has one.")]
+    Check {
+        /// The lab files (TOML)
+        #[arg(required = true, value_name = "LAB_FILE")]
+        files: Vec<PathBuf>,
+        /// How problems are printed
+        #[arg(long, value_enum, default_value_t = Format::Pretty)]
+        format: Format,
+    },
+    /// Check every lab in a directory and write the data the web app loads
+    #[command(long_about = "Check every lab file (*.toml) in LAB_DIR as check does and, when all pass,\n\
+        write each lab's data (ID.json) and the catalog (index.json) into DIR, the\n\
+        form the web app loads labs in. Any problem fails the build and writes nothing.")]
+    Build {
+        /// The directory of lab files
+        #[arg(value_name = "LAB_DIR")]
+        dir: PathBuf,
+        /// Where to write the lab data and the catalog
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// How problems are printed
+        #[arg(long, value_enum, default_value_t = Format::Pretty)]
+        format: Format,
+    },
+    /// Run one command line in a lab's initial state
+    #[command(long_about = "Run one command line in the lab's initial state on HOST, print what it prints\n\
+        and exit with its status. The words after -- are joined with single spaces\n\
+        into one shell line.")]
+    Run {
+        /// The lab file (TOML)
+        #[arg(value_name = "LAB_FILE")]
+        lab: PathBuf,
+        #[command(flatten)]
+        variant: VariantArgs,
+        /// The shell line, after --
+        #[arg(last = true, required = true, value_name = "COMMAND LINE")]
+        line: Vec<OsString>,
+    },
+    /// Rehearse a lab interactively: its shell, its questions and their grading
+    #[command(long_about = "Rehearse a lab as a trainee would: the lab's shell on HOST with line editing,\n\
+        history and completion, plus `questions` (the questions of this variant),\n\
+        `answer ID VALUE` (grade one), `hint ID` and `score`, graded as the web app\n\
+        grades them. `exit` or Ctrl-D at the login shell's prompt ends; Ctrl-C drops\n\
+        the line. When standard input is not a terminal, each line read is run in\n\
+        turn, with no prompt or banner.")]
+    Play {
+        /// The lab file (TOML)
+        #[arg(value_name = "LAB_FILE")]
+        lab: PathBuf,
+        #[command(flatten)]
+        variant: VariantArgs,
+        /// Keep the line editor's history in FILE between sessions
+        #[arg(long, value_name = "FILE")]
+        history: Option<PathBuf>,
+    },
+    /// Print a JSON Schema of the lab format, for editors
+    Schema,
+}
 
-check  validates lab files, every variant of each: the format, the hardware
-       each fault names, that each fault shows in some command's output and
-       that each reference answer grades as correct. Prints each problem as
-       FILE:LINE:COL: message and exits 1 if any file has one.
-run    runs one command line in the lab's initial state on HOST (default: the
-       first node), prints what it prints and exits with its status. The words
-       after -- are joined with single spaces into one shell line. --seed
-       picks the trainee variant, as the web app's variant number does.
-build  checks every lab file in LAB_DIR as check does and, when all pass,
-       writes each lab's data (ID.json) and the catalog (index.json) into
-       DIR, the form the web app loads labs in. Any problem fails the build
-       and writes nothing.
-schema prints a JSON Schema of the lab format, for editors.
-";
+#[derive(clap::Args)]
+struct VariantArgs {
+    /// The trainee variant, as the web app's variant number picks it
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+    /// The node to log in to [default: the lab's first node]
+    #[arg(long, value_name = "HOST")]
+    host: Option<String>,
+}
+
+/// How problems are printed.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// As cargo prints errors: the message, the place, the line with a caret
+    Pretty,
+    /// FILE:LINE:COL: message, one a line, for editors
+    Short,
+}
 
 fn main() -> ExitCode {
-    // Arguments that are not UTF-8 are read with U+FFFD in place of the bad bytes.
-    let args: Vec<String> = std::env::args_os().skip(1).map(|arg| arg.to_string_lossy().into_owned()).collect();
-    match args.first().map(String::as_str) {
-        Some("check") => check(&args[1..]),
-        Some("build") => build_labs(&args[1..]),
-        Some("run") => run(&args[1..]),
-        Some("schema") => {
+    match Cli::parse().command {
+        Command::Check { files, format } => check(&files, format),
+        Command::Build { dir, out, format } => build_labs(&dir, &out, format),
+        Command::Run { lab, variant, line } => run(&lab, &variant, &line),
+        Command::Play { lab, variant, history } => match open(&lab, &variant) {
+            Ok((lab, host)) => play::play(lab, variant.seed, &host, history.as_deref()),
+            Err(code) => code,
+        },
+        Command::Schema => {
             print!("{}", schema::json_schema());
             ExitCode::SUCCESS
         }
-        Some("-h" | "--help" | "help") => {
-            print!("{USAGE}");
-            ExitCode::SUCCESS
-        }
-        Some("-V" | "--version") => {
-            println!("clusterlab {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
-        }
-        Some(other) => usage_error(&format!("unknown subcommand `{other}`")),
-        None => usage_error("missing subcommand"),
     }
 }
 
-fn usage_error(message: &str) -> ExitCode {
-    eprintln!("clusterlab: {message}\n\n{USAGE}");
-    ExitCode::from(2)
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|error| format!("{}: cannot read: {error}", path.display()))
 }
 
-fn read(path: &str) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|error| format!("{path}: cannot read: {error}"))
-}
-
-fn check(paths: &[String]) -> ExitCode {
-    if paths.is_empty() {
-        return usage_error("check needs at least one LAB_FILE");
+/// Each problem of one file, in `format`; with cargo's closing count when pretty.
+fn report(problems: &[Diagnostic], file: &str, source: &str, format: Format, verb: &str) -> String {
+    let mut out = String::new();
+    for problem in problems {
+        match format {
+            Format::Pretty => out += &format!("{}\n", problem.render_pretty(file, source)),
+            Format::Short => out += &format!("{}\n", problem.render(file)),
+        }
     }
+    if format == Format::Pretty && !problems.is_empty() {
+        out += &format!("{}\n", diagnostic::summary(verb, file, problems.len()));
+    }
+    out
+}
+
+fn check(paths: &[PathBuf], format: Format) -> ExitCode {
     let mut clean = true;
     let mut ids: Vec<(String, String)> = Vec::new();
+    let mut stdout = std::io::stdout().lock();
     for path in paths {
+        let file = path.display().to_string();
         let source = match read(path) {
             Ok(source) => source,
             Err(message) => {
-                println!("{message}");
+                let _ = writeln!(stdout, "{}{message}", if format == Format::Pretty { "error: " } else { "" });
                 clean = false;
                 continue;
             }
         };
-        match compile(&source) {
+        let problems = match compile(&source) {
             Ok(compiled) => {
                 let id = &compiled.lab.id;
+                let mut problems = Vec::new();
                 if let Some((other, _)) = ids.iter().find(|(_, seen)| seen == id) {
-                    println!("{path}:1:1: lab id `{id}` is also used by {other}");
-                    clean = false;
+                    problems.push(Diagnostic::spanning(&source, compiled.map.id.clone(), format!("lab id `{id}` is also used by {other}")));
                 }
-                for problem in check::deep(&compiled, &source) {
-                    println!("{}", problem.render(path));
-                    clean = false;
-                }
-                ids.push((path.clone(), compiled.lab.id));
+                problems.extend(check::deep(&compiled, &source));
+                ids.push((file.clone(), compiled.lab.id));
+                problems
             }
-            Err(problems) => {
-                clean = false;
-                for problem in problems {
-                    println!("{}", problem.render(path));
-                }
-            }
-        }
+            Err(problems) => problems,
+        };
+        clean &= problems.is_empty();
+        // A closed pipe (`| head`) is not an error worth reporting.
+        let _ = stdout.write_all(report(&problems, &file, &source, format, "check").as_bytes());
     }
     if clean {
         ExitCode::SUCCESS
@@ -109,26 +192,21 @@ fn check(paths: &[String]) -> ExitCode {
     }
 }
 
-fn build_labs(args: &[String]) -> ExitCode {
-    let (dir, out) = match args {
-        [dir, flag, out] if flag == "--out" => (dir, out),
-        [flag, out, dir] if flag == "--out" => (dir, out),
-        _ => return usage_error("build needs LAB_DIR --out DIR"),
-    };
-    let mut paths: Vec<std::path::PathBuf> = match std::fs::read_dir(dir) {
+fn build_labs(dir: &Path, out: &Path, format: Format) -> ExitCode {
+    let mut paths: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(entries) => entries
             .filter_map(|entry| entry.ok().map(|entry| entry.path()))
             .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
             .collect(),
         Err(error) => {
-            eprintln!("clusterlab: {dir}: cannot read: {error}");
+            eprintln!("clusterlab: {}: cannot read: {error}", dir.display());
             return ExitCode::from(2);
         }
     };
     paths.sort();
     let mut sources = Vec::new();
     for path in &paths {
-        match read(&path.display().to_string()) {
+        match read(path) {
             Ok(source) => sources.push((path.display().to_string(), source)),
             Err(message) => {
                 eprintln!("clusterlab: {message}");
@@ -139,14 +217,22 @@ fn build_labs(args: &[String]) -> ExitCode {
     let built = match build::build(&sources) {
         Ok(built) => built,
         Err(problems) => {
+            let mut stderr = std::io::stderr().lock();
             for (path, problem) in &problems {
-                eprintln!("{}", problem.render(path));
+                let source = sources.iter().find(|(each, _)| each == path).map_or("", |(_, source)| source.as_str());
+                let _ = match format {
+                    Format::Pretty => writeln!(stderr, "{}", problem.render_pretty(path, source)),
+                    Format::Short => writeln!(stderr, "{}", problem.render(path)),
+                };
             }
-            eprintln!("clusterlab: build failed: {} problem{} in {dir}; nothing was written", problems.len(), if problems.len() == 1 { "" } else { "s" });
+            let count = problems.len();
+            let _ = match format {
+                Format::Pretty => writeln!(stderr, "{}; nothing was written", diagnostic::summary("build", &dir.display().to_string(), count)),
+                Format::Short => writeln!(stderr, "clusterlab: build failed: {count} problem{} in {}; nothing was written", plural(count), dir.display()),
+            };
             return ExitCode::FAILURE;
         }
     };
-    let out = std::path::Path::new(out);
     if let Err(error) = std::fs::create_dir_all(out) {
         eprintln!("clusterlab: {}: cannot create: {error}", out.display());
         return ExitCode::from(2);
@@ -157,59 +243,47 @@ fn build_labs(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    eprintln!("clusterlab: built {} lab{} into {}", built.catalog.labs.len(), if built.catalog.labs.len() == 1 { "" } else { "s" }, out.display());
+    let count = built.catalog.labs.len();
+    eprintln!("clusterlab: built {count} lab{} into {}", plural(count), out.display());
     ExitCode::SUCCESS
 }
 
-fn run(args: &[String]) -> ExitCode {
-    let (options, line) = match args.iter().position(|arg| arg == "--") {
-        Some(split) => (&args[..split], args[split + 1..].join(" ")),
-        None => return usage_error("run needs `-- COMMAND LINE` after the lab file"),
-    };
-    let mut path = None;
-    let mut seed: u64 = 1;
-    let mut host = None;
-    let mut options = options.iter();
-    while let Some(option) = options.next() {
-        match option.as_str() {
-            "--seed" => match options.next().map(|value| value.parse::<u64>()) {
-                Some(Ok(value)) => seed = value,
-                _ => return usage_error("--seed needs a whole number"),
-            },
-            "--host" => match options.next() {
-                Some(value) => host = Some(value.clone()),
-                None => return usage_error("--host needs a node name"),
-            },
-            other if other.starts_with('-') => return usage_error(&format!("unknown option `{other}`")),
-            other if path.is_none() => path = Some(other.to_string()),
-            other => return usage_error(&format!("unexpected argument `{other}`")),
-        }
+fn plural(count: usize) -> &'static str {
+    if count == 1 {
+        ""
+    } else {
+        "s"
     }
-    let Some(path) = path else {
-        return usage_error("run needs a LAB_FILE");
-    };
-    let source = match read(&path) {
-        Ok(source) => source,
-        Err(message) => {
-            eprintln!("clusterlab: {message}");
-            return ExitCode::from(2);
-        }
-    };
-    let lab = match load(&source) {
-        Ok(lab) => lab,
-        Err(problems) => {
-            for problem in problems {
-                eprintln!("{}", problem.render(&path));
-            }
-            return ExitCode::from(2);
-        }
-    };
-    let host = host.unwrap_or_else(|| lab.first_host().to_string());
+}
+
+/// The lab at `path` and the host to log in to, or the exit code after
+/// saying why not (2: the lab cannot be used).
+fn open(path: &Path, variant: &VariantArgs) -> Result<(Lab, String), ExitCode> {
+    let file = path.display().to_string();
+    let source = read(path).map_err(|message| {
+        eprintln!("clusterlab: {message}");
+        ExitCode::from(2)
+    })?;
+    let lab = load(&source).map_err(|problems| {
+        eprint!("{}", report(&problems, &file, &source, Format::Pretty, "load"));
+        ExitCode::from(2)
+    })?;
+    let host = variant.host.clone().unwrap_or_else(|| lab.first_host().to_string());
     if !lab.cluster.hostnames.contains(&host) {
         eprintln!("clusterlab: {host} is not a node of this lab; its nodes are {}", lab.cluster.hostnames.join(", "));
-        return ExitCode::from(2);
+        return Err(ExitCode::from(2));
     }
-    let mut session = Session::new(lab.instantiate(seed), &host);
+    Ok((lab, host))
+}
+
+fn run(path: &Path, variant: &VariantArgs, words: &[OsString]) -> ExitCode {
+    let (lab, host) = match open(path, variant) {
+        Ok(opened) => opened,
+        Err(code) => return code,
+    };
+    // Words that are not UTF-8 are read with U+FFFD in place of the bad bytes.
+    let line = words.iter().map(|word| word.to_string_lossy()).collect::<Vec<_>>().join(" ");
+    let mut session = Session::new(lab.instantiate(variant.seed), &host);
     let transcript = session.run(&line);
     let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr().lock());
     for (stream, text) in &transcript.chunks {

@@ -55,11 +55,38 @@ fn check_reports_file_line_col() {
     let bad = dir.join("bad.toml");
     std::fs::write(&bad, "[lab]\nid = \"x\"\ntitle = \"t\"\nsummary = \"s\"\n[cluster]\npreset = \"hgx-h1000\"\ncount = 1\n").unwrap();
     let bad = bad.to_string_lossy().into_owned();
-    let (stdout, _, status) = clusterlab(&["check", "labs/first-look.toml", &bad]);
+    let (stdout, _, status) = clusterlab(&["check", "--format", "short", "labs/first-look.toml", &bad]);
     assert_eq!(status, 1);
     assert_eq!(stdout, format!("{bad}:6:10: unknown preset `hgx-h1000` (did you mean `hgx-h100`?); presets are `hgx-h100`, `hgx-h200`, `hgx-a100`\n"));
     let (stdout, _, status) = clusterlab(&["check", "labs/first-look.toml"]);
     assert_eq!((stdout.as_str(), status), ("", 0));
+    // The same lab id twice: the second is located at its id.
+    let (stdout, _, status) = clusterlab(&["check", "--format", "short", "labs/first-look.toml", "labs/first-look.toml"]);
+    assert_eq!((stdout.as_str(), status), ("labs/first-look.toml:3:6: lab id `first-look` is also used by labs/first-look.toml\n", 1));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn check_reports_as_cargo_does_by_default() {
+    let dir = std::env::temp_dir().join(format!("clusterlab-cli-pretty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[lab]\nid = \"x\"\ntitel = \"t\"\nsummary = \"s\"\n[cluster]\npreset = \"hgx-h1000\"\ncount = 1\n").unwrap();
+    let bad = bad.to_string_lossy().into_owned();
+    let (stdout, _, status) = clusterlab(&["check", &bad]);
+    assert_eq!(status, 1);
+    assert_eq!(
+        stdout,
+        format!(
+            "error: unknown key `titel` (did you mean `title`?); expected one of `id`, `title`, `summary`, `briefing`, `level`, `minutes`, `stage`, `tags`\n \
+             --> {bad}:3:1\n  |\n3 | titel = \"t\"\n  | ^^^^^\n\n\
+             error: could not check `{bad}` due to 1 previous error\n"
+        )
+    );
+    std::fs::write(&bad, "[lab]\nid = \"x\"\ntitle = \"t\"\nsummary = \"s\"\n[cluster]\npreset = \"hgx-h1000\"\ncount = 0\n").unwrap();
+    let (stdout, _, _) = clusterlab(&["check", "--format=pretty", &bad]);
+    assert!(stdout.contains(&format!("error: `count` must be between 1 and 4096\n --> {bad}:7:9\n  |\n7 | count = 0\n  |         ^\n")), "{stdout}");
+    assert!(stdout.ends_with(&format!("error: could not check `{bad}` due to 2 previous errors\n")), "{stdout}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -67,7 +94,45 @@ fn check_reports_file_line_col() {
 fn usage_errors_exit_2() {
     assert_eq!(clusterlab(&[]).2, 2);
     assert_eq!(clusterlab(&["run", "labs/first-look.toml", "nvidia-smi"]).2, 2);
-    assert_eq!(clusterlab(&["--help"]).2, 0);
+    assert_eq!(clusterlab(&["run", "labs/first-look.toml", "--seed", "x", "--", "hostname"]).2, 2);
+    assert_eq!(clusterlab(&["check"]).2, 2);
+    assert_eq!(clusterlab(&["check", "--format", "long", "labs/first-look.toml"]).2, 2);
+    assert_eq!(clusterlab(&["build", "labs"]).2, 2);
+    assert_eq!(clusterlab(&["frobnicate"]).2, 2);
+    let (_, stderr, status) = clusterlab(&["play", "labs/first-look.toml", "--sed", "3"]);
+    assert_eq!(status, 2);
+    assert!(stderr.contains("--seed"), "a close option is suggested: {stderr}");
+}
+
+#[test]
+fn help_says_labs_are_simulations_and_each_subcommand_has_its_own() {
+    let (stdout, _, status) = clusterlab(&["--help"]);
+    assert_eq!(status, 0);
+    assert!(stdout.contains("nothing runs on a real cluster"), "{stdout}");
+    for command in ["check", "build", "run", "play", "schema"] {
+        assert!(stdout.contains(&format!("\n  {command} ")), "{command} is listed: {stdout}");
+        let (help, _, status) = clusterlab(&[command, "--help"]);
+        assert_eq!(status, 0, "{command}");
+        assert!(help.contains(&format!("Usage: clusterlab {command}")), "{help}");
+        assert_eq!(clusterlab(&["help", command]).0, help);
+    }
+    assert!(clusterlab(&["-h"]).0.contains("(a simulation: nothing runs on a real cluster)"));
+    let (play, _, _) = clusterlab(&["play", "--help"]);
+    assert!(play.contains("--seed <N>") && play.contains("--host <HOST>") && play.contains("answer ID VALUE"), "{play}");
+    let (check, _, _) = clusterlab(&["check", "-h"]);
+    assert!(check.contains("[possible values: pretty, short]"), "{check}");
+    assert_eq!(clusterlab(&["--version"]).0, format!("clusterlab {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn options_take_their_value_after_an_equals_sign_too() {
+    let (spaced, _, _) = clusterlab(&["run", "labs/first-look.toml", "--seed", "7", "--host", "gpu-002", "--", "nvidia-smi -L"]);
+    let (joined, _, status) = clusterlab(&["run", "labs/first-look.toml", "--seed=7", "--host=gpu-002", "--", "nvidia-smi -L"]);
+    assert_eq!(status, 0);
+    assert_eq!(spaced, joined);
+    // Options may come after the lab file or before it.
+    let (before, _, _) = clusterlab(&["run", "--seed=7", "--host=gpu-002", "labs/first-look.toml", "--", "nvidia-smi -L"]);
+    assert_eq!(before, joined);
 }
 
 #[test]
@@ -106,7 +171,12 @@ fn build_writes_lab_data_and_a_catalog_or_nothing() {
     let empty_out = bad.join("out");
     let (_, stderr, status) = clusterlab(&["build", &bad.display().to_string(), "--out", &empty_out.display().to_string()]);
     assert_eq!(status, 1);
-    assert!(stderr.contains("unknown-preset.toml:") && stderr.contains("unknown preset"), "{stderr}");
+    assert!(stderr.contains("error: unknown preset") && stderr.contains("unknown-preset.toml:7:10\n"), "{stderr}");
+    assert!(stderr.ends_with(&format!("error: could not build `{}` due to 1 previous error; nothing was written\n", bad.display())), "{stderr}");
+    assert!(!empty_out.exists());
+    let (_, stderr, status) = clusterlab(&["build", "--format", "short", &bad.display().to_string(), "--out", &empty_out.display().to_string()]);
+    assert_eq!(status, 1);
+    assert!(stderr.contains("unknown-preset.toml:7:10: unknown preset"), "{stderr}");
     assert!(stderr.contains("build failed: 1 problem"), "{stderr}");
     assert!(!empty_out.exists());
     let _ = std::fs::remove_dir_all(&out);

@@ -1,0 +1,312 @@
+//! `play`'s own words: `questions`, `answer ID VALUE`, `hint ID`, `score`.
+//! Answers are kept and graded by the engine's `LabState`, as the web app's
+//! store does, so a rehearsal grades exactly as the page will.
+
+use clusterlab_engine::grading;
+use clusterlab_engine::lab::{Question, QuestionKind, Tolerance, Variant};
+use clusterlab_engine::rng::{stable_hash, Rng};
+use clusterlab_engine::store::LabState;
+
+use crate::doc_text::{render, safe};
+
+/// The words `play` takes before the shell sees a line.
+pub const WORDS: &[&str] = &["questions", "answer", "hint", "score"];
+
+/// What a word printed: for standard output, or an error for standard error.
+pub enum Said {
+    Out(String),
+    Err(String),
+}
+
+/// The questions of one trainee's variant, with their answers and hints.
+pub struct Questions {
+    pub variant: Variant,
+    pub state: LabState,
+}
+
+impl Questions {
+    /// Runs `line` when it starts with one of [`WORDS`]; None otherwise.
+    pub fn handle(&mut self, line: &str) -> Option<Said> {
+        let line = line.trim_start();
+        let word = line.split_whitespace().next()?;
+        if !WORDS.contains(&word) {
+            return None;
+        }
+        let rest = line[word.len()..].trim_start();
+        let (id, value) = match rest.find(char::is_whitespace) {
+            Some(end) => (&rest[..end], rest[end..].trim()),
+            None => (rest, ""),
+        };
+        Some(match word {
+            "questions" => Said::Out(self.list()),
+            "score" => Said::Out(format!("{}\n", self.score())),
+            "answer" if id.is_empty() || value.is_empty() => {
+                Said::Err(format!("answer: usage: answer ID VALUE; the ids are {}\n", self.ids()))
+            }
+            "answer" => self.answer(id, value),
+            _ if id.is_empty() => Said::Err(format!("hint: usage: hint ID; the ids are {}\n", self.ids())),
+            _ => self.hint(id),
+        })
+    }
+
+    fn ids(&self) -> String {
+        self.variant.questions.iter().map(|q| safe(&q.id)).collect::<Vec<_>>().join(", ")
+    }
+
+    fn find(&self, word: &str, id: &str) -> Result<&Question, Said> {
+        self.variant
+            .questions
+            .iter()
+            .find(|q| q.id == id)
+            .ok_or_else(|| Said::Err(format!("{word}: no question `{}`; the ids are {}\n", safe(id), self.ids())))
+    }
+
+    /// Every question: id, type, points, whether answered, prompt, choices,
+    /// and how to answer it.
+    fn list(&self) -> String {
+        let mut out = String::new();
+        for (at, question) in self.variant.questions.iter().enumerate() {
+            let status = match self.state.answers.get(&question.id) {
+                None => "not answered".to_string(),
+                Some(saved) => {
+                    let grade = question.grade(&saved.response);
+                    let verdict = if grade.correct { "correct" } else { "not correct" };
+                    format!("answered, {verdict} ({}/{}), {} attempt{}", grade.points, grade.possible, saved.attempts, plural(saved.attempts))
+                }
+            };
+            out += &format!(
+                "{}. {} ({}, {} point{}): {status}\n",
+                at + 1,
+                safe(&question.id),
+                kind_name(&question.kind),
+                question.points,
+                plural(question.points)
+            );
+            out += &render(&question.prompt, "   ");
+            for (number, choice) in shown(question).iter().enumerate() {
+                out += &format!("     {}) {}\n", number + 1, safe(choice));
+            }
+            out += &format!("   {}\n\n", how_to_answer(question));
+        }
+        out + &format!("{}\n", self.score())
+    }
+
+    fn score(&self) -> String {
+        let questions = &self.variant.questions;
+        let possible: u32 = questions.iter().map(|q| q.points).sum();
+        let answered = questions.iter().filter(|q| self.state.answers.contains_key(&q.id)).count();
+        format!(
+            "Score: {} of {possible} point{}; {answered} of {} question{} answered.",
+            self.state.score(questions),
+            plural(possible),
+            questions.len(),
+            plural(questions.len() as u32)
+        )
+    }
+
+    fn answer(&mut self, id: &str, value: &str) -> Said {
+        let question = match self.find("answer", id) {
+            Ok(question) => question.clone(),
+            Err(said) => return said,
+        };
+        let response = response(&question, value);
+        let grade = self.state.answer(&question, &response);
+        let attempts = self.state.answers.get(&question.id).map_or(1, |saved| saved.attempts);
+        let given = safe(&grading::items(&response).join(", "));
+        let mut out = format!(
+            "{} \u{2014} {}/{} point{} \u{b7} answered \u{201c}{given}\u{201d}{}\n",
+            if grade.correct { "Correct" } else { "Not quite" },
+            grade.points,
+            grade.possible,
+            plural(grade.possible),
+            if attempts > 1 { format!(" \u{b7} {attempts} attempts") } else { String::new() }
+        );
+        // The explanation is shown once the answer is right, as on the page.
+        if grade.correct && !grade.explanation.is_empty() {
+            out += &render(&grade.explanation, "  ");
+        }
+        if !grade.correct && !question.hints.is_empty() {
+            out += &format!("  `hint {}` shows a hint.\n", safe(&question.id));
+        }
+        Said::Out(out + &format!("{}\n", self.score()))
+    }
+
+    /// The next hint, and the ones already shown.
+    fn hint(&mut self, id: &str) -> Said {
+        let question = match self.find("hint", id) {
+            Ok(question) => question.clone(),
+            Err(said) => return said,
+        };
+        if question.hints.is_empty() {
+            return Said::Out(format!("Question {} has no hints.\n", safe(&question.id)));
+        }
+        let shown = self.state.hints_shown.get(&question.id).copied().unwrap_or(0) as usize;
+        if shown < question.hints.len() {
+            self.state.show_hint(&question.id);
+        }
+        let shown = (shown + 1).min(question.hints.len());
+        let mut out = String::new();
+        for (at, hint) in question.hints[..shown].iter().enumerate() {
+            out += &format!("Hint {} of {}:\n", at + 1, question.hints.len());
+            out += &render(hint, "  ");
+        }
+        Said::Out(out)
+    }
+}
+
+fn plural(count: u32) -> &'static str {
+    if count == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn kind_name(kind: &QuestionKind) -> &'static str {
+    match kind {
+        QuestionKind::Choice { .. } => "choice",
+        QuestionKind::Multi { .. } => "multi",
+        QuestionKind::Text { .. } => "text",
+        QuestionKind::Number { .. } => "number",
+        QuestionKind::Order { .. } => "order",
+    }
+}
+
+/// The choices or items as listed, numbered from 1 by `answer`.
+fn shown(question: &Question) -> Vec<String> {
+    match &question.kind {
+        QuestionKind::Choice { choices, .. } | QuestionKind::Multi { choices, .. } => choices.clone(),
+        QuestionKind::Order { items } => shuffled(items, &question.id),
+        QuestionKind::Text { .. } | QuestionKind::Number { .. } => Vec::new(),
+    }
+}
+
+/// The items of an order question in an order that depends only on the
+/// question, never the right one when there is another: the order the web
+/// app's question card first shows (src/components/question_card.rs).
+fn shuffled(items: &[String], question_id: &str) -> Vec<String> {
+    let mut order: Vec<String> = items.to_vec();
+    let mut rng = Rng::new(stable_hash(question_id.as_bytes()));
+    for at in (1..order.len()).rev() {
+        let with = rng.range_u64(0, at as u64) as usize;
+        order.swap(at, with);
+    }
+    if order == items && order.len() > 1 {
+        order.rotate_left(1);
+    }
+    order
+}
+
+fn how_to_answer(question: &Question) -> String {
+    let id = safe(&question.id);
+    match &question.kind {
+        QuestionKind::Choice { .. } => format!("answer {id} CHOICE  (its text or number)"),
+        QuestionKind::Multi { .. } => format!("answer {id} CHOICE...  (every right one, by text or number; quote text with spaces)"),
+        QuestionKind::Order { .. } => format!("answer {id} ITEM...  (all of them in the right order, by text or number; quote text with spaces)"),
+        QuestionKind::Text { .. } => format!("answer {id} TEXT"),
+        QuestionKind::Number { unit, tolerance, .. } => {
+            let within = match tolerance {
+                Tolerance::Absolute(delta) if *delta > 0.0 => format!(", within {delta}"),
+                Tolerance::Relative(fraction) if *fraction > 0.0 => format!(", within {}%", fraction * 100.0),
+                _ => String::new(),
+            };
+            match unit {
+                Some(unit) => format!("answer {id} NUMBER  (in {}{within})", safe(unit)),
+                None if within.is_empty() => format!("answer {id} NUMBER"),
+                None => format!("answer {id} NUMBER  ({})", &within[2..]),
+            }
+        }
+    }
+}
+
+/// What `value` answers, in the form the grading reads: a choice's text
+/// (its number picks it too, unless the number is itself a choice); for
+/// `multi` and `order` one item a line.
+fn response(question: &Question, value: &str) -> String {
+    let listed = shown(question);
+    let pick = |word: &str| -> String {
+        if listed.iter().any(|choice| choice == word) {
+            return word.to_string();
+        }
+        match word.parse::<usize>() {
+            Ok(number) if (1..=listed.len()).contains(&number) => listed[number - 1].clone(),
+            _ => word.to_string(),
+        }
+    };
+    match &question.kind {
+        QuestionKind::Choice { .. } => pick(&unquoted(value)),
+        QuestionKind::Multi { .. } | QuestionKind::Order { .. } => {
+            // The whole value may be one item with spaces in it.
+            if listed.iter().any(|choice| choice == value) {
+                return value.to_string();
+            }
+            words(value).iter().map(|word| pick(word)).collect::<Vec<_>>().join("\n")
+        }
+        QuestionKind::Text { .. } | QuestionKind::Number { .. } => unquoted(value),
+    }
+}
+
+/// The value without the quotes around it, when it is one quoted word.
+fn unquoted(value: &str) -> String {
+    match words(value).as_slice() {
+        [one] if value.starts_with(['"', '\'']) => one.clone(),
+        _ => value.to_string(),
+    }
+}
+
+/// Words split at blanks, with '...' and "..." quoting and \ escaping as a
+/// shell reads them (an unclosed quote runs to the end).
+fn words(value: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = value.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => words.extend(word.take()),
+            '\'' => {
+                let text = word.get_or_insert_with(String::new);
+                text.extend(chars.by_ref().take_while(|&c| c != '\''));
+            }
+            '"' => {
+                let text = word.get_or_insert_with(String::new);
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => text.extend(chars.next()),
+                        c => text.push(c),
+                    }
+                }
+            }
+            '\\' => word.get_or_insert_with(String::new).extend(chars.next()),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_as_a_shell_reads_them() {
+        assert_eq!(words(r#"a "b c" 'd e' f\ g"#), ["a", "b c", "d e", "f g"]);
+        assert_eq!(words("\"unclosed quote"), ["unclosed quote"]);
+        assert_eq!(words("  "), Vec::<String>::new());
+        assert_eq!(unquoted("\"570.158.01\""), "570.158.01");
+        assert_eq!(unquoted("700 W"), "700 W");
+    }
+
+    #[test]
+    fn order_items_are_never_shown_in_the_right_order() {
+        let items: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        for id in ["q1", "q2", "steps", "x"] {
+            let order = shuffled(&items, id);
+            assert_ne!(order, items);
+            let mut sorted = order.clone();
+            sorted.sort();
+            assert_eq!(sorted, items);
+        }
+    }
+}
