@@ -213,6 +213,12 @@ fn interactive(play: &mut Play, history: Option<&Path>) -> rustyline::Result<()>
                 Step::Continue
             }
             Err(ReadlineError::Eof) => play.end_of_input(&mut out, &mut err),
+            // Bytes that are not UTF-8 end the line being typed, not the session.
+            Err(ReadlineError::Io(error)) if error.kind() == std::io::ErrorKind::InvalidData => {
+                play.write(&mut err, "clusterlab: play: the line had bytes that are not UTF-8; it was dropped\n");
+                Step::Continue
+            }
+            Err(ReadlineError::Signal(_)) => Step::Continue,
             Err(error) => return Err(error),
         };
         if step == Step::End {
