@@ -125,3 +125,10 @@ mod tests {
         assert!(!truncate_to(&mut short, 3));
     }
 }
+
+/// A lab shared as a link (`#/shared/...`) carries at most this many
+/// characters after `#/shared/`: every browser opens links this long and
+/// mail and chat tools pass them whole; it holds a lab file of about 25 KB
+/// (the labs in labs/ take 1,600 to 2,000). Longer ones are refused before
+/// they are decoded; larger labs travel as files.
+pub const MAX_SHARED_LINK_CHARS: usize = 16_000;

@@ -14,8 +14,11 @@ pub mod build;
 pub mod check;
 pub mod diagnostic;
 pub mod file;
+pub mod highlight;
+pub mod live;
 pub mod markdown;
 pub mod schema;
+pub mod share;
 
 use std::collections::BTreeSet;
 use std::ops::Range;
