@@ -3,7 +3,8 @@
 # the authoring code (TOML parser, lab checks) reached a trainee's module.
 #
 # The page's module (the UI) and the simulator's module (the engine, in a
-# Web Worker) load in parallel; each has its own budget.
+# Web Worker) load in parallel; each has its own budget, and so do the
+# author pages' two modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +32,13 @@ check "page module" "$page" 240 || status=1
 # 9 cold loads: 461 ms against 429 ms, 1.08x); the figures are in the
 # closing notes.
 check "engine worker" "$worker" 450 || status=1
+
+# The author pages' modules load only on #/author and #/shared/ (index.html
+# loads them on demand; the trainee's page never fetches them): the page's
+# UI again plus the editor, preview and share links (miniz deflate); and the
+# checker, the whole engine with the TOML parser, CommonMark and the checks.
+check "author module" dist/author_bg.wasm 300 || status=1
+check "author checker" dist/author_checker_bg.wasm 560 || status=1
 
 # Messages only the authoring code has: none may be in a trainee's module.
 for marker in "is not observable: none of the emulated commands" "unknown key \`" " (did you mean \`"; do

@@ -49,6 +49,17 @@ pub struct LoadedLab {
     pub lab: Rc<Lab>,
     pub data: Rc<str>,
     pub entry: Entry,
+    pub keep: Keep,
+}
+
+/// Whether a lab's progress is kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// Saved in this browser and shared with its other tabs: a trainee's lab.
+    Saved,
+    /// Held by this page only, fresh at this variant: the author page's
+    /// preview, which must never touch a trainee's saved progress.
+    Preview { seed: u64 },
 }
 
 impl PartialEq for LoadedLab {
@@ -70,5 +81,5 @@ pub async fn lab(entry: &Entry) -> Result<LoadedLab, String> {
         None => text(&format!("{LABS}{}?v={}", entry.file, entry.digest)).await?,
     };
     let lab = Lab::from_json(&data).map_err(|message| format!("lab `{}`: {message}", entry.id))?;
-    Ok(LoadedLab { lab: Rc::new(lab), data: data.into(), entry: entry.clone() })
+    Ok(LoadedLab { lab: Rc::new(lab), data: data.into(), entry: entry.clone(), keep: Keep::Saved })
 }

@@ -6,11 +6,14 @@
 //! Worker (`engine`, `worker`). One component per file (`components/`),
 //! hooks under `hooks/`.
 
+#[cfg(feature = "authoring")]
+pub mod author;
 pub mod components;
 pub mod engine;
 pub mod fetch;
 pub mod hooks;
 pub mod line_edit;
+pub mod my_labs;
 pub mod storage;
 pub mod store;
 pub mod tabs;

@@ -13,7 +13,7 @@ use clusterlab_engine::Lab;
 use clusterlab_web::components::lab_page::{LabPage, LabPageProps};
 use clusterlab_web::components::markdown::{Markdown, MarkdownProps};
 use clusterlab_web::engine::Engine;
-use clusterlab_web::fetch::LoadedLab;
+use clusterlab_web::fetch::{Keep, LoadedLab};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use web_sys::{Element, HtmlInputElement, InputEvent, InputEventInit, KeyboardEvent, KeyboardEventInit};
@@ -72,7 +72,7 @@ fn host(props: &HostProps) -> Html {
 fn loaded() -> LoadedLab {
     let catalog = Catalog::from_json(INDEX).unwrap();
     let entry = catalog.find("first-look").unwrap().clone();
-    LoadedLab { lab: Rc::new(Lab::from_json(LAB).unwrap()), data: LAB.into(), entry }
+    LoadedLab { lab: Rc::new(Lab::from_json(LAB).unwrap()), data: LAB.into(), entry, keep: Keep::Saved }
 }
 
 fn key(input: &HtmlInputElement, key: &str) {

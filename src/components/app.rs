@@ -26,6 +26,9 @@ pub fn app() -> Html {
         })
     };
     let page = match (&catalog, &route) {
+        // The author page and shared labs: the author module renders them
+        // into #author-root (index.html loads it); this app shows nothing.
+        (_, Route::Author) => html! {},
         (None, _) => html! { <main class="page loading"><p>{ "Loading the labs\u{2026}" }</p></main> },
         (Some(Err(message)), _) => html! {
             <main class="page">

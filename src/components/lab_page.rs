@@ -7,7 +7,7 @@ use crate::components::markdown::Markdown;
 use crate::components::notices::Notices;
 use crate::components::question_card::QuestionCard;
 use crate::components::terminal::Terminal;
-use crate::fetch::{self, LoadedLab};
+use crate::fetch::{self, Keep, LoadedLab};
 use crate::hooks::{use_fetched, use_lab_store};
 use crate::store::{Access, Action};
 
@@ -97,8 +97,10 @@ pub fn lab_page(props: &LabPageProps) -> Html {
         Callback::from(move |at| store.dispatch(Action::Dismiss(at)))
     };
 
+    // A preview sits inside the author page's own `main`.
+    let landmark = if props.lab.keep == Keep::Saved { "main" } else { "section" };
     html! {
-        <main class="page lab" data-lab={lab.id.clone()}>
+        <@{landmark} class="page lab" data-lab={lab.id.clone()}>
             <div class="lab-head">
                 <div>
                     <h1>{ &lab.title }</h1>
@@ -131,6 +133,6 @@ pub fn lab_page(props: &LabPageProps) -> Html {
                     <Terminal store={store.clone()} engine={engine.clone()} />
                 </section>
             </div>
-        </main>
+        </@>
     }
 }

@@ -1,4 +1,6 @@
 pub mod app;
+#[cfg(feature = "authoring")]
+pub mod author;
 pub mod catalog_page;
 pub mod lab_page;
 pub mod markdown;

@@ -1,5 +1,7 @@
 //! The page shown, kept in the URL hash (`#/lab/<id>`) so that a reload or a
-//! shared link opens the same page, and Back works.
+//! shared link opens the same page, and Back works. The author page
+//! (`#/author`, `#/author/KEY`) and labs shared as links (`#/shared/...`)
+//! live in a module of their own, which reads the rest of the hash itself.
 
 use gloo::events::EventListener;
 use yew::prelude::*;
@@ -8,11 +10,17 @@ use yew::prelude::*;
 pub enum Route {
     Catalog,
     Lab(String),
+    /// `#/author...` or `#/shared/...`: the author module's pages.
+    Author,
 }
 
 impl Route {
     pub fn from_hash(hash: &str) -> Route {
-        match hash.trim_start_matches('#').strip_prefix("/lab/") {
+        let path = hash.trim_start_matches('#');
+        if path == "/author" || path.starts_with("/author/") || path.starts_with("/shared/") {
+            return Route::Author;
+        }
+        match path.strip_prefix("/lab/") {
             Some(id) if !id.is_empty() => Route::Lab(id.to_string()),
             _ => Route::Catalog,
         }
@@ -22,6 +30,7 @@ impl Route {
         match self {
             Route::Catalog => "#/".to_string(),
             Route::Lab(id) => format!("#/lab/{id}"),
+            Route::Author => "#/author".to_string(),
         }
     }
 }

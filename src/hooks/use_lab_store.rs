@@ -12,7 +12,7 @@ use gloo::timers::callback::Timeout;
 use yew::prelude::*;
 
 use crate::engine::Engine;
-use crate::fetch::LoadedLab;
+use crate::fetch::{Keep, LoadedLab};
 use crate::storage;
 use crate::store::{Access, Action, LabStore};
 use crate::tabs::{Signal, TabLink};
@@ -40,7 +40,10 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
         use_reducer(move || {
             let initial = SessionSnapshot::initial(lab.lab.first_host());
             crate::mark("clusterlab:lab-data");
-            let restored = storage::load(&lab.lab, &lab.entry.digest, 1, &initial);
+            let restored = match lab.keep {
+                Keep::Saved => storage::load(&lab.lab, &lab.entry.digest, 1, &initial),
+                Keep::Preview { seed } => storage::Restored { state: LabState::new(&lab.lab, &lab.entry.digest, seed, initial), notice: None },
+            };
             crate::mark("clusterlab:store");
             LabStore::new(lab, restored.state, restored.notice)
         })
@@ -107,7 +110,7 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
         let store = store.clone();
         let pending_save = pending_save.clone();
         use_effect_with((fingerprint(&store.state), store.access.clone()), move |(_, access)| {
-            if *access == Access::Owner {
+            if *access == Access::Owner && store.lab.keep == Keep::Saved {
                 let state = store.state.clone();
                 let dispatcher = store.dispatcher();
                 let pending = Rc::downgrade(&pending_save);
@@ -159,6 +162,9 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
         let pending_save = pending_save.clone();
         use_memo((), move |_| {
             let link: Rc<RefCell<Option<TabLink>>> = Rc::new(RefCell::new(None));
+            if lab.keep != Keep::Saved {
+                return link;
+            }
             let on_signal = {
                 let link = Rc::downgrade(&link);
                 let latest = latest.clone();
