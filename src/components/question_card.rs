@@ -3,9 +3,8 @@
 
 use std::rc::Rc;
 
-use clusterlab_engine::grading::items;
+use clusterlab_engine::grading::{items, shuffled};
 use clusterlab_engine::lab::{Question, QuestionKind};
-use clusterlab_engine::rng::{stable_hash, Rng};
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
@@ -205,19 +204,4 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
             { verdict }
         </section>
     }
-}
-
-/// The items in an order that depends only on the question, never the right one
-/// when there is another.
-fn shuffled(items: &[String], question_id: &str) -> Vec<String> {
-    let mut order: Vec<String> = items.to_vec();
-    let mut rng = Rng::new(stable_hash(question_id.as_bytes()));
-    for at in (1..order.len()).rev() {
-        let with = rng.range_u64(0, at as u64) as usize;
-        order.swap(at, with);
-    }
-    if order == items && order.len() > 1 {
-        order.rotate_left(1);
-    }
-    order
 }

@@ -4,7 +4,6 @@
 
 use clusterlab_engine::grading;
 use clusterlab_engine::lab::{Question, QuestionKind, Tolerance, Variant};
-use clusterlab_engine::rng::{stable_hash, Rng};
 use clusterlab_engine::store::LabState;
 
 use crate::doc_text::{render, safe};
@@ -176,25 +175,9 @@ fn kind_name(kind: &QuestionKind) -> &'static str {
 fn shown(question: &Question) -> Vec<String> {
     match &question.kind {
         QuestionKind::Choice { choices, .. } | QuestionKind::Multi { choices, .. } => choices.clone(),
-        QuestionKind::Order { items } => shuffled(items, &question.id),
+        QuestionKind::Order { items } => grading::shuffled(items, &question.id),
         QuestionKind::Text { .. } | QuestionKind::Number { .. } => Vec::new(),
     }
-}
-
-/// The items of an order question in an order that depends only on the
-/// question, never the right one when there is another: the order the web
-/// app's question card first shows (src/components/question_card.rs).
-fn shuffled(items: &[String], question_id: &str) -> Vec<String> {
-    let mut order: Vec<String> = items.to_vec();
-    let mut rng = Rng::new(stable_hash(question_id.as_bytes()));
-    for at in (1..order.len()).rev() {
-        let with = rng.range_u64(0, at as u64) as usize;
-        order.swap(at, with);
-    }
-    if order == items && order.len() > 1 {
-        order.rotate_left(1);
-    }
-    order
 }
 
 fn how_to_answer(question: &Question) -> String {
@@ -302,7 +285,7 @@ mod tests {
     fn order_items_are_never_shown_in_the_right_order() {
         let items: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
         for id in ["q1", "q2", "steps", "x"] {
-            let order = shuffled(&items, id);
+            let order = grading::shuffled(&items, id);
             assert_ne!(order, items);
             let mut sorted = order.clone();
             sorted.sort();

@@ -5,6 +5,7 @@
 //! `number`, the number, optionally followed by its unit.
 
 use crate::lab::{Doc, Question, QuestionKind, Tolerance};
+use crate::rng::{stable_hash, Rng};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Grade {
@@ -23,6 +24,22 @@ fn normalize(text: &str) -> String {
 }
 
 /// Items of a `multi` or `order` response.
+/// An order question's items as first shown, in an order that depends only
+/// on the question, never the right one when there is another: the app's
+/// question card and `clusterlab play` show the same.
+pub fn shuffled(items: &[String], question_id: &str) -> Vec<String> {
+    let mut order: Vec<String> = items.to_vec();
+    let mut rng = Rng::new(stable_hash(question_id.as_bytes()));
+    for at in (1..order.len()).rev() {
+        let with = rng.range_u64(0, at as u64) as usize;
+        order.swap(at, with);
+    }
+    if order == items && order.len() > 1 {
+        order.rotate_left(1);
+    }
+    order
+}
+
 pub fn items(response: &str) -> Vec<&str> {
     response.lines().map(str::trim).filter(|line| !line.is_empty()).collect()
 }
