@@ -21,7 +21,7 @@ step "lab data for the browser tests"
 cargo run --locked --quiet --profile tool -p clusterlab-cli -- build labs --out target/lab-data
 
 step "browser tests: Yew components in headless Chromium"
-cargo test --locked -p clusterlab-web --target wasm32-unknown-unknown --test browser --features inline-engine
+cargo test --locked -p clusterlab-web --target wasm32-unknown-unknown --test browser --features inline-engine,authoring
 
 step "release build"
 trunk build --release

@@ -91,12 +91,7 @@ fn spawn_worker(_: Weak<RefCell<Inner>>) -> Host {
 
 #[cfg(not(feature = "inline-engine"))]
 fn spawn_worker(weak: Weak<RefCell<Inner>>) -> Host {
-    let script = gloo::utils::document()
-        .base_uri()
-        .ok()
-        .flatten()
-        .and_then(|base| web_sys::Url::new_with_base(WORKER_SCRIPT, &base).ok())
-        .map_or_else(|| WORKER_SCRIPT.to_string(), |url| url.href());
+    let script = crate::worker::script_url(WORKER_SCRIPT);
     let worker = match Worker::new(&script) {
         Ok(worker) => worker,
         Err(_) => return Host::Missing("this browser could not start the simulator's worker (Web Workers are needed)".into()),

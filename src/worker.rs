@@ -10,6 +10,17 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
+/// A worker script beside the page, as an absolute URL (a worker's
+/// script resolves against the document's base, wherever the site is served).
+pub fn script_url(name: &str) -> String {
+    gloo::utils::document()
+        .base_uri()
+        .ok()
+        .flatten()
+        .and_then(|base| web_sys::Url::new_with_base(name, &base).ok())
+        .map_or_else(|| name.to_string(), |url| url.href())
+}
+
 /// What the worker says once it listens.
 pub const READY: &str = "ready";
 

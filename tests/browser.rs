@@ -124,3 +124,32 @@ async fn a_lab_page_runs_commands_as_text_and_saves_its_state() {
     settle(80).await;
     assert_eq!(texts(&again, ".scrollback .stdout"), stdout);
 }
+
+/// The author page's editor: the text area carries the name "Lab file",
+/// the text is highlighted beneath it as text (never markup), and the
+/// gutter marks the lines with problems.
+#[cfg(feature = "authoring")]
+#[wasm_bindgen_test]
+async fn the_lab_file_editor_highlights_text_and_marks_problem_lines() {
+    use clusterlab_engine::lab::authoring::live::Problem;
+    use clusterlab_web::components::author::code_editor::{CodeEditor, CodeEditorProps};
+    let root = mount_point();
+    let problems = Rc::new(vec![Problem { line: 2, column: 6, message: "unknown key `idd`".into() }]);
+    let props = CodeEditorProps {
+        text: "[lab]\nidd = \"<b>x</b>\"\n".into(),
+        on_change: Callback::noop(),
+        problems,
+        jump: None,
+        on_drop_file: Callback::noop(),
+    };
+    yew::Renderer::<CodeEditor>::with_root_and_props(root.clone(), props).render();
+    settle(30).await;
+    let area = root.query_selector("textarea").unwrap().unwrap();
+    assert_eq!(area.get_attribute("aria-label").as_deref(), Some("Lab file"));
+    assert!(root.query_selector(".highlight b").unwrap().is_none());
+    assert_eq!(texts(&root, ".highlight .tok-table"), "[lab]");
+    assert_eq!(texts(&root, ".highlight .tok-string"), "\"<b>x</b>\"");
+    let marked = root.query_selector(".line-number.has-problem").unwrap().unwrap();
+    assert_eq!(marked.text_content().as_deref(), Some("2"));
+    assert_eq!(marked.get_attribute("title").as_deref(), Some("2:6: unknown key `idd`"));
+}

@@ -106,12 +106,7 @@ impl Checker {
 
 impl Inner {
     fn spawn(inner: &Rc<RefCell<Inner>>) {
-        let script = gloo::utils::document()
-            .base_uri()
-            .ok()
-            .flatten()
-            .and_then(|base| web_sys::Url::new_with_base(WORKER_SCRIPT, &base).ok())
-            .map_or_else(|| WORKER_SCRIPT.to_string(), |url| url.href());
+        let script = crate::worker::script_url(WORKER_SCRIPT);
         let Ok(worker) = Worker::new(&script) else {
             let on_heard = inner.borrow().on_heard.clone();
             on_heard.emit(Heard::Failed("this browser could not start the checker's worker (Web Workers are needed)".into()));
