@@ -355,14 +355,19 @@ fn dcgmi_diag_finds_the_models_faults() {
     let node = || "node".to_string();
     Fault::GpuPcieDegraded { node: node(), gpu: 1, gen: None, width: Some(8) }.apply(&mut cluster).unwrap();
     Fault::NvlinkDown { node: node(), gpu: 2, links: vec![4] }.apply(&mut cluster).unwrap();
-    Fault::GpuXid { node: node(), gpu: 7, xid: 79 }.apply(&mut cluster).unwrap();
-    let mut session = Session::new(cluster, "node");
+    let mut session = Session::new(cluster.clone(), "node");
     let output = session.run("dcgmi diag -r 2").stdout();
-    assert!(output.contains("| PCIe                      | Pass - GPUs: 0, 3, 4, 5, 6                     |\n|                           | Fail - GPUs: 1, 2 "), "{output}");
+    assert!(output.contains("| PCIe                      | Pass - GPUs: 0, 3, 4, 5, 6, 7                  |\n|                           | Fail - GPUs: 1, 2 "), "{output}");
     assert!(output.contains("GPU 2's NvLink link 4 is currently down"));
     assert!(output.contains("| Error                     | GPU 1 is running at PCI link width 8X, which   |"));
-    assert!(output.contains("| GPU Device IDs Detected   | 2330,2330,2330,2330,2330,2330,2330             |"));
+    assert!(output.contains("| GPU Device IDs Detected   | 2330,2330,2330,2330,2330,2330,2330,2330        |"));
+    // A GPU that falls off the bus leaves discovery, but the host engine
+    // still holds it: NVML says it is lost and the run stops at deployment.
+    Fault::GpuXid { node: node(), gpu: 7, xid: 79 }.apply(&mut cluster).unwrap();
+    let mut session = Session::new(cluster, "node");
     assert!(session.run("dcgmi discovery -l").stdout().starts_with("7 GPUs found.\n"));
+    let output = session.run("dcgmi diag -r 2").stdout();
+    assert!(output.contains("| Error                     | Error calling NVML API nvmlDeviceGetHandleByI  |\n|                           | ndex for GPU 7: GPU is lost"), "{output}");
     // Uncorrectable errors remap a row, pending until a reset: the deployment check stops the run there.
     let mut cluster = self::cluster("hgx-h100", "");
     Fault::GpuEccUncorrectable { node: node(), gpu: 5, count: 2 }.apply(&mut cluster).unwrap();

@@ -211,3 +211,61 @@ fn a_gpu_falling_off_the_bus_logs_aer_then_xid_79() {
     let stamp: f64 = log.lines().nth(xid).unwrap()[1..13].trim().parse().unwrap();
     assert!(stamp > 3600.0, "{stamp}");
 }
+
+#[test]
+fn dcgm_fails_a_node_with_a_lost_gpu_or_no_fabric_manager() {
+    // A GPU that fell off the bus while the host engine ran: NVML says it is lost.
+    let lost = format!("{TWO_NODES}[[faults]]\nkind = \"gpu-fallen-off-bus\"\nnode = \"gpu-001\"\ngpu = 5\n");
+    let mut shell = lab(&lost);
+    let run = shell.run("dcgmi diag -r 2");
+    assert_eq!(run.status, 1);
+    let out = run.stdout();
+    assert!(out.contains("|-----  Deployment  ---"), "{out}");
+    // Messages wrap every 45 characters, mid-word.
+    assert!(out.contains("| Error                     | Error calling NVML API nvmlDeviceGetHandleByI  |\n|                           | ndex for GPU 5: GPU is lost "), "{out}");
+    // After a reboot the driver never saw it: DCGM lists seven GPUs and passes them.
+    shell.run("sudo scontrol update nodename=gpu-001 state=drain reason=gpu5");
+    shell.run("dctech power-cycle gpu-001");
+    let out = shell.run("dcgmi diag -r 2").stdout();
+    assert!(out.contains("Successfully ran diagnostic for group."), "{out}");
+    assert_eq!(out.matches("2330").count(), 7, "{out}");
+
+    // Without Fabric Manager, CUDA cannot initialise: GPU Memory fails with a
+    // cuInit warning per GPU and the other CUDA tests are skipped (DCGM 3.3).
+    let no_fm = format!("{TWO_NODES}[[faults]]\nkind = \"fabric-manager-down\"\nnode = \"gpu-001\"\n");
+    let mut shell = lab(&no_fm);
+    let run = shell.run("dcgmi diag -r 2");
+    assert_eq!(run.status, 1);
+    let out = run.stdout();
+    for line in [
+        "| PCIe                      | Skip - All                                     |",
+        "| GPU Memory                | Fail - All                                     |",
+        "| Warning                   | GPU 0 Error using CUDA API cuInit Check DCGM   |",
+        "|                           | ze CUDA library: 'system not yet initialized'  |",
+        "|                           | ttps://github.com/nvidia/cuda-samples          |",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+    assert_eq!(out.matches("Error using CUDA API cuInit").count(), 8, "{out}");
+}
+
+#[test]
+fn a_gsp_timeout_comes_in_bursts_with_the_process_that_waited() {
+    let source = format!("{TWO_NODES}[[faults]]\nkind = \"gpu-xid\"\nnode = \"gpu-001\"\ngpu = 2\nxid = 119\n");
+    let mut shell = lab(&source);
+    let log = shell.run("dmesg").stdout();
+    let xids: Vec<&str> = log.lines().filter(|line| line.contains("): 119, ")).collect();
+    assert_eq!(xids.len(), 2, "{log}");
+    assert!(xids.iter().all(|line| line.contains(", name=python3, Timeout after 6s of waiting for RPC response from GPU2 GSP! Expected function ")), "{log}");
+    assert!(log.contains(" Comm: python3 Tainted: P           OE     5.15.0-1063-nvidia #64-Ubuntu\n"), "{log}");
+    assert!(log.contains("] Call Trace:\n") && log.contains(" ? rm_ioctl+"), "{log}");
+    let limit = log.lines().find(|line| line.contains("Rate limiting")).expect("the rate-limit notice");
+    assert!(limit.ends_with("NVRM: Rate limiting GSP RPC error prints for GPU at PCI:0000:43:00 (printing 1 of every 30).  The GPU likely needs to be reset."), "{limit}");
+    // The 525 driver logs every timeout, 45 s apart, in its older words.
+    let old = source.replace("nodes = [", "driver = \"525.60.13\"\nnodes = [");
+    let log = lab(&old).run("dmesg -T").stdout();
+    let xids: Vec<&str> = log.lines().filter(|line| line.contains("): 119, ")).collect();
+    assert_eq!(xids.len(), 6, "{log}");
+    assert!(xids.iter().all(|line| line.contains("Timeout waiting for RPC from GSP! Expected function ")), "{log}");
+    assert!(!log.contains("Rate limiting"), "{log}");
+}

@@ -159,6 +159,7 @@ impl Fault {
     pub fn apply(&self, cluster: &mut Cluster) -> Result<(), FaultError> {
         let now = cluster.now;
         let seed = cluster.seed;
+        let driver_major = cluster.versions.driver_major();
         let hostnames: Vec<String> = cluster.nodes.iter().map(|n| n.hostname.clone()).collect();
         let node = cluster.node_mut(self.node()).ok_or_else(|| no_such_node(self.node(), &hostnames))?;
         // Faults happened a while before the trainee logs in.
@@ -180,6 +181,10 @@ impl Fault {
         };
 
         match self {
+            Fault::GpuXid { gpu, xid: 119, .. } => {
+                let index = gpu_at(*gpu)?;
+                record_gsp_timeouts(node, index, at, driver_major, &mut rng);
+            }
             Fault::GpuXid { gpu, xid, .. } => {
                 let index = gpu_at(*gpu)?;
                 record_xid(node, index, *xid, at);
@@ -409,8 +414,67 @@ fn gts(generation: u8) -> f64 {
     PcieLink::gts(generation).parse().unwrap_or(0.0)
 }
 
+/// A GSP that stops answering (Xid 119) is not one line: the process that
+/// waited is named, the first timeout dumps its stack, and the timeouts go
+/// on until the GPU is reset. Before 535 the driver logs every timeout, 45 s
+/// apart (dmesg-T_xid119_gsp-timeout_a30_drv525.txt); from 535 they come 6 s
+/// apart and the third turns into the rate-limit notice (FACTS "Xid 119";
+/// the notice's wording is the driver's `portDbgPrintf` in
+/// open-gpu-kernel-modules' kernel_gsp.c). The "Timeout waiting for RPC
+/// from GPUn GSP" form of 535-545 is from public reports of 535 nodes; the
+/// stack's symbols and the board's DMI name are not from a capture.
+fn record_gsp_timeouts(node: &mut super::Node, index: usize, at: i64, driver_major: u32, rng: &mut Rng) {
+    const CALLS: [(u32, &str); 3] = [(76, "GSP_RM_CONTROL"), (103, "GSP_RM_ALLOC"), (10, "FREE")];
+    let (count, gap) = if driver_major < 535 { (6, 45) } else { (2, 6) };
+    let pid = 2_291_417 + rng.range_u64(0, 4_000);
+    for n in 0..count {
+        let (function, name) = CALLS[rng.range_u64(0, 2) as usize];
+        let detail = format!("0x{:x} 0x{:x}", 0x2080_0000 + rng.range_u64(0, 0xffff), rng.range_u64(0, 0x600));
+        let waited = match driver_major {
+            0..=534 => "Timeout waiting for RPC from GSP!".to_string(),
+            535..=545 => format!("Timeout waiting for RPC from GPU{index} GSP!"),
+            _ => format!("Timeout after 6s of waiting for RPC response from GPU{index} GSP!"),
+        };
+        let when = at + n * gap;
+        record_xid_text(node, index, 119, when, format!("pid={pid}, name=python3, {waited} Expected function {function} ({name}) ({detail})."));
+        if n == 0 {
+            log_stack_dump(node, when, pid, "python3", rng);
+        }
+    }
+    if driver_major >= 535 {
+        let pci = node.gpus[index].nvrm_pci();
+        let bus = pci.trim_start_matches("PCI:");
+        node.log_kernel(at + count * gap, 4, format!("NVRM: Rate limiting GSP RPC error prints for GPU at PCI:{bus} (printing 1 of every 30).  The GPU likely needs to be reset."));
+    }
+}
+
+/// The kernel's `dump_stack` of a process stuck in the driver's ioctl.
+fn log_stack_dump(node: &mut super::Node, at: i64, pid: u64, comm: &str, rng: &mut Rng) {
+    use super::node::{KERNEL_RELEASE, KERNEL_VERSION};
+    let cpu = rng.range_u64(0, 111);
+    // The version string up to its first space, as dump_stack prints it.
+    let build = KERNEL_VERSION.split(' ').next().unwrap_or(KERNEL_VERSION);
+    node.log_kernel(at, 4, format!("CPU: {cpu} PID: {pid} Comm: {comm} Tainted: P           OE     {KERNEL_RELEASE} {build}"));
+    node.log_kernel(at, 4, "Hardware name: Supermicro SYS-821GE-TNHR/X13DEG-OAD, BIOS 2.1 11/29/2023");
+    node.log_kernel(at, 4, "Call Trace:");
+    node.log_kernel(at, 4, format!(" dump_stack_lvl+0x{:x}/0x{:x}", rng.range_u64(0x40, 0x60), rng.range_u64(0x70, 0x90)));
+    for _ in 0..rng.range_u64(6, 10) {
+        let (symbol, offset, size) = (rng.range_u64(10_000, 45_000), rng.range_u64(0x10, 0x7ff), rng.range_u64(0x800, 0xfff));
+        node.log_kernel(at, 4, format!(" ? _nv{symbol:06}rm+0x{offset:x}/0x{size:x} [nvidia]"));
+    }
+    for frame in ["rm_ioctl+0x63/0xb0 [nvidia]", "nvidia_unlocked_ioctl+0x6f6/0x8e0 [nvidia]", "__x64_sys_ioctl+0x95/0xd0", "do_syscall_64+0x5c/0xc0", "entry_SYSCALL_64_after_hwframe+0x67/0xd1"] {
+        node.log_kernel(at, 4, format!(" ? {frame}"));
+    }
+}
+
 /// Logs an Xid and applies its consequences to the GPU.
 fn record_xid(node: &mut super::Node, index: usize, xid: u32, at: i64) {
+    record_xid_text(node, index, xid, at, xid_text(xid, index as u32));
+}
+
+/// Logs an Xid with the text after `NVRM: Xid (PCI:...): N, ` and applies
+/// its consequences to the GPU.
+fn record_xid_text(node: &mut super::Node, index: usize, xid: u32, at: i64, text: String) {
     let gpu = &node.gpus[index];
     let pci = gpu.nvrm_pci();
     if gpu.xids.is_empty() {
@@ -418,7 +482,7 @@ fn record_xid(node: &mut super::Node, index: usize, xid: u32, at: i64) {
         node.log_kernel(at, 6, format!("NVRM: GPU at {pci}: {uuid}"));
         node.log_kernel(at, 6, format!("NVRM: GPU Board Serial Number: {serial}"));
     }
-    node.log_kernel(at, 3, format!("NVRM: Xid ({pci}): {xid}, {}", xid_text(xid, index as u32)));
+    node.log_kernel(at, 3, format!("NVRM: Xid ({pci}): {xid}, {text}"));
     let gpu = &mut node.gpus[index];
     gpu.xids.push(xid);
     match xid {

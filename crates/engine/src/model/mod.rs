@@ -241,6 +241,11 @@ impl Cluster {
         }
         node.kernel_log = boot_log;
         node.listeners.clear();
+        // The driver loaded again: no Xid is this boot's (a GPU still off the
+        // bus fails the probe below instead).
+        for gpu in &mut node.gpus {
+            gpu.xids.clear();
+        }
         let probe_us = node.kernel_log.iter().find(|line| line.text.starts_with("NVRM: loading")).map_or(4_000_000, |line| line.uptime_us);
         let lost: Vec<(String, u16)> =
             node.gpus.iter().filter(|gpu| gpu.health == GpuHealth::FallenOffBus).map(|gpu| (gpu.kernel_bus_id(), gpu.device_id)).collect();

@@ -4,6 +4,12 @@ use super::fabric::Hca;
 use super::gpu::Gpu;
 use super::time::EpochSeconds;
 
+/// The nodes' kernel, as `uname -r` and `uname -v` give it (Ubuntu 22.04's
+/// NVIDIA kernel flavour); Slurm, Kubernetes and the kernel's own stack
+/// dumps name it.
+pub const KERNEL_RELEASE: &str = "5.15.0-1063-nvidia";
+pub const KERNEL_VERSION: &str = "#64-Ubuntu SMP Fri Aug  9 17:13:45 UTC 2024";
+
 /// One kernel ring-buffer line: time since boot and the message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelLine {

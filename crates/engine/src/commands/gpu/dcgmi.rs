@@ -13,8 +13,15 @@
 //! pending row remaps, failed remapping, an unreadable GPU) stops the run:
 //! only the Deployment section and its `Error` rows print, as in the captured
 //! row-remap fragment. Later tests report uncorrectable ECC and throttling
-//! (GPU Memory), a degraded PCIe link and NVLinks down (PCIe). A GPU off the
-//! bus is invisible to DCGM: it is missing from the list.
+//! (GPU Memory), a degraded PCIe link and NVLinks down (PCIe). A GPU that
+//! fell off the bus while the host engine ran is still in its list, and
+//! NVML answers "GPU is lost" for it (a deployment error); one that was
+//! already gone when the node booted is missing from the list. Without
+//! Fabric Manager on an NVSwitch system CUDA cannot initialise: PCIe and the
+//! stress tests are skipped and GPU Memory fails with a `cuInit` warning
+//! per GPU, as a DCGM 3.3 run on an HGX H100 with Fabric Manager stopped
+//! printed it (NVIDIA/DCGM issue thread, 2024-11; `Fail - All` and
+//! `Skip - All` are from the same run).
 //!
 //! Unverified (no capture): the 4.x rendering of failures, the `-r 1` and
 //! `-r 3` section sets and 3.x stress test names, the exit status of a failed
@@ -24,6 +31,7 @@
 
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::gpu::FabricState;
 use crate::model::{Cluster, Gpu, GpuHealth};
 use crate::rng::Rng;
 
@@ -90,6 +98,8 @@ impl Command for Dcgmi {
         if subsystem == "discovery" {
             return if list { discovery(&gpus) } else { parse_error(subsystem, "One of -l, -c, -i or -v is required") };
         }
+        // The host engine still holds the GPUs that fell off the bus since it started.
+        let gpus: Vec<&Gpu> = invocation.node.gpus.iter().filter(|gpu| gpu.is_visible() || lost_while_watched(gpu)).collect();
         let level = match level.as_deref() {
             Some("1" | "short") => 1,
             Some("2" | "medium") => 2,
@@ -176,6 +186,8 @@ enum Test {
     Deployment,
     Pcie,
     Memory,
+    /// The level-3 tests (diagnostic and stress), which also run CUDA.
+    Stress,
 }
 
 struct Finding {
@@ -185,11 +197,30 @@ struct Finding {
     message: String,
 }
 
+/// Whether CUDA cannot initialise on the GPU: "system not yet initialized"
+/// until Fabric Manager has trained the NVSwitch fabric.
+fn cuda_blocked(gpu: &Gpu) -> bool {
+    !gpu.nvlinks.is_empty() && gpu.fabric == FabricState::InProgress
+}
+
+/// Whether the GPU fell off the bus since the driver loaded (its Xid 79 is
+/// this boot's): the host engine, started at boot, still lists it.
+fn lost_while_watched(gpu: &Gpu) -> bool {
+    gpu.health == GpuHealth::FallenOffBus && gpu.xids.contains(&79)
+}
+
 fn findings(cluster: &Cluster, host: &str, gpus: &[&Gpu]) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut add = |test, gpu: &Gpu, error, message: String| out.push(Finding { test, gpu: gpu.index, error, message });
     for gpu in gpus {
         let g = gpu.index;
+        if lost_while_watched(gpu) {
+            add(Test::Deployment, gpu, true, format!("Error calling NVML API nvmlDeviceGetHandleByIndex for GPU {g}: GPU is lost"));
+            continue;
+        }
+        if cuda_blocked(gpu) {
+            add(Test::Memory, gpu, false, format!("GPU {g} Error using CUDA API cuInit Check DCGM and system logs for errors. Reset GPU. Restart DCGM. Rerun diagnostics. Unable to initialize CUDA library: 'system not yet initialized'. . Please check if a CUDA sample program can be run successfully on this host. Refer to https://github.com/nvidia/cuda-samples"));
+        }
         if gpu.health == GpuHealth::Unresponsive {
             add(Test::Deployment, gpu, true, format!("Error calling NVML API nvmlDeviceGetHandleByIndex for GPU {g}: Unknown Error"));
             continue;
@@ -245,13 +276,25 @@ fn test_rows(v4: bool, name: &str, gpus: &[&Gpu], found: &[&Finding]) -> String 
         out
     } else if failed.is_empty() {
         row(name, "Pass - All")
+    } else if passed.is_empty() {
+        row(name, "Fail - All")
     } else {
-        let mut out = if passed.is_empty() { String::new() } else { row(name, &format!("Pass - {}", gpu_list(&passed))) };
-        out += &row(if passed.is_empty() { name } else { "" }, &format!("Fail - {}", gpu_list(&failed)));
-        out
+        row(name, &format!("Pass - {}", gpu_list(&passed))) + &row("", &format!("Fail - {}", gpu_list(&failed)))
     };
     for finding in found {
         out += &row(if finding.error { "Error" } else { "Warning" }, &finding.message);
+    }
+    out
+}
+
+/// A test that did not run: `Skip - All` (3.x), or per GPU (4.x).
+fn skipped_rows(v4: bool, name: &str, gpus: &[&Gpu]) -> String {
+    if !v4 {
+        return row(name, "Skip - All");
+    }
+    let mut out = row(name, "Skip");
+    for gpu in gpus {
+        out += &row("", &format!("GPU{}: Skip", gpu.index));
     }
     out
 }
@@ -300,16 +343,17 @@ fn diag(cluster: &Cluster, host: &str, gpus: &[&Gpu], level: u8) -> Output {
     let tests: [(&str, &str, &str, u8, Test); 7] = [
         ("Integration", "PCIe", "pcie", 2, Test::Pcie),
         ("Hardware", "GPU Memory", "memory", 2, Test::Memory),
-        ("Hardware", "Diagnostic", "diagnostic", 3, Test::Deployment),
-        ("Stress", "SM Stress", "sm_stress", 3, Test::Deployment),
-        ("Stress", "Targeted Stress", "targeted_stress", 3, Test::Deployment),
-        ("Stress", "Targeted Power", "targeted_power", 3, Test::Deployment),
-        ("Stress", "Memory Bandwidth", "memory_bandwidth", 3, Test::Deployment),
+        ("Hardware", "Diagnostic", "diagnostic", 3, Test::Stress),
+        ("Stress", "SM Stress", "sm_stress", 3, Test::Stress),
+        ("Stress", "Targeted Stress", "targeted_stress", 3, Test::Stress),
+        ("Stress", "Targeted Power", "targeted_power", 3, Test::Stress),
+        ("Stress", "Memory Bandwidth", "memory_bandwidth", 3, Test::Stress),
     ];
     // 3.x prints every section (the r2 capture shows an empty Stress); 4.x
     // only those it ran, Hardware before Integration.
     let sections: &[&str] = if v4 { &["Hardware", "Integration", "Stress"] } else { &["Integration", "Hardware", "Stress"] };
     let mut failed = false;
+    let cuda_down = gpus.iter().any(|gpu| cuda_blocked(gpu));
     for name in sections {
         let run: Vec<_> = tests.iter().filter(|t| t.0 == *name && t.3 <= level).collect();
         if v4 && run.is_empty() {
@@ -317,9 +361,14 @@ fn diag(cluster: &Cluster, host: &str, gpus: &[&Gpu], level: u8) -> Output {
         }
         out += &section(name, '+');
         for (_, v3_name, v4_name, _, test) in run {
-            let found = if *test == Test::Deployment { Vec::new() } else { of(*test) };
+            let name = if v4 { v4_name } else { v3_name };
+            if cuda_down && matches!(test, Test::Pcie | Test::Stress) {
+                out += &skipped_rows(v4, name, gpus);
+                continue;
+            }
+            let found = of(*test);
             failed |= !found.is_empty();
-            out += &test_rows(v4, if v4 { v4_name } else { v3_name }, gpus, &found);
+            out += &test_rows(v4, name, gpus, &found);
         }
     }
     out += &border('+', '-');

@@ -56,7 +56,7 @@ static SIGNATURE: Signature = Signature {
 
 const NS: &str = "gpu-operator";
 const VERSION: &str = "v1.21.14";
-const KERNEL: &str = "5.15.0-1063-nvidia";
+const KERNEL: &str = crate::model::node::KERNEL_RELEASE;
 /// DaemonSets and how many seconds after boot their pods start.
 const DAEMONSETS: [(&str, i64); 7] = [
     ("gpu-feature-discovery", 331),

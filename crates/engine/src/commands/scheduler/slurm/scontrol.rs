@@ -33,9 +33,6 @@ static SIGNATURE: Signature = Signature {
     ],
 };
 
-/// The kernel the model's nodes run, as `OS=` shows it (the model has no
-/// kernel version of its own).
-const OS: &str = "Linux 5.15.0-1063-nvidia #64-Ubuntu SMP Fri Aug  9 17:13:45 UTC 2024";
 
 /// The lines of one node record, without indentation.
 fn node_lines(cluster: &Cluster, node: &Node) -> Vec<String> {
@@ -57,7 +54,7 @@ fn node_lines(cluster: &Cluster, node: &Node) -> Vec<String> {
         format!("Gres=gpu:{gpus}"),
         format!("NodeAddr={0} NodeHostName={0} Version={SLURM_VERSION}", node.hostname),
         // scontrol leaves a space after the OS string.
-        format!("OS={OS} "),
+        format!("OS=Linux {} {} ", crate::model::node::KERNEL_RELEASE, crate::model::node::KERNEL_VERSION),
         format!(
             "RealMemory={} AllocMem={alloc_mem} FreeMem={free_mb} Sockets={} Boards=1",
             host.memory_mib, host.sockets
