@@ -132,3 +132,7 @@ mod tests {
 /// (the labs in labs/ take 1,600 to 2,000). Longer ones are refused before
 /// they are decoded; larger labs travel as files.
 pub const MAX_SHARED_LINK_CHARS: usize = 16_000;
+
+/// Jobs Slurm keeps for one lab (`sbatch` past them is refused with
+/// Slurm's job-submit-limit error): each is a record in the history.
+pub const MAX_SLURM_JOBS: usize = 10_000;

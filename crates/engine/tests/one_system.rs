@@ -269,3 +269,31 @@ fn a_gsp_timeout_comes_in_bursts_with_the_process_that_waited() {
     assert!(xids.iter().all(|line| line.contains("Timeout waiting for RPC from GSP! Expected function ")), "{log}");
     assert!(!log.contains("Rate limiting"), "{log}");
 }
+
+#[test]
+fn batch_jobs_run_over_simulated_time_and_wait_with_slurms_reasons() {
+    let source = format!("{TWO_NODES}[[faults]]\nkind = \"node-down\"\nnode = \"gpu-002\"\n");
+    let mut shell = lab(&source);
+    let id = |out: String| out.trim().rsplit(' ').next().unwrap().to_string();
+    let running = id(shell.run("sbatch --wrap='sleep 120'").stdout());
+    let waiting = id(shell.run("sbatch -N2 --wrap=hostname").stdout());
+    let named = id(shell.run("sbatch -w gpu-002 -J nccl-check --wrap=hostname").stdout());
+    let queue = shell.run("squeue").stdout();
+    assert!(queue.starts_with("             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"), "{queue}");
+    assert!(queue.contains(&format!("{running:>18}       gpu     wrap     user  R       0:02      1 gpu-001\n")), "{queue}");
+    assert!(queue.contains(&format!("{waiting:>18}       gpu     wrap     user PD       0:00      2 (Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions)\n")), "{queue}");
+    assert!(queue.contains(&format!("{named:>18}       gpu nccl-che     user PD       0:00      1 (ReqNodeNotAvail, UnavailableNodes:gpu-002)\n")), "{queue}");
+    // Once its script has run its time, the job leaves the queue and stays in accounting.
+    shell.run("sleep 200");
+    assert!(!shell.run("squeue -h").stdout().contains(&running));
+    let accounting = shell.run("sacct").stdout();
+    for line in [
+        format!("{running:<12}       wrap        gpu    default        224  COMPLETED      0:0 \n"),
+        format!("{:<12}      batch               default        224  COMPLETED      0:0 \n", format!("{running}.batch")),
+        format!("{waiting:<12}       wrap        gpu    default          0    PENDING      0:0 \n"),
+    ] {
+        assert!(accounting.contains(&line), "{line}{accounting}");
+    }
+    assert_eq!(shell.run("sacct -X -P -o JobID,State,Elapsed").stdout().lines().nth(1), Some(format!("{running}|COMPLETED|00:02:00").as_str()));
+    assert_eq!(shell.run("sacct -o Bogus").stderr(), "sacct: error: Invalid field requested: \"Bogus\"\n");
+}

@@ -51,6 +51,9 @@ pub enum Change {
     /// `kubectl cordon` (drained: false), `kubectl drain` (true), or
     /// `kubectl uncordon` (unschedulable: false): Kubernetes' mark, not Slurm's.
     Cordon { node: String, unschedulable: bool, drained: bool },
+    /// `sbatch` submitted a job from `node`: Slurm's record of it (the
+    /// history holds it; squeue and sacct read it).
+    SubmitJob { node: String, job: super::job::Job },
 }
 
 /// Work that needs the node powered off: it boots again afterwards.
@@ -116,12 +119,21 @@ impl Change {
             | Change::Repair { node, .. }
             | Change::WriteFile { node, .. }
             | Change::Traffic { node, .. }
-            | Change::Cordon { node, .. } => node,
+            | Change::Cordon { node, .. }
+            | Change::SubmitJob { node, .. } => node,
         }
     }
 }
 
 impl Cluster {
+    /// The jobs Slurm has seen, in submission order.
+    pub fn slurm_jobs(&self) -> impl Iterator<Item = &super::job::Job> {
+        self.history.iter().filter_map(|(_, change)| match change {
+            Change::SubmitJob { job, .. } => Some(job),
+            _ => None,
+        })
+    }
+
     /// Applies a change at simulated time `at`. A change naming hardware the
     /// cluster lacks does nothing: the command that made it has already
     /// answered the way the real tool does.
@@ -272,6 +284,8 @@ impl Cluster {
                     c.rcv_pkts = c.rcv_pkts.saturating_add(received_bytes.div_ceil(mtu));
                 }
             }
+            // The record is the history entry itself.
+            Change::SubmitJob { .. } => {}
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod change;
 pub mod fabric;
 pub mod fault;
 pub mod gpu;
+pub mod job;
 pub mod node;
 pub mod preset;
 pub mod time;

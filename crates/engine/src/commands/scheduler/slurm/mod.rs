@@ -4,7 +4,8 @@
 //! reason come from `Node::scheduler`, `scheduler_reason` and
 //! `scheduler_reason_since`; an unreachable node is "not responding" (`*`).
 //!
-//! The model holds no jobs, so `squeue` prints its header only.
+//! Jobs are what `sbatch` recorded in the cluster's history
+//! (`model::job`): `squeue` shows those pending or running, `sacct` all.
 
 pub mod hostlist;
 pub mod sacct;

@@ -1,17 +1,22 @@
-//! `sbatch`: submits a batch job. There is no filesystem, so a script file
-//! answers `Unable to open file`; `--wrap="CMD"` (or a `#!` script piped on
-//! standard input) is placed as srun places a step (reachable idle or
-//! allocated nodes of the one partition, `-N`, `-w`) and run at once on the
-//! first node through the invocation's runner, with
-//! `SLURM_JOB_ID`, `SLURM_JOB_NODELIST` and `SLURM_NNODES` exported. Its
-//! output would go to `slurm-N.out`, which the lab cannot hold: it is
-//! discarded; what it changes in the cluster is returned. When the requested
-//! nodes are not available the job would wait in the queue, which the model
-//! cannot hold: it is accepted and never runs. Job ids start at a seeded
-//! number and grow with the simulated clock (sbatch takes one second).
+//! `sbatch`: submits a batch job. A script file answers `Unable to open
+//! file`; `--wrap="CMD"` (or a `#!` script piped on standard input) is
+//! placed as srun places a step (reachable idle or allocated nodes of the
+//! one partition, `-N`, `-w`) and run on the first node through the
+//! invocation's runner, with `SLURM_JOB_ID`, `SLURM_JOB_NODELIST` and
+//! `SLURM_NNODES` exported. Its output would go to `slurm-N.out`: it is
+//! discarded; what it changes in the cluster is returned. The job itself is
+//! recorded (`Change::SubmitJob`): squeue shows it running for as long as
+//! its script ran, sacct keeps it. When the nodes it needs are not
+//! available it waits in the queue with Slurm's reason (and, in this
+//! model, never starts: nothing frees nodes on its own). Job ids start at
+//! a seeded number and grow with the simulated clock (sbatch takes one
+//! second), one past the last job at least.
 
 use super::{hostlist, PARTITION};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::limits::MAX_SLURM_JOBS;
+use crate::model::change::Change;
+use crate::model::job::Job;
 use crate::model::node::SchedulerState;
 use crate::rng::Rng;
 
@@ -44,7 +49,7 @@ impl Command for Sbatch {
     fn run(&self, invocation: &Invocation) -> Output {
         let cluster = invocation.cluster;
         let args = invocation.args();
-        let (mut wrap, mut nodes, mut list, mut at) = (None, 1usize, None, 0);
+        let (mut wrap, mut nodes, mut list, mut at, mut job_name) = (None, 1usize, None, 0, None);
         let valued = ["-N", "--nodes", "-w", "--nodelist", "-p", "--partition", "-J", "--job-name", "-o", "--output", "-e", "--error", "-t", "--time", "-n", "--ntasks", "--ntasks-per-node", "--gpus-per-node", "-A", "--account", "-c", "--cpus-per-task", "-G", "--gpus", "--gres", "--wrap", "--mem"];
         while let Some(arg) = args.get(at).filter(|a| a.starts_with('-') && a.len() > 1) {
             at += 1;
@@ -72,6 +77,7 @@ impl Command for Sbatch {
             };
             match name {
                 "--wrap" => wrap = Some(value),
+                "-J" | "--job-name" => job_name = Some(value),
                 "-N" | "--nodes" => match value.split('-').next().and_then(|v| v.parse::<usize>().ok()).filter(|n| *n > 0) {
                     Some(n) => nodes = n,
                     None => return fail(&format!("Invalid numeric value \"{value}\" for --nodes.")),
@@ -81,6 +87,8 @@ impl Command for Sbatch {
                 _ => {}
             }
         }
+        // Slurm names a job after its script: `wrap`, or `sbatch` for one read from standard input.
+        let name = job_name.unwrap_or_else(|| if wrap.is_some() { "wrap" } else { "sbatch" }.to_string());
         let script = match (wrap, args.get(at)) {
             (Some(command), _) => command,
             (None, Some(file)) => return fail(&format!("Unable to open file {file}")),
@@ -95,14 +103,16 @@ impl Command for Sbatch {
         };
         let usable = |n: &&crate::model::Node| n.reachable && matches!(n.scheduler, SchedulerState::Idle | SchedulerState::Allocated);
         let mut chosen: Vec<&str> = Vec::new();
-        let mut runs = true;
+        let mut unavailable: Vec<&str> = Vec::new();
         if let Some(list) = &list {
             let Some(names) = hostlist::expand(list) else { return fail("Batch job submission failed: Invalid node name specified") };
             for name in &names {
                 match cluster.node(name) {
                     None => return fail("Batch job submission failed: Invalid node name specified"),
                     Some(node) => {
-                        runs &= usable(&node);
+                        if !usable(&node) {
+                            unavailable.push(&node.hostname);
+                        }
                         chosen.push(&node.hostname);
                     }
                 }
@@ -114,23 +124,42 @@ impl Command for Sbatch {
         if nodes > cluster.nodes.len() {
             return fail("Batch job submission failed: Node count specification invalid");
         }
+        if cluster.slurm_jobs().count() >= MAX_SLURM_JOBS {
+            return fail("Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)");
+        }
         for node in cluster.nodes.iter().map(AsRef::as_ref).filter(usable) {
             if chosen.len() < nodes && !chosen.contains(&node.hostname.as_str()) {
                 chosen.push(&node.hostname);
             }
         }
-        runs &= chosen.len() >= nodes;
+        // The reasons squeue gives a job that waits for nodes.
+        let reason = if !unavailable.is_empty() {
+            format!("ReqNodeNotAvail, UnavailableNodes:{}", hostlist::compress(&unavailable))
+        } else if chosen.len() < nodes {
+            "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions".to_string()
+        } else {
+            String::new()
+        };
         let base = Rng::derive(cluster.seed, &["slurm", "jobid"]).range_i64(10_000, 90_000);
-        let id = base + (cluster.now - cluster.started_at()).max(0);
+        let last = cluster.slurm_jobs().map(|job| job.id).max().unwrap_or(0);
+        let id = (base + (cluster.now - cluster.started_at()).max(0)).max(last + 1);
         let mut out = Output { stdout: format!("Submitted batch job {id}\n"), duration_ms: 1000, ..Output::default() };
-        if runs {
+        let user = invocation.env.get("USER").cloned().unwrap_or_else(|| "user".to_string());
+        let mut job = Job { id, name, user, nodes, nodelist: Vec::new(), submitted: cluster.now, started: None, reason, runtime: 0, exit_code: 0 };
+        if job.reason.is_empty() {
             let mut env = invocation.env.clone();
             env.insert("SLURM_JOB_ID".into(), id.to_string());
             env.insert("SLURM_JOB_NODELIST".into(), hostlist::compress(&chosen));
             env.insert("SLURM_NNODES".into(), chosen.len().to_string());
-            let job = invocation.runner.run_line(invocation.call_on(chosen[0], Some(&env)), &script);
-            out.changes = job.changes;
+            let ran = invocation.runner.run_line(invocation.call_on(chosen[0], Some(&env)), &script);
+            // It starts as sbatch returns, and runs as long as its script did.
+            job.started = Some(cluster.now + 1);
+            job.runtime = (ran.duration_ms.div_ceil(1000) as i64).max(1);
+            job.exit_code = ran.status;
+            job.nodelist = chosen.iter().map(|host| host.to_string()).collect();
+            out.changes = ran.changes;
         }
+        out.changes.push(Change::SubmitJob { node: invocation.node.hostname.clone(), job });
         out
     }
 }

@@ -1,7 +1,11 @@
-//! `squeue`: the job queue. The model has no jobs, so it is the header in
-//! Slurm's default layout (`%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R`).
+//! `squeue`: the job queue, in Slurm's default layout (`%.18i %.9P %.8j
+//! %.8u %.2t %.10M %.6D %R`) or `-l`'s (`%.18i %.9P %.8j %.8u %.8T %.10M
+//! %.9l %.6D %R`): the jobs `sbatch` recorded that are pending or running
+//! now, a pending one with its reason in parentheses. `-u`, `--me`, `-j`
+//! and `-t` filter.
 
-use super::bad_option;
+use super::{bad_option, field, hostlist, PARTITION};
+use crate::model::job::{squeue_time, Job, JobState};
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 
@@ -27,6 +31,9 @@ static SIGNATURE: Signature = Signature {
     ],
 };
 
+/// A job's limit in a partition without one (sinfo says `infinite` of the partition).
+const JOB_TIME_LIMIT: &str = "UNLIMITED";
+
 const HEADER: &str = "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n";
 const LONG_HEADER: &str =
     "             JOBID PARTITION     NAME     USER    STATE       TIME TIME_LIMI  NODES NODELIST(REASON)\n";
@@ -38,11 +45,17 @@ impl Command for Squeue {
 
     fn run(&self, invocation: &Invocation) -> Output {
         let (mut header, mut long) = (true, false);
+        let (mut users, mut ids, mut states): (Option<Vec<String>>, Option<Vec<String>>, Option<Vec<String>>) = (None, None, None);
+        let list = |value: Option<String>| value.map(|v| v.split(',').map(|item| item.trim().to_string()).collect::<Vec<_>>());
         for arg in scan(&SIGNATURE, invocation.args()) {
             match arg {
-                Arg::Flag(flag, _) => match flag.short {
-                    Some('h') => header = false,
-                    Some('l') => long = true,
+                Arg::Flag(flag, value) => match (flag.short, flag.long) {
+                    (Some('h'), _) => header = false,
+                    (Some('l'), _) => long = true,
+                    (Some('u'), _) => users = list(value),
+                    (Some('j'), _) => ids = list(value),
+                    (Some('t'), _) => states = list(value),
+                    (_, Some("me")) => users = Some(vec![invocation.env.get("USER").cloned().unwrap_or_default()]),
                     _ => {}
                 },
                 Arg::Unknown(flag) => return bad_option("squeue", &flag),
@@ -53,15 +66,38 @@ impl Command for Squeue {
                 Arg::Positional(_) => {}
             }
         }
-        if !header {
-            return Output::default();
+        let now = invocation.cluster.now;
+        let wanted = |job: &Job| {
+            let state = job.state_at(now);
+            matches!(state, JobState::Pending | JobState::Running)
+                && users.as_ref().is_none_or(|users| users.contains(&job.user))
+                && ids.as_ref().is_none_or(|ids| ids.contains(&job.id.to_string()))
+                && states.as_ref().is_none_or(|states| states.iter().any(|s| s.eq_ignore_ascii_case(state.compact()) || s.eq_ignore_ascii_case(state.long())))
+        };
+        let mut out = String::new();
+        if header {
+            if long {
+                // `-l` starts with the time of the query.
+                out = format!("{}\n{LONG_HEADER}", crate::model::time::ctime(now));
+            } else {
+                out = HEADER.to_string();
+            }
         }
-        if long {
-            // `-l` starts with the time of the query.
-            let now = crate::model::time::ctime(invocation.cluster.now);
-            return Output::ok(format!("{now}\n{LONG_HEADER}"));
+        for job in invocation.cluster.slurm_jobs().filter(|job| wanted(job)) {
+            let state = job.state_at(now);
+            let where_ = match state {
+                JobState::Pending => format!("({})", job.reason),
+                _ => hostlist::compress(&job.nodelist.iter().map(String::as_str).collect::<Vec<_>>()),
+            };
+            let (id, part, name, user) = (format!("{:>18}", job.id), field(PARTITION, 9, true), field(&job.name, 8, true), field(&job.user, 8, true));
+            let time = format!("{:>10}", squeue_time(job.elapsed_at(now)));
+            out += &if long {
+                format!("{id} {part} {name} {user} {} {time} {} {:>6} {where_}\n", field(state.long(), 8, true), field(JOB_TIME_LIMIT, 9, true), job.nodes)
+            } else {
+                format!("{id} {part} {name} {user} {:>2} {time} {:>6} {where_}\n", state.compact(), job.nodes)
+            };
         }
-        Output::ok(HEADER)
+        Output::ok(out)
     }
 }
 
