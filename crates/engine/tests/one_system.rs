@@ -297,3 +297,20 @@ fn batch_jobs_run_over_simulated_time_and_wait_with_slurms_reasons() {
     assert_eq!(shell.run("sacct -X -P -o JobID,State,Elapsed").stdout().lines().nth(1), Some(format!("{running}|COMPLETED|00:02:00").as_str()));
     assert_eq!(shell.run("sacct -o Bogus").stderr(), "sacct: error: Invalid field requested: \"Bogus\"\n");
 }
+
+#[test]
+fn srun_waits_in_the_queue_for_nodes_that_are_down() {
+    let source = format!("{TWO_NODES}[[faults]]\nkind = \"node-down\"\nnode = \"gpu-002\"\n");
+    let mut shell = lab(&source);
+    // Ctrl-C five seconds into the wait revokes the allocation.
+    let out = shell.run_until("srun -N2 hostname", Some(5_000));
+    let id = out.stderr().lines().nth(1).and_then(|line| line.split(' ').nth(2)).unwrap_or_default().to_string();
+    assert_eq!(
+        out.stderr(),
+        format!("srun: Required node not available (down, drained or reserved)\nsrun: job {id} queued and waiting for resources\nsrun: Job allocation {id} has been revoked\n")
+    );
+    assert_eq!((out.status, out.duration_ms), (130, 5_000));
+    assert_eq!(shell.run("srun -w gpu-002 hostname").status, 1);
+    // More nodes than the partition has can never run: refused at once.
+    assert_eq!(shell.run("srun -N3 hostname").stderr(), "srun: error: Unable to allocate resources: Requested node configuration is not available\n");
+}

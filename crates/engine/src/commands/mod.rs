@@ -141,6 +141,12 @@ pub struct Output {
     pub background: String,
     /// A pager's output: paged when it reaches the terminal.
     pub pager: Option<Pager>,
+    /// What it printed on standard error as it started, before it waited
+    /// (srun's "queued and waiting for resources"): kept when Ctrl-C stops it.
+    pub started_stderr: String,
+    /// What it prints on standard error when Ctrl-C stops it ("Job
+    /// allocation N has been revoked").
+    pub interrupt_stderr: String,
 }
 
 /// Where a command's effective user id travels: `sudo` puts `EUID=0` in
@@ -178,6 +184,7 @@ impl Output {
     /// (`xargs`, `find -exec`); returns the program's status.
     pub fn absorb(&mut self, ran: Output) -> i32 {
         self.stdout.push_str(&ran.stdout);
+        self.stderr.push_str(&ran.started_stderr);
         self.stderr.push_str(&ran.stderr);
         self.duration_ms = self.duration_ms.saturating_add(ran.duration_ms);
         self.changes.extend(ran.changes);

@@ -679,7 +679,9 @@ impl<'c, 's> Interp<'c, 's> {
             let ran = at - self.line_ms;
             let lines: Vec<&str> = output.stdout.split_inclusive('\n').collect();
             let shown = (lines.len() as u128 * u128::from(ran) / u128::from(output.duration_ms.max(1))) as usize;
+            self.emit(out, Stream::Stderr, output.started_stderr);
             self.emit(out, Stream::Stdout, lines[..shown.min(lines.len())].concat());
+            self.emit(out, Stream::Stderr, output.interrupt_stderr);
             self.line_ms = at;
             out.timeline.push((self.line_ms, out.len()));
             self.interrupted = true;
@@ -687,6 +689,7 @@ impl<'c, 's> Interp<'c, 's> {
             return 130;
         }
         self.apply(&output.changes, output.duration_ms);
+        self.emit(out, Stream::Stderr, output.started_stderr);
         self.emit(out, Stream::Stderr, output.stderr);
         self.line_ms = self.line_ms.saturating_add(output.duration_ms);
         // A pager pages only what reaches the terminal (`less f | grep x` does not).

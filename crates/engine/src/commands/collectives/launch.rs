@@ -93,6 +93,10 @@ fn split_options(args: &[String], with_value: &[&str]) -> (Vec<(String, String)>
     (opts, args[at.min(args.len())..].to_vec())
 }
 
+/// How long a queued srun waits, in lab time, before the lab gives up for
+/// the user (a real one waits until the nodes come back or Ctrl-C).
+const QUEUED_WAIT_MS: u64 = 10 * 60 * 1000;
+
 fn available(node: &Node) -> bool {
     node.reachable && matches!(node.scheduler, SchedulerState::Idle | SchedulerState::Allocated)
 }
@@ -191,6 +195,20 @@ impl Command for Srun {
             }
         }
         let refuse = || Output::error("srun: error: Unable to allocate resources: Requested node configuration is not available\n", 1);
+        // Nodes of the partition that are down or drained make the job wait
+        // in the queue, as Slurm does; the wait ends with Ctrl-C (or, here,
+        // after QUEUED_WAIT_MS of lab time, as if the user had pressed it).
+        let queued = || {
+            let id = crate::commands::scheduler::slurm::next_job_id(cluster);
+            Output {
+                started_stderr: format!("srun: Required node not available (down, drained or reserved)\nsrun: job {id} queued and waiting for resources\n"),
+                stderr: format!("srun: Job allocation {id} has been revoked\n"),
+                interrupt_stderr: format!("srun: Job allocation {id} has been revoked\n"),
+                status: 1,
+                duration_ms: QUEUED_WAIT_MS,
+                ..Output::default()
+            }
+        };
         let mut chosen: Vec<&Node> = Vec::new();
         if let Some(list) = &list {
             let Some(names) = hostlist::expand(list) else {
@@ -199,7 +217,7 @@ impl Command for Srun {
             for name in names {
                 match cluster.node(&name) {
                     None => return Output::error("srun: error: Unable to allocate resources: Invalid node name specified\n", 1),
-                    Some(node) if !available(node) => return refuse(),
+                    Some(node) if !available(node) => return queued(),
                     Some(node) => chosen.push(node),
                 }
             }
@@ -228,8 +246,11 @@ impl Command for Srun {
                 chosen.push(node);
             }
         }
-        if chosen.len() < count || count == 0 {
+        if count == 0 {
             return refuse();
+        }
+        if chosen.len() < count {
+            return queued();
         }
         let total = ntasks.unwrap_or(per_node.unwrap_or(1) * count as u64).max(count as u64);
         if total > cpus * count as u64 || total > MAX_TASKS {

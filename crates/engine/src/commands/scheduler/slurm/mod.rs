@@ -81,6 +81,14 @@ pub fn field(text: &str, width: usize, right: bool) -> String {
     }
 }
 
+/// The id the next job gets: job ids start at a seeded number and grow
+/// with the simulated clock, one past the last job at least.
+pub fn next_job_id(cluster: &crate::model::Cluster) -> i64 {
+    let base = crate::rng::Rng::derive(cluster.seed, &["slurm", "jobid"]).range_i64(10_000, 90_000);
+    let last = cluster.slurm_jobs().map(|job| job.id).max().unwrap_or(0);
+    (base + (cluster.now - cluster.started_at()).max(0)).max(last + 1)
+}
+
 /// Slurm's answer to an option it does not know (getopt's message, then its hint).
 pub fn bad_option(name: &str, flag: &str) -> crate::commands::Output {
     let message = crate::commands::options::unknown(name, flag);

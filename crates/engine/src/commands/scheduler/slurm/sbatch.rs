@@ -8,9 +8,8 @@
 //! recorded (`Change::SubmitJob`): squeue shows it running for as long as
 //! its script ran, sacct keeps it. When the nodes it needs are not
 //! available it waits in the queue with Slurm's reason (and, in this
-//! model, never starts: nothing frees nodes on its own). Job ids start at
-//! a seeded number and grow with the simulated clock (sbatch takes one
-//! second), one past the last job at least.
+//! model, never starts: nothing frees nodes on its own). Job ids:
+//! `next_job_id` (sbatch takes one second).
 
 use super::{hostlist, PARTITION};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
@@ -18,7 +17,6 @@ use crate::limits::MAX_SLURM_JOBS;
 use crate::model::change::Change;
 use crate::model::job::Job;
 use crate::model::node::SchedulerState;
-use crate::rng::Rng;
 
 pub struct Sbatch;
 
@@ -140,9 +138,7 @@ impl Command for Sbatch {
         } else {
             String::new()
         };
-        let base = Rng::derive(cluster.seed, &["slurm", "jobid"]).range_i64(10_000, 90_000);
-        let last = cluster.slurm_jobs().map(|job| job.id).max().unwrap_or(0);
-        let id = (base + (cluster.now - cluster.started_at()).max(0)).max(last + 1);
+        let id = super::next_job_id(cluster);
         let mut out = Output { stdout: format!("Submitted batch job {id}\n"), duration_ms: 1000, ..Output::default() };
         let user = invocation.env.get("USER").cloned().unwrap_or_else(|| "user".to_string());
         let mut job = Job { id, name, user, nodes, nodelist: Vec::new(), submitted: cluster.now, started: None, reason, runtime: 0, exit_code: 0 };
