@@ -3,7 +3,10 @@
 //! Values come from real machines (../shared/reference/gpu/FACTS.md §9 and
 //! ../shared/reference/fabric/FACTS.md §4): product names, memory in MiB,
 //! power limits, clocks, the PCIe buses an HGX baseboard enumerates its GPUs
-//! and HCAs at, HCA part numbers and firmware.
+//! and HCAs at, HCA part numbers and firmware. The board facts only
+//! `nvidia-smi -q` shows (part numbers, InfoROM, BAR1, reserved memory, video
+//! clocks, voltage, thermal thresholds, module ids) come from the real `-q`
+//! outputs listed in commands/gpu/nvidia_smi/report.rs.
 
 use super::fabric::LaneSpeed;
 
@@ -32,6 +35,32 @@ pub struct GpuSpec {
     pub nvlink_gbytes_per_sec: f64,
     /// Remap banks per GPU (`Bank Remap Availability Histogram` Max).
     pub remap_banks: u32,
+    /// What `nvidia-smi -q` reports of the board and its InfoROM:
+    /// `Board Part Number`, `GPU Part Number`, `Inforom Version` (image, OEM
+    /// and ECC objects).
+    pub board_part_number: &'static str,
+    pub gpu_part_number: &'static str,
+    pub inforom_image: &'static str,
+    pub inforom_oem: &'static str,
+    pub inforom_ecc: &'static str,
+    /// The BAR1 aperture, MiB (`BAR1 Memory Usage` / `Total`).
+    pub bar1_mib: u64,
+    /// Framebuffer the driver keeps for itself (`FB Memory Usage` / `Reserved`).
+    pub fb_reserved_mib: u64,
+    /// The default applications graphics clock (below the maximum on A100).
+    pub applications_clock_mhz: u32,
+    pub idle_video_clock_mhz: u32,
+    pub max_video_clock_mhz: u32,
+    /// Graphics voltage at idle in microvolts, one value per GPU drawn from
+    /// these (`Voltage` / `Graphics : 685.000 mV`).
+    pub idle_voltage_uv: &'static [u32],
+    /// Thermal thresholds, degrees C: shutdown, slowdown, max operating (GPU),
+    /// max operating (memory). Hopper reports them as offsets from its
+    /// T.Limit (max operating) instead.
+    pub shutdown_temp_c: u32,
+    pub slowdown_temp_c: u32,
+    pub max_operating_temp_c: u32,
+    pub memory_max_operating_temp_c: u32,
 }
 
 /// One InfiniBand HCA model.
@@ -88,6 +117,9 @@ pub struct Preset {
     pub hca: HcaSpec,
     /// PCI bus of each compute HCA, in mlx5 index order.
     pub hca_buses: &'static [u8],
+    /// The baseboard module (SXM slot) of each GPU, in nvidia-smi index order
+    /// (`Module ID` in `nvidia-smi -q`).
+    pub gpu_module_ids: &'static [u8],
     pub driver: &'static str,
     pub cuda: &'static str,
     pub nccl: &'static str,
@@ -118,6 +150,11 @@ const CONNECTX7_NDR: HcaSpec = HcaSpec {
     guid_oui: 0xa0_88_c2,
 };
 
+/// The module ids of an 8 x H100 SXM HGX node in index order, as its
+/// `nvidia-smi -q` (565.57.01, thamada/nvidia-smi gls/H100SXMx8_smi.py)
+/// reports them; another HGX H100 (Princeton della, 560.35.03) agrees for GPU 0.
+const HGX_H_MODULE_IDS: &[u8] = &[2, 4, 1, 3, 6, 8, 5, 7];
+
 /// DGX H100/H200 compute NICs: ibp24s0, ibp64s0, ... ibp220s0.
 const HGX_H_HCA_BUSES: &[u8] = &[0x18, 0x40, 0x4f, 0x5e, 0x9a, 0xc0, 0xce, 0xdc];
 
@@ -143,10 +180,26 @@ pub const PRESETS: &[Preset] = &[
             nvlinks: 18,
             nvlink_gbytes_per_sec: 26.562,
             remap_banks: 2560,
+            board_part_number: "692-2G520-0200-000",
+            gpu_part_number: "2330-885-A1",
+            inforom_image: "G520.0200.00.05",
+            inforom_oem: "2.1",
+            inforom_ecc: "7.16",
+            bar1_mib: 131_072,
+            fb_reserved_mib: 450,
+            applications_clock_mhz: 1980,
+            idle_video_clock_mhz: 765,
+            max_video_clock_mhz: 1545,
+            idle_voltage_uv: &[670_000, 685_000],
+            shutdown_temp_c: 92,
+            slowdown_temp_c: 89,
+            max_operating_temp_c: 87,
+            memory_max_operating_temp_c: 95,
         },
         gpu_buses: &[0x04, 0x23, 0x43, 0x64, 0x84, 0xa3, 0xc3, 0xe4],
         hca: CONNECTX7_NDR,
         hca_buses: HGX_H_HCA_BUSES,
+        gpu_module_ids: HGX_H_MODULE_IDS,
         driver: "570.158.01",
         cuda: "12.8",
         nccl: "2.26.2",
@@ -174,10 +227,26 @@ pub const PRESETS: &[Preset] = &[
             nvlinks: 18,
             nvlink_gbytes_per_sec: 26.562,
             remap_banks: 3072,
+            board_part_number: "695-2G520-0280-000",
+            gpu_part_number: "2335-895-A1",
+            inforom_image: "G520.0280.02.02",
+            inforom_oem: "2.1",
+            inforom_ecc: "7.16",
+            bar1_mib: 262_144,
+            fb_reserved_mib: 700,
+            applications_clock_mhz: 1980,
+            idle_video_clock_mhz: 765,
+            max_video_clock_mhz: 1545,
+            idle_voltage_uv: &[685_000],
+            shutdown_temp_c: 92,
+            slowdown_temp_c: 89,
+            max_operating_temp_c: 87,
+            memory_max_operating_temp_c: 95,
         },
         gpu_buses: &[0x19, 0x3b, 0x4c, 0x5d, 0x9b, 0xbb, 0xcb, 0xdb],
         hca: CONNECTX7_NDR,
         hca_buses: HGX_H_HCA_BUSES,
+        gpu_module_ids: HGX_H_MODULE_IDS,
         driver: "570.124.06",
         cuda: "12.8",
         nccl: "2.26.2",
@@ -211,6 +280,21 @@ pub const PRESETS: &[Preset] = &[
             nvlinks: 12,
             nvlink_gbytes_per_sec: 25.0,
             remap_banks: 640,
+            board_part_number: "692-2G506-0212-005",
+            gpu_part_number: "20B2-896-A1",
+            inforom_image: "G506.0212.00.01",
+            inforom_oem: "2.0",
+            inforom_ecc: "6.16",
+            bar1_mib: 131_072,
+            fb_reserved_mib: 763,
+            applications_clock_mhz: 1140,
+            idle_video_clock_mhz: 585,
+            max_video_clock_mhz: 1290,
+            idle_voltage_uv: &[700_000, 706_250],
+            shutdown_temp_c: 92,
+            slowdown_temp_c: 89,
+            max_operating_temp_c: 85,
+            memory_max_operating_temp_c: 95,
         },
         gpu_buses: &[0x07, 0x0f, 0x47, 0x4e, 0x87, 0x90, 0xb7, 0xbd],
         hca: HcaSpec {
@@ -222,6 +306,9 @@ pub const PRESETS: &[Preset] = &[
             guid_oui: 0x0c_42_a1,
         },
         hca_buses: &[0x0c, 0x12, 0x4b, 0x54, 0x8d, 0x94, 0xba, 0xcc],
+        // GPUs 0, 1, 3 and 4 as an 8 x A100-SXM4-40GB node (535.129.03)
+        // reports them; the other four are the remaining slots in order [K].
+        gpu_module_ids: &[4, 2, 1, 6, 7, 3, 5, 8],
         driver: "535.183.01",
         cuda: "12.2",
         nccl: "2.18.5",
