@@ -8,6 +8,7 @@
 mod dmon;
 mod nvlink;
 mod query;
+mod report;
 mod topo;
 
 use crate::commands::options::{scan, Arg};
@@ -43,7 +44,7 @@ static SIGNATURE: Signature = Signature {
             short: Some('d'),
             long: Some("display"),
             value: Some("TYPE"),
-            help: "With -q: only these sections, comma separated: MEMORY, UTILIZATION, ECC, PAGE_RETIREMENT, ROW_REMAPPER, TEMPERATURE, POWER, CLOCK, PERFORMANCE, PCI.",
+            help: "With -q: only these sections, comma separated: PCI, PERFORMANCE, MEMORY, COMPUTE, UTILIZATION, ENCODER_STATS, FBC_STATS, ECC, PAGE_RETIREMENT, ROW_REMAPPER, TEMPERATURE, POWER, CLOCK, VOLTAGE, RESET_STATUS, GSP_FIRMWARE_VERSION, PIDS.",
         },
         Flag {
             short: None,
@@ -151,7 +152,7 @@ impl Command for NvidiaSmi {
                     Mode::List => Output::ok(gpus.iter().map(|gpu| list_line(gpu)).collect::<String>()),
                     Mode::Table => Output::ok(default_table(cluster, &gpus)),
                     // `Attached GPUs` counts the node's GPUs, not only those -i picks.
-                    Mode::Query => query::query(cluster, &gpus, sections.as_deref(), node.gpus.iter().filter(|gpu| gpu.is_visible()).count()),
+                    Mode::Query => report::query(cluster, node, &gpus, sections.as_deref(), node.gpus.iter().filter(|gpu| gpu.is_visible()).count()),
                     Mode::QueryGpu(fields) => query::query_gpu(cluster, &gpus, &fields, format.as_deref().unwrap_or("")),
                     Mode::Help | Mode::HelpQueryGpu | Mode::Version | Mode::Reset => Output::default(),
                 };
@@ -269,10 +270,6 @@ fn select<'n>(node: &'n Node, ids: Option<&str>) -> Option<Vec<&'n Gpu>> {
 
 fn list_line(gpu: &Gpu) -> String {
     format!("GPU {}: {} (UUID: {})\n", gpu.index, gpu.name, gpu.uuid)
-}
-
-fn driver_major(cluster: &Cluster) -> u32 {
-    cluster.versions.driver_major()
 }
 
 /// The default table's geometry, chosen by driver branch (FACTS.md §1.1):
