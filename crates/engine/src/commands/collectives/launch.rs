@@ -104,7 +104,7 @@ fn available(node: &Node) -> bool {
 /// NCCL's configuration files, as NCCL reads them at start-up:
 /// `~/.nccl.conf`, then `/etc/nccl.conf`; neither overrides a variable
 /// already set (the environment wins, then the user's file).
-fn read_nccl_conf(invocation: &Invocation, env: &mut BTreeMap<String, String>) {
+pub(super) fn read_nccl_conf(invocation: &Invocation, env: &mut BTreeMap<String, String>) {
     let home = invocation.env.get("HOME").map_or("/home/user", String::as_str);
     let view = crate::commands::files::View::of(invocation.cluster, invocation.node, "/");
     for path in [format!("{home}/.nccl.conf"), "/etc/nccl.conf".to_string()] {

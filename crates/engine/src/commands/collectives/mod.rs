@@ -2,4 +2,5 @@
 //! across nodes (`srun`'s job steps, Open MPI's `mpirun`).
 
 pub mod launch;
+mod nccl_init;
 pub mod nccl_tests;

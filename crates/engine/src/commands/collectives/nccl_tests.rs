@@ -3,9 +3,9 @@
 //! collective model in `perf::collective`. Run directly, one process uses
 //! `-g` GPUs of this node; `srun` and `mpirun` (launch.rs) start one process
 //! per task on their nodes. NCCL_DEBUG=VERSION/WARN/INFO adds NCCL's own
-//! lines (FACTS §3), abbreviated for large jobs: every rank of the first
-//! node, then one rank per node for up to 16 nodes and for any node whose
-//! network differs from the first's.
+//! lines (FACTS §3; the INFO log is nccl_init.rs), abbreviated for large
+//! jobs: every rank of the first node, then one rank per node for up to 16
+//! nodes and for any node whose network differs from the first's.
 //!
 //! The nccl-tests release follows the lab's NCCL: < 2.23 -> 2.13.9 (bus-only
 //! PCI ids), 2.23-2.26 -> 2.14.1, 2.27 -> 2.17.1 (`Collective test
@@ -19,8 +19,10 @@ use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
 use crate::model::time::civil;
 use crate::model::{Cluster, Node};
-use crate::perf::collective::{Algo, Coll, Member, NodeNet, Plan};
+use crate::perf::collective::{Coll, Member, NodeNet, Plan};
 use crate::rng::{stable_hash, Rng};
+
+use super::nccl_init::{self, nccl_code};
 
 pub struct NcclTest(pub Coll);
 
@@ -110,7 +112,9 @@ impl Command for NcclTest {
     }
 
     fn run(&self, invocation: &Invocation) -> Output {
-        let job = Job { nodes: vec![(invocation.node, 1)], label: false, env: invocation.env.clone() };
+        // NCCL reads its configuration files in any process, launched or not.
+        let mut job = Job { nodes: vec![(invocation.node, 1)], label: false, env: invocation.env.clone() };
+        super::launch::read_nccl_conf(invocation, &mut job.env);
         run_job(invocation.cluster, self.0, invocation.argv, &job)
     }
 }
@@ -139,11 +143,6 @@ pub fn tests_version(nccl: &str) -> (u32, u32, u32) {
         27 => (2, 17, 1),
         _ => (2, 18, 5),
     }
-}
-
-fn nccl_code(nccl: &str) -> u32 {
-    let parts: Vec<u32> = nccl.split(['.', '+', '-']).take(3).map(|p| p.parse().unwrap_or(0)).collect();
-    parts.first().unwrap_or(&2) * 10000 + parts.get(1).unwrap_or(&0) * 100 + parts.get(2).unwrap_or(&0)
 }
 
 /// nccl-tests' parsesize: a number with an optional K/M/G suffix (powers of 1024).
@@ -310,13 +309,13 @@ fn parse_opts(coll: Coll, args: &[String]) -> Result<Opts, Output> {
 }
 
 /// Where each rank runs.
-struct Rank<'a> {
-    node: &'a Node,
-    node_index: usize,
-    task: u32,
-    pid: u32,
-    device: u32,
-    local: u32,
+pub(super) struct Rank<'a> {
+    pub node: &'a Node,
+    pub node_index: usize,
+    pub task: u32,
+    pub pid: u32,
+    pub device: u32,
+    pub local: u32,
 }
 
 /// Output lines with the task that printed them.
@@ -414,12 +413,13 @@ pub fn run_job(cluster: &Cluster, coll: Coll, argv: &[String], job: &Job) -> Out
         ));
     }
     let level = debug_level(&job.env);
-    if level >= 1 {
-        if level >= 3 {
-            init_log(cluster, &plan, &ranks, job, &mut out);
-        } else {
-            out.push(0, format!("NCCL version {}+cuda{}", cluster.versions.nccl, cluster.versions.cuda));
-        }
+    let mut connect = Vec::new();
+    if level >= 3 {
+        let log = nccl_init::log(cluster, &plan, &ranks, &job.env, coll, version);
+        out.lines.extend(log.init);
+        connect = log.connect;
+    } else if level >= 1 {
+        out.push(0, format!("NCCL version {}+cuda{}", cluster.versions.nccl, cluster.versions.cuda));
     }
     out.push(0, "#");
     let wide = version >= (2, 18, 0);
@@ -431,6 +431,8 @@ pub fn run_job(cluster: &Cluster, coll: Coll, argv: &[String], job: &Job) -> Out
         "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong".to_string()
     });
     out.push(0, format!("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)     {pad}       (us)  (GB/s)  (GB/s)       {pad}"));
+    // From 2.22 NCCL connects when the first collective (the first size's warm-up) runs.
+    out.lines.extend(connect);
     // A rail with a failing cable aborts large transfers with completion errors.
     let failing = (plan.nnodes > 1)
         .then(|| {
@@ -461,7 +463,7 @@ pub fn run_job(cluster: &Cluster, coll: Coll, argv: &[String], job: &Job) -> Out
             for &requested in &sizes {
                 let (bytes, count) = coll.size_count(requested, *type_size, nranks);
                 if let Some((node, hca)) = failing.filter(|_| bytes >= 16 << 20) {
-                    completion_error(cluster, node, hca, &ranks, level, &mut out);
+                    completion_error(cluster, node, hca, &ranks, level, &job.env, &mut out);
                     let pid = ranks.iter().find(|r| r.node.hostname == node.hostname).map_or(first_pid, |r| r.pid);
                     out.push(0, format!("{}: Test NCCL failure common.cu:1177 'remote process exited or there was a network error / '", node.hostname));
                     out.push(0, format!(" .. {} pid {pid}: Test failure common.cu:1040", node.hostname));
@@ -498,9 +500,9 @@ pub fn run_job(cluster: &Cluster, coll: Coll, argv: &[String], job: &Job) -> Out
         out.push(0, format!("# Collective test concluded: {program}"));
         out.push(0, "#");
     }
-    if level >= 3 {
-        for rank in printed(&plan, &ranks) {
-            out.push(rank.task, format!("{} comm {} rank {} nranks {nranks} cudaDev {} busId {} - Destroy COMPLETE", prefix(&ranks, rank), comm_id(cluster, rank), rank_index(&ranks, rank), rank.device, bus_short(rank)));
+    if level >= 3 && nccl_init::init_on(&job.env, &cluster.versions.nccl) {
+        for rank in nccl_init::shown(&plan, &ranks) {
+            out.push(rank.task, format!("{} comm {} rank {} nranks {nranks} cudaDev {} busId {} - Destroy COMPLETE", nccl_init::prefix(rank), nccl_init::comm_ptr(cluster, rank), rank_index(&ranks, rank), rank.device, nccl_init::bus_id(rank)));
         }
     }
     let init_ms = 1_500 + 150 * (64 - nranks.leading_zeros()) as u64;
@@ -549,155 +551,8 @@ fn rank_index(ranks: &[Rank], rank: &Rank) -> usize {
     ranks.iter().position(|r| std::ptr::eq(r, rank)).unwrap_or(0)
 }
 
-fn prefix(ranks: &[Rank], rank: &Rank) -> String {
-    let tid = rank.pid + 50 + rank.local % 64;
-    let _ = ranks;
-    format!("{}:{}:{} [{}] NCCL INFO", rank.node.hostname, rank.pid, tid, rank.device)
-}
-
-fn comm_id(cluster: &Cluster, rank: &Rank) -> String {
-    let mut rng = Rng::derive(cluster.seed, &[&rank.node.hostname, "comm", &rank.pid.to_string(), &rank.local.to_string()]);
-    format!("0x{:x}", 0x5500_0000_0000u64 + (rng.range_u64(0, 0xffff_ffff) << 4))
-}
-
-fn bus_short(rank: &Rank) -> String {
-    let gpu = rank.node.gpus.iter().filter(|g| g.is_visible()).nth(rank.device as usize);
-    let bus = gpu.map_or(0, |g| u32::from_str_radix(g.bus_id.split(':').nth(1).unwrap_or("0"), 16).unwrap_or(0));
-    format!("{bus:x}000")
-}
-
-/// The ranks whose NCCL lines are shown: all of the first node's, then
-/// local rank 0 of up to 16 more nodes and of every node whose network
-/// differs from the first node's.
-fn printed<'r, 'a>(plan: &Plan, ranks: &'r [Rank<'a>]) -> Vec<&'r Rank<'a>> {
-    let normal = plan.nets.first().map(|n| n.hcas.len());
-    ranks
-        .iter()
-        .filter(|r| {
-            r.node_index == 0
-                || (r.local == 0 && (r.node_index < 16 || plan.nets.get(r.node_index).map(|n| n.hcas.len()) != normal))
-        })
-        .collect()
-}
-
-fn oob(cluster: &Cluster, node: &Node) -> String {
-    let index = cluster.nodes.iter().position(|n| n.hostname == node.hostname).unwrap_or(0);
-    let iface = node.hcas.first().map_or("eth0", |h| h.netdev.as_str());
-    format!("{iface}:10.{}.{}.{}<0>", 20 + index / 62500, index / 250 % 250, index % 250 + 10)
-}
-
-/// The mask of NCCL_DEBUG_SUBSYS: which subsystems print.
-fn subsys_on(env: &BTreeMap<String, String>, tags: &[&str]) -> bool {
-    let value = env.get("NCCL_DEBUG_SUBSYS").map(|v| v.to_ascii_uppercase()).unwrap_or_else(|| "INIT,BOOTSTRAP,ENV".into());
-    let (negate, list) = match value.strip_prefix('^') {
-        Some(rest) => (true, rest.to_string()),
-        None => (false, value.clone()),
-    };
-    let hit = list.split(',').any(|s| s.trim() == "ALL" || tags.contains(&s.trim()));
-    hit != negate
-}
-
-fn init_log(cluster: &Cluster, plan: &Plan, ranks: &[Rank], job: &Job, out: &mut Lines) {
-    let env = &job.env;
-    let code = nccl_code(&cluster.versions.nccl);
-    let nranks = ranks.len();
-    let shown = printed(plan, ranks);
-    let rails = plan.nets.first().map_or(0, |n| n.hcas.len());
-    let channels = if plan.nnodes > 1 { (2 * rails.min(plan.local as usize)).max(2) } else { 24 };
-    let Some(r0) = ranks.first() else { return };
-    let cuda: Vec<u32> = cluster.versions.cuda.split('.').map(|p| p.parse().unwrap_or(0)).collect();
-    let say = |out: &mut Lines, rank: &Rank, tags: &[&str], text: String| {
-        if subsys_on(env, tags) {
-            out.push(rank.task, format!("{} {text}", prefix(ranks, rank)));
-        }
-    };
-    say(out, r0, &["INIT", "BOOTSTRAP"], format!("Bootstrap : Using {}", oob(cluster, r0.node)));
-    say(out, r0, &["INIT"], format!("cudaDriverVersion {}", cuda.first().unwrap_or(&12) * 1000 + cuda.get(1).unwrap_or(&0) * 10));
-    out.push(r0.task, format!("NCCL version {}+cuda{}", cluster.versions.nccl, cluster.versions.cuda));
-    for rank in &shown {
-        let net = &plan.nets[rank.node_index];
-        say(out, rank, &["INIT", "NET"], "NET/Plugin: Could not find: libnccl-net.so.".into());
-        if net.hcas.is_empty() {
-            say(out, rank, &["INIT", "NET"], "NET/IB : No device found.".into());
-            say(out, rank, &["INIT", "NET"], format!("NET/Socket : Using [0]{}", oob(cluster, rank.node)));
-            say(out, rank, &["INIT", "NET"], "Using network Socket".into());
-        } else {
-            let layer = |i: usize| if rank.node.hcas[i].port.link_layer == crate::model::fabric::LinkLayer::Ethernet { "RoCE" } else { "IB" };
-            let list: Vec<String> = net.hcas.iter().enumerate().map(|(k, &i)| format!("[{k}]{}:1/{}", rank.node.hcas[i].name, layer(i))).collect();
-            say(out, rank, &["INIT", "NET"], format!("NET/IB : Using {} [RO]; OOB {}", list.join(" "), oob(cluster, rank.node)));
-            say(out, rank, &["INIT", "NET"], "Using network IB".into());
-        }
-    }
-    let comm_hash = Rng::derive(cluster.seed, &["commId", &r0.pid.to_string()]).next_u64();
-    let (nnodes, local) = (plan.nnodes, plan.local);
-    for rank in &shown {
-        let r = rank_index(ranks, rank);
-        say(out, rank, &["INIT"], format!("ncclCommInitRank comm {} rank {r} nranks {nranks} cudaDev {d} nvmlDev {d} busId {} commId 0x{comm_hash:x} - Init START", comm_id(cluster, rank), bus_short(rank), d = rank.device));
-        say(out, rank, &["INIT"], format!("comm {} rank {r} nRanks {nranks} nNodes {nnodes} localRanks {local} localRank {} MNNVL 0", comm_id(cluster, rank), rank.local));
-    }
-    if nranks <= 64 {
-        let ring: String = (0..nranks).map(|r| format!(" {r:4}")).collect();
-        for c in 0..channels {
-            say(out, r0, &["INIT", "GRAPH"], format!("Channel {c:02}/{channels:02} :{ring}"));
-        }
-    }
-    for rank in &shown {
-        let r = rank_index(ranks, rank);
-        let l = u64::from(rank.local);
-        let child = if l + 1 < local { (r + 1) as i64 } else { -1 };
-        let parent = if l > 0 { r as i64 - 1 } else if rank.node_index > 0 { (r as i64) - local as i64 } else { -1 };
-        let up = if l == 0 && rank.node_index + 1 < nnodes as usize { (r + local as usize) as i64 } else { -1 };
-        let trees: Vec<String> = (0..2).map(|t| format!("[{t}] {child}/{up}/-1->{r}->{parent}")).collect();
-        say(out, rank, &["INIT", "GRAPH"], format!("Trees {}", trees.join(" ")));
-    }
-    say(out, r0, &["INIT"], "P2P Chunksize set to 524288".into());
-    for rank in &shown {
-        let r = rank_index(ranks, rank);
-        let net = &plan.nets[rank.node_index];
-        let last_local = u64::from(rank.local) + 1 == local;
-        if local > 1 && !(last_local && nnodes > 1) {
-            let next = if last_local { r + 1 - local as usize } else { r + 1 };
-            say(out, rank, &["INIT", "P2P"], format!("Channel 00/0 : {r}[{}] -> {next}[{}] via P2P/CUMEM/read", rank.device, ranks[next].device));
-        }
-        if nnodes > 1 {
-            let (hca, gdr) = net.paths.get(rank.local as usize).copied().unwrap_or((0, false));
-            let via = if plan.socket { "NET/Socket/0".to_string() } else {
-                let k = net.hcas.iter().position(|&i| i == hca).unwrap_or(0);
-                format!("NET/IB/{k}{}", if gdr { "/GDRDMA" } else { "" })
-            };
-            let peer = (r + local as usize) % nranks;
-            say(out, rank, &["INIT", "NET"], format!("Channel 00/0 : {r}[{}] -> {peer}[{}] [send] via {via}", rank.device, ranks[peer].device));
-            let from = (r + nranks - local as usize) % nranks;
-            say(out, rank, &["INIT", "NET"], format!("Channel 00/0 : {from}[{}] -> {r}[{}] [receive] via {via}", ranks[from].device, rank.device));
-        }
-    }
-    let gdr_all = plan.nets.iter().all(|n| n.paths.iter().all(|p| p.1));
-    for rank in &shown {
-        say(out, rank, &["INIT"], if code >= 22300 { format!("Connected all rings, use ring PXN 0 GDR {}", u8::from(gdr_all)) } else { "Connected all rings".into() });
-        say(out, rank, &["INIT"], "Connected all trees".into());
-        if matches!(plan.algo, Algo::Nvls | Algo::NvlsTree) {
-            say(out, rank, &["INIT", "NVLS"], format!("NVLS multicast support is available on dev {}", rank.device));
-        }
-    }
-    say(out, r0, &["INIT", "TUNING"], "threadThresholds 8/8/64 | 128/8/64 | 512 | 512".into());
-    let nvls = if matches!(plan.algo, Algo::Nvls | Algo::NvlsTree) { 16 } else { 0 };
-    say(out, r0, &["INIT"], format!("{channels} coll channels, {channels} collnet channels, {nvls} nvls channels, 32 p2p channels, 32 p2p channels per peer"));
-    let mut rng = Rng::derive(cluster.seed, &["init", &r0.pid.to_string()]);
-    for rank in &shown {
-        let r = rank_index(ranks, rank);
-        say(out, rank, &["INIT"], format!("ncclCommInitRank comm {} rank {r} nranks {nranks} cudaDev {d} nvmlDev {d} busId {} commId 0x{comm_hash:x} - Init COMPLETE", comm_id(cluster, rank), bus_short(rank), d = rank.device));
-        if code >= 22203 {
-            let boot = 0.4 + 0.1 * (nranks as f64).log2() + 0.3 * rng.unit_f64();
-            say(out, rank, &["INIT"], format!(
-                "Init timings - ncclCommInitRank: rank {r} nranks {nranks} total {:.2} (kernels 0.19, alloc 0.06, bootstrap {boot:.2}, allgathers 0.02, topo 0.20, graphs 0.01, connections 0.12, rest 0.05)",
-                boot + 0.65
-            ));
-        }
-    }
-}
-
 /// NET/IB completion errors (status 12, retry exceeded) on a rail with a failing link.
-fn completion_error(cluster: &Cluster, node: &Node, hca: usize, ranks: &[Rank], level: u8, out: &mut Lines) {
+fn completion_error(cluster: &Cluster, node: &Node, hca: usize, ranks: &[Rank], level: u8, env: &BTreeMap<String, String>, out: &mut Lines) {
     if level < 2 {
         return;
     }
@@ -713,14 +568,14 @@ fn completion_error(cluster: &Cluster, node: &Node, hca: usize, ranks: &[Rank], 
         let g = n.hcas.get(hca).map_or(0, |h| h.port.guid);
         format!("fe80::{:x}:{:x}:{:x}:{:x}", g >> 48, (g >> 32) & 0xffff, (g >> 16) & 0xffff, g & 0xffff)
     };
-    let host = prefix(ranks, rank).trim_end_matches(" NCCL INFO").to_string();
-    let peer_ip = oob(cluster, peer);
+    let host = nccl_init::prefix(rank).trim_end_matches(" NCCL INFO").to_string();
+    let peer_ip = nccl_init::oob(peer, env);
     let peer_ip = peer_ip.split(':').nth(1).unwrap_or("").trim_end_matches("<0>");
     let name = node.hcas.get(hca).map_or("mlx5_0", |h| h.name.as_str());
     out.push(rank.task, format!("{when}{host} transport/net_ib.cc:2244 NCCL WARN NET/IB: Got completion from peer {peer_ip}<{}> with status=12 opcode=32224 len=0 vendor err 129 (Recv) localGid {} remoteGids{} hca {name}", 39000 + rank.pid % 20000, gid(node), gid(peer)));
     if level >= 3 {
         for text in ["transport/net.cc:1362 -> 6", "proxy.cc:728 -> 6", "proxy.cc:912 -> 6 [Progress Thread]"] {
-            out.push(rank.task, format!("{} {text}", prefix(ranks, rank)));
+            out.push(rank.task, format!("{} {text}", nccl_init::prefix(rank)));
         }
     }
 }
