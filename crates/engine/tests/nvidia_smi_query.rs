@@ -427,6 +427,9 @@ fn d_picks_sections_and_rejects_unknown_ones() {
     let picked = run(c(), "nvidia-smi -q -d ROW_REMAPPER,ECC -i 0,1");
     assert_eq!(sections(&picked), ["ECC Mode", "ECC Errors", "Remapped Rows", "ECC Mode", "ECC Errors", "Remapped Rows"]);
     assert!(picked.contains("            None                          : 0 bank(s)\n\nGPU 00000000:23:00.0\n"));
+    let reset = run(c(), "nvidia-smi -q -d RESET_STATUS,GSP_FIRMWARE_VERSION,VOLTAGE,PIDS -i 0");
+    assert_eq!(sections(&reset), ["GPU Reset Status", "GSP Firmware Version", "Voltage", "Processes"]);
+    assert!(reset.contains("        Reset Required                    : No\n        Drain and Reset Recommended       : No\n    GSP Firmware Version                  : 535.129.03\n"));
     let transcript = Session::new(c(), "node").run("nvidia-smi -q -d BOGUS");
     assert_eq!(transcript.status, 2);
 }

@@ -249,6 +249,15 @@ fn gpu_report(r: &mut Report, full: bool, want: &dyn Fn(Section) -> bool) {
     let d = r.d;
     if full {
         identity(r);
+    } else {
+        // The blocks of the identity part a section names, in its order.
+        if want(Section::ResetStatus) {
+            reset_status(r);
+        }
+        if want(Section::GspFirmware) {
+            let gsp = r.cluster.versions.driver.clone();
+            r.kv(1, "GSP Firmware Version", gsp);
+        }
     }
     if want(Section::Pci) {
         pci(r);
@@ -422,25 +431,32 @@ fn identity(r: &mut Report) {
     if d.major >= 550 {
         r.kv(2, "vGPU Heterogeneous Mode", "N/A");
     }
-    // Yes/No up to 565; 570 deprecated both values (570.124.06, 575.57.08) and
-    // 580.119 dropped the block (580.119.02). Xid 48/62/64/74/95/119/120 leave
-    // a GPU needing a reset (model::fault).
-    if !d.legacy() && !d.since(580, 119) {
-        let (required, drain) = if d.major >= 570 { (DEPRECATED, DEPRECATED) } else { (yes_no(gpu.needs_reset), "No") };
-        r.heading(1, "GPU Reset Status");
-        r.kv(2, "Reset Required", required);
-        r.kv(2, "Drain and Reset Recommended", drain);
-    }
-    // From 565 (565.57.01: None). `Reset` for a GPU that needs one is the
-    // word a test fixture quotes from a 570.86.15 H200 [unverified].
-    if d.major >= 565 {
-        r.kv(1, "GPU Recovery Action", if gpu.needs_reset { "Reset" } else { "None" });
-    }
+    reset_status(r);
     if d.major >= 550 {
         r.kv(1, "GSP Firmware Version", &gsp);
     }
     r.heading(1, "IBMNPU");
     r.kv(2, "Relaxed Ordering Mode", "N/A");
+}
+
+/// The reset status: Yes/No up to 565; 570 deprecated both values
+/// (570.124.06, 575.57.08) and 580.119 dropped the block (580.119.02). Xid
+/// 48/62/64/74/95/119/120 leave a GPU needing a reset (model::fault). Then,
+/// from 565, the recovery action (565.57.01: None); `Reset` for a GPU that
+/// needs one is the word a test fixture quotes from a 570.86.15 H200
+/// [unverified].
+fn reset_status(r: &mut Report) {
+    let d = r.d;
+    let needs_reset = r.gpu.needs_reset;
+    if !d.legacy() && !d.since(580, 119) {
+        let (required, drain) = if d.major >= 570 { (DEPRECATED, DEPRECATED) } else { (yes_no(needs_reset), "No") };
+        r.heading(1, "GPU Reset Status");
+        r.kv(2, "Reset Required", required);
+        r.kv(2, "Drain and Reset Recommended", drain);
+    }
+    if d.major >= 565 {
+        r.kv(1, "GPU Recovery Action", if needs_reset { "Reset" } else { "None" });
+    }
 }
 
 /// `Module ID` up to 560; 565 moved it into `Platform Info` (565.57.01) and
