@@ -3,7 +3,7 @@
 //!
 //! Layout rules are in ../shared/reference/gpu/FACTS.md §1-§5; the golden
 //! tests in tests/golden_nvidia_smi.rs and tests/golden_gpu_tools.rs pin them
-//! against real captures.
+//! against real captures, tests/nvidia_smi_query.rs the `-q` report per driver.
 
 mod dmon;
 mod nvlink;
