@@ -95,6 +95,12 @@ pub(super) fn prefix(rank: &Rank) -> String {
     format!("{}:{}:{} [{}] NCCL INFO", rank.node.hostname, rank.pid, init_tid(rank), rank.device)
 }
 
+/// `host:pid:pid [dev] NCCL INFO` of the process's main thread, which
+/// destroys the communicators when the test ends.
+pub(super) fn main_prefix(rank: &Rank) -> String {
+    format!("{}:{}:{} [{}] NCCL INFO", rank.node.hostname, rank.pid, rank.pid, rank.device)
+}
+
 /// The communicator's address in this rank's process (`%p`).
 pub(super) fn comm_ptr(cluster: &Cluster, rank: &Rank) -> String {
     let mut rng = Rng::derive(cluster.seed, &[&rank.node.hostname, "comm", &rank.pid.to_string(), &rank.local.to_string()]);

@@ -502,7 +502,7 @@ pub fn run_job(cluster: &Cluster, coll: Coll, argv: &[String], job: &Job) -> Out
     }
     if level >= 3 && nccl_init::init_on(&job.env, &cluster.versions.nccl) {
         for rank in nccl_init::shown(&plan, &ranks) {
-            out.push(rank.task, format!("{} comm {} rank {} nranks {nranks} cudaDev {} busId {} - Destroy COMPLETE", nccl_init::prefix(rank), nccl_init::comm_ptr(cluster, rank), rank_index(&ranks, rank), rank.device, nccl_init::bus_id(rank)));
+            out.push(rank.task, format!("{} comm {} rank {} nranks {nranks} cudaDev {} busId {} - Destroy COMPLETE", nccl_init::main_prefix(rank), nccl_init::comm_ptr(cluster, rank), rank_index(&ranks, rank), rank.device, nccl_init::bus_id(rank)));
         }
     }
     let init_ms = 1_500 + 150 * (64 - nranks.leading_zeros()) as u64;
