@@ -1,5 +1,7 @@
 //! The root: the catalog or one lab, as the URL hash says. The catalog is
-//! fetched once; a lab's data when its page opens.
+//! fetched once; a lab's data when its page opens. The page's chrome (the
+//! header, the simulation notice, the display controls) is static HTML in
+//! index.html.
 
 use std::rc::Rc;
 
@@ -7,7 +9,6 @@ use yew::prelude::*;
 
 use crate::components::catalog_page::CatalogPage;
 use crate::components::lab_page::LabLoader;
-use crate::components::simulation_notice::SimulationNotice;
 use crate::engine::Engine;
 use crate::fetch;
 use crate::hooks::{use_fetched, use_hash_route, Route};
@@ -18,13 +19,6 @@ pub fn app() -> Html {
     // Started with the page, so the simulator is ready when a lab opens.
     let engine = use_memo((), |_| Engine::start());
     let catalog = use_fetched((), |()| fetch::catalog());
-    let home = {
-        let navigate = navigate.clone();
-        Callback::from(move |event: MouseEvent| {
-            event.prevent_default();
-            navigate.emit(Route::Catalog);
-        })
-    };
     let page = match (&catalog, &route) {
         // The author page and shared labs: the author module renders them
         // into #author-root (index.html loads it); this app shows nothing.
@@ -37,8 +31,8 @@ pub fn app() -> Html {
             </main>
         },
         (Some(Ok(catalog)), Route::Catalog) => html! { <CatalogPage catalog={catalog.clone()} navigate={navigate.clone()} /> },
-        (Some(Ok(catalog)), Route::Lab(id)) => match catalog.find(id) {
-            Some(entry) => html! { <LabLoader key={id.clone()} entry={entry.clone()} /> },
+        (Some(Ok(catalog)), Route::Lab(id, variant)) => match catalog.find(id) {
+            Some(entry) => html! { <LabLoader key={id.clone()} entry={entry.clone()} variant={*variant} /> },
             None => html! {
                 <main class="page missing">
                     <h1>{ "No such lab" }</h1>
@@ -48,13 +42,10 @@ pub fn app() -> Html {
             },
         },
     };
+    // The header, the simulation notice and the display controls are
+    // index.html's, shown before this module loads.
     html! {
         <ContextProvider<Rc<Engine>> context={engine}>
-            <header class="top">
-                <a class="brand" href="#/" onclick={home}>{ "ClusterLab" }</a>
-                <span class="tagline">{ "GPU-cluster operations labs" }</span>
-            </header>
-            <SimulationNotice />
             { page }
         </ContextProvider<Rc<Engine>>>
     }

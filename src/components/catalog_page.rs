@@ -21,7 +21,7 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
             let id = lab.id.clone();
             Callback::from(move |event: MouseEvent| {
                 event.prevent_default();
-                navigate.emit(Route::Lab(id.clone()));
+                navigate.emit(Route::Lab(id.clone(), None));
             })
         };
         let facts: Vec<String> = [
@@ -36,7 +36,7 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
         .collect();
         html! {
             <li class="lab-card" data-lab={lab.id.clone()}>
-                <h2><a href={Route::Lab(lab.id.clone()).to_hash()} onclick={open}>{ &lab.title }</a></h2>
+                <h2><a href={Route::Lab(lab.id.clone(), None).to_hash()} onclick={open}>{ &lab.title }</a></h2>
                 <p>{ &lab.summary }</p>
                 <p class="facts">{ facts.join(" \u{b7} ") }</p>
                 if !lab.tags.is_empty() {

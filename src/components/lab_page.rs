@@ -14,6 +14,9 @@ use crate::store::{Access, Action};
 #[derive(Properties, PartialEq)]
 pub struct LabLoaderProps {
     pub entry: Entry,
+    /// The variant the address names (`#/lab/ID/variant/N`).
+    #[prop_or_default]
+    pub variant: Option<u64>,
 }
 
 /// Fetches the lab's data, then shows the lab.
@@ -31,7 +34,7 @@ pub fn lab_loader(props: &LabLoaderProps) -> Html {
         },
         Some(Ok(lab)) => {
             let key = lab.entry.digest.clone();
-            html! { <LabPage {key} {lab} /> }
+            html! { <LabPage {key} {lab} variant={props.variant} /> }
         }
     }
 }
@@ -39,6 +42,20 @@ pub fn lab_loader(props: &LabLoaderProps) -> Html {
 #[derive(Properties, PartialEq)]
 pub struct LabPageProps {
     pub lab: LoadedLab,
+    /// The variant the address asks for; the lab opens at it (asking first
+    /// when it would replace progress on another).
+    #[prop_or_default]
+    pub variant: Option<u64>,
+}
+
+/// Focuses the element with `id`, without scrolling the page to it.
+fn focus_by_id(id: &str) {
+    use wasm_bindgen::JsCast;
+    if let Some(element) = gloo::utils::document().get_element_by_id(id).and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
+        let options = web_sys::FocusOptions::new();
+        options.set_prevent_scroll(true);
+        let _ = element.focus_with_options(&options);
+    }
 }
 
 #[function_component(LabPage)]
@@ -96,11 +113,58 @@ pub fn lab_page(props: &LabPageProps) -> Html {
         let store = store.clone();
         Callback::from(move |at| store.dispatch(Action::Dismiss(at)))
     };
+    let trainee = props.lab.keep == Keep::Saved;
+    {
+        // The page is named after the lab, and the keyboard starts in its terminal.
+        let title = format!("{} \u{2014} ClusterLab", lab.title);
+        use_effect_with((), move |_| {
+            if trainee {
+                gloo::utils::document().set_title(&title);
+                focus_by_id("terminal-input");
+            }
+            move || {
+                if trainee {
+                    gloo::utils::document().set_title("ClusterLab");
+                }
+            }
+        });
+    }
+    {
+        // The address names the variant shown, so an instructor can say
+        // "open variant 3"; one that names another variant switches to it.
+        let store = store.clone();
+        let wanted = props.variant;
+        let id = lab.id.clone();
+        // The variant last asked for: each request is acted on once.
+        let asked = use_mut_ref(|| None::<u64>);
+        use_effect_with((wanted, store.state.seed), move |(wanted, seed)| {
+            if !trainee {
+                return;
+            }
+            let new_request = *wanted != std::mem::replace(&mut *asked.borrow_mut(), *wanted);
+            if let Some(wanted) = wanted.filter(|wanted| new_request && wanted != seed) {
+                let fresh = store.state.transcript.is_empty() && store.state.answers.is_empty();
+                if fresh || gloo::dialogs::confirm(&format!("This address opens variant {wanted} of the lab. Your answers and terminal history on variant {seed} will be cleared. Switch to variant {wanted}?")) {
+                    store.dispatch(Action::Restart { seed: wanted });
+                    return;
+                }
+            }
+            if let Ok(history) = gloo::utils::window().history() {
+                let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("#/lab/{id}/variant/{seed}")));
+            }
+        });
+    }
 
     // A preview sits inside the author page's own `main`.
     let landmark = if props.lab.keep == Keep::Saved { "main" } else { "section" };
     html! {
         <@{landmark} class="page lab" data-lab={lab.id.clone()}>
+            if trainee {
+                <div class="skip-links">
+                    <button type="button" onclick={|_| focus_by_id("terminal-input")}>{ "Skip to the terminal" }</button>
+                    <button type="button" onclick={|_| focus_by_id("questions-heading")}>{ "Skip to the questions" }</button>
+                </div>
+            }
             <div class="lab-head">
                 <div>
                     <h1>{ &lab.title }</h1>
@@ -118,19 +182,20 @@ pub fn lab_page(props: &LabPageProps) -> Html {
             </div>
             { held_elsewhere }
             <Notices notices={store.notices.clone()} on_dismiss={dismiss} />
+            // Briefing, terminal, questions: one column on a narrow screen
+            // puts the terminal right after the briefing; wider, the
+            // terminal stands beside both (style.css).
             <div class="lab-body">
-                <section class="briefing-and-questions">
-                    <section class="briefing">
-                        <h2>{ "Briefing" }</h2>
-                        <Markdown doc={store.briefing.clone()} />
-                    </section>
-                    <section class="questions">
-                        <h2>{ "Questions" }</h2>
-                        { for cards }
-                    </section>
+                <section class="briefing" aria-labelledby="briefing-heading">
+                    <h2 id="briefing-heading">{ "Briefing" }</h2>
+                    <Markdown doc={store.briefing.clone()} />
                 </section>
-                <section class="terminal-pane">
+                <section class="terminal-pane" aria-label="Terminal">
                     <Terminal store={store.clone()} engine={engine.clone()} />
+                </section>
+                <section class="questions" aria-labelledby="questions-heading">
+                    <h2 id="questions-heading" tabindex="-1">{ "Questions" }</h2>
+                    { for cards }
                 </section>
             </div>
         </@>

@@ -7,5 +7,4 @@ pub mod markdown;
 pub mod notices;
 pub mod pager;
 pub mod question_card;
-pub mod simulation_notice;
 pub mod terminal;

@@ -181,9 +181,31 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
         _ => html! {},
     };
     let shown = props.hints_shown.min(question.hints.len());
+    // A hint asked for takes the focus: the button may be gone (the last
+    // hint), and the hint is what to read next.
+    let hints_ref = use_node_ref();
+    let asked_hint = use_mut_ref(|| false);
+    {
+        let hints_ref = hints_ref.clone();
+        let asked_hint = asked_hint.clone();
+        use_effect_with(shown, move |_| {
+            if std::mem::take(&mut *asked_hint.borrow_mut()) {
+                if let Some(last) = hints_ref.cast::<web_sys::Element>().and_then(|list| list.last_element_child()) {
+                    if let Ok(last) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(last) {
+                        let _ = last.focus();
+                    }
+                }
+            }
+        });
+    }
     let hint_button = if shown < question.hints.len() {
         let on_hint = props.on_hint.clone();
-        html! { <button type="button" class="hint-button" disabled={!props.enabled} onclick={move |_| on_hint.emit(())}>{ "Show a hint" }</button> }
+        let asked_hint = asked_hint.clone();
+        let ask = move |_| {
+            *asked_hint.borrow_mut() = true;
+            on_hint.emit(());
+        };
+        html! { <button type="button" class="hint-button" disabled={!props.enabled} onclick={ask}>{ "Show a hint" }</button> }
     } else {
         html! {}
     };
@@ -199,7 +221,7 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
                 </div>
             </form>
             if shown > 0 {
-                <ul class="hints">{ for question.hints[..shown].iter().map(|hint| html! { <li><Markdown doc={Rc::new(hint.clone())} /></li> }) }</ul>
+                <ul class="hints" ref={hints_ref}>{ for question.hints[..shown].iter().map(|hint| html! { <li tabindex="-1"><Markdown doc={Rc::new(hint.clone())} /></li> }) }</ul>
             }
             { verdict }
         </section>

@@ -529,6 +529,8 @@ pub fn terminal(props: &TerminalProps) -> Html {
         use_effect_with((), move |_| move || writer.borrow_mut().reveal = None);
     }
 
+    // Escape was the last key: the next Tab leaves the terminal.
+    let leaving = use_mut_ref(|| false);
     let onkeydown = {
         let store = store.clone();
         let engine = props.engine.clone();
@@ -542,10 +544,17 @@ pub fn terminal(props: &TerminalProps) -> Html {
         let input_ref = input_ref.clone();
         let killed = killed.clone();
         let search = search.clone();
+        let leaving = leaving.clone();
         Callback::from(move |event: KeyboardEvent| {
             let key = event.key();
             let ctrl = event.ctrl_key();
             let alt = event.alt_key();
+            // Tab completes; Escape, then Tab (or Shift+Tab), leaves the
+            // terminal for the page's other controls: no keyboard trap.
+            let escaped = std::mem::replace(&mut *leaving.borrow_mut(), key == "Escape" && search.is_none());
+            if key == "Tab" && escaped {
+                return;
+            }
             let history = &store.state.session.interactive.history;
             let field = input_ref.cast::<HtmlInputElement>();
             // The line and cursor as the input element has them now.
@@ -821,8 +830,9 @@ pub fn terminal(props: &TerminalProps) -> Html {
                     <input id="terminal-input" ref={input_ref} class="terminal-input" type="text"
                         value={(*input).clone()} {onkeydown} {oninput} {onpaste} disabled={read_only}
                         autocomplete="off" autocapitalize="off" spellcheck="false"
-                        aria-label="Command line" />
+                        aria-label="Command line" aria-describedby="terminal-keys" />
                 </div>
+                <p id="terminal-keys" class="visually-hidden">{ "Tab completes commands. To leave the terminal, press Escape, then Tab." }</p>
             </div>
         </div>
     }

@@ -1,5 +1,6 @@
-//! The page shown, kept in the URL hash (`#/lab/<id>`) so that a reload or a
-//! shared link opens the same page, and Back works. The author page
+//! The page shown, kept in the URL hash (`#/lab/<id>`, with
+//! `/variant/<n>` once a lab is open) so that a reload or a shared link
+//! opens the same page, and Back works. The author page
 //! (`#/author`, `#/author/KEY`) and labs shared as links (`#/shared/...`)
 //! live in a module of their own, which reads the rest of the hash itself.
 
@@ -9,7 +10,8 @@ use yew::prelude::*;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Route {
     Catalog,
-    Lab(String),
+    /// `#/lab/ID`, or `#/lab/ID/variant/N`: a lab, at a variant the address names.
+    Lab(String, Option<u64>),
     /// `#/author...` or `#/shared/...`: the author module's pages.
     Author,
 }
@@ -20,16 +22,18 @@ impl Route {
         if path == "/author" || path.starts_with("/author/") || path.starts_with("/shared/") {
             return Route::Author;
         }
-        match path.strip_prefix("/lab/") {
-            Some(id) if !id.is_empty() => Route::Lab(id.to_string()),
-            _ => Route::Catalog,
+        let Some(rest) = path.strip_prefix("/lab/").filter(|rest| !rest.is_empty()) else { return Route::Catalog };
+        match rest.split_once("/variant/") {
+            Some((id, n)) => Route::Lab(id.to_string(), n.parse().ok().filter(|n| *n >= 1)),
+            None => Route::Lab(rest.trim_end_matches('/').to_string(), None),
         }
     }
 
     pub fn to_hash(&self) -> String {
         match self {
             Route::Catalog => "#/".to_string(),
-            Route::Lab(id) => format!("#/lab/{id}"),
+            Route::Lab(id, None) => format!("#/lab/{id}"),
+            Route::Lab(id, Some(variant)) => format!("#/lab/{id}/variant/{variant}"),
             Route::Author => "#/author".to_string(),
         }
     }
