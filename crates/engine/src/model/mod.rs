@@ -40,6 +40,14 @@ pub struct ClusterConfig {
     /// Compute HCAs per node (at most the preset's).
     pub hcas: Option<usize>,
     pub persistence: bool,
+    /// The Slurm release (`23.11.10`): `scontrol show node` and `sinfo -l`
+    /// follow its layout. Left out of lab data when unset, so labs that do
+    /// not name one keep their data (and digest) as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slurm: Option<String>,
+    /// The Kubernetes release (`1.29.15`), client and server alike.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes: Option<String>,
 }
 
 impl ClusterConfig {
@@ -55,6 +63,8 @@ impl ClusterConfig {
             fabric: LinkLayer::InfiniBand,
             hcas: None,
             persistence: true,
+            slurm: None,
+            kubernetes: None,
         }
     }
 }
@@ -66,6 +76,11 @@ pub struct Versions {
     pub nccl: String,
     pub dcgm: String,
     pub perftest: String,
+    /// `23.11.10`, as slurmd reports it (`Version=`).
+    pub slurm: String,
+    /// `v1.29.15`, as kubectl prints it.
+    pub kubernetes: String,
+    pub os: &'static Os,
 }
 
 impl Versions {
@@ -73,7 +88,97 @@ impl Versions {
     pub fn driver_major(&self) -> u32 {
         self.driver.split('.').next().and_then(|major| major.parse().ok()).unwrap_or(0)
     }
+
+    /// The Slurm release series, e.g. (23, 11); layouts change only between series.
+    pub fn slurm_release(&self) -> (u32, u32) {
+        release(&self.slurm).unwrap_or(DEFAULT_SLURM_RELEASE)
+    }
+
+    /// The Kubernetes minor release, e.g. 29 for v1.29.15.
+    pub fn kubernetes_minor(&self) -> u32 {
+        release(&self.kubernetes).map_or(DEFAULT_KUBERNETES_MINOR, |(_, minor)| minor)
+    }
 }
+
+/// The Slurm every lab runs unless it names another.
+pub const DEFAULT_SLURM: &str = "23.11.10";
+const DEFAULT_SLURM_RELEASE: (u32, u32) = (23, 11);
+/// The Slurm release series whose `scontrol show node` and `sinfo` layouts
+/// the emulator knows (SchedMD's tags, 17.11 to 25.11): a lab may name any
+/// release of these, with or without its maintenance number.
+pub const SLURM_RELEASES: &[&str] =
+    &["17.11", "18.08", "19.05", "20.02", "20.11", "21.08", "22.05", "23.02", "23.11", "24.05", "24.11", "25.05", "25.11"];
+
+/// The Kubernetes every lab runs unless it names another.
+pub const DEFAULT_KUBERNETES: &str = "v1.29.15";
+const DEFAULT_KUBERNETES_MINOR: u32 = 29;
+/// The Kubernetes minor releases whose kubectl output the emulator knows.
+pub const KUBERNETES_MINORS: std::ops::RangeInclusive<u32> = 21..=30;
+
+/// `23.11.10` or `v1.29.15` → (23, 11) or (1, 29); None unless it starts
+/// with two numbers.
+pub fn release(version: &str) -> Option<(u32, u32)> {
+    let mut parts = version.strip_prefix('v').unwrap_or(version).split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// Whether a lab's `slurm` names a release the emulator knows: a series of
+/// [`SLURM_RELEASES`], optionally with its maintenance number.
+pub fn known_slurm(version: &str) -> bool {
+    let mut parts = version.splitn(3, '.');
+    let series = format!("{}.{}", parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    SLURM_RELEASES.contains(&series.as_str()) && parts.next().is_none_or(|patch| !patch.is_empty() && patch.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether a lab's `kubernetes` names a release the emulator knows:
+/// `1.MINOR.PATCH`, with or without the `v`, MINOR in [`KUBERNETES_MINORS`].
+pub fn known_kubernetes(version: &str) -> bool {
+    let parts: Vec<&str> = version.strip_prefix('v').unwrap_or(version).split('.').collect();
+    let number = |part: &str| !part.is_empty() && part.len() <= 4 && part.bytes().all(|b| b.is_ascii_digit());
+    match parts[..] {
+        ["1", minor, patch] if number(minor) && number(patch) => minor.parse().is_ok_and(|m| KUBERNETES_MINORS.contains(&m)),
+        _ => false,
+    }
+}
+
+/// The nodes' operating system, as /etc/os-release, `kubectl get nodes -o
+/// wide` and systemd's tools show it. The model has one, Ubuntu 22.04 with
+/// its systemd 249 (the kernel in node.rs is Ubuntu's), so no lab setting
+/// selects another.
+#[derive(Debug)]
+pub struct Os {
+    /// /etc/os-release as the distribution ships it.
+    pub os_release: &'static str,
+    pub systemd: u32,
+    /// Where the distribution's packages put their units.
+    pub unit_dir: &'static str,
+    /// What `systemctl status` adds after a unit file's state: systemd
+    /// before 252 says `vendor preset: X`; Debian and Ubuntu enable every
+    /// unit by preset.
+    pub preset: &'static str,
+    /// systemd's DefaultTasksMax on these nodes: 15% of kernel.pid_max,
+    /// which systemd's sysctl.d sets to 4194304 on 64-bit hosts.
+    pub tasks_max: u64,
+}
+
+impl Os {
+    /// os-release's `PRETTY_NAME` (`Ubuntu 22.04.5 LTS`), which Kubernetes reports as the OS image.
+    pub fn pretty_name(&self) -> &'static str {
+        let line = self.os_release.lines().find_map(|line| line.strip_prefix("PRETTY_NAME=")).unwrap_or("");
+        line.trim_matches('"')
+    }
+}
+
+/// Ubuntu 22.04.5 LTS (jammy): systemd 249.11.
+pub static UBUNTU_22_04: Os = Os {
+    os_release: "PRETTY_NAME=\"Ubuntu 22.04.5 LTS\"\nNAME=\"Ubuntu\"\nVERSION_ID=\"22.04\"\nVERSION=\"22.04.5 LTS (Jammy Jellyfish)\"\nVERSION_CODENAME=jammy\nID=ubuntu\nID_LIKE=debian\nHOME_URL=\"https://www.ubuntu.com/\"\nSUPPORT_URL=\"https://help.ubuntu.com/\"\nBUG_REPORT_URL=\"https://bugs.launchpad.net/ubuntu/\"\nPRIVACY_POLICY_URL=\"https://www.ubuntu.com/legal/terms-and-policies/privacy-policy\"\nUBUNTU_CODENAME=jammy\n",
+    systemd: 249,
+    unit_dir: "/lib/systemd/system",
+    preset: "vendor preset: enabled",
+    tasks_max: 629_145,
+};
 
 /// The model. Cloning it is cheap (nodes are shared until one is changed), so
 /// a command line that runs others (`pdsh`, `watch`, `ssh HOST CMD`) can work
@@ -160,6 +265,13 @@ impl Cluster {
             nccl: config.nccl.clone().unwrap_or_else(|| preset.nccl.to_string()),
             dcgm: config.dcgm.clone().unwrap_or_else(|| preset.dcgm.to_string()),
             perftest: preset.perftest.to_string(),
+            slurm: config.slurm.clone().unwrap_or_else(|| DEFAULT_SLURM.to_string()),
+            kubernetes: match &config.kubernetes {
+                Some(version) if version.starts_with('v') => version.clone(),
+                Some(version) => format!("v{version}"),
+                None => DEFAULT_KUBERNETES.to_string(),
+            },
+            os: &UBUNTU_22_04,
         };
         let nodes = config
             .hostnames

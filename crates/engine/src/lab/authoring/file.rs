@@ -48,6 +48,8 @@ pub struct ClusterTable {
     pub fabric: Option<Spanned<String>>,
     pub hcas: Option<Spanned<i64>>,
     pub persistence: Option<bool>,
+    pub slurm: Option<Spanned<String>>,
+    pub kubernetes: Option<Spanned<String>>,
 }
 
 #[derive(Clone, Debug)]
@@ -129,7 +131,7 @@ pub struct QuestionTable {
 const TOP_KEYS: &[&str] = &["lab", "cluster", "vars", "faults", "questions"];
 const LAB_KEYS: &[&str] = &["id", "title", "summary", "briefing", "level", "minutes", "stage", "tags"];
 const CLUSTER_KEYS: &[&str] =
-    &["preset", "nodes", "count", "driver", "cuda", "nccl", "dcgm", "fabric", "hcas", "persistence"];
+    &["preset", "nodes", "count", "driver", "cuda", "nccl", "dcgm", "fabric", "hcas", "persistence", "slurm", "kubernetes"];
 const VAR_KEYS: &[&str] = &["one_of", "range"];
 const FAULT_KEYS: &[&str] =
     &["kind", "node", "gpu", "hca", "xid", "count", "gen", "width", "rate", "mtu", "links", "state", "reason", "repair"];
@@ -548,6 +550,8 @@ fn cluster_table(t: &Table, problems: &mut Vec<Problem>) -> Option<ClusterTable>
         fabric: t.optional(problems, "fabric", spanned_string),
         hcas: t.optional(problems, "hcas", spanned_whole),
         persistence: t.optional(problems, "persistence", boolean),
+        slurm: t.optional(problems, "slurm", spanned_string),
+        kubernetes: t.optional(problems, "kubernetes", spanned_string),
     })
 }
 

@@ -119,6 +119,20 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
             problem(hcas.span(), format!("`hcas` must be between 1 and {} for {}", preset.hca_count(), preset.id));
         }
     }
+    // Layouts are known per release series: a version outside them would print a guess.
+    if let Some(slurm) = &cluster.slurm {
+        if !crate::model::known_slurm(slurm.get_ref()) {
+            let series = list(crate::model::SLURM_RELEASES.iter().copied());
+            problem(slurm.span(), format!("`slurm` must be a Slurm release such as \"{}\": one of {series}, optionally with its maintenance number", crate::model::DEFAULT_SLURM));
+        }
+    }
+    if let Some(kubernetes) = &cluster.kubernetes {
+        if !crate::model::known_kubernetes(kubernetes.get_ref()) {
+            let minors = crate::model::KUBERNETES_MINORS;
+            let example = crate::model::DEFAULT_KUBERNETES.trim_start_matches('v');
+            problem(kubernetes.span(), format!("`kubernetes` must be a Kubernetes release such as \"{example}\", from 1.{} to 1.{}", minors.start(), minors.end()));
+        }
+    }
     let hostnames = hostnames(cluster, &mut problem);
 
     let mut vars = Vec::new();
@@ -274,6 +288,8 @@ fn assemble(file: file::LabFile, preset: &'static preset::Preset, hostnames: Vec
             fabric,
             hcas: cluster.hcas.map(|h| *h.get_ref() as usize),
             persistence: cluster.persistence.unwrap_or(true),
+            slurm: cluster.slurm.map(Spanned::into_inner),
+            kubernetes: cluster.kubernetes.map(Spanned::into_inner),
             ..ClusterConfig::new(preset, hostnames)
         },
         vars,

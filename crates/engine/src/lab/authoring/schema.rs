@@ -21,6 +21,10 @@ pub fn json_schema() -> String {
             )
         })
         .collect();
+    // The same releases the loader accepts (model::known_slurm, known_kubernetes).
+    let slurm = format!("^({})(\\\\.[0-9]+)?$", crate::model::SLURM_RELEASES.join("|").replace('.', "\\\\."));
+    let minors: Vec<String> = crate::model::KUBERNETES_MINORS.map(|minor| minor.to_string()).collect();
+    let kubernetes = format!("^v?1\\\\.({})\\\\.[0-9]+$", minors.join("|"));
     format!(
         r##"{{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -63,7 +67,9 @@ pub fn json_schema() -> String {
         "dcgm": {{ "type": "string" }},
         "fabric": {{ "enum": {fabrics} }},
         "hcas": {{ "type": "integer", "minimum": 1 }},
-        "persistence": {{ "type": "boolean" }}
+        "persistence": {{ "type": "boolean" }},
+        "slurm": {{ "type": "string", "pattern": "{slurm}" }},
+        "kubernetes": {{ "type": "string", "pattern": "{kubernetes}" }}
       }}
     }},
     "vars": {{
