@@ -9,10 +9,11 @@
 //! name, time limit and state word replaced: same columns, same widths, same
 //! counts, the same compressed hostlists.
 //!
-//! The scontrol capture is a Slurm 17.11 node on another site; its values
-//! cannot be reproduced, so its layout is compared: the same lines in the
-//! same order with the same `Key=` names, indentation and trailing spaces,
-//! except the site's core-specialisation line, which the model does not hold.
+//! The scontrol capture is a Slurm 17.11 node on another site, so its lab
+//! runs 17.11 (`slurm = "17.11"`); its values cannot be reproduced, so its
+//! layout is compared: the same lines in the same order with the same `Key=`
+//! names, indentation and trailing spaces, except the site's
+//! core-specialisation line, which the model does not hold.
 
 mod common;
 
@@ -98,7 +99,7 @@ fn scontrol_show_node_has_the_captured_layout() {
         .filter(|line| !line.trim_start().starts_with("CoreSpecCount="))
         .collect();
     let lab = load(
-        "[lab]\nid = \"golden\"\ntitle = \"t\"\nsummary = \"s\"\n[cluster]\npreset = \"hgx-h100\"\nnodes = [\"gpu-001\", \"gpu-002\"]\n\n[[faults]]\nkind = \"node-drain\"\nnode = \"gpu-002\"\nreason = \"node-switch\"\n",
+        "[lab]\nid = \"golden\"\ntitle = \"t\"\nsummary = \"s\"\n[cluster]\npreset = \"hgx-h100\"\nnodes = [\"gpu-001\", \"gpu-002\"]\nslurm = \"17.11\"\n\n[[faults]]\nkind = \"node-drain\"\nnode = \"gpu-002\"\nreason = \"node-switch\"\n",
     )
     .expect("valid lab");
     let mut session = Session::new(lab.instantiate(1), "gpu-001");

@@ -1,7 +1,10 @@
-//! `scontrol`: the read-only `show` views. `show node` follows the layout of
-//! a real capture (Slurm 17.11, `slurm_scontrol_show_node_gpu8_idle_drain.txt`):
-//! state, `Gres=gpu:N`, `CfgTRES`, `Reason=TEXT [root@TIMESTAMP]`. Site
-//! settings the model does not hold (core specialisation) are left out.
+//! `scontrol`: the read-only `show` views. `show node` prints the layout of
+//! the cluster's Slurm release (`Versions::slurm`, 23.11 unless the lab names
+//! another), field by field as SchedMD's `slurm_sprint_node_table` does in
+//! that release: 23.11's `CPUEfctv`, `LastBusyTime`, `ResumeAfterTime` and
+//! `AveWatts`, or 17.11's `CPUErr` and `LowestJoules` as in the capture
+//! `slurm_scontrol_show_node_gpu8_idle_drain.txt`. Site settings the model
+//! does not hold (core specialisation, GRES sockets) are left out.
 //! `show hostnames` / `show hostlist` expand and compress hostlists.
 //! `update NodeName=... State=... Reason=...` follows scontrol's
 //! update_node.c and slurmctld's rules: DRAIN, DOWN and FAIL need a reason;
@@ -9,10 +12,11 @@
 //! stays down after RESUME. It returns `Change::SetScheduler`. Other changes
 //! (`create`, `delete`, ...) are refused as for a user without operator rights.
 
-use super::{hostlist, scontrol_state, timestamp, PARTITION, REASON_USER, SLURM_VERSION};
+use super::{hostlist, scontrol_state, timestamp, PARTITION, REASON_USER};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
 use crate::model::node::SchedulerState;
+use crate::model::time::EpochSeconds;
 use crate::model::{Cluster, Node};
 use crate::rng::Rng;
 
@@ -34,8 +38,57 @@ static SIGNATURE: Signature = Signature {
 };
 
 
-/// The lines of one node record, without indentation.
-fn node_lines(cluster: &Cluster, node: &Node) -> Vec<String> {
+/// What changed in `scontrol show node` between the release series, from
+/// SchedMD's `slurm_sprint_node_table` (src/api/node_info.c) at each tag.
+struct Layout {
+    release: (u32, u32),
+}
+
+impl Layout {
+    /// 17.11 ends the first line at `CoresPerSocket=N`; later ones leave a space.
+    fn first_line_space(&self) -> bool {
+        self.release >= (18, 8)
+    }
+    /// `CPUErr=` until 17.11.
+    fn cpu_err(&self) -> bool {
+        self.release < (18, 8)
+    }
+    /// `CPUEfctv=` (CPUs less specialised cores) from 22.05.
+    fn cpu_efctv(&self) -> bool {
+        self.release >= (22, 5)
+    }
+    /// `LastBusyTime=` from 21.08, on a line of its own until 23.02 adds `ResumeAfterTime=`.
+    fn last_busy(&self) -> bool {
+        self.release >= (21, 8)
+    }
+    fn resume_after(&self) -> bool {
+        self.release >= (23, 2)
+    }
+    /// `LowestJoules= ConsumedJoules=` until 18.08, `AveWatts=` from 19.05.
+    fn joules(&self) -> bool {
+        self.release < (19, 5)
+    }
+    /// The `CapWatts=` and `ExtSensors*` lines, gone in 24.05.
+    fn sensors(&self) -> bool {
+        self.release < (24, 5)
+    }
+    /// What an unset sensor reads: `n/s` until 23.02, `n/a` from 23.11.
+    fn unset(&self) -> &'static str {
+        if self.release >= (23, 11) { "n/a" } else { "n/s" }
+    }
+    /// Until 20.11 the sensors line always ends the line, so a record without
+    /// a reason has a last line of three spaces; 24.05 and 24.11 do the same
+    /// after the watts line (and then start the reason on a line of its own).
+    fn dangling_line(&self) -> bool {
+        self.release < (21, 8) || ((24, 5)..(25, 5)).contains(&self.release)
+    }
+}
+
+/// One node's record as scontrol prints it: fields joined by a newline and
+/// three spaces (one space with `-o`), ending in an empty line (a newline with `-o`).
+fn node_record(cluster: &Cluster, node: &Node, one_line: bool) -> String {
+    let layout = Layout { release: cluster.versions.slurm_release() };
+    let end = if one_line { " " } else { "\n   " };
     let host = &cluster.preset.host;
     let cpus = host.cpus();
     let gpus = node.gpus.len();
@@ -46,40 +99,73 @@ fn node_lines(cluster: &Cluster, node: &Node) -> Vec<String> {
     let free_mb = host.memory_mib - rng.range_u64(host.memory_mib / 20, host.memory_mib / 8);
     let alloc_mem = if allocated { host.memory_mib } else { 0 };
     let slurmd_start = node.booted_at + 60 + rng.range_i64(0, 120);
-    let mut lines = vec![
-        format!("NodeName={} Arch=x86_64 CoresPerSocket={}", node.hostname, host.cores_per_socket),
-        format!("CPUAlloc={cpu_alloc} CPUErr=0 CPUTot={cpus} CPULoad={}.{:02}", load / 100, load % 100),
-        "AvailableFeatures=(null)".to_string(),
-        "ActiveFeatures=(null)".to_string(),
-        format!("Gres=gpu:{gpus}"),
-        format!("NodeAddr={0} NodeHostName={0} Version={SLURM_VERSION}", node.hostname),
-        // scontrol leaves a space after the OS string.
-        format!("OS=Linux {} {} ", crate::model::node::KERNEL_RELEASE, crate::model::node::KERNEL_VERSION),
-        format!(
-            "RealMemory={} AllocMem={alloc_mem} FreeMem={free_mb} Sockets={} Boards=1",
-            host.memory_mib, host.sockets
-        ),
-        format!(
-            "State={} ThreadsPerCore={} TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A",
-            scontrol_state(node),
-            host.threads_per_core
-        ),
-        format!("Partitions={PARTITION} "),
-        format!("BootTime={} SlurmdStartTime={}", timestamp(node.booted_at), timestamp(slurmd_start)),
-        format!("CfgTRES=cpu={cpus},mem={}M,billing={cpus},gres/gpu={gpus}", host.memory_mib),
-        if allocated {
-            format!("AllocTRES=cpu={cpus},mem={}M,gres/gpu={gpus}", host.memory_mib)
-        } else {
-            "AllocTRES=".to_string()
-        },
-        "CapWatts=n/a".to_string(),
-        "CurrentWatts=0 LowestJoules=0 ConsumedJoules=0".to_string(),
-        "ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s".to_string(),
-    ];
-    if let Some(reason) = &node.scheduler_reason {
-        lines.push(format!("Reason={reason} [{REASON_USER}@{}]", timestamp(node.scheduler_reason_since)));
+    let mut out = format!("NodeName={} Arch=x86_64 CoresPerSocket={}", node.hostname, host.cores_per_socket);
+    if layout.first_line_space() {
+        out.push(' ');
     }
-    lines
+    out += end;
+    out += &format!("CPUAlloc={cpu_alloc} ");
+    if layout.cpu_err() {
+        out += "CPUErr=0 ";
+    }
+    if layout.cpu_efctv() {
+        // No cores are set aside for the system (CoreSpecCount), so all count.
+        out += &format!("CPUEfctv={cpus} ");
+    }
+    out += &format!("CPUTot={cpus} CPULoad={}.{:02}{end}", load / 100, load % 100);
+    out += &format!("AvailableFeatures=(null){end}ActiveFeatures=(null){end}Gres=gpu:{gpus}{end}");
+    out += &format!("NodeAddr={0} NodeHostName={0} Version={1}{end}", node.hostname, cluster.versions.slurm);
+    // The OS field keeps a space after it, as do Partitions and the first line.
+    out += &format!("OS=Linux {} {} {end}", crate::model::node::KERNEL_RELEASE, crate::model::node::KERNEL_VERSION);
+    out += &format!("RealMemory={} AllocMem={alloc_mem} FreeMem={free_mb} Sockets={} Boards=1{end}", host.memory_mib, host.sockets);
+    out += &format!("State={} ThreadsPerCore={} TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A{end}", scontrol_state(node), host.threads_per_core);
+    out += &format!("Partitions={PARTITION} {end}");
+    out += &format!("BootTime={} SlurmdStartTime={}{end}", timestamp(node.booted_at), timestamp(slurmd_start));
+    if layout.last_busy() {
+        out += &format!("LastBusyTime={}", timestamp(last_busy(cluster, node, slurmd_start)));
+        if layout.resume_after() {
+            // Set only by `scontrol update ... ResumeAfter=`, which is not emulated.
+            out += " ResumeAfterTime=None";
+        }
+        out += end;
+    }
+    out += &format!("CfgTRES=cpu={cpus},mem={}M,billing={cpus},gres/gpu={gpus}{end}", host.memory_mib);
+    if allocated {
+        out += &format!("AllocTRES=cpu={cpus},mem={}M,gres/gpu={gpus}{end}", host.memory_mib);
+    } else {
+        out += &format!("AllocTRES={end}");
+    }
+    if layout.sensors() {
+        out += &format!("CapWatts=n/a{end}");
+    }
+    // No energy plugin: slurmctld reports zeros.
+    out += if layout.joules() { "CurrentWatts=0 LowestJoules=0 ConsumedJoules=0" } else { "CurrentWatts=0 AveWatts=0" };
+    if layout.sensors() {
+        let unset = layout.unset();
+        out += &format!("{end}ExtSensorsJoules={unset} ExtSensorsWatts=0 ExtSensorsTemp={unset}");
+    }
+    if layout.dangling_line() {
+        out += end;
+    }
+    if let Some(reason) = &node.scheduler_reason {
+        if layout.release >= (21, 8) {
+            out += end;
+        }
+        out += &format!("Reason={reason} [{REASON_USER}@{}]", timestamp(node.scheduler_reason_since));
+    }
+    out += if one_line { "\n" } else { "\n\n" };
+    out
+}
+
+/// When slurmctld last saw the node idle: the end of the last job that ran
+/// on it, or its registration when slurmd started (slurmctld sets the time
+/// then) if none has ended since.
+fn last_busy(cluster: &Cluster, node: &Node, slurmd_start: EpochSeconds) -> EpochSeconds {
+    cluster
+        .slurm_jobs()
+        .filter(|job| job.nodelist.contains(&node.hostname))
+        .filter_map(|job| job.ended_at(cluster.now))
+        .fold(slurmd_start, EpochSeconds::max)
 }
 
 fn partition_lines(cluster: &Cluster) -> Vec<String> {
@@ -148,7 +234,7 @@ impl Command for Scontrol {
             | "release" | "requeue" | "suspend" | "resume" | "cancel_reboot" => {
                 return Output::error("slurm_update error: Invalid user id\n", 1)
             }
-            "version" | "--version" | "-V" => return Output::ok(format!("slurm {SLURM_VERSION}\n")),
+            "version" | "--version" | "-V" => return Output::ok(format!("slurm {}\n", cluster.versions.slurm)),
             other => return Output::error(format!("invalid keyword: {other}\n"), 1),
         }
         let Some(&entity) = words.get(1) else {
@@ -171,7 +257,7 @@ impl Command for Scontrol {
                         selected
                     }
                 };
-                let out: String = selected.iter().map(|node| render(&node_lines(cluster, node), one_line)).collect();
+                let out: String = selected.iter().map(|node| node_record(cluster, node, one_line)).collect();
                 Output::ok(out)
             }
             "partition" | "partitions" => match id {
@@ -291,11 +377,11 @@ mod tests {
     #[test]
     fn shows_nodes() {
         let out = run_on_first_node("scontrol show node gpu-001");
-        assert!(out.stdout.starts_with("NodeName=gpu-001 Arch=x86_64 CoresPerSocket=56\n   CPUAlloc=0 CPUErr=0 CPUTot=224 "));
+        assert!(out.stdout.starts_with("NodeName=gpu-001 Arch=x86_64 CoresPerSocket=56 \n   CPUAlloc=0 CPUEfctv=224 CPUTot=224 "), "{}", out.stdout);
         assert!(out.stdout.contains("\n   State=IDLE ThreadsPerCore=2 "));
         assert!(out.stdout.contains("\n   Gres=gpu:8\n"));
         assert!(out.stdout.contains("\n   CfgTRES=cpu=224,mem=2063937M,billing=224,gres/gpu=8\n"));
-        assert!(out.stdout.ends_with("n/s\n\n"));
+        assert!(out.stdout.ends_with("\n   ExtSensorsJoules=n/a ExtSensorsWatts=0 ExtSensorsTemp=n/a\n\n"));
         assert_eq!(run_on_first_node("scontrol show node").stdout.matches("NodeName=").count(), 2);
         let missing = run_on_first_node("scontrol show node gpu-009");
         assert_eq!((missing.stderr.as_str(), missing.status), ("Node gpu-009 not found\n", 1));

@@ -1,7 +1,9 @@
 //! `sinfo`: partitions and node states from the model, in Slurm's default
 //! layouts: the partition summary, `-N` (one line per node), `-l` (long),
 //! `-R` (reasons), `-s` (summary counts), with `-p`, `-n`, `-t` filters and
-//! `-h` (no header).
+//! `-h` (no header). The layouts are those of SchedMD's src/sinfo/opts.c,
+//! the same from 17.11 to 25.11 but for `-l`, which shows the RESERVATION
+//! column from 23.02 (`Versions::slurm_release`).
 
 use super::{bad_option, compact_state, field, hostlist, long_state, timestamp, PARTITION, REASON_USER, TIME_LIMIT};
 use crate::commands::options::{scan, Arg};
@@ -254,15 +256,18 @@ impl Command for Sinfo {
         }
 
         if options.long {
+            // 23.02 added the reservation (`%.11reservation`) before the node list.
+            let reservation = cluster.versions.slurm_release() >= (23, 2);
             if options.header {
                 out.push_str(&format!(
-                    "{} AVAIL  TIMELIMIT   JOB_SIZE ROOT OVERSUBS     GROUPS  NODES       STATE NODELIST\n",
-                    field("PARTITION", partition_width, false)
+                    "{} AVAIL  TIMELIMIT   JOB_SIZE ROOT OVERSUBS     GROUPS  NODES       STATE {}NODELIST\n",
+                    field("PARTITION", partition_width, false),
+                    if reservation { "RESERVATION " } else { "" }
                 ));
             }
             for (state, members) in group_by(&nodes, long_state) {
                 out.push_str(&format!(
-                    "{} {} {} {} {} {} {} {} {} {}\n",
+                    "{} {} {} {} {} {} {} {} {} {}{}\n",
                     field(&partition_shown, partition_width, false),
                     field("up", 5, true),
                     field(TIME_LIMIT, 10, true),
@@ -272,6 +277,8 @@ impl Command for Sinfo {
                     field("all", 10, true),
                     format!("{:>6}", members.len()),
                     field(&state, 11, true),
+                    // The model has no reservations: the column is empty.
+                    if reservation { format!("{} ", field("", 11, true)) } else { String::new() },
                     names(&members)
                 ));
             }
