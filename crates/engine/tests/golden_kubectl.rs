@@ -1,6 +1,7 @@
 //! Golden test: `kubectl get pods` against the capture
 //! ../shared/reference/fabric/kubectl_get_pods_gpu_operator_device_plugin_crashloop_excerpt.txt
-//! (GPU Operator 1.x, device-plugin pods in CrashLoopBackOff).
+//! (GPU Operator 1.x, device-plugin pods in CrashLoopBackOff). Its RESTARTS
+//! are plain counts, as before Kubernetes 1.22, so the lab runs 1.21.
 //!
 //! The capture's cluster has other pods and names, so its layout is
 //! compared: the same header after the NAME column (READY 8 wide, STATUS 19
@@ -23,7 +24,7 @@ fn columns(header: &str) -> Vec<usize> {
 fn get_pods_has_the_captured_layout() {
     let capture = common::reference("fabric", "kubectl_get_pods_gpu_operator_device_plugin_crashloop_excerpt.txt");
     let captured: Vec<&str> = capture.lines().skip(1).collect();
-    let lab = load("[lab]\nid = \"golden\"\ntitle = \"t\"\nsummary = \"s\"\n\n[cluster]\npreset = \"hgx-h100\"\nnodes = [\"gpu-001\", \"gpu-002\", \"gpu-003\"]\n").unwrap();
+    let lab = load("[lab]\nid = \"golden\"\ntitle = \"t\"\nsummary = \"s\"\n\n[cluster]\npreset = \"hgx-h100\"\nnodes = [\"gpu-001\", \"gpu-002\", \"gpu-003\"]\nkubernetes = \"1.21.14\"\n").unwrap();
     let mut cluster = lab.instantiate(1);
     Fault::GpuXid { node: "gpu-002".into(), gpu: 5, xid: 79 }.apply(&mut cluster).unwrap();
     let mut shell = Session::new(cluster, "gpu-001");

@@ -17,13 +17,18 @@
 //! `CrashLoopBackOff`, restarted on kubelet's back-off (10 s doubling to 5
 //! min) since the node's last kernel warning or error.
 //!
-//! The RESTARTS column is a plain count as in the capture
-//! (`kubectl_get_pods_gpu_operator_device_plugin_crashloop_excerpt.txt`);
-//! kubectl 1.22 added `(Xm ago)`, so the cluster reports an earlier
-//! Kubernetes (`v1.21.14`). Tables are aligned as kubectl's tabwriter does
-//! (padding 3, minimum width 6; `describe`: padding 2). Not emulated: `-o
-//! json|yaml`, `describe pod`, `version`, `apply`, other namespaces' pods,
-//! logs of pods other than the device plugin (empty).
+//! Client and server run the cluster's Kubernetes release
+//! (`Versions::kubernetes`, v1.29.15 unless the lab names another, 1.21 to
+//! 1.30): `get nodes` VERSION, `describe node`'s kubelet, `version`. The
+//! RESTARTS column is a plain count until 1.21, as in the capture
+//! `kubectl_get_pods_gpu_operator_device_plugin_crashloop_excerpt.txt`; from
+//! 1.22 the server's printer adds the last restart's age (`12 (3m17s ago)`).
+//! `version` prints kubectl's short form (the default from 1.28, `--short`
+//! before, with the Kustomize line from 1.24). Tables are aligned as
+//! kubectl's tabwriter does (padding 3, minimum width 6; `describe`: padding
+//! 2). Not emulated: `-o json|yaml`, `describe pod`, `version`'s long form
+//! before 1.28, `apply`, other namespaces' pods, logs of pods other than the
+//! device plugin (empty).
 
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
@@ -37,7 +42,7 @@ pub struct Kubectl;
 static SIGNATURE: Signature = Signature {
     name: "kubectl",
     summary: "view and cordon the cluster's nodes and GPU Operator pods through Kubernetes",
-    usage: "kubectl get nodes|pods|namespaces [NAME] [-n NS|-A] [-o wide|name]\n       kubectl describe node [NAME]\n       kubectl logs -n NS POD\n       kubectl cordon|uncordon|drain NODE [--ignore-daemonsets] [--delete-emptydir-data]",
+    usage: "kubectl get nodes|pods|namespaces [NAME] [-n NS|-A] [-o wide|name]\n       kubectl describe node [NAME]\n       kubectl version [--client]\n       kubectl logs -n NS POD\n       kubectl cordon|uncordon|drain NODE [--ignore-daemonsets] [--delete-emptydir-data]",
     flags: &[
         Flag { short: Some('n'), long: Some("namespace"), value: Some("NS"), help: "the namespace" },
         Flag { short: Some('A'), long: Some("all-namespaces"), value: None, help: "every namespace" },
@@ -51,11 +56,11 @@ static SIGNATURE: Signature = Signature {
     examples: &[
         Example { command: "kubectl get nodes -o wide", description: "every node's status (NotReady, SchedulingDisabled)" },
         Example { command: "kubectl get pods -A -o wide", description: "the GPU Operator's pods (CrashLoopBackOff device plugins)" },
+        Example { command: "kubectl version", description: "the client's and the cluster's Kubernetes releases" },
     ],
 };
 
 const NS: &str = "gpu-operator";
-const VERSION: &str = "v1.21.14";
 const KERNEL: &str = crate::model::node::KERNEL_RELEASE;
 /// DaemonSets and how many seconds after boot their pods start.
 const DAEMONSETS: [(&str, i64); 7] = [
@@ -75,6 +80,8 @@ struct Pod {
     ready: bool,
     status: &'static str,
     restarts: u64,
+    /// When the container last crashed, if it has restarted.
+    last_crash: Option<EpochSeconds>,
     since: EpochSeconds,
     node: usize,
     daemonset: bool,
@@ -110,13 +117,18 @@ fn healthy_gpus(node: &Node) -> usize {
 
 /// The device plugin's restarts: one at once, then after 10 s doubling to 300 s.
 fn restarts(seconds: i64) -> u64 {
+    back_off(seconds).0
+}
+
+/// The restarts within `seconds` of the first failure, and when the last one was.
+fn back_off(seconds: i64) -> (u64, i64) {
     let (mut n, mut spent, mut delay) = (1, 0, 10);
     while spent + delay <= seconds {
         n += 1;
         spent += delay;
         delay = (delay * 2).min(300);
     }
-    n
+    (n, spent)
 }
 
 fn pods(cluster: &Cluster) -> Vec<Pod> {
@@ -128,6 +140,7 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
                 ready: node.reachable,
                 status: "Running",
                 restarts: 0,
+                last_crash: None,
                 since: node.booted_at + delay,
                 node: index,
                 daemonset: true,
@@ -135,7 +148,9 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
             if ds == PLUGIN && gpu_fault(node) {
                 let last = node.kernel_log.iter().filter(|l| l.level <= 4).map(|l| l.uptime_us).max();
                 let fault = last.map_or(cluster.now - 2400, |us| node.booted_at + (us / 1_000_000) as i64);
-                pod.restarts = restarts(cluster.now - fault.max(pod.since));
+                let start = fault.max(pod.since);
+                pod.restarts = restarts(cluster.now - start);
+                pod.last_crash = Some(last_crash(start, cluster.now));
                 (pod.ready, pod.status) = (false, "CrashLoopBackOff");
             }
             pods.push(pod);
@@ -150,7 +165,7 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
                 let hash = suffix(cluster, &[name, "rs"], 10);
                 let since = moved.unwrap_or(node.booted_at + 60);
                 let pod = suffix(cluster, &[&node.hostname, "k8s", name], 5);
-                pods.push(Pod { name: format!("{name}-{hash}-{pod}"), ready: true, status: "Running", restarts: 0, since, node: index, daemonset: false });
+                pods.push(Pod { name: format!("{name}-{hash}-{pod}"), ready: true, status: "Running", restarts: 0, last_crash: None, since, node: index, daemonset: false });
                 if index == 0 || moved.is_none() {
                     continue;
                 }
@@ -158,7 +173,7 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
                 let first = &cluster.nodes[0];
                 if !first.reachable && !evicted(first) {
                     let old = suffix(cluster, &[&first.hostname, "k8s", name], 5);
-                    pods.push(Pod { name: format!("{name}-{hash}-{old}"), ready: false, status: "Terminating", restarts: 0, since: first.booted_at + 60, node: 0, daemonset: false });
+                    pods.push(Pod { name: format!("{name}-{hash}-{old}"), ready: false, status: "Terminating", restarts: 0, last_crash: None, since: first.booted_at + 60, node: 0, daemonset: false });
                 }
             }
             break;
@@ -168,6 +183,23 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
     }
     crate::sort::sort_by(&mut pods, |a, b| a.name.cmp(&b.name));
     pods
+}
+
+/// How long the device plugin runs before it fails (its log's last line).
+const PLUGIN_RUN_S: i64 = 3;
+
+/// When the device plugin's container last crashed: a few seconds after its
+/// last restart on `restarts`' back-off (at most now).
+fn last_crash(start: EpochSeconds, now: EpochSeconds) -> EpochSeconds {
+    (start + back_off(now - start).1 + PLUGIN_RUN_S).min(now)
+}
+
+/// The RESTARTS cell: from 1.22 the count and how long ago the container last ended.
+fn restarts_cell(cluster: &Cluster, pod: &Pod) -> String {
+    match pod.last_crash {
+        Some(at) if pod.restarts > 0 && cluster.versions.kubernetes_minor() >= 22 => format!("{} ({} ago)", pod.restarts, age(cluster.now - at)),
+        _ => pod.restarts.to_string(),
+    }
 }
 
 /// kubectl's `HumanDuration`.
@@ -300,12 +332,12 @@ fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
     l.push("System Info:".into());
     for (key, value) in [
         ("Kernel Version", KERNEL),
-        ("OS Image", "Ubuntu 22.04.4 LTS"),
+        ("OS Image", cluster.versions.os.pretty_name()),
         ("Operating System", "linux"),
         ("Architecture", "amd64"),
         ("Container Runtime Version", "containerd://1.7.12"),
-        ("Kubelet Version", VERSION),
-        ("Kube-Proxy Version", VERSION),
+        ("Kubelet Version", &cluster.versions.kubernetes),
+        ("Kube-Proxy Version", &cluster.versions.kubernetes),
     ] {
         l.push(format!("  {key}:\t{value}"));
     }
@@ -373,6 +405,9 @@ struct Opts {
     output: Option<String>,
     ignore_ds: bool,
     tail: Option<String>,
+    /// `version --client`, `version --short`.
+    client: bool,
+    short: bool,
 }
 
 fn parse(args: &[String]) -> Result<Opts, Output> {
@@ -404,6 +439,8 @@ fn parse(args: &[String]) -> Result<Opts, Output> {
             "--tail" => o.tail = Some(value),
             "-A" | "--all-namespaces" => o.all = true,
             "--ignore-daemonsets" => o.ignore_ds = true,
+            "--client" => o.client = true,
+            "--short" => o.short = true,
             "-c" | "--container" | "--grace-period" | "--timeout" | "--since" | "--delete-emptydir-data" | "--delete-local-data" | "--force" | "-p" | "--previous" | "-f" | "--follow" | "-w" | "--watch" => {}
             "-" => o.words.push(arg.clone()),
             _ if name.starts_with("--") => return Err(usage(format!("unknown flag: {name}"))),
@@ -460,9 +497,10 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
                     rows.push(format!("node/{}", node.hostname));
                     continue;
                 }
-                let mut row = format!("{}\t{}\t<none>\t{}\t{VERSION}", node.hostname, node_status(node), age(now - node.booted_at));
+                let mut row = format!("{}\t{}\t<none>\t{}\t{}", node.hostname, node_status(node), age(now - node.booted_at), cluster.versions.kubernetes);
                 if wide {
-                    row += &format!("\t{}\t<none>\tUbuntu 22.04.4 LTS\t{KERNEL}\tcontainerd://1.7.12", crate::commands::host::network::frontend_ip(&node.hostname));
+                    let ip = crate::commands::host::network::frontend_ip(&node.hostname);
+                    row += &format!("\t{ip}\t<none>\t{}\t{KERNEL}\tcontainerd://1.7.12", cluster.versions.os.pretty_name());
                 }
                 rows.push(row);
             }
@@ -496,7 +534,7 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
                     rows.push(format!("pod/{}", pod.name));
                     continue;
                 }
-                let mut row = format!("{}{}\t{}/1\t{}\t{}\t{}", if all { "gpu-operator\t" } else { "" }, pod.name, u8::from(pod.ready), pod.status, pod.restarts, age(now - pod.since));
+                let mut row = format!("{}{}\t{}/1\t{}\t{}\t{}", if all { "gpu-operator\t" } else { "" }, pod.name, u8::from(pod.ready), pod.status, restarts_cell(cluster, pod), age(now - pod.since));
                 if wide {
                     let at = pods.iter().position(|p| p.name == pod.name).unwrap_or(0);
                     row += &format!("\t10.244.{}.{}\t{}\t<none>\t<none>", pod.node % 256, at % 250 + 2, cluster.nodes[pod.node].hostname);
@@ -567,6 +605,51 @@ fn act(cluster: &Cluster, o: &Opts, verb: &str) -> Output {
     out
 }
 
+/// The Kustomize kubectl embeds (its go.mod at each release's last tag); it
+/// prints it from 1.24.
+fn kustomize(minor: u32) -> Option<&'static str> {
+    Some(match minor {
+        0..=23 => return None,
+        24 => "v4.5.4",
+        25 | 26 => "v4.5.7",
+        27 => "v5.0.1",
+        _ => "v5.0.4-0.20230601165947-6ce0bf390ce3",
+    })
+}
+
+/// `kubectl version`: the short form, kubectl's only one from 1.28 and
+/// `--short` before (deprecated from 1.24).
+fn version(cluster: &Cluster, o: &Opts) -> Output {
+    let minor = cluster.versions.kubernetes_minor();
+    let usage = |message: &str| Output::error(format!("error: {message}\nSee 'kubectl version --help' for usage.\n"), 1);
+    if o.short && minor >= 28 {
+        return usage("unknown flag: --short");
+    }
+    if o.words.len() > 1 {
+        return Output::error(format!("error: extra arguments: [{}]\n", o.words[1..].join(" ")), 1);
+    }
+    match o.output.as_deref() {
+        None => {}
+        Some("json" | "yaml") => return Output::error("kubectl version -o json|yaml: the build details it prints (commit, date, Go version) are not emulated; try kubectl version\n", 1),
+        Some(_) => return Output::error("error: --output must be 'yaml' or 'json'\n", 1),
+    }
+    if minor < 28 && !o.short {
+        return Output::error(format!("kubectl version: Kubernetes 1.{minor}'s long form (version.Info{{...}}) is not emulated; try kubectl version --short\n"), 1);
+    }
+    let release = &cluster.versions.kubernetes;
+    let mut out = Output::ok(format!("Client Version: {release}\n"));
+    if let Some(kustomize) = kustomize(minor) {
+        out.stdout += &format!("Kustomize Version: {kustomize}\n");
+    }
+    if !o.client {
+        out.stdout += &format!("Server Version: {release}\n");
+    }
+    if o.short && minor >= 24 {
+        out.stderr = "Flag --short has been deprecated, and will be removed in the future. The --short output will become the default.\n".to_string();
+    }
+    out
+}
+
 fn logs(cluster: &Cluster, o: &Opts) -> Output {
     let Some(name) = o.words.get(1) else {
         return Output::error("error: expected 'logs [-f] [-p] (POD | TYPE/NAME) [-c CONTAINER]'.\nPOD or TYPE/NAME is a required argument for the logs command\nSee 'kubectl logs -h' for help and examples\n", 1);
@@ -605,8 +688,13 @@ impl Command for Kubectl {
         let Some(verb) = o.words.first() else {
             return Output::ok(crate::commands::help::describe(&SIGNATURE));
         };
+        if (o.client || o.short) && verb != "version" {
+            let flag = if o.client { "--client" } else { "--short" };
+            return Output::error(format!("error: unknown flag: {flag}\nSee 'kubectl {verb} --help' for usage.\n"), 1);
+        }
         match verb.as_str() {
             "get" => get(cluster, &o),
+            "version" => version(cluster, &o),
             "cordon" | "uncordon" | "drain" => act(cluster, &o, verb),
             "logs" => logs(cluster, &o),
             "describe" => {
