@@ -105,7 +105,7 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
             }
             return Some(text);
         }
-        "/etc/os-release" => return Some(OS_RELEASE.to_string()),
+        "/etc/os-release" => return Some(cluster.versions.os.os_release.to_string()),
         "/etc/nccl.conf" => return Some(nccl_conf(cluster)),
         "/etc/slurm/slurm.conf" => return Some(slurm_conf(cluster)),
         "/var/log/syslog" => return Some(syslog(cluster, node, false)),
@@ -199,8 +199,6 @@ fn proc_bus_id(bus_id: &str) -> String {
         _ => id,
     }
 }
-
-const OS_RELEASE: &str = "PRETTY_NAME=\"Ubuntu 22.04.5 LTS\"\nNAME=\"Ubuntu\"\nVERSION_ID=\"22.04\"\nVERSION=\"22.04.5 LTS (Jammy Jellyfish)\"\nVERSION_CODENAME=jammy\nID=ubuntu\nID_LIKE=debian\nHOME_URL=\"https://www.ubuntu.com/\"\nSUPPORT_URL=\"https://help.ubuntu.com/\"\nBUG_REPORT_URL=\"https://bugs.launchpad.net/ubuntu/\"\nPRIVACY_POLICY_URL=\"https://www.ubuntu.com/legal/terms-and-policies/privacy-policy\"\nUBUNTU_CODENAME=jammy\n";
 
 /// One port file's text, as the kernel writes it.
 pub fn port_file(hca: &Hca, file: &str) -> Option<String> {

@@ -2,9 +2,14 @@
 //! (Fabric Manager). `restart`/`start` return `Change::RestartFabricManager`
 //! (Fabric Manager comes up only when every GPU answers, as the model's
 //! change does; otherwise systemctl reports the failed job); `stop` returns
-//! `Change::StopFabricManager`. Layout per systemctl-status_nvidia-fabricmanager_h100_active.txt
-//! (running) and ..._failed-sigkill_abridged.txt (failed); the journal tail
-//! comes from journalctl.rs so that both tools agree.
+//! `Change::StopFabricManager`. `status` takes the node's OS (`Versions::os`,
+//! Ubuntu 22.04 with systemd 249, the only one the model has): the unit file
+//! under `/lib/systemd/system`, `vendor preset: enabled`, no path unit that
+//! triggers Fabric Manager, as in the Ubuntu capture
+//! systemctl-status_nvidia-fabricmanager_failed-sigkill_abridged.txt; the
+//! running form's lines follow systemctl-status_nvidia-fabricmanager_h100_active.txt
+//! (a RHEL 9 host, whose Loaded and TriggeredBy lines differ). The journal
+//! tail comes from journalctl.rs so that both tools agree.
 
 use crate::commands::options::{scan, Arg};
 use crate::commands::options::complaint;
@@ -203,16 +208,21 @@ fn fabric_manager_status(cluster: &Cluster, node: &Node, state: ServiceState) ->
     let run = fabric_manager_run(cluster, node);
     let since = node.fabric_manager_since;
     let when = format!("since {}; {}", long_time(since), ago(cluster.now - since));
-    let bullet = if state == ServiceState::Failed { '×' } else { '●' };
+    // systemd's glyphs per state: active, failed, inactive.
+    let bullet = match state {
+        ServiceState::Active => '●',
+        ServiceState::Failed => '×',
+        ServiceState::Inactive => '○',
+    };
+    let os = cluster.versions.os;
     let mut out = format!("{bullet} {FABRIC_MANAGER_UNIT} - {FABRIC_MANAGER_DESCRIPTION}\n");
-    out += &format!("     Loaded: loaded (/usr/lib/systemd/system/{FABRIC_MANAGER_UNIT}; enabled; preset: disabled)\n");
+    out += &format!("     Loaded: loaded ({}/{FABRIC_MANAGER_UNIT}; enabled; {})\n", os.unit_dir, os.preset);
     match state {
         ServiceState::Active => {
             out += &format!("     Active: active (running) {when}\n");
-            out += "TriggeredBy: ● nvidia-nvswitch-devices.path\n";
             out += &format!("    Process: {} ExecStart={FABRIC_MANAGER_COMMAND} (code=exited, status=0/SUCCESS)\n", run.start_pid);
             out += &format!("   Main PID: {} (nv-fabricmanage)\n", run.main_pid);
-            out += "      Tasks: 18 (limit: 1649170)\n";
+            out += &format!("      Tasks: 18 (limit: {})\n", os.tasks_max);
             out += "     Memory: 18.1M\n";
             out += &format!("        CPU: {}\n", cpu_time(run.cpu_ms));
             out += &format!("     CGroup: /system.slice/{FABRIC_MANAGER_UNIT}\n");
@@ -224,8 +234,8 @@ fn fabric_manager_status(cluster: &Cluster, node: &Node, state: ServiceState) ->
             out += &format!("        CPU: {}\n", cpu_time(run.cpu_ms));
         }
         ServiceState::Inactive => {
-            out += "     Active: inactive (dead)\n";
-            out += "TriggeredBy: ● nvidia-nvswitch-devices.path\n";
+            // Stopped at `fabric_manager_since`: systemd says since when.
+            out += &format!("     Active: inactive (dead) {when}\n");
         }
     }
     let entries = fabric_manager_entries(cluster, node);
