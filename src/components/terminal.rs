@@ -363,7 +363,7 @@ impl Writer {
             }
         }
         // What the bound leaves out is counted as dropped, and said so.
-        self.dropped = transcript[store.state.screen_from.min(first)..first].iter().map(|entry| 1 + lines_in(&entry.text())).sum();
+        self.dropped = transcript[store.state.screen_from.min(first)..first].iter().map(|entry| 1 + entry.line_count()).sum();
         self.bound();
         first
     }

@@ -55,6 +55,10 @@ pub struct Entry {
     /// Bytes of output left out when this entry was saved.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub trimmed: usize,
+    /// Lines of output left out when this entry was saved, so that a
+    /// restored screen counts the lines it does not show as the live one did.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub trimmed_lines: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -74,6 +78,7 @@ impl Entry {
             timeline: transcript.timeline,
             stopped: None,
             trimmed: 0,
+            trimmed_lines: 0,
         }
     }
 
@@ -97,12 +102,18 @@ impl Entry {
             output,
             stopped: Some(stop),
             trimmed: 0,
+            trimmed_lines: 0,
         }
     }
 
     /// Every byte of output, as the terminal showed it.
     pub fn text(&self) -> String {
         self.output.iter().map(|(_, text)| text.as_str()).collect()
+    }
+
+    /// Lines of output it printed, those left out of a saved record included.
+    pub fn line_count(&self) -> usize {
+        self.output.iter().map(|(_, text)| text.bytes().filter(|b| *b == b'\n').count()).sum::<usize>() + self.trimmed_lines
     }
 
     fn output_len(&self) -> usize {
@@ -115,6 +126,7 @@ impl Entry {
         if total <= keep {
             return;
         }
+        let lines = self.line_count();
         let mut room = keep;
         let mut kept = Vec::new();
         for (stream, text) in self.output.drain(..) {
@@ -138,6 +150,7 @@ impl Entry {
         self.output = kept;
         let len = self.output_len();
         self.trimmed += total - len;
+        self.trimmed_lines = lines - (self.line_count() - self.trimmed_lines);
         for mark in &mut self.timeline {
             mark.1 = mark.1.min(len);
         }
@@ -386,6 +399,9 @@ mod tests {
         assert!(saved.transcript[0].output_len() <= OLD_OUTPUT_KEPT);
         assert!(saved.transcript[0].text().ends_with('\n'));
         assert_eq!(saved.transcript[0].output_len() + saved.transcript[0].trimmed, state.transcript[0].output_len());
+        // The lines left out still count: a restored screen says how many it does not show.
+        assert_eq!(saved.transcript[0].line_count(), state.transcript[0].line_count());
+        assert!(saved.transcript[0].trimmed_lines > 0);
         assert!(text.len() < whole);
     }
 
