@@ -1,0 +1,160 @@
+// End-to-end: the web app for a room of trainees. The keyboard leaves the
+// terminal and reaches every control; axe-core finds no violation on the
+// catalog, a lab with output and answers, and the author page; no width
+// scrolls the page sideways after a wide output (screenshots under
+// target/e2e); the variant is in the address; the display settings survive
+// a reload; a lab opened once works with the network off.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { start, open, terminal, run, stdout, shots, root, dist } from './harness.mjs';
+
+let app;
+before(async () => { app = await start(); });
+after(async () => { await app.close(); });
+
+const axeSource = await readFile(join(root, 'scripts', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+
+/// axe-core's violations on the page as it is now (WCAG 2.x A and AA, best practices).
+async function violations(page) {
+  await page.addScriptTag({ content: axeSource });
+  const found = await page.evaluate(async () => {
+    const result = await window.axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+  });
+  return found;
+}
+
+test('the keyboard leaves the terminal with Escape then Tab, and reaches the questions', async () => {
+  const context = await app.browser.newContext({ viewport: { width: 1366, height: 900 } });
+  const page = await open(context, `${app.base}#/lab/lost-gpu`);
+  const input = await terminal(page);
+  // Focus starts in the terminal, without scrolling the page.
+  await page.waitForFunction(() => document.activeElement?.id === 'terminal-input');
+  assert.equal(await page.evaluate(() => window.scrollY), 0);
+  // Tab completes and stays.
+  await input.fill('nvidia-sm');
+  await input.press('Tab');
+  await page.waitForFunction(() => document.querySelector('.terminal-input').value === 'nvidia-smi ');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'terminal-input');
+  // Escape, then Tab, moves on to the questions that follow the terminal.
+  await input.press('Escape');
+  await page.keyboard.press('Tab');
+  const next = await page.evaluate(() => document.activeElement?.closest('.questions') !== null);
+  assert.ok(next, await page.evaluate(() => document.activeElement?.outerHTML));
+  // The skip buttons reach the terminal and the questions.
+  await page.getByRole('button', { name: 'Skip to the questions' }).click();
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'questions-heading');
+  await page.getByRole('button', { name: 'Skip to the terminal' }).click();
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'terminal-input');
+  // The last hint keeps the focus on the page, on the hint.
+  const question = page.locator('section[data-question="which-gpu"]');
+  await question.getByRole('button', { name: 'Show a hint' }).click();
+  await page.waitForFunction(() => document.activeElement?.closest('.hints') !== null);
+  assert.equal(await page.title(), 'A GPU went missing \u2014 ClusterLab');
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
+test('axe-core finds no violation on the catalog, a lab with output and answers, and the author page', async () => {
+  const context = await app.browser.newContext({ viewport: { width: 1366, height: 900 } });
+  const page = await open(context, `${app.base}#/`);
+  await page.locator('.lab-card').first().waitFor();
+  assert.deepEqual(await violations(page), [], 'catalog');
+
+  await page.goto(`${app.base}#/lab/lost-gpu`);
+  const input = await terminal(page);
+  await run(page, input, 'nvidia-smi -L');
+  await run(page, input, 'dmesg | grep -i xid; nosuchcommand');
+  const question = page.locator('section[data-question="xid"]');
+  await question.locator('input[value="79"]').check();
+  await question.locator('button.answer-button').click();
+  await question.locator('.verdict').waitFor();
+  assert.deepEqual(await violations(page), [], 'lab page');
+
+  await page.goto(`${app.base}#/author`);
+  await page.getByLabel('Lab file', { exact: true }).waitFor({ timeout: 30000 });
+  await page.getByText('No problems: the lab passes every check.').waitFor({ timeout: 30000 });
+  await page.locator('.preview .terminal-input').waitFor({ timeout: 30000 });
+  assert.deepEqual(await violations(page), [], 'author page');
+  await context.close();
+});
+
+test('no width scrolls the page sideways after a wide output', async () => {
+  for (const width of [390, 1366, 1920]) {
+    const context = await app.browser.newContext({ viewport: { width, height: 900 } });
+    const page = await open(context, `${app.base}#/lab/slow-rail`);
+    const input = await terminal(page);
+    await run(page, input, 'srun -N2 --ntasks-per-node=8 all_reduce_perf -b 8 -e 128M -f 2 -g 1');
+    await page.waitForTimeout(4500);
+    assert.match(await stdout(page), /Avg bus bandwidth/);
+    const sideways = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(sideways <= 0, `${width} px: the page scrolls ${sideways} px sideways`);
+    // The terminal follows the briefing in one column.
+    if (width < 1000) {
+      const order = await page.evaluate(() => ['.briefing', '.terminal-pane', '.questions'].map((s) => document.querySelector(s).getBoundingClientRect().top));
+      assert.ok(order[0] < order[1] && order[1] < order[2], String(order));
+    }
+    await page.screenshot({ path: join(shots, `lab-${width}.png`), fullPage: width < 1000 });
+    assert.deepEqual(page.errors, []);
+    await context.close();
+  }
+});
+
+test('the variant is in the address, and the display settings survive a reload', async () => {
+  const context = await app.browser.newContext({ viewport: { width: 1366, height: 900 } });
+  const page = await open(context, `${app.base}#/lab/lost-gpu/variant/3`);
+  await terminal(page);
+  await page.waitForFunction(() => document.querySelector('.variant-button')?.textContent.startsWith('Variant 3'));
+  assert.match(page.url(), /#\/lab\/lost-gpu\/variant\/3$/);
+  // Without a variant the address gains the one shown.
+  await page.goto(`${app.base}#/lab/slow-rail`);
+  await terminal(page);
+  await page.waitForFunction(() => /#\/lab\/slow-rail\/variant\/\d+$/.test(location.hash));
+
+  await page.getByRole('button', { name: /^Theme:/ }).click();
+  await page.getByRole('button', { name: 'A+ larger text' }).click();
+  await page.getByRole('button', { name: 'Projector' }).click();
+  const settings = () => page.evaluate(() => [document.documentElement.dataset.theme, getComputedStyle(document.documentElement).getPropertyValue('--font-scale'), document.documentElement.hasAttribute('data-projector')]);
+  const chosen = await settings();
+  assert.deepEqual(chosen, ['light', '1.1', true]);
+  await page.reload();
+  await terminal(page);
+  assert.deepEqual(await settings(), chosen);
+  assert.equal(await page.getByRole('button', { name: 'Projector' }).getAttribute('aria-pressed'), 'true');
+  await context.close();
+});
+
+test('a lab opened once works with the network off, and a new build is offered', async () => {
+  const context = await app.browser.newContext({ viewport: { width: 1366, height: 900 } });
+  const page = await open(context, `${app.base}#/`);
+  await page.locator('.lab-card').first().waitFor();
+  await page.evaluate(async () => { await navigator.serviceWorker.ready; });
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 30000 });
+  await page.goto(`${app.base}#/lab/lost-gpu`);
+  await terminal(page);
+  await context.setOffline(true);
+  await page.reload();
+  const input = await terminal(page);
+  await run(page, input, 'nvidia-smi -L | wc -l');
+  assert.match(await stdout(page), /7\n$/);
+  assert.equal(await page.locator('#update-notice').isHidden(), true, 'no update notice on a first visit');
+
+  // A new build: the page offers it, and Reload moves to it.
+  await context.setOffline(false);
+  const worker = join(dist, 'sw.js');
+  const deployed = await readFile(worker, 'utf8');
+  try {
+    await writeFile(worker, deployed.replace(/const BUILD = '[^']*'/, "const BUILD = 'next-build'"));
+    await page.evaluate(async () => { await (await navigator.serviceWorker.getRegistration()).update(); });
+    await page.locator('#update-notice').waitFor({ timeout: 30000 });
+    await Promise.all([page.waitForEvent('load'), page.getByRole('button', { name: 'Reload' }).click()]);
+    await page.waitForFunction(async () => (await caches.keys()).includes('clusterlab-next-build'), null, { timeout: 30000 });
+    await terminal(page);
+  } finally {
+    await writeFile(worker, deployed);
+  }
+  await context.close();
+});
