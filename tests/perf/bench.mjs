@@ -26,7 +26,7 @@ const SAMPLES = 5;
 const LAB = 'first-look';
 const SHORT = 'echo ok';
 const HUNDRED = 'nvidia-smi -q -i 0 | head -100';
-const THREE_THOUSAND = 'nvidia-smi -q; nvidia-smi -q; nvidia-smi -q | head -394';
+const THREE_THOUSAND = '(nvidia-smi -q; nvidia-smi -q) | head -3000';
 const LONG = 'nvidia-smi -q';
 
 // The bytes each command prints, from the engine itself (the CLI).
