@@ -22,7 +22,7 @@ check() { # NAME FILE BUDGET_KB
 page=$(ls dist/clusterlab-web-*_bg.wasm)
 worker=dist/engine_worker_bg.wasm
 status=0
-# The page grew to 247 KB with the room's controls (variant addresses,
+# The page grew to 245 KB with the room's controls (variant addresses,
 # focus, skip buttons) and Slurm's job records in the saved session.
 check "page module" "$page" 250 || status=1
 # The worker carries the whole simulator; bash's language (compound
@@ -31,10 +31,10 @@ check "page module" "$page" 250 || status=1
 # file, column, date -d, less/more), the model's files and the one-system
 # work (repairs, privileges, traffic) to 437 KB; every block of
 # nvidia-smi -q per driver, NCCL's whole INFO initialisation per release,
-# Slurm's jobs and the version-driven layouts to 475 KB.
+# Slurm's jobs and the version-driven layouts to 470 KB.
 # Load to prompt (tests/perf/bench.mjs, 21 cold loads, same machine, same
 # run): 343 ms at 437 KB against 274 ms for xterm.js alone (1.25x), 370 ms
-# at 475 KB against 270 ms (1.37x); the figures are in the closing notes.
+# at 470 KB against 270 ms (1.37x); the figures are in the closing notes.
 check "engine worker" "$worker" 480 || status=1
 
 # The author pages' modules load only on #/author and #/shared/ (index.html
