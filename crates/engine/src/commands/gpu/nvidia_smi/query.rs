@@ -1,6 +1,7 @@
 //! `nvidia-smi --query-gpu=... --format=csv` (FACTS.md §3); `-q` is report.rs.
 
 use super::invalid_arguments;
+use super::report::{active, enabled};
 use crate::commands::host::pci_ids;
 use crate::commands::Output;
 use crate::model::gpu::throttle;
@@ -40,21 +41,6 @@ fn yes_no(on: bool) -> Value {
     text(if on { "Yes" } else { "No" })
 }
 
-fn enabled(on: bool) -> &'static str {
-    if on {
-        "Enabled"
-    } else {
-        "Disabled"
-    }
-}
-
-fn active(gpu: &Gpu, bit: u64) -> &'static str {
-    if gpu.throttle_reasons & bit != 0 {
-        "Active"
-    } else {
-        "Not Active"
-    }
-}
 
 fn watts(w: u32) -> String {
     format!("{w}.00")

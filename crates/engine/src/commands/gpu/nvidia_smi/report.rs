@@ -175,7 +175,8 @@ impl Report<'_> {
     }
 }
 
-fn enabled(on: bool) -> &'static str {
+/// `Enabled`/`Disabled`, as -q and --query-gpu both print a switch.
+pub(super) fn enabled(on: bool) -> &'static str {
     if on {
         "Enabled"
     } else {
@@ -191,7 +192,8 @@ fn yes_no(on: bool) -> &'static str {
     }
 }
 
-fn active(gpu: &Gpu, bit: u64) -> &'static str {
+/// Whether a clock-event (throttle) reason is on, in nvidia-smi's words.
+pub(super) fn active(gpu: &Gpu, bit: u64) -> &'static str {
     if gpu.throttle_reasons & bit != 0 {
         "Active"
     } else {
