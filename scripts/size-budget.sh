@@ -22,8 +22,9 @@ check() { # NAME FILE BUDGET_KB
 page=$(ls dist/clusterlab-web-*_bg.wasm)
 worker=dist/engine_worker_bg.wasm
 status=0
-# The page grew to 245 KB with the room's controls (variant addresses,
-# focus, skip buttons) and Slurm's job records in the saved session.
+# The page grew to 249 KB with the room's controls (variant addresses,
+# focus, skip buttons, catalog filters and progress, copy and clear) and
+# Slurm's job records in the saved session.
 check "page module" "$page" 250 || status=1
 # The worker carries the whole simulator; bash's language (compound
 # commands, functions, expansions, redirections, the file view) took it

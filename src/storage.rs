@@ -113,3 +113,33 @@ pub fn clear(lab_id: &str) {
         let _ = storage.remove_item(&key(lab_id));
     }
 }
+
+/// What the catalog shows of a lab's progress: its score now, the best it
+/// reached, and the points possible.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Summary {
+    pub score: u32,
+    pub best: u32,
+    pub possible: u32,
+}
+
+fn summary_key(lab_id: &str) -> String {
+    format!("clusterlab.summary.{lab_id}")
+}
+
+/// A lab's summary, read with the browser's JSON parser (the catalog
+/// carries no serde code for it).
+pub fn summary(lab_id: &str) -> Option<Summary> {
+    let text = storage()?.get_item(&summary_key(lab_id)).ok().flatten()?;
+    let value = js_sys::JSON::parse(&text).ok()?;
+    let number = |name: &str| js_sys::Reflect::get(&value, &name.into()).ok().and_then(|v| v.as_f64()).map(|n| n.clamp(0.0, f64::from(u32::MAX)) as u32);
+    Some(Summary { score: number("score")?, best: number("best")?, possible: number("possible")? })
+}
+
+/// Records a lab's score; the best one stays.
+pub fn save_summary(lab_id: &str, score: u32, possible: u32) {
+    let best = summary(lab_id).map_or(0, |earlier| earlier.best).max(score);
+    if let Some(storage) = storage() {
+        let _ = storage.set_item(&summary_key(lab_id), &format!("{{\"score\":{score},\"best\":{best},\"possible\":{possible}}}"));
+    }
+}

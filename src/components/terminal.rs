@@ -131,6 +131,8 @@ struct Writer {
     live: bool,
     /// A pager to open, with its text: set by new output, taken by the terminal.
     pager: Option<(Rc<String>, Pager)>,
+    /// The blocks' Copy buttons, as one listener on the scrollback.
+    copy_listener: Option<gloo::events::EventListener>,
 }
 
 fn now_ms() -> f64 {
@@ -167,6 +169,15 @@ impl Writer {
         let _ = command.append_child(&typed);
         if entry.stopped == Some(Stop::Cancelled) {
             let _ = command.append_child(&gloo::utils::document().create_text_node("^C"));
+        }
+        if !entry.output.is_empty() {
+            // Copies this block's output (the terminal bar's button is the keyboard's way).
+            let copy = element("button", "copy-output");
+            let _ = copy.set_attribute("type", "button");
+            let _ = copy.set_attribute("tabindex", "-1");
+            let _ = copy.set_attribute("aria-label", "Copy this output");
+            copy.set_text_content(Some("Copy"));
+            let _ = command.append_child(&copy);
         }
         let _ = block.append_child(&command);
         let output = element("div", "output");
@@ -488,6 +499,17 @@ pub fn terminal(props: &TerminalProps) -> Html {
             let first = writer.container.is_none();
             if first {
                 writer.container = scrollback_ref.cast::<Element>();
+                // One listener for every block's Copy button.
+                if let Some(container) = writer.container.clone() {
+                    let listener = gloo::events::EventListener::new(&container, "click", |event| {
+                        let Some(button) = event.target().and_then(|t| wasm_bindgen::JsCast::dyn_into::<Element>(t).ok()).filter(|t| t.class_name() == "copy-output") else { return };
+                        let text = button.closest(".entry").ok().flatten().and_then(|entry| entry.query_selector(".output").ok().flatten()).and_then(|output| output.text_content());
+                        if let Some(text) = text {
+                            let _ = gloo::utils::window().navigator().clipboard().write_text(&text);
+                        }
+                    });
+                    writer.copy_listener = Some(listener);
+                }
             }
             let before = writer.rendered;
             writer.sync(&this, &store, &store.dispatcher());
@@ -792,6 +814,19 @@ pub fn terminal(props: &TerminalProps) -> Html {
     };
 
     let read_only = !store.owner();
+    let copy_last = {
+        let store = store.clone();
+        Callback::from(move |event: MouseEvent| {
+            event.stop_propagation();
+            if let Some(entry) = store.state.transcript.last() {
+                let _ = gloo::utils::window().navigator().clipboard().write_text(&entry.text());
+            }
+        })
+    };
+    let clear = {
+        let store = store.clone();
+        Callback::from(move |_: MouseEvent| store.dispatch(Action::ClearScreen))
+    };
     // Within the grace period after Enter, nothing changes on screen; once
     // the answer is in, or the period is over, the entered line leaves the input.
     let in_grace = store.busy() && grace.borrow().is_some();
@@ -816,6 +851,10 @@ pub fn terminal(props: &TerminalProps) -> Html {
         <div class="terminal" onclick={focus}>
             <div class="terminal-bar">
                 <span>{ format!("{} \u{2014} simulated", store.host) }</span>
+                <span class="terminal-actions">
+                    <button type="button" onclick={copy_last}>{ "Copy last output" }</button>
+                    <button type="button" onclick={clear} disabled={read_only}>{ "Clear" }</button>
+                </span>
             </div>
             if let Some((text, kind, rows)) = (*pager).clone() {
                 <PagerView {text} {kind} {rows} on_close={close_pager} />

@@ -104,6 +104,16 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
         });
     }
 
+    // The catalog's summary follows the score.
+    {
+        let store = store.clone();
+        use_effect_with((store.score(), store.access.clone()), move |(score, access)| {
+            if *access == Access::Owner && store.lab.keep == Keep::Saved {
+                storage::save_summary(&store.lab.lab.id, *score, store.lab.lab.points_possible());
+            }
+        });
+    }
+
     // Saved shortly after every change, and at once when the page goes.
     let pending_save = use_mut_ref(|| None::<Timeout>);
     {

@@ -158,3 +158,35 @@ test('a lab opened once works with the network off, and a new build is offered',
   }
   await context.close();
 });
+
+test('the catalog filters by stage, level and tag and shows each lab\'s score and best', async () => {
+  const context = await app.browser.newContext({ viewport: { width: 1366, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
+  const page = await open(context, `${app.base}#/lab/lost-gpu`);
+  const input = await terminal(page);
+  const question = page.locator('section[data-question="xid"]');
+  await question.locator('input[value="79"]').check();
+  await question.locator('button.answer-button').click();
+  await question.locator('.verdict').waitFor();
+  // A block's output, and the last one, copy to the clipboard; Clear empties the screen.
+  await run(page, input, 'nvidia-smi -L | head -2');
+  await page.getByRole('button', { name: 'Copy last output' }).click();
+  const shown = await page.locator('.scrollback .entry').last().locator('.output').textContent();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), shown);
+  await page.getByRole('button', { name: 'Clear' }).click();
+  await page.waitForFunction(() => document.querySelectorAll('.scrollback .entry').length === 0);
+
+  await page.goto(`${app.base}#/`);
+  const card = page.locator('.lab-card[data-lab="lost-gpu"]');
+  await card.waitFor();
+  assert.equal(await card.locator('.progress').textContent(), 'Score 1 / 5 \u00b7 best 1');
+  assert.equal(await page.locator('.lab-card[data-lab="slow-rail"] .progress').textContent(), 'Not started');
+  await page.getByLabel('Stage', { exact: true }).selectOption('diagnose');
+  assert.equal(await page.locator('.lab-list').first().locator('.lab-card').count(), 2);
+  await page.getByLabel('Tag', { exact: true }).selectOption('xid');
+  assert.deepEqual(await page.locator('.lab-list').first().locator('.lab-card').evaluateAll((cards) => cards.map((c) => c.dataset.lab)), ['lost-gpu']);
+  await page.getByLabel('Stage', { exact: true }).selectOption('');
+  await page.getByLabel('Tag', { exact: true }).selectOption('');
+  assert.equal(await page.locator('.lab-list').first().locator('.lab-card').count(), 3 + (process.env.CLUSTERLAB_EXTRA_LAB ? 1 : 0));
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
