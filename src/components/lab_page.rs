@@ -149,7 +149,9 @@ pub fn lab_page(props: &LabPageProps) -> Html {
                     return;
                 }
             }
-            if let Ok(history) = gloo::utils::window().history() {
+            // Only a catalog lab's address names it (a lab from a link keeps its link).
+            let on_lab_route = gloo::utils::window().location().hash().is_ok_and(|hash| hash.starts_with("#/lab/"));
+            if let (true, Ok(history)) = (on_lab_route, gloo::utils::window().history()) {
                 let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("#/lab/{id}/variant/{seed}")));
             }
         });
