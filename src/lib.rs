@@ -13,6 +13,7 @@ pub mod engine;
 pub mod fetch;
 pub mod hooks;
 pub mod line_edit;
+#[cfg(feature = "authoring")]
 pub mod my_labs;
 pub mod storage;
 pub mod store;

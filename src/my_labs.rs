@@ -2,9 +2,8 @@
 //! in this browser as one versioned record. The author page reads and
 //! writes it (`list`, `save`, `remove`); a record that cannot be read is
 //! copied under a backup key before anything replaces it, as progress is.
-//! The catalog only lists it (`listed`), through the browser's own JSON
-//! parser: the trainee's module carries no serde code for a record it
-//! never writes.
+//! The catalog's "My labs" list is index.html's (`showMyLabs`): the
+//! trainee's module carries no code for a record it never writes.
 
 use serde::{Deserialize, Serialize};
 
@@ -36,34 +35,6 @@ struct Record {
 
 fn storage() -> Option<web_sys::Storage> {
     gloo::utils::window().local_storage().ok().flatten()
-}
-
-/// A saved lab as the catalog lists it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Listed {
-    pub key: String,
-    pub title: String,
-    pub summary: String,
-}
-
-/// The saved labs as the catalog lists them, newest first; false when the
-/// record is there but unreadable (the author page recovers it).
-pub fn listed() -> (Vec<Listed>, bool) {
-    let Some(text) = storage().and_then(|storage| storage.get_item(KEY).ok().flatten()) else {
-        return (Vec::new(), true);
-    };
-    let field = |value: &wasm_bindgen::JsValue, name: &str| js_sys::Reflect::get(value, &name.into()).ok();
-    let labs = js_sys::JSON::parse(&text).ok().filter(|record| field(record, "version").and_then(|v| v.as_f64()) == Some(f64::from(VERSION))).and_then(|record| field(&record, "labs")).filter(js_sys::Array::is_array);
-    let Some(labs) = labs else { return (Vec::new(), false) };
-    // `save` keeps the record newest first.
-    let found = js_sys::Array::from(&labs)
-        .iter()
-        .filter_map(|lab| {
-            let text = |name| field(&lab, name).and_then(|value| value.as_string());
-            Some(Listed { key: text("key")?, title: text("title")?, summary: text("summary").unwrap_or_default() })
-        })
-        .collect();
-    (found, true)
 }
 
 /// The saved labs, newest first; with a notice when the record could not be

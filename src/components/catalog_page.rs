@@ -5,7 +5,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use crate::hooks::Route;
-use crate::{my_labs, storage};
+use crate::storage;
 
 #[derive(Properties, PartialEq)]
 pub struct CatalogPageProps {
@@ -93,17 +93,6 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
             </li>
         }
     });
-    // The labs this browser's instructor writes: opened on the author page.
-    let (mine, readable) = my_labs::listed();
-    let mine = mine.into_iter().map(|lab| {
-        let href = format!("#/author/{}", lab.key);
-        html! {
-            <li class="lab-card mine" data-my-lab={lab.key.clone()}>
-                <h3><a {href}>{ &lab.title }</a></h3>
-                <p>{ &lab.summary }</p>
-            </li>
-        }
-    });
     html! {
         <main class="page catalog">
             <h1>{ "Labs" }</h1>
@@ -114,14 +103,6 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
                 { filter_select("Tag", &tags, &tag) }
             </div>
             <ul class="lab-list">{ for cards }</ul>
-            <section class="my-labs" aria-labelledby="my-labs-heading">
-                <h2 id="my-labs-heading">{ "My labs" }</h2>
-                if !readable {
-                    <p class="notice bad" role="alert">{ "Your saved labs could not be read. Open the author page (Write a lab): it keeps the damaged record aside and says where." }</p>
-                }
-                <ul class="lab-list">{ for mine }</ul>
-                <p><a class="write-lab" href="#/author">{ "Write a lab" }</a>{ " \u{2014} edit a lab file, check it and preview it here; it stays in this browser until you export or share it." }</p>
-            </section>
         </main>
     }
 }

@@ -146,7 +146,7 @@ impl Draft {
 }
 
 /// A new key for "My labs": the time, in base 36.
-fn new_key() -> String {
+pub fn new_key() -> String {
     let mut n = js_sys::Date::now() as u64;
     let mut digits = Vec::new();
     while n > 0 {

@@ -56,7 +56,7 @@ pub fn shared_lab(props: &SharedLabProps) -> Html {
         let source = source.clone();
         Callback::from(move |_: MouseEvent| {
             if let Ok(source) = &*source {
-                let key = format!("lab-{}", js_sys::Date::now() as u64);
+                let key = crate::components::author::editor_page::new_key();
                 let title = "Lab from a link".to_string();
                 if my_labs::save(MyLab { key: key.clone(), title, summary: String::new(), source: source.clone(), saved_ms: js_sys::Date::now() }).is_ok() {
                     let _ = gloo::utils::window().location().set_hash(&format!("#/author/{key}"));
