@@ -14,6 +14,9 @@ step() { printf '\n==> %s\n' "$*" >&2; }
 step "engine and CLI: unit, golden and property tests"
 cargo test --locked -p clusterlab-engine -p clusterlab-cli
 
+step "the web app's own unit tests (line editing, the terminal's text rules), natively"
+cargo test --locked -p clusterlab-web --lib
+
 step "benchmarks build (run them with: cargo bench -p clusterlab-engine; the page's: node tests/perf/bench.mjs)"
 cargo bench --locked -p clusterlab-engine --no-run
 

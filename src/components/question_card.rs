@@ -48,10 +48,15 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
             }
         });
     }
+    // After an answer, the focus goes to its verdict (read out, then Tab
+    // goes on to the next question) instead of staying on a changed button.
+    let verdict_ref = use_node_ref();
+    let answered = use_mut_ref(|| false);
     let submit = {
         let draft = draft.clone();
         let on_answer = props.on_answer.clone();
         let question = question.clone();
+        let answered = answered.clone();
         Callback::from(move |event: SubmitEvent| {
             event.prevent_default();
             // An untouched order question is answered in the order shown.
@@ -60,6 +65,7 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
                 _ => (*draft).clone(),
             };
             if !response.trim().is_empty() {
+                *answered.borrow_mut() = true;
                 on_answer.emit(response);
             }
         })
@@ -163,10 +169,21 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
             }
         }
     };
+    {
+        let verdict_ref = verdict_ref.clone();
+        let answered = answered.clone();
+        use_effect_with(props.saved.clone(), move |_| {
+            if std::mem::take(&mut *answered.borrow_mut()) {
+                if let Some(verdict) = verdict_ref.cast::<web_sys::HtmlElement>() {
+                    let _ = verdict.focus();
+                }
+            }
+        });
+    }
     let grade = props.saved.as_ref().map(|saved| question.grade(&saved.response));
     let verdict = match (&grade, &props.saved) {
         (Some(grade), Some(saved)) => html! {
-            <div class={classes!("verdict", if grade.correct { "correct" } else { "incorrect" })} role="status">
+            <div class={classes!("verdict", if grade.correct { "correct" } else { "incorrect" })} role="status" tabindex="-1" ref={verdict_ref.clone()}>
                 <p>
                     <strong>{ if grade.correct { "Correct" } else { "Not quite" } }</strong>
                     { format!(" \u{2014} {} / {} point{} \u{b7} answered \u{201c}{}\u{201d}", grade.points, grade.possible,

@@ -79,6 +79,20 @@ fn pieces(text: &str) -> Vec<(bool, String)> {
     out
 }
 
+/// Lines of a new output a screen reader hears; the rest are summed up.
+const SPOKEN_LINES: usize = 12;
+
+/// What the live region says of an output: its first lines, then how many
+/// more the terminal holds.
+fn spoken(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    match lines.len() {
+        0 => "No output.".to_string(),
+        n if n <= SPOKEN_LINES => lines.join("\n"),
+        n => format!("{}\n\u{2026} and {} more lines in the terminal.", lines[..SPOKEN_LINES].join("\n"), n - SPOKEN_LINES),
+    }
+}
+
 fn lines_in(text: &str) -> usize {
     text.bytes().filter(|b| *b == b'\n').count()
 }
@@ -814,6 +828,35 @@ pub fn terminal(props: &TerminalProps) -> Html {
     };
 
     let read_only = !store.owner();
+    // Screen readers hear each new output once it has printed, cut to its
+    // first lines (not 3,000 lines at once); "Read last output" repeats it.
+    let announcement = use_state(String::new);
+    {
+        let announcement = announcement.clone();
+        let announced = use_mut_ref(|| None::<usize>);
+        let last = store.state.transcript.len().checked_sub(1);
+        let settled = last.filter(|at| *at >= store.live_from && store.revealing.is_none() && !store.busy());
+        let entry = settled.map(|at| store.state.transcript[at].clone());
+        use_effect_with(settled, move |settled| {
+            if let (Some(at), Some(entry)) = (*settled, entry) {
+                if *announced.borrow() != Some(at) {
+                    *announced.borrow_mut() = Some(at);
+                    announcement.set(spoken(&entry.text()));
+                }
+            }
+        });
+    }
+    let read_last = {
+        let store = store.clone();
+        let announcement = announcement.clone();
+        Callback::from(move |event: MouseEvent| {
+            event.stop_propagation();
+            let text = store.state.transcript.last().map_or_else(|| "Nothing has been printed yet.".to_string(), |entry| spoken(&entry.text()));
+            // A change of text is what a live region reads: the same output again gets a mark.
+            let again = if *announcement == text { format!("{text}\u{200b}") } else { text };
+            announcement.set(again);
+        })
+    };
     let copy_last = {
         let store = store.clone();
         Callback::from(move |event: MouseEvent| {
@@ -852,6 +895,7 @@ pub fn terminal(props: &TerminalProps) -> Html {
             <div class="terminal-bar">
                 <span>{ format!("{} \u{2014} simulated", store.host) }</span>
                 <span class="terminal-actions">
+                    <button type="button" onclick={read_last}>{ "Read last output" }</button>
                     <button type="button" onclick={copy_last}>{ "Copy last output" }</button>
                     <button type="button" onclick={clear} disabled={read_only}>{ "Clear" }</button>
                 </span>
@@ -859,7 +903,7 @@ pub fn terminal(props: &TerminalProps) -> Html {
             if let Some((text, kind, rows)) = (*pager).clone() {
                 <PagerView {text} {kind} {rows} on_close={close_pager} />
             }
-            <div class={classes!("screen", pager.is_some().then_some("behind-pager"))} role="log" aria-label="Terminal output">
+            <div class={classes!("screen", pager.is_some().then_some("behind-pager"))} role="log" aria-live="off" aria-label="Terminal output">
                 <div class="scrollback" ref={scrollback_ref}></div>
                 if !completions.is_empty() {
                     <div class="line completions">{ completions.join("  ") }</div>
@@ -871,6 +915,7 @@ pub fn terminal(props: &TerminalProps) -> Html {
                         autocomplete="off" autocapitalize="off" spellcheck="false"
                         aria-label="Command line" aria-describedby="terminal-keys" />
                 </div>
+                <p class="visually-hidden" role="status" aria-live="polite">{ (*announcement).clone() }</p>
                 <p id="terminal-keys" class="visually-hidden">{ "Tab completes commands. To leave the terminal, press Escape, then Tab." }</p>
             </div>
         </div>
@@ -891,6 +936,14 @@ mod tests {
     fn last_lines_of_a_long_text() {
         assert_eq!(last_lines("a\nb\nc\n", 2), ("b\nc\n", 1));
         assert_eq!(last_lines("a\n", 5), ("a\n", 0));
+    }
+
+    #[test]
+    fn long_outputs_are_spoken_in_part() {
+        assert_eq!(spoken(""), "No output.");
+        assert_eq!(spoken("a\nb\n"), "a\nb");
+        let long: String = (0..40).map(|n| format!("line {n}\n")).collect();
+        assert!(spoken(&long).ends_with("line 11\n\u{2026} and 28 more lines in the terminal."));
     }
 
     #[test]

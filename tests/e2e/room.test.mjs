@@ -49,6 +49,20 @@ test('the keyboard leaves the terminal with Escape then Tab, and reaches the que
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'questions-heading');
   await page.getByRole('button', { name: 'Skip to the terminal' }).click();
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'terminal-input');
+  // A screen reader hears a new output once, cut to its first lines.
+  await input.fill('');
+  await run(page, input, 'seq 1 40');
+  const spoken = page.locator('.terminal p[aria-live="polite"]');
+  await page.waitForFunction(() => document.querySelector('.terminal p[aria-live="polite"]').textContent.includes('more lines'));
+  assert.equal(await spoken.textContent(), [...Array(12).keys()].map((n) => n + 1).join('\n') + '\n\u2026 and 28 more lines in the terminal.');
+  assert.equal(await page.locator('.screen').getAttribute('aria-live'), 'off');
+  await page.getByRole('button', { name: 'Read last output' }).click();
+  assert.match(await spoken.textContent(), /^1\n2\n/);
+  // After an answer, the focus is on its verdict.
+  const xid = page.locator('section[data-question="xid"]');
+  await xid.locator('input[value="79"]').check();
+  await xid.locator('button.answer-button').click();
+  await page.waitForFunction(() => document.activeElement?.classList.contains('verdict'));
   // The last hint keeps the focus on the page, on the hint.
   const question = page.locator('section[data-question="which-gpu"]');
   await question.getByRole('button', { name: 'Show a hint' }).click();
