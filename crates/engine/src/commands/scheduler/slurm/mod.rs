@@ -22,8 +22,6 @@ pub const PARTITION: &str = "gpu";
 pub const TIME_LIMIT: &str = "infinite";
 /// Who set the reason: operators drain and down nodes as root.
 pub const REASON_USER: &str = "root";
-/// The Slurm release the lab pretends to run. The model has no Slurm version.
-pub const SLURM_VERSION: &str = "23.11.10";
 
 /// `sinfo`'s compact state (`%t`): idle, alloc, drain, down, with `*` when
 /// the node does not respond.
