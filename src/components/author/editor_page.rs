@@ -200,39 +200,43 @@ pub fn editor_page(props: &EditorPageProps) -> Html {
         use_memo((), move |_| Checker::start(Callback::from(move |heard| dispatcher.dispatch(DraftAction::Heard(heard)))))
     };
 
-    // The checks, a moment after the last edit.
+    // The checks, and saving, a moment after the last edit.
     {
         let draft = draft.clone();
         let checker = checker.clone();
         use_effect_with(draft.revision, move |revision| {
-            let timeout = Timeout::new(if *revision == 0 { 0 } else { CHECK_AFTER_MS }, move || checker.check(&draft.source));
+            let first = *revision == 0;
+            let timeout = Timeout::new(if first { 0 } else { CHECK_AFTER_MS }, move || {
+                checker.check(&draft.source);
+                // An untouched new lab is not saved: opening the page adds nothing to "My labs".
+                if first && draft.key.is_none() {
+                    return;
+                }
+                let key = draft.key.clone().unwrap_or_else(new_key);
+                let (title, summary) = draft.built.as_ref().map_or_else(
+                    || ("Untitled lab".to_string(), String::new()),
+                    |built| (built.entry.title.clone(), built.entry.summary.clone()),
+                );
+                let result = my_labs::save(MyLab { key: key.clone(), title, summary, source: draft.source.to_string(), saved_ms: js_sys::Date::now() });
+                if draft.key.is_none() {
+                    // The address names the saved lab from now on, without a new history entry.
+                    if let Ok(history) = gloo::utils::window().history() {
+                        let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("#/author/{key}")));
+                    }
+                }
+                draft.dispatch(DraftAction::Saved { key, result });
+            });
             move || drop(timeout)
         });
     }
-    // Saving to My labs, a moment after each edit and when a compile gives
-    // the lab a new title. An untouched new lab is not saved: opening the
-    // page adds nothing to "My labs".
+    // A lab that compiled with a new title is saved under it.
     {
         let draft = draft.clone();
-        let titled = draft.built.as_ref().map(|built| (built.entry.title.clone(), built.entry.summary.clone()));
-        use_effect_with((draft.revision, titled), move |(revision, titled)| {
-            let untouched = *revision == 0 && draft.key.is_none();
-            let titled = titled.clone();
-            let timeout = (!untouched).then(|| {
-                Timeout::new(CHECK_AFTER_MS, move || {
-                    let key = draft.key.clone().unwrap_or_else(new_key);
-                    let (title, summary) = titled.unwrap_or_else(|| ("Untitled lab".to_string(), String::new()));
-                    let result = my_labs::save(MyLab { key: key.clone(), title, summary, source: draft.source.to_string(), saved_ms: js_sys::Date::now() });
-                    if draft.key.is_none() {
-                        // The address names the saved lab from now on, without a new history entry.
-                        if let Ok(history) = gloo::utils::window().history() {
-                            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("#/author/{key}")));
-                        }
-                    }
-                    draft.dispatch(DraftAction::Saved { key, result });
-                })
-            });
-            move || drop(timeout)
+        let title = draft.built.as_ref().map(|built| (built.entry.title.clone(), built.entry.summary.clone()));
+        use_effect_with(title, move |title| {
+            if let (Some((title, summary)), Some(key)) = (title, &draft.key) {
+                let _ = my_labs::save(MyLab { key: key.clone(), title: title.clone(), summary: summary.clone(), source: draft.source.to_string(), saved_ms: js_sys::Date::now() });
+            }
         });
     }
 
