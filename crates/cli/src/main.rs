@@ -4,6 +4,7 @@
 mod doc_text;
 mod play;
 mod questions;
+mod test;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -96,6 +97,17 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         history: Option<PathBuf>,
     },
+    /// Run every lab's solution and a wrong diagnosis through the engine
+    #[command(long_about = "Run each lab's [solution] through the engine on at least two trainee variants:\n\
+        type its steps at the first node's prompt, answer every question (task and\n\
+        state questions by what the steps did) and require full marks; then answer\n\
+        every question wrongly, with nothing run, and require each to score nothing.\n\
+        PATH is a lab file or a directory of them. Exits 1 if any lab fails.")]
+    Test {
+        /// Lab files, or directories of lab files
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
     /// Print a JSON Schema of the lab format, for editors
     Schema,
 }
@@ -112,7 +124,7 @@ struct VariantArgs {
 
 /// How problems are printed.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
+pub(crate) enum Format {
     /// As cargo prints errors: the message, the place, the line with a caret
     Pretty,
     /// FILE:LINE:COL: message, one a line, for editors
@@ -128,6 +140,7 @@ fn main() -> ExitCode {
             Ok((lab, host)) => play::play(lab, variant.seed, &host, history.as_deref()),
             Err(code) => code,
         },
+        Command::Test { paths } => test::test(&paths),
         Command::Schema => {
             print!("{}", schema::json_schema());
             ExitCode::SUCCESS
@@ -135,12 +148,12 @@ fn main() -> ExitCode {
     }
 }
 
-fn read(path: &Path) -> Result<String, String> {
+pub(crate) fn read(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|error| format!("{}: cannot read: {error}", path.display()))
 }
 
 /// Each problem of one file, in `format`; with cargo's closing count when pretty.
-fn report(problems: &[Diagnostic], file: &str, source: &str, format: Format, verb: &str) -> String {
+pub(crate) fn report(problems: &[Diagnostic], file: &str, source: &str, format: Format, verb: &str) -> String {
     let mut out = String::new();
     for problem in problems {
         match format {

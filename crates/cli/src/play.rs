@@ -13,7 +13,7 @@ use std::rc::Rc;
 use clusterlab_engine::lab::catalog::Entry;
 use clusterlab_engine::limits::MAX_LINE_BYTES;
 use clusterlab_engine::shell::{SessionSnapshot, Stream};
-use clusterlab_engine::store::LabState;
+use clusterlab_engine::store::{self, LabState};
 use clusterlab_engine::{Lab, Session, Transcript};
 use rustyline::completion::Completer;
 use rustyline::error::ReadlineError;
@@ -89,7 +89,8 @@ impl Play {
             return Step::Continue;
         }
         if self.at_shell_prompt() {
-            match self.questions.handle(line) {
+            let said = self.questions.handle(line, &self.session.borrow());
+            match said {
                 Some(Said::Out(text)) => {
                     self.write(out, &text);
                     return Step::Continue;
@@ -107,8 +108,15 @@ impl Play {
         let leaves = self.at_shell_prompt()
             && matches!(word, Some("exit" | "logout"))
             && self.session.borrow().snapshot().interactive.ssh_stack.is_empty();
+        let (host, prompt, at) = {
+            let session = self.session.borrow();
+            (session.host().to_string(), session.prompt(), session.now())
+        };
         let transcript = self.session.borrow_mut().run(line);
         self.print(&transcript, out, err);
+        // Kept as the app keeps it, so that task questions see what ran.
+        let snapshot = self.session.borrow().snapshot();
+        self.questions.state.record(store::Entry::new(&host, &prompt, line, at, transcript), snapshot);
         if leaves {
             Step::End
         } else {

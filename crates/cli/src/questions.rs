@@ -2,9 +2,11 @@
 //! Answers are kept and graded by the engine's `LabState`, as the web app's
 //! store does, so a rehearsal grades exactly as the page will.
 
-use clusterlab_engine::grading;
+use clusterlab_engine::grading::{self, HandoffRecord};
+use clusterlab_engine::lab::authoring::solution::evidence_response;
 use clusterlab_engine::lab::{Question, QuestionKind, Tolerance, Variant};
 use clusterlab_engine::store::LabState;
+use clusterlab_engine::Session;
 
 use crate::doc_text::{render, safe};
 
@@ -25,7 +27,9 @@ pub struct Questions {
 
 impl Questions {
     /// Runs `line` when it starts with one of [`WORDS`]; None otherwise.
-    pub fn handle(&mut self, line: &str) -> Option<Said> {
+    /// Task and state questions are checked against `session` and the
+    /// transcript.
+    pub fn handle(&mut self, line: &str, session: &Session) -> Option<Said> {
         let line = line.trim_start();
         let word = line.split_whitespace().next()?;
         if !WORDS.contains(&word) {
@@ -39,13 +43,19 @@ impl Questions {
         Some(match word {
             "questions" => Said::Out(self.list()),
             "score" => Said::Out(format!("{}\n", self.score())),
+            "answer" if !id.is_empty() && self.checked_by_engine(id) => self.answer(id, value, session),
             "answer" if id.is_empty() || value.is_empty() => {
                 Said::Err(format!("answer: usage: answer ID VALUE; the ids are {}\n", self.ids()))
             }
-            "answer" => self.answer(id, value),
+            "answer" => self.answer(id, value, session),
             _ if id.is_empty() => Said::Err(format!("hint: usage: hint ID; the ids are {}\n", self.ids())),
             _ => self.hint(id),
         })
+    }
+
+    /// Whether `id` is a task or state question, which `answer ID` checks.
+    fn checked_by_engine(&self, id: &str) -> bool {
+        self.variant.questions.iter().any(|q| q.id == id && matches!(q.kind, QuestionKind::Task { .. } | QuestionKind::State { .. }))
     }
 
     fn ids(&self) -> String {
@@ -65,13 +75,12 @@ impl Questions {
     fn list(&self) -> String {
         let mut out = String::new();
         for (at, question) in self.variant.questions.iter().enumerate() {
-            let status = match self.state.answers.get(&question.id) {
-                None => "not answered".to_string(),
-                Some(saved) => {
-                    let grade = question.grade(&saved.response);
+            let status = match (self.state.answers.get(&question.id), self.state.grade(question)) {
+                (Some(saved), Some(grade)) => {
                     let verdict = if grade.correct { "correct" } else { "not correct" };
                     format!("answered, {verdict} ({}/{}), {} attempt{}", grade.points, grade.possible, saved.attempts, plural(saved.attempts))
                 }
+                _ => "not answered".to_string(),
             };
             out += &format!(
                 "{}. {} ({}, {} point{}): {status}\n",
@@ -103,15 +112,21 @@ impl Questions {
         )
     }
 
-    fn answer(&mut self, id: &str, value: &str) -> Said {
+    fn answer(&mut self, id: &str, value: &str, session: &Session) -> Said {
         let question = match self.find("answer", id) {
             Ok(question) => question.clone(),
             Err(said) => return said,
         };
-        let response = response(&question, value);
-        let grade = self.state.answer(&question, &response);
+        let response = evidence_response(&question, session, &self.state).unwrap_or_else(|| response(&question, value));
+        let Some(grade) = self.state.answer(&question, &response) else {
+            let why = if self.state.grade(&question).is_some_and(|g| g.correct) { "it is answered correctly" } else { "no attempts are left" };
+            return Said::Err(format!("answer: question {} takes no more answers: {why}\n", safe(&question.id)));
+        };
         let attempts = self.state.answers.get(&question.id).map_or(1, |saved| saved.attempts);
-        let given = safe(&grading::items(&response).join(", "));
+        let given = match &question.kind {
+            QuestionKind::Handoff { .. } => "the handoff record".to_string(),
+            _ => safe(&grading::items(&response).join(", ")),
+        };
         let mut out = format!(
             "{} \u{2014} {}/{} point{} \u{b7} answered \u{201c}{given}\u{201d}{}\n",
             if grade.correct { "Correct" } else { "Not quite" },
@@ -121,6 +136,9 @@ impl Questions {
             if attempts > 1 { format!(" \u{b7} {attempts} attempts") } else { String::new() }
         );
         // The explanation is shown once the answer is right, as on the page.
+        if let Some(feedback) = &grade.feedback {
+            out += &render(feedback, "  ");
+        }
         if grade.correct && !grade.explanation.is_empty() {
             out += &render(&grade.explanation, "  ");
         }
@@ -168,6 +186,10 @@ fn kind_name(kind: &QuestionKind) -> &'static str {
         QuestionKind::Text { .. } => "text",
         QuestionKind::Number { .. } => "number",
         QuestionKind::Order { .. } => "order",
+        QuestionKind::Entity { .. } => "entity",
+        QuestionKind::Task { .. } => "task",
+        QuestionKind::State { .. } => "state",
+        QuestionKind::Handoff { .. } => "handoff",
     }
 }
 
@@ -176,7 +198,10 @@ fn shown(question: &Question) -> Vec<String> {
     match &question.kind {
         QuestionKind::Choice { choices, .. } | QuestionKind::Multi { choices, .. } => choices.clone(),
         QuestionKind::Order { items } => grading::shuffled(items, &question.id),
-        QuestionKind::Text { .. } | QuestionKind::Number { .. } => Vec::new(),
+        // A cluster's entities can be thousands: `answer` takes the name.
+        QuestionKind::Entity { .. } | QuestionKind::Text { .. } | QuestionKind::Number { .. } => Vec::new(),
+        QuestionKind::Handoff { rubric, .. } => rubric.clone(),
+        QuestionKind::Task { .. } | QuestionKind::State { .. } => Vec::new(),
     }
 }
 
@@ -187,6 +212,16 @@ fn how_to_answer(question: &Question) -> String {
         QuestionKind::Multi { .. } => format!("answer {id} CHOICE...  (every right one, by text or number; quote text with spaces)"),
         QuestionKind::Order { .. } => format!("answer {id} ITEM...  (all of them in the right order, by text or number; quote text with spaces)"),
         QuestionKind::Text { .. } => format!("answer {id} TEXT"),
+        QuestionKind::Entity { entity, choices, .. } => {
+            let example = choices.first().map_or(String::new(), |first| format!(", e.g. {}", safe(first)));
+            format!("answer {id} NAME  (a {entity} of this cluster{example})")
+        }
+        QuestionKind::Task { .. } => format!("answer {id}  (checks what you ran)"),
+        QuestionKind::State { .. } => format!("answer {id}  (checks the cluster now)"),
+        QuestionKind::Handoff { fields, .. } => format!(
+            "answer {id} TEXT | TEXT ...  (one text per field: {}; the rubric above is your self-assessment)",
+            fields.iter().map(|f| safe(f)).collect::<Vec<_>>().join("; ")
+        ),
         QuestionKind::Number { unit, tolerance, .. } => {
             let within = match tolerance {
                 Tolerance::Absolute(delta) if *delta > 0.0 => format!(", within {delta}"),
@@ -225,7 +260,14 @@ fn response(question: &Question, value: &str) -> String {
             }
             words(value).iter().map(|word| pick(word)).collect::<Vec<_>>().join("\n")
         }
-        QuestionKind::Text { .. } | QuestionKind::Number { .. } => unquoted(value),
+        QuestionKind::Text { .. } | QuestionKind::Number { .. } | QuestionKind::Entity { .. } => unquoted(value),
+        QuestionKind::Handoff { rubric, .. } => HandoffRecord {
+            fields: value.split('|').map(|field| field.trim().to_string()).collect(),
+            // Self-assessed: answering in play claims the rubric it listed.
+            checked: (0..rubric.len()).collect(),
+        }
+        .to_response(),
+        QuestionKind::Task { .. } | QuestionKind::State { .. } => String::new(),
     }
 }
 

@@ -222,12 +222,30 @@ impl LabState {
         self.session = Rc::new(session);
     }
 
-    /// Records an answer (another attempt) and grades it.
-    pub fn answer(&mut self, question: &Question, response: &str) -> Grade {
+    /// Whether `question` takes another answer: not locked by a correct
+    /// one, attempts left.
+    pub fn open(&self, question: &Question) -> bool {
+        let saved = self.answers.get(&question.id);
+        let grade = saved.map(|answer| question.grade(&answer.response));
+        question.open(saved.map_or(0, |answer| answer.attempts), grade.as_ref())
+    }
+
+    /// Records an answer (another attempt) and grades it; None, recording
+    /// nothing, when the question takes no more answers.
+    pub fn answer(&mut self, question: &Question, response: &str) -> Option<Grade> {
+        if !self.open(question) {
+            return None;
+        }
         let saved = self.answers.entry(question.id.clone()).or_default();
         saved.response = response.to_string();
         saved.attempts += 1;
-        question.grade(response)
+        Some(self.grade(question).unwrap_or_else(|| question.grade(response)))
+    }
+
+    /// The grade of an answered question, less what its revealed hints cost.
+    pub fn grade(&self, question: &Question) -> Option<Grade> {
+        let answer = self.answers.get(&question.id)?;
+        Some(question.grade_after_hints(&answer.response, self.hints_shown.get(&question.id).copied().unwrap_or(0)))
     }
 
     pub fn show_hint(&mut self, question: &str) {
@@ -236,10 +254,7 @@ impl LabState {
 
     /// The grade of every answered question, in the questions' order.
     pub fn grades(&self, questions: &[Question]) -> Vec<(String, Grade)> {
-        questions
-            .iter()
-            .filter_map(|q| self.answers.get(&q.id).map(|answer| (q.id.clone(), q.grade(&answer.response))))
-            .collect()
+        questions.iter().filter_map(|q| self.grade(q).map(|grade| (q.id.clone(), grade))).collect()
     }
 
     /// Points scored.

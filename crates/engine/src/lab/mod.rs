@@ -15,6 +15,7 @@
 pub mod authoring;
 pub mod catalog;
 pub mod doc;
+pub mod evidence;
 pub mod spec;
 pub mod template;
 
@@ -39,6 +40,12 @@ pub struct Lab {
     pub minutes: Option<u32>,
     pub stage: Option<String>,
     pub tags: Vec<String>,
+    /// The share of the points that passes the lab, in percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass: Option<u32>,
+    /// Points each revealed hint costs, in every question.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hint_cost: u32,
     pub cluster: ClusterConfig,
     pub vars: Vec<Var>,
     pub faults: Vec<FaultSpec>,
@@ -66,8 +73,40 @@ pub struct Question {
     pub kind: QuestionKind,
     pub points: u32,
     pub hints: Vec<Doc>,
+    /// Points each revealed hint costs.
+    pub hint_cost: u32,
     /// Shown after answering.
     pub explanation: Doc,
+    /// Attempts allowed (None: as many as the trainee wants).
+    pub attempts: Option<u32>,
+    /// Whether a correct answer may be changed.
+    pub retry: bool,
+    /// What to tell a trainee who gave this response (a choice's text).
+    pub feedback: Vec<(String, Doc)>,
+}
+
+/// A command line the trainee ran, as a `task` question describes it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// Where it ran (a bash pattern over the hostname); anywhere when None.
+    pub host: Option<String>,
+    /// A bash pattern over the command line.
+    pub command: String,
+}
+
+/// A fact about the cluster that a `state` question expects.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Expect {
+    /// Slurm shows `node` in `state` (`idle`, `drained`, `down`), with a
+    /// reason matching `reason` (a bash pattern) when given.
+    Slurm { node: String, state: String, reason: Option<String> },
+    /// Every fault (on `node`, when given) has been repaired.
+    Repaired { node: Option<String> },
+    /// Fabric Manager runs on `node` (or does not).
+    FabricManager { node: String, active: bool },
+    /// `all_reduce_perf` over every node reaches this fraction of the
+    /// healthy cluster's bus bandwidth at large messages.
+    AllReduce { within: f64 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -89,11 +128,35 @@ pub enum QuestionKind {
     Number { answer: f64, tolerance: Tolerance, unit: Option<String> },
     /// The items, in the right order (shown shuffled).
     Order { items: Vec<String> },
+    /// A node, GPU, HCA or port of the lab's cluster: `choices` come from
+    /// the model, `answer` indexes the right one.
+    Entity { entity: String, choices: Vec<String>, answer: usize },
+    /// Done by running `ran` (after `after`, when given) at the terminal.
+    Task { ran: Step, after: Option<Step> },
+    /// Done when the cluster shows every one of `expect`.
+    State { expect: Vec<Expect> },
+    /// A handoff record: free text under each of `fields`, self-assessed
+    /// against `rubric`.
+    Handoff { fields: Vec<String>, rubric: Vec<String> },
 }
 
 pub const LEVELS: &[&str] = &["beginner", "intermediate", "advanced"];
 pub const STAGES: &[&str] = &["understand", "prepare", "validate", "operate", "diagnose", "handover"];
-pub const QUESTION_TYPES: &[&str] = &["choice", "multi", "text", "number", "order"];
+pub const QUESTION_TYPES: &[&str] = &["choice", "multi", "text", "number", "order", "entity", "task", "state", "handoff"];
+/// What an `entity` question picks.
+pub const ENTITIES: &[&str] = &["node", "gpu", "hca", "port"];
+/// Slurm states a `state` question may expect.
+pub const SLURM_STATES: &[&str] = &["idle", "allocated", "drained", "down"];
+/// The handoff record's fields, unless the question lists its own.
+pub const HANDOFF_FIELDS: &[&str] = &[
+    "Scope and owner",
+    "Versions and placement",
+    "Commands and timestamps",
+    "Expected versus observed",
+    "Changes and rollback",
+    "Remaining limitations",
+    "Next action",
+];
 pub const FABRICS: &[&str] = &["infiniband", "roce"];
 pub const PORT_DOWN_STATES: &[&str] = &["Down", "Polling", "Disabled"];
 
@@ -116,6 +179,10 @@ pub const FAULT_KINDS: &[(&str, &[&str], &[&str])] = &[
     ("node-down", &["node"], &["reason"]),
     ("node-drain", &["node"], &["reason"]),
 ];
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
 
 /// The most nodes a lab may declare.
 pub const MAX_NODES: u32 = 4096;
@@ -237,7 +304,9 @@ impl Lab {
             .questions
             .iter()
             .enumerate()
-            .filter_map(|(at, question)| question.resolve(values).map_err(|e| problems.push(Unresolved::Question(at, e))).ok())
+            .filter_map(|(at, question)| {
+                question.resolve(values, &self.cluster, self.hint_cost).map_err(|e| problems.push(Unresolved::Question(at, e))).ok()
+            })
             .collect();
         (faults, questions, problems)
     }

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::doc::Doc;
 use super::template::{self, Values};
-use super::{Question, QuestionKind, Tolerance, PORT_DOWN_STATES};
+use super::{Expect, Question, QuestionKind, Step, Tolerance, HANDOFF_FIELDS, PORT_DOWN_STATES};
+use crate::model::ClusterConfig;
 use crate::limits::MAX_NVLINKS;
 use crate::model::fault::{Fault, PortDown};
 
@@ -174,16 +175,99 @@ pub enum AnswerSpec {
     List(Vec<String>),
 }
 
+/// One of a `state` question's `expect` tables, as written.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ExpectSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slurm: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repaired: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fabric_manager: Option<String>,
+    /// `"5%"`: all_reduce_perf within 5% of the healthy cluster's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub all_reduce_within: Option<String>,
+}
+
+impl ExpectSpec {
+    pub fn resolve(&self, values: &Values) -> Result<Expect, ResolveError> {
+        let optional = |field: &'static str, value: &Option<String>| value.as_ref().map(|v| text(field, v, values)).transpose();
+        let node = optional("expect", &self.node)?;
+        let need_node = |what: &str| node.clone().ok_or_else(|| error("expect", format!("`{what}` in `expect` needs `node`")));
+        if let Some(state) = &self.slurm {
+            let state = text("expect", state, values)?.to_ascii_lowercase();
+            if !super::SLURM_STATES.contains(&state.as_str()) {
+                return Err(error("expect", format!("`slurm` must be one of {}, not `{state}`", super::SLURM_STATES.join(", "))));
+            }
+            return Ok(Expect::Slurm { node: need_node("slurm")?, state, reason: optional("expect", &self.reason)? });
+        }
+        if let Some(repaired) = self.repaired {
+            if !repaired {
+                return Err(error("expect", "`repaired` can only be `true`: expect the repair, not its absence"));
+            }
+            return Ok(Expect::Repaired { node });
+        }
+        if let Some(state) = &self.fabric_manager {
+            let active = match text("expect", state, values)?.as_str() {
+                "active" => true,
+                "inactive" => false,
+                other => return Err(error("expect", format!("`fabric_manager` must be `active` or `inactive`, not `{other}`"))),
+            };
+            return Ok(Expect::FabricManager { node: need_node("fabric_manager")?, active });
+        }
+        if let Some(within) = &self.all_reduce_within {
+            return match parse_tolerance(&text("expect", within, values)?) {
+                Some(Tolerance::Relative(fraction)) if fraction < 1.0 => Ok(Expect::AllReduce { within: fraction }),
+                _ => Err(error("expect", format!("`all_reduce_within` must be a percentage below 100%, such as \"5%\", not `{within}`"))),
+            };
+        }
+        Err(error("expect", "each `expect` entry needs one of `slurm`, `repaired`, `fabric_manager`, `all_reduce_within`"))
+    }
+}
+
 /// A `[[questions]]` table, with its Markdown parsed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QuestionSpec {
     pub id: String,
-    /// `choice`, `multi`, `text`, `number` or `order`.
+    /// One of [`QUESTION_TYPES`](super::QUESTION_TYPES).
     pub kind: String,
     pub prompt: Doc,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<String>,
-    pub answer: AnswerSpec,
+    /// None for `task`, `state` and `handoff` questions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<AnswerSpec>,
+    /// `entity`: `node`, `gpu`, `hca` or `port`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity: Option<String>,
+    /// `task`: where and what the trainee runs, and what must come first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_host: Option<String>,
+    /// `state`: what the cluster must show.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<ExpectSpec>,
+    /// `handoff`: the record's fields and the rubric.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rubric: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<u32>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retry: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub feedback: Vec<(String, Doc)>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub accept: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -206,34 +290,54 @@ pub fn parse_tolerance(text: &str) -> Option<Tolerance> {
     }
 }
 
+/// The names an `entity` question picks from: nodes (`gpu-001`), GPUs
+/// (`gpu-001 GPU 3`), HCAs (`gpu-001 mlx5_1`) or ports (`gpu-001 mlx5_1 port 1`).
+pub fn entities(entity: &str, cluster: &ClusterConfig) -> Vec<String> {
+    let hcas = cluster.hcas.unwrap_or(cluster.preset.hca_count());
+    let gpus = cluster.preset.gpu_buses.len();
+    let mut names = Vec::new();
+    for node in &cluster.hostnames {
+        match entity {
+            "node" => names.push(node.clone()),
+            "gpu" => names.extend((0..gpus).map(|gpu| format!("{node} GPU {gpu}"))),
+            "hca" => names.extend((0..hcas).map(|hca| format!("{node} mlx5_{hca}"))),
+            "port" => names.extend((0..hcas).map(|hca| format!("{node} mlx5_{hca} port 1"))),
+            _ => {}
+        }
+    }
+    names
+}
+
 impl QuestionSpec {
-    pub fn resolve(&self, values: &Values) -> Result<Question, ResolveError> {
+    pub fn resolve(&self, values: &Values, cluster: &ClusterConfig, hint_cost: u32) -> Result<Question, ResolveError> {
         let qid = &self.id;
         let sub = |text: &str| self::text("answer", text, values);
         let choices = self.choices.iter().map(|choice| text("choices", choice, values)).collect::<Result<Vec<_>, _>>()?;
-        let position = |answer: &str| {
+        let position = |choices: &[String], answer: &str| {
             choices
                 .iter()
                 .position(|choice| choice == answer)
                 .ok_or_else(|| error("answer", format!("question `{qid}`: the answer `{answer}` is not among its choices")))
         };
+        let answer = || self.answer.as_ref().ok_or_else(|| error("answer", format!("question `{qid}`: a {} question needs `answer`", self.kind)));
         let answer_text = |expected: &str| -> Result<String, ResolveError> {
-            match &self.answer {
+            match answer()? {
                 AnswerSpec::Text(text) => sub(text),
                 AnswerSpec::Number(n) => Ok(n.to_string()),
                 AnswerSpec::List(_) => Err(error("answer", format!("question `{qid}`: the answer must be {expected}, not a list"))),
             }
         };
         let answer_list = || -> Result<Vec<String>, ResolveError> {
-            match &self.answer {
+            match answer()? {
                 AnswerSpec::List(items) => items.iter().map(|item| sub(item)).collect(),
                 _ => Err(error("answer", format!("question `{qid}`: the answer must be a list, e.g. [\"a\", \"b\"]"))),
             }
         };
+        let optional = |field: &'static str, value: &Option<String>| value.as_ref().map(|v| text(field, v, values)).transpose();
         let kind = match self.kind.as_str() {
-            "choice" => QuestionKind::Choice { answer: position(&answer_text("one of the choices")?)?, choices },
+            "choice" => QuestionKind::Choice { answer: position(&choices, &answer_text("one of the choices")?)?, choices },
             "multi" => {
-                let mut answers = answer_list()?.iter().map(|a| position(a)).collect::<Result<Vec<_>, _>>()?;
+                let mut answers = answer_list()?.iter().map(|a| position(&choices, a)).collect::<Result<Vec<_>, _>>()?;
                 crate::sort::sort(&mut answers);
                 answers.dedup();
                 QuestionKind::Multi { choices, answers }
@@ -265,15 +369,55 @@ impl QuestionSpec {
                 QuestionKind::Number { answer, tolerance, unit: self.unit.clone() }
             }
             "order" => QuestionKind::Order { items: answer_list()? },
+            "entity" => {
+                let entity = self.entity.clone().ok_or_else(|| error("entity", format!("question `{qid}`: an entity question needs `entity`")))?;
+                let choices = entities(&entity, cluster);
+                if choices.is_empty() {
+                    return Err(error("entity", format!("question `{qid}`: `entity` must be one of {}", super::ENTITIES.join(", "))));
+                }
+                QuestionKind::Entity { answer: position(&choices, &answer_text("a string")?)?, entity, choices }
+            }
+            "task" => {
+                let command = self.command.as_ref().ok_or_else(|| error("command", format!("question `{qid}`: a task question needs `command`")))?;
+                let ran = Step { host: optional("host", &self.host)?, command: text("command", command, values)? };
+                let after = match &self.after {
+                    Some(after) => Some(Step { host: optional("after_host", &self.after_host)?, command: text("after", after, values)? }),
+                    None => None,
+                };
+                QuestionKind::Task { ran, after }
+            }
+            "state" => {
+                if self.expect.is_empty() {
+                    return Err(error("expect", format!("question `{qid}`: a state question needs `expect`")));
+                }
+                QuestionKind::State { expect: self.expect.iter().map(|e| e.resolve(values)).collect::<Result<_, _>>()? }
+            }
+            "handoff" => QuestionKind::Handoff {
+                fields: if self.fields.is_empty() {
+                    HANDOFF_FIELDS.iter().map(|f| f.to_string()).collect()
+                } else {
+                    self.fields.iter().map(|f| text("fields", f, values)).collect::<Result<_, _>>()?
+                },
+                rubric: self.rubric.iter().map(|r| text("rubric", r, values)).collect::<Result<_, _>>()?,
+            },
             other => return Err(error("type", format!("unknown question type `{other}`"))),
         };
+        let feedback = self
+            .feedback
+            .iter()
+            .map(|(response, why)| Ok((text("feedback", response, values)?, doc("feedback", why, values)?)))
+            .collect::<Result<_, ResolveError>>()?;
         Ok(Question {
             id: qid.clone(),
             prompt: doc("prompt", &self.prompt, values)?,
             kind,
             points: self.points,
             hints: self.hints.iter().map(|hint| doc("hints", hint, values)).collect::<Result<_, _>>()?,
+            hint_cost,
             explanation: doc("explanation", &self.explanation, values)?,
+            attempts: self.attempts,
+            retry: self.retry,
+            feedback,
         })
     }
 }

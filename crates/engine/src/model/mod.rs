@@ -376,6 +376,12 @@ impl Cluster {
     }
 
     /// When the lab's clock started.
+    /// The same cluster as built, before any fault or change: the baseline
+    /// a repair is measured against.
+    pub fn healthy(&self) -> Cluster {
+        Cluster::build(&self.config, self.seed)
+    }
+
     pub fn started_at(&self) -> EpochSeconds {
         self.started_at
     }

@@ -232,6 +232,23 @@ fn cuda_failure(member: &Member) -> Option<&'static str> {
     None
 }
 
+/// all_reduce_perf over every node, a rank on each GPU, in NCCL's default
+/// environment: its large-message bus bandwidth as a share of the same
+/// cluster's when healthy. None when the job cannot run (a node down, a GPU
+/// lost).
+pub fn all_reduce_busbw_ratio(cluster: &Cluster) -> Option<f64> {
+    fn busbw(cluster: &Cluster) -> Option<f64> {
+        if cluster.nodes.iter().any(|node| !node.reachable) {
+            return None;
+        }
+        let ranks = |node: &Node| node.gpus.len() as u32;
+        let members: Vec<Member> = cluster.nodes.iter().map(|node| Member { node, ranks: ranks(node) }).collect();
+        Plan::new(cluster, &members, Coll::AllReduce, &|_| None).ok().map(|plan| plan.bus_gbs)
+    }
+    let healthy = busbw(&cluster.healthy())?;
+    Some(busbw(cluster)? / healthy)
+}
+
 impl Plan {
     /// Reads the hardware of a job. `env` gives the job's environment (NCCL_*).
     pub fn new(cluster: &Cluster, members: &[Member], coll: Coll, env: Env) -> Result<Plan, InitFailure> {

@@ -23,6 +23,15 @@ pub struct LabFile {
     pub vars: BTreeMap<String, Spanned<VarTable>>,
     pub faults: Vec<Spanned<FaultTable>>,
     pub questions: Vec<Spanned<QuestionTable>>,
+    pub solution: Option<Spanned<SolutionTable>>,
+}
+
+/// `[solution]`: the command lines that find the evidence, in order, and
+/// the answers it supports; `wrong` answers that must score as wrong.
+pub struct SolutionTable {
+    pub steps: Vec<Spanned<String>>,
+    pub answers: Vec<(Spanned<String>, String)>,
+    pub wrong: Vec<(Spanned<String>, String)>,
 }
 
 pub struct LabTable {
@@ -34,6 +43,8 @@ pub struct LabTable {
     pub minutes: Option<u32>,
     pub stage: Option<Spanned<String>>,
     pub tags: Vec<String>,
+    pub pass: Option<Spanned<u32>>,
+    pub hint_cost: Option<u32>,
 }
 
 pub struct ClusterTable {
@@ -119,25 +130,50 @@ pub struct QuestionTable {
     pub kind: Spanned<String>,
     pub prompt: Spanned<String>,
     pub choices: Option<Spanned<Vec<String>>>,
-    pub answer: Spanned<AnswerValue>,
+    pub answer: Option<Spanned<AnswerValue>>,
     pub accept: Vec<String>,
     pub tolerance: Option<Spanned<String>>,
     pub unit: Option<String>,
     pub points: Option<u32>,
     pub hints: Vec<String>,
     pub explanation: String,
+    pub entity: Option<Spanned<String>>,
+    pub host: Option<String>,
+    pub command: Option<Spanned<String>>,
+    pub after: Option<String>,
+    pub after_host: Option<String>,
+    pub expect: Option<Spanned<Vec<ExpectTable>>>,
+    pub fields: Vec<String>,
+    pub rubric: Vec<String>,
+    pub attempts: Option<Spanned<u32>>,
+    pub retry: Option<bool>,
+    pub feedback: Option<Spanned<Vec<(String, String)>>>,
 }
 
-const TOP_KEYS: &[&str] = &["lab", "cluster", "vars", "faults", "questions"];
-const LAB_KEYS: &[&str] = &["id", "title", "summary", "briefing", "level", "minutes", "stage", "tags"];
+/// One entry of a `state` question's `expect`.
+#[derive(Clone, Debug, Default)]
+pub struct ExpectTable {
+    pub node: Option<String>,
+    pub slurm: Option<String>,
+    pub reason: Option<String>,
+    pub repaired: Option<bool>,
+    pub fabric_manager: Option<String>,
+    pub all_reduce_within: Option<String>,
+}
+
+const TOP_KEYS: &[&str] = &["lab", "cluster", "vars", "faults", "questions", "solution"];
+const LAB_KEYS: &[&str] = &["id", "title", "summary", "briefing", "level", "minutes", "stage", "tags", "pass", "hint_cost"];
 const CLUSTER_KEYS: &[&str] =
     &["preset", "nodes", "count", "driver", "cuda", "nccl", "dcgm", "fabric", "hcas", "persistence", "slurm", "kubernetes"];
 const VAR_KEYS: &[&str] = &["one_of", "range"];
 const FAULT_KEYS: &[&str] =
     &["kind", "node", "gpu", "hca", "xid", "count", "gen", "width", "rate", "mtu", "links", "state", "reason", "repair"];
 const QUESTION_KEYS: &[&str] = &[
-    "id", "type", "prompt", "choices", "answer", "accept", "tolerance", "unit", "points", "hints", "explanation",
+    "id", "type", "prompt", "choices", "answer", "accept", "tolerance", "unit", "points", "hints", "explanation", "entity", "host",
+    "command", "after", "after_host", "expect", "fields", "rubric", "attempts", "retry", "feedback",
 ];
+const EXPECT_KEYS: &[&str] = &["node", "slurm", "reason", "repaired", "fabric_manager", "all_reduce_within"];
+const SOLUTION_KEYS: &[&str] = &["steps", "answers", "wrong"];
 
 /// Parses a lab file. Syntax errors stop at the first; everything else is
 /// collected, so an author sees every problem at once.
@@ -170,8 +206,9 @@ pub fn parse(source: &str) -> Result<LabFile, Vec<Problem>> {
         .iter()
         .filter_map(|t| question_table(t, &mut problems).map(|q| Spanned::new(t.span.clone(), q)))
         .collect();
+    let solution = top.optional_table("solution", &mut problems).map(|t| Spanned::new(t.span.clone(), solution_table(&t, &mut problems)));
     match (lab.flatten(), cluster.flatten()) {
-        (Some(lab), Some(cluster)) if problems.is_empty() => Ok(LabFile { lab, cluster, vars, faults, questions }),
+        (Some(lab), Some(cluster)) if problems.is_empty() => Ok(LabFile { lab, cluster, vars, faults, questions, solution }),
         _ => Err(problems),
     }
 }
@@ -425,6 +462,8 @@ fn section_name(key: &str) -> &'static str {
         "vars" => "[vars]",
         "faults" => "[[faults]]",
         "questions" => "[[questions]]",
+        "solution" => "[solution]",
+        "expect" => "an `expect` entry",
         _ => "this table",
     }
 }
@@ -532,6 +571,8 @@ fn lab_table(t: &Table, problems: &mut Vec<Problem>) -> Option<LabTable> {
         minutes: t.optional(problems, "minutes", unsigned),
         stage: t.optional(problems, "stage", spanned_string),
         tags: t.optional(problems, "tags", |v| list(v, string)).unwrap_or_default(),
+        pass: t.optional(problems, "pass", |v| unsigned(v).map(|n| Spanned::new(v.span(), n))),
+        hint_cost: t.optional(problems, "hint_cost", unsigned),
     };
     Some(table)
 }
@@ -603,13 +644,43 @@ fn question_table(t: &Table, problems: &mut Vec<Problem>) -> Option<QuestionTabl
     let id = t.required(problems, "id", spanned_string);
     let kind = t.required(problems, "type", spanned_string);
     let prompt = t.required(problems, "prompt", spanned_string);
-    let answer = t.required(problems, "answer", answer);
+    // Task, state and handoff questions are answered by what the trainee
+    // does; the type check says so when one is given an `answer`.
+    let answered = !matches!(kind.as_ref().map(|k| k.get_ref().as_str()), Some("task" | "state" | "handoff"));
+    let answer = if answered { Some(t.required(problems, "answer", answer)?) } else { t.optional(problems, "answer", answer) };
     Some(QuestionTable {
         id: id?,
         kind: kind?,
         prompt: prompt?,
         choices: t.optional(problems, "choices", |v| list(v, string).map(|c| Spanned::new(v.span(), c))),
-        answer: answer?,
+        answer,
+        entity: t.optional(problems, "entity", spanned_string),
+        host: t.optional(problems, "host", string),
+        command: t.optional(problems, "command", spanned_string),
+        after: t.optional(problems, "after", string),
+        after_host: t.optional(problems, "after_host", string),
+        expect: t.get("expect").and_then(|value| {
+            let DeValue::Array(items) = value.get_ref() else {
+                problems.push((value.span(), "`expect` must be a list of tables, e.g. [{ node = \"gpu-001\", slurm = \"drained\" }]".into()));
+                return None;
+            };
+            let entries = items
+                .iter()
+                .filter_map(|item| match item.get_ref() {
+                    DeValue::Table(entries) => Some(expect_table(&Table { name: section_name("expect"), span: item.span(), entries }, problems)),
+                    _ => {
+                        problems.push((item.span(), "each entry of `expect` must be a table".into()));
+                        None
+                    }
+                })
+                .collect();
+            Some(Spanned::new(value.span(), entries))
+        }),
+        fields: t.optional(problems, "fields", |v| list(v, string)).unwrap_or_default(),
+        rubric: t.optional(problems, "rubric", |v| list(v, string)).unwrap_or_default(),
+        attempts: t.optional(problems, "attempts", |v| unsigned(v).map(|n| Spanned::new(v.span(), n))),
+        retry: t.optional(problems, "retry", boolean),
+        feedback: t.optional(problems, "feedback", |v| string_map(v).map(|m| Spanned::new(v.span(), m.into_iter().map(|(k, v)| (k.into_inner(), v)).collect()))),
         accept: t.optional(problems, "accept", |v| list(v, string)).unwrap_or_default(),
         tolerance: t.optional(problems, "tolerance", spanned_string),
         unit: t.optional(problems, "unit", string),
@@ -617,6 +688,44 @@ fn question_table(t: &Table, problems: &mut Vec<Problem>) -> Option<QuestionTabl
         hints: t.optional(problems, "hints", |v| list(v, string)).unwrap_or_default(),
         explanation: t.optional(problems, "explanation", string).unwrap_or_default(),
     })
+}
+
+fn expect_table(t: &Table, problems: &mut Vec<Problem>) -> ExpectTable {
+    t.check_keys(EXPECT_KEYS, problems);
+    ExpectTable {
+        node: t.optional(problems, "node", string),
+        slurm: t.optional(problems, "slurm", string),
+        reason: t.optional(problems, "reason", string),
+        repaired: t.optional(problems, "repaired", boolean),
+        fabric_manager: t.optional(problems, "fabric_manager", string),
+        all_reduce_within: t.optional(problems, "all_reduce_within", string),
+    }
+}
+
+/// An inline table of strings (`{ key = "text", ... }`), keys located.
+fn string_map(value: &Value) -> Result<Vec<(Spanned<String>, String)>, String> {
+    let DeValue::Table(entries) = value.get_ref() else {
+        return Err(format!("must be a table of strings, e.g. {{ question-id = \"answer\" }}, not {}", describe(value.get_ref())));
+    };
+    entries
+        .iter()
+        .map(|(key, v)| {
+            let text = match v.get_ref() {
+                DeValue::Integer(_) | DeValue::Float(_) => float(v).map(|n| n.to_string()),
+                _ => string(v),
+            };
+            text.map(|text| (Spanned::new(key.span(), key.get_ref().to_string()), text)).map_err(|m| format!("entry `{}` {m}", key.get_ref()))
+        })
+        .collect()
+}
+
+fn solution_table(t: &Table, problems: &mut Vec<Problem>) -> SolutionTable {
+    t.check_keys(SOLUTION_KEYS, problems);
+    SolutionTable {
+        steps: t.optional(problems, "steps", |v| list(v, spanned_string)).unwrap_or_default(),
+        answers: t.optional(problems, "answers", string_map).unwrap_or_default(),
+        wrong: t.optional(problems, "wrong", string_map).unwrap_or_default(),
+    }
 }
 
 #[cfg(test)]
@@ -636,7 +745,7 @@ mod tests {
         assert_eq!(
             found,
             [
-                "unknown key `extra`; expected one of `lab`, `cluster`, `vars`, `faults`, `questions`",
+                "unknown key `extra`; expected one of `lab`, `cluster`, `vars`, `faults`, `questions`, `solution`",
                 "`id` must be a string, not an integer",
                 "missing key `summary` in [lab]",
                 "`count` must be a whole number, not a string",

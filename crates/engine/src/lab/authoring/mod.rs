@@ -19,13 +19,14 @@ pub mod live;
 pub mod markdown;
 pub mod schema;
 pub mod share;
+pub mod solution;
 
 use std::collections::BTreeSet;
 use std::ops::Range;
 
-use super::spec::{AnswerSpec, FaultSpec, LinksSpec, QuestionSpec};
+use super::spec::{AnswerSpec, ExpectSpec, FaultSpec, LinksSpec, QuestionSpec};
 use super::template::{self, Values, Var, VarSpec};
-use super::{Lab, Unresolved, FABRICS, FAULT_KINDS, LEVELS, MAX_NODES, QUESTION_TYPES, STAGES, VARIANTS_CHECKED};
+use super::{Lab, Unresolved, ENTITIES, FABRICS, FAULT_KINDS, LEVELS, MAX_NODES, QUESTION_TYPES, STAGES, VARIANTS_CHECKED};
 use crate::model::change::{RepairTarget, REPAIR_ACTIONS};
 use crate::model::fabric::LinkLayer;
 use crate::model::fault;
@@ -63,6 +64,9 @@ pub struct SourceMap {
 pub struct Compiled {
     pub lab: Lab,
     pub map: SourceMap,
+    /// The lab's `[solution]`, which only `clusterlab test` and the
+    /// authoring tools read: it never reaches a trainee's data.
+    pub solution: Option<solution::Solution>,
 }
 
 impl SourceMap {
@@ -104,6 +108,11 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
     }
     check_one_of(&lab.level, "level", LEVELS, &mut problem);
     check_one_of(&lab.stage, "stage", STAGES, &mut problem);
+    if let Some(pass) = &lab.pass {
+        if *pass.get_ref() > 100 {
+            problem(pass.span(), format!("`pass` is a percentage of the points, from 0 to 100, not {}", pass.get_ref()));
+        }
+    }
 
     let cluster = &file.cluster;
     let preset_name = cluster.preset.get_ref();
@@ -180,6 +189,9 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
         }
         check_question_fields(table, &mut problem);
     }
+    if let Some(solution) = &file.solution {
+        solution::check_fields(solution.get_ref(), &question_ids, &mut problem);
+    }
 
     // An unknown preset is already reported; check the rest against the first.
     let cluster_is_known = preset.is_some() && problems.is_empty();
@@ -249,6 +261,7 @@ fn assemble(file: file::LabFile, preset: &'static preset::Preset, hostnames: Vec
         Some("roce") => LinkLayer::Ethernet,
         _ => LinkLayer::InfiniBand,
     };
+    let solution = file.solution.map(|table| solution::Solution::from_table(table.into_inner()));
     let lab_table = file.lab;
     let mut map = SourceMap {
         id: lab_table.id.span(),
@@ -280,6 +293,8 @@ fn assemble(file: file::LabFile, preset: &'static preset::Preset, hostnames: Vec
         minutes: lab_table.minutes,
         stage: lab_table.stage.map(Spanned::into_inner),
         tags: lab_table.tags,
+        pass: lab_table.pass.map(Spanned::into_inner),
+        hint_cost: lab_table.hint_cost.unwrap_or(0),
         cluster: ClusterConfig {
             driver: cluster.driver,
             cuda: cluster.cuda,
@@ -296,7 +311,7 @@ fn assemble(file: file::LabFile, preset: &'static preset::Preset, hostnames: Vec
         faults,
         questions,
     };
-    Compiled { lab, map }
+    Compiled { lab, map, solution }
 }
 
 fn fault_spec(table: &FaultTable) -> FaultSpec {
@@ -329,11 +344,43 @@ fn question_spec(table: &QuestionTable) -> QuestionSpec {
         kind: table.kind.get_ref().clone(),
         prompt: markdown::parse(table.prompt.get_ref()),
         choices: table.choices.as_ref().map(|c| c.get_ref().clone()).unwrap_or_default(),
-        answer: match table.answer.get_ref() {
+        answer: table.answer.as_ref().map(|answer| match answer.get_ref() {
             AnswerValue::Number(n) => AnswerSpec::Number(*n),
             AnswerValue::Text(text) => AnswerSpec::Text(text.clone()),
             AnswerValue::List(items) => AnswerSpec::List(items.clone()),
-        },
+        }),
+        entity: table.entity.as_ref().map(|e| e.get_ref().clone()),
+        host: table.host.clone(),
+        command: table.command.as_ref().map(|c| c.get_ref().clone()),
+        after: table.after.clone(),
+        after_host: table.after_host.clone(),
+        expect: table
+            .expect
+            .as_ref()
+            .map(|expect| {
+                expect
+                    .get_ref()
+                    .iter()
+                    .map(|e| ExpectSpec {
+                        node: e.node.clone(),
+                        slurm: e.slurm.clone(),
+                        reason: e.reason.clone(),
+                        repaired: e.repaired,
+                        fabric_manager: e.fabric_manager.clone(),
+                        all_reduce_within: e.all_reduce_within.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        fields: table.fields.clone(),
+        rubric: table.rubric.clone(),
+        attempts: table.attempts.as_ref().map(|a| *a.get_ref()),
+        retry: table.retry.unwrap_or(false),
+        feedback: table
+            .feedback
+            .as_ref()
+            .map(|f| f.get_ref().iter().map(|(response, why)| (response.clone(), markdown::parse(why))).collect())
+            .unwrap_or_default(),
         accept: table.accept.clone(),
         tolerance: table.tolerance.as_ref().map(|t| t.get_ref().clone()),
         unit: table.unit.clone(),
@@ -345,12 +392,20 @@ fn question_spec(table: &QuestionTable) -> QuestionSpec {
 
 fn question_spans(table: &Spanned<QuestionTable>) -> FieldSpans {
     let question = table.get_ref();
-    let mut fields = vec![
-        ("id", question.id.span()),
-        ("type", question.kind.span()),
-        ("prompt", question.prompt.span()),
-        ("answer", question.answer.span()),
-    ];
+    // Problems in a field with no location of its own point at the answer,
+    // or the type when there is no answer.
+    let fallback = question.answer.as_ref().map_or(question.kind.span(), Spanned::span);
+    let mut fields = vec![("id", question.id.span()), ("type", question.kind.span()), ("prompt", question.prompt.span()), ("answer", fallback.clone())];
+    for (field, span) in [
+        ("entity", question.entity.as_ref().map(Spanned::span)),
+        ("command", question.command.as_ref().map(Spanned::span)),
+        ("expect", question.expect.as_ref().map(Spanned::span)),
+        ("feedback", question.feedback.as_ref().map(Spanned::span)),
+    ] {
+        if let Some(span) = span {
+            fields.push((field, span));
+        }
+    }
     if let Some(choices) = &question.choices {
         fields.push(("choices", choices.span()));
     }
@@ -359,8 +414,8 @@ fn question_spans(table: &Spanned<QuestionTable>) -> FieldSpans {
     }
     // Hints, accepted answers and the explanation carry no location of their
     // own in the parsed file: problems in them point at the answer.
-    for field in ["hints", "accept", "explanation"] {
-        fields.push((field, question.answer.span()));
+    for field in ["hints", "accept", "explanation", "host", "after", "after_host", "fields", "rubric"] {
+        fields.push((field, fallback.clone()));
     }
     FieldSpans { table: table.span(), fields }
 }
@@ -515,6 +570,49 @@ fn check_question_fields(table: &QuestionTable, problem: &mut impl FnMut(Range<u
         problem(table.kind.span(), format!("unknown question type `{kind}`{hint}; types are {}", list(QUESTION_TYPES.iter().copied())));
         return;
     }
+    let done_by_doing = matches!(kind, "task" | "state" | "handoff");
+    if let (true, Some(answer)) = (done_by_doing, &table.answer) {
+        let how = if kind == "handoff" { "the trainee writes the record" } else { "what the trainee does decides it" };
+        problem(answer.span(), format!("question `{qid}`: a {kind} question takes no `answer`: {how}"));
+    }
+    // Fields that belong to one type only.
+    let only = |field: &str, present: bool, owner: &str, problem: &mut dyn FnMut(Range<usize>, String)| {
+        if present && kind != owner {
+            problem(table.kind.span(), format!("question `{qid}`: `{field}` applies to {owner} questions only"));
+        }
+    };
+    only("entity", table.entity.is_some(), "entity", problem);
+    for (field, present) in [("host", table.host.is_some()), ("command", table.command.is_some()), ("after", table.after.is_some()), ("after_host", table.after_host.is_some())] {
+        only(field, present, "task", problem);
+    }
+    only("expect", table.expect.is_some(), "state", problem);
+    only("fields", !table.fields.is_empty(), "handoff", problem);
+    only("rubric", !table.rubric.is_empty(), "handoff", problem);
+    match kind {
+        "entity" => match &table.entity {
+            None => problem(table.kind.span(), format!("question `{qid}`: an entity question needs `entity`, one of {}", list(ENTITIES.iter().copied()))),
+            Some(entity) if !ENTITIES.contains(&entity.get_ref().as_str()) => {
+                let hint = suggestion(entity.get_ref(), ENTITIES.iter().copied());
+                problem(entity.span(), format!("question `{qid}`: unknown entity `{}`{hint}; entities are {}", entity.get_ref(), list(ENTITIES.iter().copied())));
+            }
+            Some(_) => {}
+        },
+        "task" if table.command.is_none() => {
+            problem(table.kind.span(), format!("question `{qid}`: a task question needs `command`, a pattern such as \"ib_write_bw*\""))
+        }
+        "task" if table.after_host.is_some() && table.after.is_none() => {
+            problem(table.kind.span(), format!("question `{qid}`: `after_host` needs `after`"))
+        }
+        "state" if table.expect.as_ref().is_none_or(|e| e.get_ref().is_empty()) => {
+            problem(table.kind.span(), format!("question `{qid}`: a state question needs `expect`, e.g. [{{ node = \"gpu-001\", slurm = \"drained\" }}]"))
+        }
+        _ => {}
+    }
+    if let Some(attempts) = &table.attempts {
+        if *attempts.get_ref() == 0 {
+            problem(attempts.span(), format!("question `{qid}`: `attempts` must be at least 1 (leave it out for no limit)"));
+        }
+    }
     let needs_choices = matches!(kind, "choice" | "multi");
     match &table.choices {
         Some(choices) if !needs_choices && kind != "order" => {
@@ -540,16 +638,17 @@ fn check_question_fields(table: &QuestionTable, problem: &mut impl FnMut(Range<u
             problem(tolerance.span(), format!("question `{qid}`: `tolerance` applies to number questions only"));
         }
     }
+    let Some(answer) = &table.answer else { return };
     if kind == "order" {
-        if let AnswerValue::List(items) = table.answer.get_ref() {
+        if let AnswerValue::List(items) = answer.get_ref() {
             if items.len() < 2 {
-                problem(table.answer.span(), format!("question `{qid}`: an order question needs at least two items"));
+                problem(answer.span(), format!("question `{qid}`: an order question needs at least two items"));
             }
         }
     }
-    if let AnswerValue::Text(text) = table.answer.get_ref() {
+    if let AnswerValue::Text(text) = answer.get_ref() {
         if text.trim().is_empty() {
-            problem(table.answer.span(), format!("question `{qid}`: the answer must not be empty"));
+            problem(answer.span(), format!("question `{qid}`: the answer must not be empty"));
         }
     }
 }

@@ -1,0 +1,234 @@
+//! A lab's `[solution]`, and running it: `clusterlab test`.
+//!
+//! The solution is what an operator would type to find the evidence, and
+//! the answers that evidence supports. [`run`] types the steps into a fresh
+//! session of one variant, answers every question (task and state questions
+//! by what the steps did) and requires full marks; [`run_wrong`] answers
+//! wrongly, having done nothing, and requires every question to score
+//! nothing. So a lab whose faults, questions and solution drift apart fails
+//! in CI, not in front of a trainee.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+use super::file::{SolutionTable, Spanned};
+use super::Compiled;
+use crate::grading::{DONE, NOT_YET};
+use crate::lab::evidence::{state_met, task_done};
+use crate::lab::{template, Question, QuestionKind, Tolerance};
+use crate::shell::Session;
+use crate::store::{Entry, LabState};
+
+/// The most steps a solution may have.
+pub const MAX_STEPS: usize = 200;
+
+#[derive(Clone, Debug, Default)]
+pub struct Solution {
+    /// Command lines, typed in order at the first node's prompt (`ssh HOST`
+    /// moves, as it would for the trainee); `{var}`s allowed.
+    pub steps: Vec<String>,
+    /// Answers by question id; questions not named take the reference answer.
+    pub answers: Vec<(String, String)>,
+    /// Wrong answers by question id; questions not named get one made up
+    /// from the reference answer (another choice, a far-off number).
+    pub wrong: Vec<(String, String)>,
+}
+
+impl Solution {
+    pub fn from_table(table: SolutionTable) -> Solution {
+        let pairs = |list: Vec<(Spanned<String>, String)>| list.into_iter().map(|(id, answer)| (id.into_inner(), answer)).collect();
+        Solution {
+            steps: table.steps.into_iter().map(Spanned::into_inner).collect(),
+            answers: pairs(table.answers),
+            wrong: pairs(table.wrong),
+        }
+    }
+}
+
+/// Problems in the table itself: unknown question ids, too many steps.
+pub fn check_fields(table: &SolutionTable, question_ids: &BTreeSet<String>, problem: &mut impl FnMut(Range<usize>, String)) {
+    if let Some(step) = table.steps.get(MAX_STEPS) {
+        problem(step.span(), format!("a solution may have at most {MAX_STEPS} steps; this one has {}", table.steps.len()));
+    }
+    for (id, _) in table.answers.iter().chain(&table.wrong) {
+        if !question_ids.contains(id.get_ref()) {
+            let hint = super::suggestion(id.get_ref(), question_ids.iter().map(String::as_str));
+            problem(id.span(), format!("`{}` is not a question of this lab{hint}", id.get_ref()));
+        }
+    }
+}
+
+/// One question's outcome in a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    pub question: String,
+    pub response: String,
+    pub correct: bool,
+    pub points: u32,
+    pub possible: u32,
+}
+
+/// A run of the solution (or of a wrong diagnosis) on one variant.
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub seed: u64,
+    /// ` (with bad_node = "gpu-002")`.
+    pub variant: String,
+    pub outcomes: Vec<Outcome>,
+    /// The transcript the steps left, for a failure's report.
+    pub state: LabState,
+}
+
+impl Run {
+    pub fn score(&self) -> (u32, u32) {
+        self.outcomes.iter().fold((0, 0), |(points, possible), o| (points + o.points, possible + o.possible))
+    }
+}
+
+/// The seeds `clusterlab test` runs: at least two, and enough to reach
+/// different variants where the lab has them (up to four).
+pub fn seeds(compiled: &Compiled) -> Vec<u64> {
+    let lab = &compiled.lab;
+    let mut seen = Vec::new();
+    let mut seeds = Vec::new();
+    for seed in 1..=64u64 {
+        let values = lab.values(seed);
+        if !seen.contains(&values) {
+            seen.push(values);
+            seeds.push(seed);
+        }
+        if seeds.len() == 4 {
+            break;
+        }
+    }
+    for seed in 1..=2 {
+        if seeds.len() < 2 && !seeds.contains(&seed) {
+            seeds.push(seed);
+        }
+    }
+    seeds
+}
+
+/// Types `lines` into a fresh session of the variant, recording each. A
+/// line `answer ID [VALUE]` (as in `clusterlab play`) answers that question
+/// at that moment instead, so that a state that holds only for a while (a
+/// node drained before its repair) is checked while it holds.
+fn play(
+    compiled: &Compiled,
+    seed: u64,
+    lines: &[String],
+    questions: &[Question],
+    mut outcomes: Option<&mut Vec<Outcome>>,
+) -> (Session, LabState) {
+    let lab = &compiled.lab;
+    let mut session = Session::new(lab.instantiate(seed), lab.first_host());
+    let mut state = LabState::new(lab, "test", seed, session.snapshot());
+    for line in lines {
+        if let Some(rest) = line.trim_start().strip_prefix("answer ") {
+            let (id, value) = rest.trim().split_once(' ').map_or((rest.trim(), ""), |(id, value)| (id, value.trim()));
+            if let (Some(question), Some(outcomes)) = (questions.iter().find(|q| q.id == id), outcomes.as_deref_mut()) {
+                let given = if value.is_empty() { question.reference_answer() } else { value.to_string() };
+                outcomes.push(answer_one(question, &given, &session, &mut state));
+            }
+            continue;
+        }
+        let (host, prompt, at) = (session.host().to_string(), session.prompt(), session.now());
+        let transcript = session.run(line);
+        state.record(Entry::new(&host, &prompt, line, at, transcript), session.snapshot());
+    }
+    (session, state)
+}
+
+fn answer_one(question: &Question, given: &str, session: &Session, state: &mut LabState) -> Outcome {
+    let response = evidence_response(question, session, state).unwrap_or_else(|| given.to_string());
+    let grade = state.answer(question, &response).unwrap_or_else(|| question.grade(&response));
+    Outcome { question: question.id.clone(), response, correct: grade.correct, points: grade.points, possible: grade.possible }
+}
+
+/// What the engine records for a task or state question, as the app and
+/// `clusterlab play` do when the trainee asks for a check.
+pub fn evidence_response(question: &Question, session: &Session, state: &LabState) -> Option<String> {
+    let done = match &question.kind {
+        QuestionKind::Task { ran, after } => task_done(ran, after.as_ref(), &state.transcript),
+        QuestionKind::State { expect } => state_met(expect, &session.cluster),
+        _ => return None,
+    };
+    Some(if done { DONE } else { NOT_YET }.to_string())
+}
+
+/// Answers the questions not answered yet, in the lab's order.
+fn answer_rest(
+    question_answers: impl Fn(&Question) -> String,
+    session: &Session,
+    state: &mut LabState,
+    questions: &[Question],
+    outcomes: &mut Vec<Outcome>,
+) {
+    for question in questions {
+        if !outcomes.iter().any(|o| o.question == question.id) {
+            outcomes.push(answer_one(question, &question_answers(question), session, state));
+        }
+    }
+    // The report lists questions in the lab's order.
+    outcomes.sort_by_key(|o| questions.iter().position(|q| q.id == o.question));
+}
+
+fn lookup(pairs: &[(String, String)], id: &str, values: &template::Values) -> Option<String> {
+    pairs.iter().find(|(qid, _)| qid == id).map(|(_, answer)| template::substitute(answer, values).unwrap_or_else(|_| answer.clone()))
+}
+
+/// The solution on one variant: its steps, then its answers.
+pub fn run(compiled: &Compiled, solution: &Solution, seed: u64) -> Run {
+    let variant = compiled.lab.variant(seed);
+    let steps: Vec<String> = solution.steps.iter().map(|step| template::substitute(step, &variant.values).unwrap_or_else(|_| step.clone())).collect();
+    let answers = |q: &Question| lookup(&solution.answers, &q.id, &variant.values).unwrap_or_else(|| q.reference_answer());
+    // An `answer ID` step without a value takes the solution's answer.
+    let steps: Vec<String> = steps
+        .into_iter()
+        .map(|step| match step.trim().strip_prefix("answer ").map(str::trim) {
+            Some(id) if !id.contains(' ') => {
+                let question = variant.questions.iter().find(|q| q.id == id);
+                question.map_or(step.clone(), |q| format!("answer {id} {}", answers(q)))
+            }
+            _ => step,
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    let (session, mut state) = play(compiled, seed, &steps, &variant.questions, Some(&mut outcomes));
+    answer_rest(answers, &session, &mut state, &variant.questions, &mut outcomes);
+    Run { seed, variant: super::describe(&variant.values), outcomes, state }
+}
+
+/// A wrong diagnosis on one variant: nothing run, every answer wrong.
+pub fn run_wrong(compiled: &Compiled, solution: &Solution, seed: u64) -> Run {
+    let variant = compiled.lab.variant(seed);
+    let (session, mut state) = play(compiled, seed, &[], &variant.questions, None);
+    let answers = |q: &Question| lookup(&solution.wrong, &q.id, &variant.values).unwrap_or_else(|| wrong_answer(q));
+    let mut outcomes = Vec::new();
+    answer_rest(answers, &session, &mut state, &variant.questions, &mut outcomes);
+    Run { seed, variant: super::describe(&variant.values), outcomes, state }
+}
+
+/// An answer that should be wrong: another choice, the items reversed, a
+/// number far outside the tolerance, an empty handoff record.
+pub fn wrong_answer(question: &Question) -> String {
+    match &question.kind {
+        QuestionKind::Choice { choices, answer } | QuestionKind::Entity { choices, answer, .. } => {
+            choices.iter().enumerate().find(|(at, _)| at != answer).map(|(_, c)| c.clone()).unwrap_or_default()
+        }
+        QuestionKind::Multi { choices, answers } => {
+            choices.iter().enumerate().filter(|(at, _)| !answers.contains(at)).map(|(_, c)| c.clone()).collect::<Vec<_>>().join("\n")
+        }
+        QuestionKind::Text { .. } => "no idea".to_string(),
+        QuestionKind::Number { answer, tolerance, .. } => {
+            let spread = match tolerance {
+                Tolerance::Absolute(delta) => *delta,
+                Tolerance::Relative(fraction) => answer.abs() * fraction,
+            };
+            (answer + 2.0 * spread + answer.abs().max(1.0)).to_string()
+        }
+        QuestionKind::Order { items } => items.iter().rev().cloned().collect::<Vec<_>>().join("\n"),
+        QuestionKind::Task { .. } | QuestionKind::State { .. } => NOT_YET.to_string(),
+        QuestionKind::Handoff { .. } => String::new(),
+    }
+}

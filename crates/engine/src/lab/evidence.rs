@@ -1,0 +1,94 @@
+//! What the terminal and the cluster show, for `task` and `state`
+//! questions: the engine decides whether one is done, never the trainee's
+//! typing. The app checks tasks over its transcript and asks the engine's
+//! worker which `state` questions the cluster meets; `clusterlab play` and
+//! `clusterlab test` do both here.
+
+use super::{Expect, Question, QuestionKind, Step};
+use crate::model::node::{SchedulerState, ServiceState};
+use crate::model::Cluster;
+use crate::store::Entry;
+
+/// Whether `step` matches a line typed on `host`. `ssh HOST CMD` counts as
+/// CMD run on HOST, as the trainee meant it.
+fn step_matches(step: &Step, host: &str, line: &str) -> bool {
+    let line = line.trim();
+    let (host, line) = remote(host, line);
+    step.host.as_deref().is_none_or(|pattern| crate::pattern::matches(pattern, host)) && crate::pattern::matches(&step.command, line)
+}
+
+fn remote<'a>(host: &'a str, line: &'a str) -> (&'a str, &'a str) {
+    let Some(rest) = line.strip_prefix("ssh ") else { return (host, line) };
+    let mut rest = rest.trim_start();
+    loop {
+        if let Some(option) = rest.strip_prefix('-') {
+            // Options that take a value (`-p 22`, `-o X=Y`, `-i key`, `-l user`).
+            let (flag, tail) = option.split_at(option.find(' ').unwrap_or(option.len()));
+            rest = tail.trim_start();
+            if matches!(flag, "p" | "o" | "i" | "l" | "F" | "J") {
+                rest = rest.split_once(' ').map_or("", |(_, tail)| tail).trim_start();
+            }
+            continue;
+        }
+        break;
+    }
+    match rest.split_once(' ') {
+        Some((target, command)) if !command.trim().is_empty() => {
+            (target.rsplit('@').next().unwrap_or(target), command.trim())
+        }
+        _ => (host, line),
+    }
+}
+
+/// Whether the transcript shows a `task` done: `ran` (after `after`, when
+/// given). Lines that never ran (given up at the prompt) do not count.
+pub fn task_done(ran: &Step, after: Option<&Step>, transcript: &[impl AsRef<Entry>]) -> bool {
+    let ran_lines = transcript.iter().map(AsRef::as_ref).filter(|entry| entry.stopped != Some(crate::store::Stop::Cancelled));
+    let mut waiting_for_after = after.is_some();
+    for entry in ran_lines {
+        if waiting_for_after {
+            waiting_for_after = !after.is_some_and(|after| step_matches(after, &entry.host, &entry.line));
+        } else if step_matches(ran, &entry.host, &entry.line) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether the cluster shows every one of `expect`.
+pub fn state_met(expect: &[Expect], cluster: &Cluster) -> bool {
+    expect.iter().all(|fact| fact_holds(fact, cluster))
+}
+
+fn fact_holds(fact: &Expect, cluster: &Cluster) -> bool {
+    match fact {
+        Expect::Slurm { node, state, reason } => cluster.node(node).is_some_and(|node| {
+            let shown = match node.scheduler {
+                SchedulerState::Idle => "idle",
+                SchedulerState::Allocated => "allocated",
+                SchedulerState::Drained => "drained",
+                SchedulerState::Down => "down",
+            };
+            shown == state
+                && reason.as_deref().is_none_or(|pattern| {
+                    node.scheduler_reason.as_deref().is_some_and(|given| crate::pattern::matches(pattern, given))
+                })
+        }),
+        Expect::Repaired { node } => {
+            cluster.injected.iter().filter(|injected| node.as_deref().is_none_or(|node| injected.fault.node() == node)).all(|i| i.repaired)
+        }
+        Expect::FabricManager { node, active } => {
+            cluster.node(node).is_some_and(|node| (node.fabric_manager == ServiceState::Active) == *active)
+        }
+        Expect::AllReduce { within } => crate::perf::collective::all_reduce_busbw_ratio(cluster).is_some_and(|ratio| ratio >= 1.0 - within),
+    }
+}
+
+/// The ids of `questions` that are `state` questions the cluster meets.
+pub fn states_met(questions: &[Question], cluster: &Cluster) -> Vec<String> {
+    questions
+        .iter()
+        .filter(|q| matches!(&q.kind, QuestionKind::State { expect } if state_met(expect, cluster)))
+        .map(|q| q.id.clone())
+        .collect()
+}
