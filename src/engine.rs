@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::rc::{Rc, Weak};
 
 use clusterlab_engine::service::{Reply, Request};
-use clusterlab_engine::shell::SessionSnapshot;
+use clusterlab_engine::shell::SessionJson;
 use gloo::timers::callback::Timeout;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
@@ -60,7 +60,7 @@ struct Inner {
     ready: bool,
     /// The lab and variant, and the session a restarted worker resumes from.
     lab: Option<(Rc<str>, u64)>,
-    session: Option<SessionSnapshot>,
+    session: Option<SessionJson>,
     /// The line computing now, and the timer that stops it (armed once the
     /// worker has the line: a worker still starting is not a runaway).
     running: Option<(u64, Option<Timeout>)>,
@@ -143,7 +143,7 @@ impl Engine {
     }
 
     /// Opens a lab's session: its data, the variant, the session to resume.
-    pub fn open(&self, lab: Rc<str>, seed: u64, session: SessionSnapshot) {
+    pub fn open(&self, lab: Rc<str>, seed: u64, session: SessionJson) {
         let request = Request::Open { lab: lab.to_string(), seed, session: Some(session.clone()) };
         {
             let mut inner = self.0.borrow_mut();

@@ -4,7 +4,7 @@
 //! backup key and the trainee is told where.
 
 use clusterlab_engine::lab::Lab;
-use clusterlab_engine::shell::SessionSnapshot;
+use clusterlab_engine::shell::SessionJson;
 use clusterlab_engine::store::{LabState, Loaded};
 
 /// Transcript output kept in a saved record, newest first: enough for a
@@ -41,7 +41,7 @@ fn back_up(storage: &web_sys::Storage, lab_id: &str, text: &str) -> Option<Strin
 }
 
 /// The lab's saved state, or a fresh one; never a silent replacement.
-pub fn load(lab: &Lab, digest: &str, seed: u64, initial: &SessionSnapshot) -> Restored {
+pub fn load(lab: &Lab, digest: &str, seed: u64, initial: &SessionJson) -> Restored {
     let fresh = || LabState::new(lab, digest, seed, initial.clone());
     let Some(storage) = storage() else {
         return Restored { state: fresh(), notice: Some("This browser does not let the page keep data: progress will not survive a reload.".into()) };
@@ -84,7 +84,7 @@ pub fn load(lab: &Lab, digest: &str, seed: u64, initial: &SessionSnapshot) -> Re
 }
 
 /// Reads the saved record as another tab left it.
-pub fn reload(lab: &Lab, digest: &str, initial: &SessionSnapshot) -> Option<LabState> {
+pub fn reload(lab: &Lab, digest: &str, initial: &SessionJson) -> Option<LabState> {
     let text = storage()?.get_item(&key(&lab.id)).ok().flatten()?;
     match LabState::load(&text, lab, digest, initial) {
         Loaded::Restored(state) | Loaded::Migrated(state, _) => Some(state),

@@ -9,11 +9,12 @@
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use clusterlab_engine::grading::Grade;
-use clusterlab_engine::lab::{Doc, Question, Variant};
+use clusterlab_engine::grading::{Grade, DONE, NOT_YET};
+use clusterlab_engine::lab::evidence::task_done;
+use clusterlab_engine::lab::{Doc, Question, QuestionKind, Variant};
 use clusterlab_engine::model::time::EpochSeconds;
 use clusterlab_engine::service::Reply;
-use clusterlab_engine::shell::SessionSnapshot;
+use clusterlab_engine::shell::SessionJson;
 use clusterlab_engine::store::{Entry, LabState, Stop};
 use yew::Reducible;
 
@@ -85,6 +86,8 @@ pub struct LabStore {
     pub session_epoch: u64,
     pub notices: Vec<String>,
     pub access: Access,
+    /// The state questions the cluster meets, as the engine last said.
+    pub met: Vec<String>,
     next_id: u64,
     /// Bumped by every action: views compare stores by it, not by content.
     revision: u64,
@@ -130,7 +133,7 @@ impl LabStore {
     pub fn new(lab: LoadedLab, state: LabState, notice: Option<String>) -> LabStore {
         let variant = Rc::new(lab.lab.variant(state.seed));
         let (briefing, questions) = shared(&variant);
-        let host = state.session.shell.host.clone();
+        let host = state.session.host();
         LabStore {
             briefing,
             questions,
@@ -152,6 +155,7 @@ impl LabStore {
             session_epoch: 1,
             notices: notice.into_iter().collect(),
             access: Access::Owner,
+            met: Vec::new(),
             next_id: 0,
             revision: 0,
         }
@@ -166,17 +170,17 @@ impl LabStore {
         self.access == Access::Owner
     }
 
-    /// The grade of a question, when it has an answer.
+    /// The grade of a question, when it has an answer, less what its hints cost.
     pub fn grade(&self, question: &str) -> Option<Grade> {
         let question = self.variant.questions.iter().find(|q| q.id == question)?;
-        self.state.answers.get(&question.id).map(|answer| question.grade(&answer.response))
+        self.state.grade(question)
     }
 
     pub fn score(&self) -> u32 {
         self.state.score(&self.variant.questions)
     }
 
-    fn push(&mut self, entry: Entry, session: Option<SessionSnapshot>) {
+    fn push(&mut self, entry: Entry, session: Option<SessionJson>) {
         match session {
             Some(session) => self.state.record(entry, session),
             None => self.state.transcript.push(Rc::new(entry)),
@@ -207,7 +211,7 @@ impl LabStore {
             self.variant = Rc::new(self.lab.lab.variant(state.seed));
             (self.briefing, self.questions) = shared(&self.variant);
         }
-        self.host = state.session.shell.host.clone();
+        self.host = state.session.host();
         self.prompt = prompt_for(&self.host);
         self.live_from = state.transcript.len();
         self.state = state;
@@ -223,14 +227,16 @@ impl LabStore {
 
     fn engine_event(&mut self, event: EngineEvent) {
         match event {
-            EngineEvent::Reply(Reply::Opened { prompt, host, now, .. }) => {
+            EngineEvent::Reply(Reply::Opened { prompt, host, now, met, .. }) => {
+                self.met = met;
                 self.prompt = prompt;
                 self.host = host;
                 self.now = now;
                 self.engine = EngineStatus::Ready;
                 self.next_line();
             }
-            EngineEvent::Reply(Reply::Ran { id, entry, session, prompt, host, now }) => {
+            EngineEvent::Reply(Reply::Ran { id, entry, session, prompt, host, now, met }) => {
+                self.met = met;
                 let interrupted = self.interrupting.is_some_and(|(of, _)| of == id);
                 if interrupted {
                     self.interrupting = None;
@@ -298,8 +304,7 @@ impl LabStore {
     /// as it was before the line, with the line in its history.
     fn stopped_line(&mut self, line: &str, stop: Stop, message: &str) {
         let entry = Entry::not_run(&self.host, &self.prompt, line, self.now, stop, message);
-        let mut session = (*self.state.session).clone();
-        session.interactive.history.push(line.to_string());
+        let session = self.state.session.with_history([line.to_string()]);
         self.push(entry, Some(session));
         self.engine = EngineStatus::Starting;
         self.session_epoch += 1;
@@ -363,13 +368,21 @@ impl Reducible for LabStore {
             Action::ClearScreen => next.state.screen_from = next.state.transcript.len(),
             Action::Answer { question, response } => {
                 if let Some(q) = next.variant.clone().questions.iter().find(|q| q.id == question) {
+                    // Task and state questions: the transcript and the
+                    // cluster decide, whatever the card sent.
+                    let done = match &q.kind {
+                        QuestionKind::Task { ran, after } => Some(task_done(ran, after.as_ref(), &next.state.transcript)),
+                        QuestionKind::State { .. } => Some(next.met.contains(&q.id)),
+                        _ => None,
+                    };
+                    let response = done.map_or(response, |done| if done { DONE } else { NOT_YET }.to_string());
                     next.state.answer(q, &response);
                 }
             }
             Action::ShowHint { question } => next.state.show_hint(&question),
             Action::Restart { seed } => {
                 let host = next.lab.lab.first_host().to_string();
-                let state = LabState::new(&next.lab.lab, &next.lab.entry.digest, seed, SessionSnapshot::initial(&host));
+                let state = LabState::new(&next.lab.lab, &next.lab.entry.digest, seed, SessionJson::initial(&host));
                 next.replace_session(state);
             }
             Action::Notice(text) => {

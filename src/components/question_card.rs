@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use clusterlab_engine::grading::{items, shuffled};
+use clusterlab_engine::grading::{items, shuffled, HandoffRecord};
 use clusterlab_engine::lab::{Question, QuestionKind};
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
@@ -59,9 +59,11 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
         let answered = answered.clone();
         Callback::from(move |event: SubmitEvent| {
             event.prevent_default();
-            // An untouched order question is answered in the order shown.
+            // An untouched order question is answered in the order shown;
+            // a task or state question is checked by the store, whatever is sent.
             let response = match &question.kind {
                 QuestionKind::Order { items } if draft.is_empty() => shuffled(items, &question.id).join("\n"),
+                QuestionKind::Task { .. } | QuestionKind::State { .. } => "check".to_string(),
                 _ => (*draft).clone(),
             };
             if !response.trim().is_empty() {
@@ -137,6 +139,77 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
                 </div>
             }
         }
+        QuestionKind::Entity { choices, entity, .. } => {
+            let picked = {
+                let draft = draft.clone();
+                Callback::from(move |event: Event| {
+                    let field: web_sys::HtmlSelectElement = event.target_unchecked_into();
+                    draft.set(field.value());
+                })
+            };
+            html! {
+                <select class="entity-answer" onchange={picked} aria-label={format!("Answer to question {}: a {entity}", props.number)}>
+                    <option value="" selected={draft.is_empty()}>{ format!("Pick a {entity}\u{2026}") }</option>
+                    { for choices.iter().map(|choice| html! {
+                        <option value={choice.clone()} selected={*draft == *choice}>{ choice }</option>
+                    }) }
+                </select>
+            }
+        }
+        QuestionKind::Task { .. } => html! { <p class="check-note">{ "Do it at the terminal, then check: what you ran decides." }</p> },
+        QuestionKind::State { .. } => html! { <p class="check-note">{ "Change the cluster at the terminal, then check: its state decides." }</p> },
+        QuestionKind::Handoff { fields, rubric } => {
+            let record = HandoffRecord::from_response(&draft);
+            let update = |change: Rc<dyn Fn(&mut HandoffRecord)>| {
+                let draft = draft.clone();
+                let count = fields.len();
+                move || {
+                    let mut record = HandoffRecord::from_response(&draft);
+                    record.fields.resize(count, String::new());
+                    change(&mut record);
+                    draft.set(record.to_response());
+                }
+            };
+            html! {
+                <div class="handoff">
+                    { for fields.iter().enumerate().map(|(at, field)| {
+                        let text = Rc::new(std::cell::RefCell::new(String::new()));
+                        let write = update(Rc::new({
+                            let text = text.clone();
+                            move |record: &mut HandoffRecord| record.fields[at] = text.borrow().clone()
+                        }));
+                        let typed = Callback::from(move |event: InputEvent| {
+                            let area: web_sys::HtmlTextAreaElement = event.target_unchecked_into();
+                            *text.borrow_mut() = area.value();
+                            write();
+                        });
+                        html! {
+                            <label class="handoff-field">
+                                <span>{ field }</span>
+                                <textarea rows="2" value={record.fields.get(at).cloned().unwrap_or_default()} oninput={typed} />
+                            </label>
+                        }
+                    }) }
+                    if !rubric.is_empty() {
+                        <fieldset class="choices rubric">
+                            <legend>{ "Check your record against the rubric" }</legend>
+                            { for rubric.iter().enumerate().map(|(at, item)| {
+                                let checked = record.checked.contains(&at);
+                                let toggle = update(Rc::new(move |record: &mut HandoffRecord| {
+                                    if checked { record.checked.retain(|c| *c != at) } else { record.checked.push(at) }
+                                }));
+                                html! {
+                                    <label class="choice">
+                                        <input type="checkbox" {checked} onchange={Callback::from(move |_| toggle())} />
+                                        <span>{ item }</span>
+                                    </label>
+                                }
+                            }) }
+                        </fieldset>
+                    }
+                </div>
+            }
+        }
         QuestionKind::Order { items: reference } => {
             // Until the trainee moves something, show the items shuffled.
             let shown: Vec<String> = if draft.is_empty() {
@@ -180,22 +253,43 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
             }
         });
     }
-    let grade = props.saved.as_ref().map(|saved| question.grade(&saved.response));
+    let grade = props.saved.as_ref().map(|saved| question.grade_after_hints(&saved.response, props.hints_shown as u32));
+    let attempts = props.saved.as_ref().map_or(0, |saved| saved.attempts);
+    let open = question.open(attempts, grade.as_ref());
+    let checked_by_engine = matches!(question.kind, QuestionKind::Task { .. } | QuestionKind::State { .. });
     let verdict = match (&grade, &props.saved) {
-        (Some(grade), Some(saved)) => html! {
-            <div class={classes!("verdict", if grade.correct { "correct" } else { "incorrect" })} role="status" tabindex="-1" ref={verdict_ref.clone()}>
-                <p>
-                    <strong>{ if grade.correct { "Correct" } else { "Not quite" } }</strong>
-                    { format!(" \u{2014} {} / {} point{} \u{b7} answered \u{201c}{}\u{201d}", grade.points, grade.possible,
-                        if grade.possible == 1 { "" } else { "s" }, items(&saved.response).join(", ")) }
-                    { if saved.attempts > 1 { format!(" \u{b7} {} attempts", saved.attempts) } else { String::new() } }
-                </p>
-                if grade.correct && !grade.explanation.is_empty() {
-                    <Markdown doc={Rc::new(grade.explanation.clone())} />
-                }
-            </div>
-        },
+        (Some(grade), Some(saved)) => {
+            let (word, given) = match &question.kind {
+                _ if checked_by_engine => (if grade.correct { "Done" } else { "Not yet" }, String::new()),
+                QuestionKind::Handoff { .. } => (if grade.correct { "Recorded" } else { "Recorded in part" }, String::new()),
+                _ => (if grade.correct { "Correct" } else { "Not quite" }, format!(" \u{b7} answered \u{201c}{}\u{201d}", items(&saved.response).join(", "))),
+            };
+            let left = question.attempts.map(|allowed| allowed.saturating_sub(attempts));
+            html! {
+                <div class={classes!("verdict", if grade.correct { "correct" } else { "incorrect" })} role="status" tabindex="-1" ref={verdict_ref.clone()}>
+                    <p>
+                        <strong>{ word }</strong>
+                        { format!(" \u{2014} {} / {} point{}{given}", grade.points, grade.possible, if grade.possible == 1 { "" } else { "s" }) }
+                        { if attempts > 1 { format!(" \u{b7} {attempts} attempts") } else { String::new() } }
+                        { match left { Some(left) if !grade.correct => format!(" \u{b7} {left} left"), _ => String::new() } }
+                    </p>
+                    if let Some(feedback) = &grade.feedback {
+                        <Markdown doc={Rc::new(feedback.clone())} />
+                    }
+                    if (grade.correct || !open) && !grade.explanation.is_empty() {
+                        <Markdown doc={Rc::new(grade.explanation.clone())} />
+                    }
+                </div>
+            }
+        }
         _ => html! {},
+    };
+    let button = match (checked_by_engine, props.saved.is_some(), open) {
+        (_, _, false) => "Answered",
+        (true, false, _) => "Check",
+        (true, true, _) => "Check again",
+        (false, false, _) => "Answer",
+        (false, true, _) => "Answer again",
     };
     let shown = props.hints_shown.min(question.hints.len());
     // A hint asked for takes the focus: the button may be gone (the last
@@ -233,7 +327,7 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
             <form onsubmit={submit}>
                 { input }
                 <div class="actions">
-                    <button type="submit" class="answer-button" disabled={!props.enabled}>{ if props.saved.is_some() { "Answer again" } else { "Answer" } }</button>
+                    <button type="submit" class="answer-button" disabled={!props.enabled || !open}>{ button }</button>
                     { hint_button }
                 </div>
             </form>

@@ -591,7 +591,7 @@ pub fn terminal(props: &TerminalProps) -> Html {
             if key == "Tab" && escaped {
                 return;
             }
-            let history = &store.state.session.interactive.history;
+            let history = &store.state.session.history();
             let field = input_ref.cast::<HtmlInputElement>();
             // The line and cursor as the input element has them now.
             let current = || {

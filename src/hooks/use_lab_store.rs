@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use clusterlab_engine::shell::SessionSnapshot;
+use clusterlab_engine::shell::SessionJson;
 use clusterlab_engine::store::LabState;
 use gloo::timers::callback::Timeout;
 use yew::prelude::*;
@@ -38,7 +38,7 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
     let store = {
         let lab = lab.clone();
         use_reducer(move || {
-            let initial = SessionSnapshot::initial(lab.lab.first_host());
+            let initial = SessionJson::initial(lab.lab.first_host());
             crate::mark("clusterlab:lab-data");
             let restored = match lab.keep {
                 Keep::Saved => storage::load(&lab.lab, &lab.entry.digest, 1, &initial),
@@ -201,7 +201,7 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
                             say(Signal::Released);
                         }
                         Signal::Released if now.access == Access::TakingOver => {
-                            let initial = SessionSnapshot::initial(now.lab.lab.first_host());
+                            let initial = SessionJson::initial(now.lab.lab.first_host());
                             dispatcher.dispatch(Action::TookOver(storage::reload(&now.lab.lab, &now.lab.entry.digest, &initial)));
                         }
                         _ => {}
@@ -214,7 +214,7 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
                 Callback::from(move |()| {
                     let now = latest.borrow().clone();
                     if !now.owner() {
-                        let initial = SessionSnapshot::initial(now.lab.lab.first_host());
+                        let initial = SessionJson::initial(now.lab.lab.first_host());
                         if let Some(state) = storage::reload(&now.lab.lab, &now.lab.entry.digest, &initial) {
                             dispatcher.dispatch(Action::Follow(state));
                         }
@@ -243,7 +243,7 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
             *wait.borrow_mut() = Some(Timeout::new(TAKE_OVER_WAIT_MS, move || {
                 let now = latest.borrow().clone();
                 if now.access == Access::TakingOver {
-                    let initial = SessionSnapshot::initial(now.lab.lab.first_host());
+                    let initial = SessionJson::initial(now.lab.lab.first_host());
                     dispatcher.dispatch(Action::TookOver(storage::reload(&now.lab.lab, &now.lab.entry.digest, &initial)));
                 }
             }));

@@ -12,7 +12,7 @@ use std::rc::Rc;
 
 use clusterlab_engine::lab::catalog::Entry;
 use clusterlab_engine::limits::MAX_LINE_BYTES;
-use clusterlab_engine::shell::{SessionSnapshot, Stream};
+use clusterlab_engine::shell::{SessionJson, Stream};
 use clusterlab_engine::store::{self, LabState};
 use clusterlab_engine::{Lab, Session, Transcript};
 use rustyline::completion::Completer;
@@ -49,7 +49,7 @@ impl Play {
     pub fn new(lab: Lab, seed: u64, host: &str) -> Play {
         let session = Session::new(lab.instantiate(seed), host);
         let digest = Entry::new(&lab, &lab.to_json()).digest;
-        let state = LabState::new(&lab, &digest, seed, SessionSnapshot::initial(host));
+        let state = LabState::new(&lab, &digest, seed, SessionJson::initial(host));
         let questions = Questions { variant: lab.variant(seed), state };
         Play { lab, session: Rc::new(RefCell::new(session)), questions, at_line_start: true }
     }
@@ -115,7 +115,7 @@ impl Play {
         let transcript = self.session.borrow_mut().run(line);
         self.print(&transcript, out, err);
         // Kept as the app keeps it, so that task questions see what ran.
-        let snapshot = self.session.borrow().snapshot();
+        let snapshot = SessionJson::of(&self.session.borrow().snapshot());
         self.questions.state.record(store::Entry::new(&host, &prompt, line, at, transcript), snapshot);
         if leaves {
             Step::End

@@ -6,16 +6,17 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::lab::evidence::Baseline;
 use crate::lab::Setup;
 use crate::model::time::EpochSeconds;
-use crate::shell::{Session, SessionSnapshot};
+use crate::shell::{Session, SessionJson, SessionSnapshot};
 use crate::store::{Entry, Stop};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Request {
     /// Starts a lab's session: the lab's data (JSON), the trainee's variant,
     /// and the session to restore (None: the lab's initial state).
-    Open { lab: String, seed: u64, session: Option<SessionSnapshot> },
+    Open { lab: String, seed: u64, session: Option<SessionJson> },
     /// Runs a line typed at the prompt.
     Run { id: u64, line: String },
     /// Ctrl-C during the line `id` (the last one run), this many simulated
@@ -32,13 +33,14 @@ pub enum Request {
 pub enum Reply {
     /// The session is ready: its prompt, and the session (the initial one
     /// when none was given).
-    Opened { prompt: String, host: String, now: EpochSeconds, session: SessionSnapshot },
+    /// `met`: the ids of the lab's state questions the cluster meets.
+    Opened { prompt: String, host: String, now: EpochSeconds, session: SessionJson, met: Vec<String> },
     /// A line ran: the transcript entry, the session after it, the prompt,
     /// and the lab's clock after it (UTC seconds).
-    Ran { id: u64, entry: Entry, session: SessionSnapshot, prompt: String, host: String, now: EpochSeconds },
+    Ran { id: u64, entry: Entry, session: SessionJson, prompt: String, host: String, now: EpochSeconds, met: Vec<String> },
     Completions { id: u64, words: Vec<String> },
     /// The incomplete command was dropped: the session and prompt now.
-    Cancelled { session: SessionSnapshot, prompt: String },
+    Cancelled { session: SessionJson, prompt: String },
     /// A request the service could not follow (no lab open, unreadable data).
     Failed { message: String },
 }
@@ -75,6 +77,17 @@ struct Open {
     seed: u64,
     session: Session,
     last: Option<(u64, String, SessionSnapshot)>,
+    baseline: Baseline,
+}
+
+impl Open {
+    fn met(&self) -> Vec<String> {
+        self.lab.states_met(self.seed, &self.session.cluster, &self.baseline)
+    }
+
+    fn ran(&self, id: u64, entry: Entry) -> Reply {
+        ran(id, entry, &self.session, self.met())
+    }
 }
 
 impl Service {
@@ -90,36 +103,38 @@ impl Service {
         let mut scratch = Session::restore(open.lab.instantiate(open.seed), open.session.snapshot());
         for line in ["nvidia-smi -q | head -100", "nvidia-smi", "ibstat | grep -c Rate", "sinfo; echo ok"] {
             let entry = run(&mut scratch, line, None);
-            let _ = ran(0, entry, &scratch).to_json();
+            let _ = ran(0, entry, &scratch, Vec::new()).to_json();
         }
     }
 
     pub fn handle(&mut self, request: Request) -> Reply {
         match request {
-            Request::Open { lab, seed, session } => match Setup::from_json(&lab) {
-                Ok(lab) => {
+            Request::Open { lab, seed, session } => match (Setup::from_json(&lab), session.map(|json| json.snapshot()).transpose()) {
+                (Err(message), _) | (_, Err(message)) => Reply::Failed { message },
+                (Ok(lab), Ok(snapshot)) => {
                     let initial = lab.instantiate(seed);
-                    let session = match session {
+                    let session = match snapshot {
                         Some(snapshot) => Session::restore(initial, snapshot),
                         None => Session::new(initial, lab.first_host()),
                     };
+                    let open = Open { lab, seed, session, last: None, baseline: Baseline::default() };
                     let reply = Reply::Opened {
-                        prompt: session.prompt(),
-                        host: session.host().to_string(),
-                        now: session.now(),
-                        session: session.snapshot(),
+                        prompt: open.session.prompt(),
+                        host: open.session.host().to_string(),
+                        now: open.session.now(),
+                        session: SessionJson::of(&open.session.snapshot()),
+                        met: open.met(),
                     };
-                    self.open = Some(Open { lab, seed, session, last: None });
+                    self.open = Some(open);
                     reply
                 }
-                Err(message) => Reply::Failed { message },
             },
             Request::Run { id, line } => {
                 let Some(open) = self.open.as_mut() else { return not_open() };
                 let before = open.session.snapshot();
                 let entry = run(&mut open.session, &line, None);
                 open.last = Some((id, line, before));
-                ran(id, entry, &open.session)
+                open.ran(id, entry)
             }
             Request::Interrupt { id, at_ms } => {
                 let Some(open) = self.open.as_mut() else { return not_open() };
@@ -129,7 +144,7 @@ impl Service {
                 open.session = Session::restore(open.lab.instantiate(open.seed), before);
                 let mut entry = run(&mut open.session, &line, Some(at_ms));
                 entry.stopped = Some(Stop::Interrupted);
-                ran(id, entry, &open.session)
+                open.ran(id, entry)
             }
             Request::Complete { id, line } => match self.open.as_ref() {
                 Some(open) => Reply::Completions { id, words: open.session.complete(&line) },
@@ -138,20 +153,21 @@ impl Service {
             Request::Cancel => {
                 let Some(open) = self.open.as_mut() else { return not_open() };
                 open.session.cancel_pending();
-                Reply::Cancelled { session: open.session.snapshot(), prompt: open.session.prompt() }
+                Reply::Cancelled { session: SessionJson::of(&open.session.snapshot()), prompt: open.session.prompt() }
             }
         }
     }
 }
 
-fn ran(id: u64, entry: Entry, session: &Session) -> Reply {
+fn ran(id: u64, entry: Entry, session: &Session, met: Vec<String>) -> Reply {
     Reply::Ran {
         id,
         entry,
-        session: session.snapshot(),
+        session: SessionJson::of(&session.snapshot()),
         prompt: session.prompt(),
         host: session.host().to_string(),
         now: session.now(),
+        met,
     }
 }
 
@@ -174,7 +190,7 @@ mod tests {
         match service.handle(Request::Open { lab: lab().to_json(), seed: 1, session: None }) {
             Reply::Opened { prompt, session, .. } => {
                 assert_eq!(prompt, "user@gpu-001:~$ ");
-                session
+                session.snapshot().unwrap()
             }
             other => panic!("{other:?}"),
         }
@@ -201,9 +217,10 @@ mod tests {
         let initial = open(&mut service);
         let line = "sleep 120; sudo scontrol update nodename=gpu-002 state=drain reason=x";
         let Reply::Ran { session: finished, .. } = service.handle(Request::Run { id: 7, line: line.into() }) else { panic!() };
-        assert_eq!(finished.changes.len(), 1);
+        assert_eq!(finished.snapshot().unwrap().changes.len(), 1);
         let Reply::Ran { entry, session, .. } = service.handle(Request::Interrupt { id: 7, at_ms: 5_000 }) else { panic!() };
         assert_eq!((entry.status, entry.duration_ms, entry.stopped), (130, 5_000, Some(Stop::Interrupted)));
+        let session = session.snapshot().unwrap();
         assert!(session.changes.is_empty());
         assert_eq!(session.elapsed_ms, initial.elapsed_ms + 5_000);
         assert!(matches!(service.handle(Request::Interrupt { id: 7, at_ms: 1 }), Reply::Failed { .. }));

@@ -1,5 +1,5 @@
 //! The lab-level store: everything one trainee has done in one lab. The
-//! session (cluster state and shell, as a [`SessionSnapshot`]), the
+//! session (cluster state and shell, as a snapshot's [`SessionJson`]), the
 //! transcript with simulated timestamps, the answers and the hints seen.
 //! The app keeps one per lab and every view reads it; `clusterlab play`
 //! keeps one too. It is saved as a versioned snapshot ([`LabState::save`]),
@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::grading::{self, Grade};
 use crate::lab::{Lab, Question};
 use crate::model::time::EpochSeconds;
-use crate::shell::{SessionSnapshot, Stream, Transcript};
+use crate::shell::{SessionJson, Stream, Transcript};
 
 /// The version of the saved form [`LabState::save`] writes.
 pub const STATE_VERSION: u32 = 2;
@@ -174,7 +174,7 @@ pub struct LabState {
     pub digest: String,
     /// The trainee's variant.
     pub seed: u64,
-    pub session: Rc<SessionSnapshot>,
+    pub session: Rc<SessionJson>,
     pub transcript: Vec<Rc<Entry>>,
     pub answers: BTreeMap<String, Answer>,
     pub hints_shown: BTreeMap<String, u32>,
@@ -203,7 +203,7 @@ pub enum Loaded {
 
 impl LabState {
     /// A lab not yet started, with the session at the lab's initial state.
-    pub fn new(lab: &Lab, digest: &str, seed: u64, session: SessionSnapshot) -> LabState {
+    pub fn new(lab: &Lab, digest: &str, seed: u64, session: SessionJson) -> LabState {
         LabState {
             lab: lab.id.clone(),
             digest: digest.to_string(),
@@ -217,7 +217,7 @@ impl LabState {
     }
 
     /// Records a command line that ran, with the session it left.
-    pub fn record(&mut self, entry: Entry, session: SessionSnapshot) {
+    pub fn record(&mut self, entry: Entry, session: SessionJson) {
         self.transcript.push(Rc::new(entry));
         self.session = Rc::new(session);
     }
@@ -285,7 +285,7 @@ impl LabState {
     /// Reads saved text for `lab`. Anything but a state of this lab in a
     /// version this code reads is [`Loaded::Unreadable`], never a silent
     /// fresh start.
-    pub fn load(text: &str, lab: &Lab, digest: &str, initial: &SessionSnapshot) -> Loaded {
+    pub fn load(text: &str, lab: &Lab, digest: &str, initial: &SessionJson) -> Loaded {
         if text.starts_with(V1_HEADER) {
             return migrate_v1(text, lab, digest, initial);
         }
@@ -324,7 +324,7 @@ const OLD_OUTPUT_KEPT: usize = 2048;
 /// Version 1 kept answers, hints and the typed lines, and rebuilt the
 /// terminal by running them all again. The answers and hints carry over;
 /// the lines go to the shell's history (Up recalls them) and are not run.
-fn migrate_v1(text: &str, lab: &Lab, digest: &str, initial: &SessionSnapshot) -> Loaded {
+fn migrate_v1(text: &str, lab: &Lab, digest: &str, initial: &SessionJson) -> Loaded {
     fn unescape(text: &str) -> String {
         let mut out = String::with_capacity(text.len());
         let mut chars = text.chars();
@@ -343,7 +343,7 @@ fn migrate_v1(text: &str, lab: &Lab, digest: &str, initial: &SessionSnapshot) ->
         out
     }
     let mut state = LabState::new(lab, digest, 1, initial.clone());
-    let mut typed = 0;
+    let mut typed = Vec::new();
     for line in text.lines().skip(1) {
         let fields: Vec<&str> = line.split('\t').collect();
         match fields.as_slice() {
@@ -355,19 +355,18 @@ fn migrate_v1(text: &str, lab: &Lab, digest: &str, initial: &SessionSnapshot) ->
             ["hints", question, count] => {
                 state.hints_shown.insert(unescape(question), count.parse().unwrap_or(0));
             }
-            ["ran", line] => {
-                Rc::make_mut(&mut state.session).interactive.history.push(unescape(line));
-                typed += 1;
-            }
+            ["ran", line] => typed.push(unescape(line)),
             _ => {}
         }
     }
     let notice = format!(
         "Your progress was saved by an older version of ClusterLab. Your answers and hints were kept; \
-         the terminal starts again from the lab's initial state, and the {typed} command line{} you typed \
+         the terminal starts again from the lab's initial state, and the {} command line{} you typed \
          before are in its history (Up arrow).",
-        if typed == 1 { "" } else { "s" }
+        typed.len(),
+        if typed.len() == 1 { "" } else { "s" }
     );
+    state.session = Rc::new(state.session.with_history(typed));
     Loaded::Migrated(state, notice)
 }
 
@@ -380,11 +379,11 @@ mod tests {
     fn state_after(lines: &[&str]) -> LabState {
         let lab = lab();
         let mut shell = session();
-        let mut state = LabState::new(&lab, "d1", 1, shell.snapshot());
+        let mut state = LabState::new(&lab, "d1", 1, SessionJson::of(&shell.snapshot()));
         for line in lines {
             let (host, prompt, at) = (shell.host().to_string(), shell.prompt(), shell.now());
             let transcript = shell.run(line);
-            state.record(Entry::new(&host, &prompt, line, at, transcript), shell.snapshot());
+            state.record(Entry::new(&host, &prompt, line, at, transcript), SessionJson::of(&shell.snapshot()));
         }
         state
     }
@@ -394,9 +393,9 @@ mod tests {
         let state = state_after(&["sudo scontrol update nodename=gpu-002 state=drain reason=rail", "ssh gpu-002", "nvidia-smi -L"]);
         let lab = lab();
         let text = state.save(usize::MAX);
-        let initial = session().snapshot();
+        let initial = SessionJson::of(&session().snapshot());
         assert_eq!(LabState::load(&text, &lab, "d1", &initial), Loaded::Restored(state.clone()));
-        let restored = Session::restore(lab.instantiate(1), (*state.session).clone());
+        let restored = Session::restore(lab.instantiate(1), state.session.snapshot().unwrap());
         assert_eq!(restored.prompt(), "user@gpu-002:~$ ");
         assert_eq!(state.transcript[2].line, "nvidia-smi -L");
         assert!(state.transcript[2].started_at >= state.transcript[0].started_at);
@@ -408,7 +407,7 @@ mod tests {
         let whole: usize = state.transcript.iter().map(|entry| entry.output_len()).sum();
         let budget = state.transcript[1].output_len() + 100;
         let text = state.save(budget);
-        let Loaded::Restored(saved) = LabState::load(&text, &lab(), "d1", &session().snapshot()) else { panic!() };
+        let Loaded::Restored(saved) = LabState::load(&text, &lab(), "d1", &SessionJson::of(&session().snapshot())) else { panic!() };
         assert_eq!(saved.transcript[2], state.transcript[2]);
         assert_eq!(saved.transcript[1], state.transcript[1]);
         assert!(saved.transcript[0].output_len() <= OLD_OUTPUT_KEPT);
@@ -425,15 +424,15 @@ mod tests {
         let lines: Vec<String> = (0..600).map(|at| format!("echo {at}")).collect();
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
         let state = state_after(&refs);
-        let Loaded::Restored(saved) = LabState::load(&state.save(1 << 20), &lab(), "d1", &session().snapshot()) else { panic!() };
+        let Loaded::Restored(saved) = LabState::load(&state.save(1 << 20), &lab(), "d1", &SessionJson::of(&session().snapshot())) else { panic!() };
         assert_eq!(saved.transcript.len(), 600);
-        assert_eq!(saved.session.interactive.history, lines);
+        assert_eq!(saved.session.history(), lines);
         assert!(saved.transcript.iter().zip(&lines).all(|(entry, line)| entry.line == *line && entry.text() == format!("{}\n", &line[5..])));
     }
 
     #[test]
     fn damaged_foreign_and_other_versions_are_unreadable_never_replaced() {
-        let (lab, initial) = (lab(), session().snapshot());
+        let (lab, initial) = (lab(), SessionJson::of(&session().snapshot()));
         for (text, reason) in [
             ("{not json", "damaged"),
             ("{\"version\":9,\"state\":{}}", "another version"),
@@ -452,11 +451,11 @@ mod tests {
     #[test]
     fn version_1_progress_is_migrated_without_running_anything() {
         let text = "clusterlab-progress 1\nseed\t7\nanswer\tq\\t1\t3\ta\\nb\nhints\tq2\t2\nran\tnvidia-smi -L\nran\tawk 'BEGIN{while(1);}'\n";
-        let Loaded::Migrated(state, notice) = LabState::load(text, &lab(), "d1", &session().snapshot()) else { panic!() };
+        let Loaded::Migrated(state, notice) = LabState::load(text, &lab(), "d1", &SessionJson::of(&session().snapshot())) else { panic!() };
         assert_eq!(state.seed, 7);
         assert_eq!(state.answers["q\t1"], Answer { response: "a\nb".into(), attempts: 3 });
         assert_eq!(state.hints_shown["q2"], 2);
-        assert_eq!(state.session.interactive.history, ["nvidia-smi -L", "awk 'BEGIN{while(1);}'"]);
+        assert_eq!(state.session.history(), ["nvidia-smi -L", "awk 'BEGIN{while(1);}'"]);
         assert!(state.transcript.is_empty());
         assert!(notice.contains("the 2 command lines you typed"), "{notice}");
     }

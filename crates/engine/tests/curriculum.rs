@@ -7,6 +7,7 @@ use clusterlab_engine::lab::authoring::solution::{self, evidence_response};
 use clusterlab_engine::lab::authoring::{compile, Compiled};
 use clusterlab_engine::lab::QuestionKind;
 use clusterlab_engine::store::{Entry, LabState};
+use clusterlab_engine::shell::SessionJson;
 use clusterlab_engine::Session;
 
 #[test]
@@ -117,11 +118,11 @@ fn lab() -> Compiled {
 fn session_after(compiled: &Compiled, lines: &[&str]) -> (Session, LabState) {
     let lab = &compiled.lab;
     let mut session = Session::new(lab.instantiate(1), lab.first_host());
-    let mut state = LabState::new(lab, "d", 1, session.snapshot());
+    let mut state = LabState::new(lab, "d", 1, SessionJson::of(&session.snapshot()));
     for line in lines {
         let (host, prompt, at) = (session.host().to_string(), session.prompt(), session.now());
         let transcript = session.run(line);
-        state.record(Entry::new(&host, &prompt, line, at, transcript), session.snapshot());
+        state.record(Entry::new(&host, &prompt, line, at, transcript), SessionJson::of(&session.snapshot()));
     }
     (session, state)
 }

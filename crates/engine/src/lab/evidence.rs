@@ -4,8 +4,13 @@
 //! worker which `state` questions the cluster meets; `clusterlab play` and
 //! `clusterlab test` do both here.
 
-use super::{Expect, Question, QuestionKind, Step};
+use serde::Deserialize;
+
+use super::spec::ExpectSpec;
+use super::template::Values;
+use super::{Expect, Step};
 use crate::model::node::{SchedulerState, ServiceState};
+use crate::perf::collective::all_reduce_busbw;
 use crate::model::Cluster;
 use crate::store::Entry;
 
@@ -55,12 +60,23 @@ pub fn task_done(ran: &Step, after: Option<&Step>, transcript: &[impl AsRef<Entr
     false
 }
 
-/// Whether the cluster shows every one of `expect`.
-pub fn state_met(expect: &[Expect], cluster: &Cluster) -> bool {
-    expect.iter().all(|fact| fact_holds(fact, cluster))
+/// The healthy cluster's all_reduce bus bandwidth, worked out once: a
+/// large cluster costs a build of every node.
+#[derive(Default)]
+pub struct Baseline(std::cell::OnceCell<Option<f64>>);
+
+impl Baseline {
+    fn busbw(&self, cluster: &Cluster) -> Option<f64> {
+        *self.0.get_or_init(|| all_reduce_busbw(&cluster.healthy()))
+    }
 }
 
-fn fact_holds(fact: &Expect, cluster: &Cluster) -> bool {
+/// Whether the cluster shows every one of `expect`.
+pub fn state_met(expect: &[Expect], cluster: &Cluster, baseline: &Baseline) -> bool {
+    expect.iter().all(|fact| fact_holds(fact, cluster, baseline))
+}
+
+fn fact_holds(fact: &Expect, cluster: &Cluster, baseline: &Baseline) -> bool {
     match fact {
         Expect::Slurm { node, state, reason } => cluster.node(node).is_some_and(|node| {
             let shown = match node.scheduler {
@@ -80,15 +96,31 @@ fn fact_holds(fact: &Expect, cluster: &Cluster) -> bool {
         Expect::FabricManager { node, active } => {
             cluster.node(node).is_some_and(|node| (node.fabric_manager == ServiceState::Active) == *active)
         }
-        Expect::AllReduce { within } => crate::perf::collective::all_reduce_busbw_ratio(cluster).is_some_and(|ratio| ratio >= 1.0 - within),
+        Expect::AllReduce { within } => match (all_reduce_busbw(cluster), baseline.busbw(cluster)) {
+            (Some(now), Some(healthy)) => now >= healthy * (1.0 - within),
+            _ => false,
+        },
     }
 }
 
-/// The ids of `questions` that are `state` questions the cluster meets.
-pub fn states_met(questions: &[Question], cluster: &Cluster) -> Vec<String> {
-    questions
+/// A `state` question as the engine's worker reads it from the lab data:
+/// its id and what it expects, the rest of the question skipped.
+#[derive(Clone, Debug, Deserialize)]
+pub struct StateProbe {
+    pub id: String,
+    #[serde(default)]
+    pub expect: Vec<ExpectSpec>,
+}
+
+/// The ids of the state questions the cluster meets, with the variant's values.
+pub fn states_met(probes: &[StateProbe], values: &Values, cluster: &Cluster, baseline: &Baseline) -> Vec<String> {
+    probes
         .iter()
-        .filter(|q| matches!(&q.kind, QuestionKind::State { expect } if state_met(expect, cluster)))
-        .map(|q| q.id.clone())
+        .filter(|probe| !probe.expect.is_empty())
+        .filter(|probe| {
+            let expect: Result<Vec<Expect>, _> = probe.expect.iter().map(|spec| spec.resolve(values)).collect();
+            expect.is_ok_and(|expect| state_met(&expect, cluster, baseline))
+        })
+        .map(|probe| probe.id.clone())
         .collect()
 }

@@ -8,7 +8,7 @@
 //! so the trainee's app never links them.
 //!
 //! A trainee's seed picks the variables' values ([`template`]); with them a
-//! lab gives that trainee's [`Variant`] (faults, questions, briefing) and
+//! lab gives that trainee's [`Variant`] (questions, briefing) and
 //! the cluster they start from ([`Lab::instantiate`]).
 
 #[cfg(feature = "authoring")]
@@ -52,17 +52,15 @@ pub struct Lab {
     pub questions: Vec<QuestionSpec>,
 }
 
-/// One trainee's lab: the variables' values, the faults and questions with
-/// those values substituted.
+/// One trainee's lab as the page shows it: the variables' values, the
+/// briefing and questions with those values substituted. (Its faults are
+/// the engine's: [`Lab::instantiate`] applies them.)
 #[derive(Clone, Debug)]
 pub struct Variant {
     pub seed: u64,
     pub values: Values,
     /// The briefing with the variables' values substituted.
     pub briefing: Doc,
-    pub faults: Vec<Fault>,
-    /// For each fault, the hands-on actions that repair it.
-    pub repairs: Vec<Vec<String>>,
     pub questions: Vec<Question>,
 }
 
@@ -209,6 +207,8 @@ pub struct Setup {
     pub cluster: ClusterConfig,
     pub vars: Vec<Var>,
     pub faults: Vec<FaultSpec>,
+    /// The questions, of which only `state` ones carry anything read here.
+    pub questions: Vec<evidence::StateProbe>,
 }
 
 impl Setup {
@@ -223,6 +223,14 @@ impl Setup {
 
     pub fn first_host(&self) -> &str {
         self.cluster.hostnames.first().map_or("", String::as_str)
+    }
+
+    /// The ids of the state questions the cluster meets for this seed.
+    pub fn states_met(&self, seed: u64, cluster: &Cluster, baseline: &evidence::Baseline) -> Vec<String> {
+        if self.questions.iter().all(|probe| probe.expect.is_empty()) {
+            return Vec::new();
+        }
+        evidence::states_met(&self.questions, &template::pick(&self.vars, &self.id, seed), cluster, baseline)
     }
 }
 
@@ -282,10 +290,9 @@ impl Lab {
     /// have already rejected labs where that can happen.
     pub fn variant(&self, seed: u64) -> Variant {
         let values = self.values(seed);
-        let (faults, questions, _) = self.resolve(&values);
         let briefing = self.briefing.substitute(&values).unwrap_or_else(|_| self.briefing.clone());
-        let repairs = self.faults.iter().map(|fault| fault.repair.clone()).collect();
-        Variant { seed, values, briefing, faults, repairs, questions }
+        let questions = self.questions.iter().filter_map(|question| question.resolve(&values, &self.cluster, self.hint_cost).ok()).collect();
+        Variant { seed, values, briefing, questions }
     }
 
     /// Faults and questions with `values`, and what did not resolve.

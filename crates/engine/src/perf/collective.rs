@@ -233,20 +233,14 @@ fn cuda_failure(member: &Member) -> Option<&'static str> {
 }
 
 /// all_reduce_perf over every node, a rank on each GPU, in NCCL's default
-/// environment: its large-message bus bandwidth as a share of the same
-/// cluster's when healthy. None when the job cannot run (a node down, a GPU
-/// lost).
-pub fn all_reduce_busbw_ratio(cluster: &Cluster) -> Option<f64> {
-    fn busbw(cluster: &Cluster) -> Option<f64> {
-        if cluster.nodes.iter().any(|node| !node.reachable) {
-            return None;
-        }
-        let ranks = |node: &Node| node.gpus.len() as u32;
-        let members: Vec<Member> = cluster.nodes.iter().map(|node| Member { node, ranks: ranks(node) }).collect();
-        Plan::new(cluster, &members, Coll::AllReduce, &|_| None).ok().map(|plan| plan.bus_gbs)
+/// environment: its large-message bus bandwidth (GB/s). None when the job
+/// cannot run (a node down, a GPU lost).
+pub fn all_reduce_busbw(cluster: &Cluster) -> Option<f64> {
+    if cluster.nodes.iter().any(|node| !node.reachable) {
+        return None;
     }
-    let healthy = busbw(&cluster.healthy())?;
-    Some(busbw(cluster)? / healthy)
+    let members: Vec<Member> = cluster.nodes.iter().map(|node| Member { node, ranks: node.gpus.len() as u32 }).collect();
+    Plan::new(cluster, &members, Coll::AllReduce, &|_| None).ok().map(|plan| plan.bus_gbs)
 }
 
 impl Plan {

@@ -359,3 +359,133 @@ mod tests {
         assert_eq!(shell.history().len(), 3);
     }
 }
+
+/// A [`SessionSnapshot`] as JSON text, carried unparsed. The app's page
+/// stores it and hands it back to the engine, and reads only the host and
+/// the history out of it: the snapshot's own types (every change to the
+/// cluster) are the engine's, and the page's module carries no code for them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionJson(Box<str>);
+
+/// The parts of the snapshot the page reads or writes, the rest left raw.
+/// Its names are [`SessionSnapshot`]'s (a test keeps them in step).
+#[derive(Serialize, Deserialize)]
+struct Outline {
+    shell: Box<serde_json::value::RawValue>,
+    interactive: InteractiveOutline,
+    elapsed_ms: u64,
+    changes: Box<serde_json::value::RawValue>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct InteractiveOutline {
+    ssh_stack: Vec<String>,
+    history: Vec<String>,
+    jobs: Box<serde_json::value::RawValue>,
+    #[serde(default)]
+    pending: String,
+}
+
+#[derive(Deserialize)]
+struct HostOnly {
+    shell: HostField,
+}
+
+#[derive(Deserialize)]
+struct HostField {
+    host: String,
+}
+
+#[derive(Deserialize)]
+struct HistoryOnly {
+    interactive: HistoryField,
+}
+
+#[derive(Deserialize)]
+struct HistoryField {
+    history: Vec<String>,
+}
+
+fn raw(json: String) -> Box<serde_json::value::RawValue> {
+    serde_json::value::RawValue::from_string(json).expect("serde_json writes valid JSON")
+}
+
+impl SessionJson {
+    pub fn of(snapshot: &SessionSnapshot) -> SessionJson {
+        SessionJson(serde_json::to_string(snapshot).expect("a snapshot always serializes").into())
+    }
+
+    /// [`SessionSnapshot::initial`], written without the snapshot's types.
+    pub fn initial(host: &str) -> SessionJson {
+        let outline = Outline {
+            shell: raw(serde_json::to_string(&ShellState::login(host)).expect("a shell state always serializes")),
+            interactive: InteractiveOutline { ssh_stack: Vec::new(), history: Vec::new(), jobs: raw("[]".into()), pending: String::new() },
+            elapsed_ms: 0,
+            changes: raw("[]".into()),
+        };
+        SessionJson(serde_json::to_string(&outline).expect("an outline always serializes").into())
+    }
+
+    /// The snapshot, or why the text is not one.
+    pub fn snapshot(&self) -> Result<SessionSnapshot, String> {
+        serde_json::from_str(&self.0).map_err(|error| format!("damaged session ({error})"))
+    }
+
+    pub fn host(&self) -> String {
+        serde_json::from_str::<HostOnly>(&self.0).map(|only| only.shell.host).unwrap_or_default()
+    }
+
+    pub fn history(&self) -> Vec<String> {
+        serde_json::from_str::<HistoryOnly>(&self.0).map(|only| only.interactive.history).unwrap_or_default()
+    }
+
+    /// The same session with `lines` added to its history.
+    pub fn with_history(&self, lines: impl IntoIterator<Item = String>) -> SessionJson {
+        match serde_json::from_str::<Outline>(&self.0) {
+            Ok(mut outline) => {
+                outline.interactive.history.extend(lines);
+                SessionJson(serde_json::to_string(&outline).expect("an outline always serializes").into())
+            }
+            Err(_) => self.clone(),
+        }
+    }
+}
+
+impl Serialize for SessionJson {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        raw(self.0.to_string()).serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for SessionJson {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<SessionJson, D::Error> {
+        let raw = Box::<serde_json::value::RawValue>::deserialize(deserializer)?;
+        Ok(SessionJson(raw.get().into()))
+    }
+}
+
+#[cfg(test)]
+mod session_json_tests {
+    use super::*;
+
+    #[test]
+    fn the_outline_keeps_every_part_of_a_snapshot() {
+        let mut session = crate::testing::session();
+        for line in ["sudo scontrol update nodename=gpu-002 state=drain reason=x", "sleep 100 &", "f() { echo hi; }", "ssh gpu-002", "for x in a"] {
+            session.run(line);
+        }
+        let snapshot = session.snapshot();
+        let json = SessionJson::of(&snapshot);
+        assert_eq!(json.snapshot().unwrap(), snapshot);
+        assert_eq!(json.host(), "gpu-002");
+        assert_eq!(json.history(), snapshot.interactive.history);
+        let more = json.with_history(["echo later".to_string()]);
+        let mut expected = snapshot.clone();
+        expected.interactive.history.push("echo later".into());
+        assert_eq!(more.snapshot().unwrap(), expected, "nothing else changes");
+        assert_eq!(SessionJson::initial("gpu-007").snapshot().unwrap(), SessionSnapshot::initial("gpu-007"));
+        // Through a containing struct, as the saved state and the messages carry it.
+        let text = serde_json::to_string(&vec![json.clone()]).unwrap();
+        assert_eq!(serde_json::from_str::<Vec<SessionJson>>(&text).unwrap(), vec![json]);
+    }
+}

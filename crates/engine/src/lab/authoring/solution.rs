@@ -14,9 +14,9 @@ use std::ops::Range;
 use super::file::{SolutionTable, Spanned};
 use super::Compiled;
 use crate::grading::{DONE, NOT_YET};
-use crate::lab::evidence::{state_met, task_done};
+use crate::lab::evidence::{state_met, task_done, Baseline};
 use crate::lab::{template, Question, QuestionKind, Tolerance};
-use crate::shell::Session;
+use crate::shell::{Session, SessionJson};
 use crate::store::{Entry, LabState};
 
 /// The most steps a solution may have.
@@ -122,7 +122,7 @@ fn play(
 ) -> (Session, LabState) {
     let lab = &compiled.lab;
     let mut session = Session::new(lab.instantiate(seed), lab.first_host());
-    let mut state = LabState::new(lab, "test", seed, session.snapshot());
+    let mut state = LabState::new(lab, "test", seed, SessionJson::of(&session.snapshot()));
     for line in lines {
         if let Some(rest) = line.trim_start().strip_prefix("answer ") {
             let (id, value) = rest.trim().split_once(' ').map_or((rest.trim(), ""), |(id, value)| (id, value.trim()));
@@ -134,7 +134,7 @@ fn play(
         }
         let (host, prompt, at) = (session.host().to_string(), session.prompt(), session.now());
         let transcript = session.run(line);
-        state.record(Entry::new(&host, &prompt, line, at, transcript), session.snapshot());
+        state.record(Entry::new(&host, &prompt, line, at, transcript), SessionJson::of(&session.snapshot()));
     }
     (session, state)
 }
@@ -150,7 +150,7 @@ fn answer_one(question: &Question, given: &str, session: &Session, state: &mut L
 pub fn evidence_response(question: &Question, session: &Session, state: &LabState) -> Option<String> {
     let done = match &question.kind {
         QuestionKind::Task { ran, after } => task_done(ran, after.as_ref(), &state.transcript),
-        QuestionKind::State { expect } => state_met(expect, &session.cluster),
+        QuestionKind::State { expect } => state_met(expect, &session.cluster, &Baseline::default()),
         _ => return None,
     };
     Some(if done { DONE } else { NOT_YET }.to_string())
