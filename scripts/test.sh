@@ -23,6 +23,9 @@ cargo bench --locked -p clusterlab-engine --no-run
 step "lab data for the browser tests"
 cargo run --locked --quiet --profile tool -p clusterlab-cli -- build labs --out target/lab-data
 
+step "lab solutions: each lab's [solution] earns full marks on several variants, a wrong diagnosis none"
+cargo run --locked --quiet --profile tool -p clusterlab-cli -- test labs
+
 step "browser tests: Yew components in headless Chromium"
 cargo test --locked -p clusterlab-web --target wasm32-unknown-unknown --test browser --features inline-engine,authoring
 

@@ -73,7 +73,7 @@ fn test_file(path: &Path, out: &mut dyn Write) -> bool {
             let problems = failures(&run, want_correct);
             let (points, possible) = run.score();
             let verdict = if problems.is_empty() { "ok" } else { "FAILED" };
-            let _ = writeln!(out, "test {} seed {seed} {kind} ({points}/{possible}){} ... {verdict}", compiled.lab.id, run.variant);
+            let _ = writeln!(out, "test {} seed {seed}{}: {kind} {points}/{possible} ... {verdict}", compiled.lab.id, run.variant);
             for problem in &problems {
                 let _ = writeln!(out, "  {problem}");
             }

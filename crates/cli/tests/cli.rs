@@ -196,3 +196,30 @@ fn arguments_that_are_not_utf8_do_not_panic() {
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&output.stdout), "\u{fffd}\n");
 }
+
+#[test]
+fn test_runs_solutions_and_wrong_diagnoses() {
+    let (stdout, _, status) = clusterlab(&["test", "labs/slow-rail.toml"]);
+    assert_eq!(status, 0, "{stdout}");
+    assert!(stdout.contains("test slow-rail seed 1 (with bad_hca = \"mlx5_3\", bad_node = \"gpu-002\"): solution 10/10 ... ok\n"), "{stdout}");
+    assert!(stdout.contains(": wrong diagnosis 0/10 ... ok\n"), "{stdout}");
+    assert!(stdout.ends_with("test result: ok. 1 lab passed; 0 failed\n"), "{stdout}");
+
+    // A solution that skips the repair, and a lab without one.
+    let dir = std::env::temp_dir().join(format!("clusterlab-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../labs/slow-rail.toml")).unwrap();
+    let no_repair = source.replace("  \"dctech reseat-cable {bad_node} {bad_hca}\",\n", "");
+    assert_ne!(no_repair, source);
+    std::fs::write(dir.join("a-no-repair.toml"), no_repair).unwrap();
+    let unsolved = source[..source.find("[solution]").unwrap()].replace("id = \"slow-rail\"", "id = \"unsolved\"");
+    std::fs::write(dir.join("b-unsolved.toml"), unsolved).unwrap();
+    let (stdout, _, status) = clusterlab(&["test", &dir.to_string_lossy()]);
+    assert_eq!(status, 1, "{stdout}");
+    assert!(stdout.contains("solution 7/10 ... FAILED\n  question `back-to-baseline` scored 0/2 with \u{201c}not yet\u{201d}\n"), "{stdout}");
+    assert!(stdout.contains("question `repeat-the-comparison` scored 0/1"), "{stdout}");
+    assert!(stdout.contains("test unsolved ... FAILED\n"), "{stdout}");
+    assert!(stdout.contains("has no [solution]"), "{stdout}");
+    assert!(stdout.contains("test result: FAILED. 0 labs passed; 2 failed"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
