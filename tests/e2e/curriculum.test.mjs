@@ -1,0 +1,79 @@
+// End-to-end: a lab finished to full marks from the terminal alone, with
+// state and task questions checked by the engine and a number typed in
+// another unit.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { start, open, terminal, run } from './harness.mjs';
+
+let app;
+before(async () => { app = await start(); });
+after(async () => { await app.close(); });
+
+async function check(page, id) {
+  const question = page.locator(`section[data-question="${id}"]`);
+  await question.locator('button.answer-button').click();
+  await question.locator('.verdict').waitFor();
+  return question;
+}
+
+test('slow-rail to full marks: drained, repaired, re-measured, with the rate in GB/s', async () => {
+  const context = await app.browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const page = await open(context, `${app.base}#/lab/slow-rail/variant/1`);
+  const input = await terminal(page);
+  // The evidence: which port runs at 200.
+  let bad;
+  for (const node of ['gpu-001', 'gpu-002']) {
+    await run(page, input, `ssh ${node} "ibstat | grep -B16 'Rate: 200' | grep \\"CA '\\""`);
+    const text = (await page.locator('.scrollback .entry').last().textContent());
+    const found = text.match(/CA '(mlx5_\d)'/);
+    if (found) bad = { node, hca: found[1] };
+  }
+  assert.ok(bad, 'one port runs at 200');
+
+  // A state question checked before it holds says so, and keeps it open.
+  let drained = await check(page, 'drained');
+  assert.match(await drained.locator('.verdict').textContent(), /Not yet/);
+  await run(page, input, `sudo scontrol update nodename=${bad.node} state=drain reason="${bad.hca} at 200 Gb/s"`);
+  drained = await check(page, 'drained');
+  await drained.locator('.verdict.correct').waitFor();
+  assert.match(await drained.locator('.verdict').textContent(), /Done — 1 \/ 1 point/);
+  assert.equal(await drained.locator('button.answer-button').textContent(), 'Answered');
+  assert.ok(await drained.locator('button.answer-button').isDisabled(), 'a correct answer is locked');
+
+  for (const line of [
+    `dctech reseat-cable ${bad.node} ${bad.hca}`,
+    `sudo scontrol update nodename=${bad.node} state=resume`,
+    'srun -N2 --ntasks-per-node=8 all_reduce_perf -b 1G -e 8G -f 2 -g 1',
+  ]) await run(page, input, line);
+  await (await check(page, 'back-to-baseline')).locator('.verdict.correct').waitFor();
+  await (await check(page, 'repeat-the-comparison')).locator('.verdict.correct').waitFor();
+
+  // The typed answers: 25 GB/s is the 200 Gb/s the question asks in.
+  const answer = async (id, value) => {
+    const question = page.locator(`section[data-question="${id}"]`);
+    if (value.radio) await question.locator(`input[value="${value.radio}"]`).check();
+    else await question.locator('input.text-answer').fill(value.text);
+    await question.locator('button.answer-button').click();
+    await question.locator('.verdict.correct').waitFor();
+  };
+  await answer('which-node', { radio: bad.node });
+  await answer('which-hca', { radio: bad.hca });
+  await answer('rate', { text: '25 GB/s' });
+  await answer('lane-speed', { radio: '50.0 Gbps (64)' });
+  // A tempting wrong choice says why it is wrong.
+  const first = page.locator('section[data-question="first-step"]');
+  await first.locator('input[value="Reboot the node"]').check();
+  await first.locator('button.answer-button').click();
+  await first.locator('.verdict.incorrect').waitFor();
+  assert.match(await first.locator('.verdict').textContent(), /loses the evidence/);
+  await answer('first-step', { radio: 'Drain the node in Slurm so no new job lands on it' });
+
+  // Full marks, and they survive a reload.
+  const score = async () => (await page.locator('.score').first().textContent());
+  assert.match(await score(), /10 \/ 10|10 of 10/);
+  await page.reload();
+  await terminal(page);
+  assert.match(await score(), /10 \/ 10|10 of 10/);
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
