@@ -99,6 +99,9 @@ const UNITS: &[(&str, &str, f64)] = &[
     ("TB/s", "rate", 8e12),
     ("KiB/s", "rate", 8.0 * 1024.0),
     ("MiB/s", "rate", 8.0 * 1048576.0),
+    // perftest's column headers: BW average[MiB/sec], [Gb/sec] with --report_gbits.
+    ("MiB/sec", "rate", 8.0 * 1048576.0),
+    ("Gb/sec", "rate", 1e9),
     ("GiB/s", "rate", 8.0 * 1073741824.0),
     ("s", "time", 1.0),
     ("sec", "time", 1.0),

@@ -17,6 +17,9 @@ fn numbers_convert_between_units_of_one_quantity() {
         let value = parse_number(written, gbs).unwrap_or_else(|| panic!("{written}"));
         assert!((value - 45.0).abs() < 1e-9, "{written}: {value}");
     }
+    for written in ["381 Gb/sec", "45418 MiB/sec", "45418 MiB/s"] {
+        assert!((parse_number(written, Some("Gb/s")).unwrap() - 381.0).abs() < 0.1, "{written}");
+    }
     let us = Some("us");
     for written in ["1.2 us", "1.2 \u{b5}s", "1.2 \u{3bc}s", "1.2us", "0.0012 ms", "1200 ns", "1.2e0 us", "12e-1"] {
         let value = parse_number(written, us).unwrap_or_else(|| panic!("{written}"));
@@ -244,4 +247,41 @@ fn new_fields_are_checked_where_they_are_written() {
     ] {
         assert!(problems.iter().any(|p| p.contains(expected)), "{expected} not in {problems:#?}");
     }
+}
+
+#[test]
+fn a_gpu_reset_and_a_fabric_manager_restart_repair_what_they_clear() {
+    let source = r#"
+[lab]
+id = "reset-repairs"
+title = "t"
+summary = "s"
+
+[cluster]
+preset = "hgx-h100"
+nodes = ["gpu-001"]
+
+[[faults]]
+kind = "gpu-row-remap-pending"
+node = "gpu-001"
+gpu = 3
+
+[[faults]]
+kind = "fabric-manager-down"
+node = "gpu-001"
+
+[[questions]]
+id = "fixed"
+type = "state"
+prompt = "Fix both."
+expect = [{ repaired = true }, { node = "gpu-001", fabric_manager = "active" }]
+"#;
+    let compiled = compile(source).unwrap_or_else(|problems| panic!("{problems:?}"));
+    let question = &compiled.lab.variant(1).questions[0];
+    let (session, state) = session_after(&compiled, &["sudo nvidia-smi -r -i 2"]);
+    assert_eq!(evidence_response(question, &session, &state).as_deref(), Some(NOT_YET), "another GPU's reset repairs nothing");
+    let (session, state) = session_after(&compiled, &["sudo nvidia-smi -r -i 3"]);
+    assert_eq!(evidence_response(question, &session, &state).as_deref(), Some(NOT_YET), "Fabric Manager is still down");
+    let (session, state) = session_after(&compiled, &["sudo nvidia-smi -r -i 3", "sudo systemctl restart nvidia-fabricmanager"]);
+    assert_eq!(evidence_response(question, &session, &state).as_deref(), Some(DONE));
 }

@@ -157,6 +157,14 @@ impl Cluster {
             return;
         }
         self.history.push((at, change.clone()));
+        if let Change::ResetGpu { node, gpu } = change {
+            // What a reset clears is repaired by it: a lab can expect it done.
+            for injected in &mut self.injected {
+                if injected.fault.node() == node && injected.fault.cleared_by_reset(*gpu) {
+                    injected.repaired = true;
+                }
+            }
+        }
         if let Change::Repair { node, action, target } = change {
             let mut repaired = false;
             for injected in &mut self.injected {
@@ -191,6 +199,16 @@ impl Cluster {
             return;
         }
         self.apply_change_at(change, at);
+        if let Change::RestartFabricManager { node } = change {
+            // Fabric Manager came up: the fault that stopped it is over.
+            if self.node(node).is_some_and(|n| n.fabric_manager == ServiceState::Active) {
+                for injected in &mut self.injected {
+                    if matches!(&injected.fault, super::fault::Fault::FabricManagerDown { node: at } if at == node) {
+                        injected.repaired = true;
+                    }
+                }
+            }
+        }
     }
 
     /// Applies a change's effect without recording it (also for replays).

@@ -154,6 +154,16 @@ impl Fault {
         }
     }
 
+    /// Whether resetting `gpu` clears this fault (what `nvidia-smi -r` clears:
+    /// a pending row remap, volatile ECC errors, the Xids a reset recovers).
+    pub fn cleared_by_reset(&self, gpu: u32) -> bool {
+        match self {
+            Fault::GpuRowRemapPending { gpu: at, .. } | Fault::GpuEccUncorrectable { gpu: at, .. } => *at == gpu,
+            Fault::GpuXid { gpu: at, xid, .. } => *at == gpu && matches!(xid, 48 | 62 | 63 | 74 | 94 | 95 | 119 | 120),
+            _ => false,
+        }
+    }
+
     /// Changes the cluster. Fails, naming the problem, when the fault names a
     /// node, GPU or HCA the cluster lacks or a value the hardware cannot take.
     pub fn apply(&self, cluster: &mut Cluster) -> Result<(), FaultError> {
