@@ -43,6 +43,9 @@ check "engine worker" "$worker" 480 || status=1
 # UI again plus the editor, preview and share links (miniz deflate); and the
 # checker, the whole engine with the TOML parser, CommonMark and the checks.
 check "author module" dist/author_bg.wasm 300 || status=1
+# The review page's module (#/review/ID only): the lab's results, the
+# evidence bundle and the downloads, over the page's UI pieces it shares.
+check "results module" dist/results_bg.wasm 200 || status=1
 check "author checker" dist/author_checker_bg.wasm 580 || status=1
 
 # Messages only the authoring code has: none may be in a trainee's module.

@@ -9,12 +9,14 @@
 #[cfg(feature = "authoring")]
 pub mod author;
 pub mod components;
+pub mod download;
 pub mod engine;
 pub mod fetch;
 pub mod hooks;
 pub mod line_edit;
 #[cfg(feature = "authoring")]
 pub mod my_labs;
+pub mod results;
 pub mod storage;
 pub mod store;
 pub mod tabs;

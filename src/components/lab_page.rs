@@ -175,6 +175,9 @@ pub fn lab_page(props: &LabPageProps) -> Html {
                 <div class="score" aria-live="polite">
                     <span class="score-value">{ format!("{} / {}", store.score(), lab.points_possible()) }</span>
                     <span class="score-label">{ "points" }</span>
+                    if trainee {
+                        <a class="review-link" href={format!("#/review/{}", lab.id)}>{ "Review" }</a>
+                    }
                     <button type="button" class="reset-button" onclick={reset} disabled={!owner}>{ "Start over" }</button>
                     if !lab.vars.is_empty() {
                         <button type="button" class="variant-button" onclick={new_variant} disabled={!owner}

@@ -7,4 +7,5 @@ pub mod markdown;
 pub mod notices;
 pub mod pager;
 pub mod question_card;
+pub mod review_page;
 pub mod terminal;

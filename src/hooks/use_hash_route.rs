@@ -12,14 +12,15 @@ pub enum Route {
     Catalog,
     /// `#/lab/ID`, or `#/lab/ID/variant/N`: a lab, at a variant the address names.
     Lab(String, Option<u64>),
-    /// `#/author...` or `#/shared/...`: the author module's pages.
+    /// `#/author...` or `#/shared/...`: the author module's pages; `#/review/...`:
+    /// the results module's. This app shows nothing there.
     Author,
 }
 
 impl Route {
     pub fn from_hash(hash: &str) -> Route {
         let path = hash.trim_start_matches('#');
-        if path == "/author" || path.starts_with("/author/") || path.starts_with("/shared/") {
+        if path == "/author" || path.starts_with("/author/") || path.starts_with("/shared/") || path.starts_with("/review/") {
             return Route::Author;
         }
         let Some(rest) = path.strip_prefix("/lab/").filter(|rest| !rest.is_empty()) else { return Route::Catalog };

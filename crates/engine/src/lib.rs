@@ -8,6 +8,7 @@ pub mod lab;
 pub mod limits;
 pub mod model;
 pub mod pattern;
+pub mod report;
 pub mod perf;
 pub mod rng;
 pub mod shell;

@@ -9,7 +9,6 @@ use clusterlab_engine::lab::authoring::live::{Built, Checked, Problem};
 use clusterlab_engine::lab::authoring::share;
 use clusterlab_engine::limits::MAX_LAB_BYTES;
 use gloo::timers::callback::Timeout;
-use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
@@ -19,6 +18,7 @@ use crate::author::STARTER;
 use crate::components::author::code_editor::{CodeEditor, Jump};
 use crate::components::author::preview::Preview;
 use crate::components::author::problem_list::ProblemList;
+use crate::download::download;
 use crate::my_labs::{self, MyLab};
 
 /// The checks run this long after the last keystroke.
@@ -156,19 +156,6 @@ pub fn new_key() -> String {
     format!("lab-{}", digits.iter().rev().collect::<String>())
 }
 
-/// Downloads `text` as a file called `name`.
-fn download(name: &str, text: &str) -> Result<(), wasm_bindgen::JsValue> {
-    let options = web_sys::BlobPropertyBag::new();
-    options.set_type("application/toml");
-    let blob = web_sys::Blob::new_with_str_sequence_and_options(&js_sys::Array::of1(&text.into()), &options)?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob)?;
-    let anchor: web_sys::HtmlAnchorElement = gloo::utils::document().create_element("a")?.unchecked_into();
-    anchor.set_href(&url);
-    anchor.set_download(name);
-    anchor.click();
-    web_sys::Url::revoke_object_url(&url)
-}
-
 /// Reads a picked or dropped file into the editor.
 fn read_file(file: web_sys::File, dispatcher: UseReducerDispatcher<Draft>) {
     if file.size() > MAX_LAB_BYTES as f64 {
@@ -271,7 +258,7 @@ pub fn editor_page(props: &EditorPageProps) -> Html {
     let on_export = {
         let draft = draft.clone();
         Callback::from(move |_: MouseEvent| {
-            if download(&draft.file_name(), &draft.source).is_err() {
+            if download(&draft.file_name(), "application/toml", &draft.source).is_err() {
                 draft.dispatch(DraftAction::Notice("This browser could not save the file.".into()));
             }
         })
