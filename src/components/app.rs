@@ -20,9 +20,9 @@ pub fn app() -> Html {
     let engine = use_memo((), |_| Engine::start());
     let catalog = use_fetched((), |()| fetch::catalog());
     let page = match (&catalog, &route) {
-        // The author page and shared labs: the author module renders them
-        // into #author-root (index.html loads it); this app shows nothing.
-        (_, Route::Author) => html! {},
+        // The author page, shared labs and the review page: their modules
+        // render them into their own roots (index.html loads them).
+        (_, Route::ModulePage) => html! {},
         (None, _) => html! { <main class="page loading"><p>{ "Loading the labs\u{2026}" }</p></main> },
         (Some(Err(message)), _) => html! {
             <main class="page">

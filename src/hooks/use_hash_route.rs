@@ -1,8 +1,9 @@
 //! The page shown, kept in the URL hash (`#/lab/<id>`, with
 //! `/variant/<n>` once a lab is open) so that a reload or a shared link
 //! opens the same page, and Back works. The author page
-//! (`#/author`, `#/author/KEY`) and labs shared as links (`#/shared/...`)
-//! live in a module of their own, which reads the rest of the hash itself.
+//! (`#/author`, `#/author/KEY`), labs shared as links (`#/shared/...`) and
+//! the review page (`#/review/ID`) live in modules of their own, which read
+//! the rest of the hash themselves.
 
 use gloo::events::EventListener;
 use yew::prelude::*;
@@ -12,16 +13,16 @@ pub enum Route {
     Catalog,
     /// `#/lab/ID`, or `#/lab/ID/variant/N`: a lab, at a variant the address names.
     Lab(String, Option<u64>),
-    /// `#/author...` or `#/shared/...`: the author module's pages; `#/review/...`:
-    /// the results module's. This app shows nothing there.
-    Author,
+    /// `#/author...` or `#/shared/...` (the author module's pages) and
+    /// `#/review/...` (the results module's): this app shows nothing there.
+    ModulePage,
 }
 
 impl Route {
     pub fn from_hash(hash: &str) -> Route {
         let path = hash.trim_start_matches('#');
         if path == "/author" || path.starts_with("/author/") || path.starts_with("/shared/") || path.starts_with("/review/") {
-            return Route::Author;
+            return Route::ModulePage;
         }
         let Some(rest) = path.strip_prefix("/lab/").filter(|rest| !rest.is_empty()) else { return Route::Catalog };
         match rest.split_once("/variant/") {
@@ -35,7 +36,8 @@ impl Route {
             Route::Catalog => "#/".to_string(),
             Route::Lab(id, None) => format!("#/lab/{id}"),
             Route::Lab(id, Some(variant)) => format!("#/lab/{id}/variant/{variant}"),
-            Route::Author => "#/author".to_string(),
+            // Never navigated to from this app: the modules link their own pages.
+            Route::ModulePage => "#/".to_string(),
         }
     }
 }

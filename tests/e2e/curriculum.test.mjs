@@ -3,6 +3,7 @@
 // another unit.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { start, open, terminal, run } from './harness.mjs';
 
 let app;
@@ -74,6 +75,33 @@ test('slow-rail to full marks: drained, repaired, re-measured, with the rate in 
   await page.reload();
   await terminal(page);
   assert.match(await score(), /10 \/ 10|10 of 10/);
+
+  // The review page, and the evidence bundle it downloads.
+  await page.locator('a.review-link').click();
+  await page.locator('.review-score').waitFor();
+  assert.match(await page.locator('.review-score').textContent(), /10 \/ 10 points \(100%\); pass mark 70%: passed/);
+  assert.equal(await page.locator('.review-question.correct').count(), 9);
+  assert.match(await page.title(), /^Review: One slow rail/);
+  const fetch = async (label) => {
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: label }).click()]);
+    return { name: download.suggestedFilename(), text: await readFile(await download.path(), 'utf8') };
+  };
+  const bundle = await fetch('Download the evidence (Markdown)');
+  assert.equal(bundle.name, 'clusterlab-slow-rail-variant-1-evidence.md');
+  assert.match(bundle.text, /^# Evidence: One slow rail \(slow-rail\), variant 1\n/);
+  assert.match(bundle.text, /nothing ran on a real cluster/);
+  assert.match(bundle.text, /\*\*Score:\*\* 10 \/ 10 points \(100%\); pass mark 70%: passed/);
+  assert.match(bundle.text, new RegExp(`### 2026-03-09T\\d\\d:\\d\\d:\\d\\dZ on gpu-001: exit 0\\n\\n\`\`\`\\n\\$ dctech reseat-cable ${bad.node} ${bad.hca}\\n`));
+  const json = JSON.parse((await fetch('Download the evidence (JSON)')).text);
+  assert.equal(json.score, 10);
+  assert.equal(json.questions.find((q) => q.id === 'rate').answer, '25 GB/s');
+  const csv = (await fetch('Download the results (CSV)')).text;
+  assert.match(csv, /^lab,variant,question,type,answer,correct,points,possible,attempts,hints\n/);
+  assert.match(csv, /\nslow-rail,1,rate,number,25 GB\/s,true,1,1,1,0\n/);
+  // Back to the lab, which the review left as it was.
+  await page.getByRole('link', { name: 'Back to the lab' }).click();
+  await terminal(page);
+  assert.match(await score(), /10 \/ 10/);
   assert.deepEqual(page.errors, []);
   await context.close();
 });

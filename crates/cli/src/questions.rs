@@ -129,7 +129,14 @@ impl Questions {
         };
         let mut out = format!(
             "{} \u{2014} {}/{} point{} \u{b7} answered \u{201c}{given}\u{201d}{}\n",
-            if grade.correct { "Correct" } else { "Not quite" },
+            match (&question.kind, grade.correct) {
+                (QuestionKind::Handoff { .. }, true) => "Recorded",
+                (QuestionKind::Handoff { .. }, false) => "Recorded in part",
+                (QuestionKind::Task { .. } | QuestionKind::State { .. }, true) => "Done",
+                (QuestionKind::Task { .. } | QuestionKind::State { .. }, false) => "Not yet",
+                (_, true) => "Correct",
+                (_, false) => "Not quite",
+            },
             grade.points,
             grade.possible,
             plural(grade.possible),
@@ -219,7 +226,7 @@ fn how_to_answer(question: &Question) -> String {
         QuestionKind::Task { .. } => format!("answer {id}  (checks what you ran)"),
         QuestionKind::State { .. } => format!("answer {id}  (checks the cluster now)"),
         QuestionKind::Handoff { fields, .. } => format!(
-            "answer {id} TEXT | TEXT ...  (one text per field: {}; the rubric above is your self-assessment)",
+            "answer {id} TEXT | TEXT ... | rubric: N N ...  (one text per field: {}; then the numbers of the rubric items above your record meets)",
             fields.iter().map(|f| safe(f)).collect::<Vec<_>>().join("; ")
         ),
         QuestionKind::Number { unit, tolerance, .. } => {
@@ -261,12 +268,19 @@ fn response(question: &Question, value: &str) -> String {
             words(value).iter().map(|word| pick(word)).collect::<Vec<_>>().join("\n")
         }
         QuestionKind::Text { .. } | QuestionKind::Number { .. } | QuestionKind::Entity { .. } => unquoted(value),
-        QuestionKind::Handoff { rubric, .. } => HandoffRecord {
-            fields: value.split('|').map(|field| field.trim().to_string()).collect(),
-            // Self-assessed: answering in play claims the rubric it listed.
-            checked: (0..rubric.len()).collect(),
+        QuestionKind::Handoff { rubric, .. } => {
+            // Self-assessed: a last part `rubric: 1 3` ticks those items.
+            let mut fields: Vec<String> = value.split('|').map(|field| field.trim().to_string()).collect();
+            let ticked = fields.last().and_then(|last| last.strip_prefix("rubric:").map(str::to_string));
+            let checked = match ticked {
+                Some(numbers) => {
+                    fields.pop();
+                    numbers.split([' ', ',']).filter_map(|n| n.parse::<usize>().ok()).filter(|n| (1..=rubric.len()).contains(n)).map(|n| n - 1).collect()
+                }
+                None => Vec::new(),
+            };
+            HandoffRecord { fields, checked }.to_response()
         }
-        .to_response(),
         QuestionKind::Task { .. } | QuestionKind::State { .. } => String::new(),
     }
 }

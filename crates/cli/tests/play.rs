@@ -35,10 +35,10 @@ fn piped_lines_run_in_turn_without_prompts() {
     assert_eq!(status, 0, "{stderr}");
     let expected = "8\nx1\nx2\n\
         Correct \u{2014} 1/1 point \u{b7} answered \u{201c}570.158.01\u{201d}\n  The header of `nvidia-smi` shows `Driver Version: 570.158.01` and the CUDA version that driver supports (12.8).\n\
-        Score: 1 of 5 points; 1 of 4 questions answered.\n\
+        Score: 1 of 6 points; 1 of 5 questions answered.\n\
         Not quite \u{2014} 0/1 point \u{b7} answered \u{201c}400 W\u{201d}\n  `hint power-cap` shows a hint.\n\
-        Score: 1 of 5 points; 2 of 4 questions answered.\n\
-        Score: 1 of 5 points; 2 of 4 questions answered.\n\
+        Score: 1 of 6 points; 2 of 5 questions answered.\n\
+        Score: 1 of 6 points; 2 of 5 questions answered.\n\
         gpu-002\nlogout\ngpu-001\n";
     assert_eq!(stdout, expected);
     assert_eq!(stderr, "Connection to gpu-002 closed.\n");
@@ -65,7 +65,7 @@ fn piped_mistakes_are_told_not_fatal() {
     let (stdout, stderr, status) = play_piped(&["labs/first-look.toml"], &input);
     assert_eq!(status, 0);
     assert_eq!(stdout, "Hint 1 of 1:\n  Look at the right half of `Pwr:Usage/Cap`.\nok\n");
-    let ids = "driver, bus-id-gpu5, power-cap, memory-total";
+    let ids = "driver, bus-id-gpu5, power-cap, memory-total, listed-gpus";
     assert_eq!(
         stderr,
         format!(
@@ -130,13 +130,13 @@ fn play_under_a_pseudo_terminal() {
     p.send_line("questions").unwrap();
     p.exp_string("1. driver (choice, 1 point): not answered").unwrap();
     p.exp_string("3) 570.158.01").unwrap();
-    p.exp_string("Score: 0 of 5 points; 0 of 4 questions answered.").unwrap();
+    p.exp_string("Score: 0 of 6 points; 0 of 5 questions answered.").unwrap();
     p.exp_string("user@gpu-001:~$ ").unwrap();
 
     p.send_line("answer driver 3").unwrap();
     p.exp_string("Correct").unwrap();
     p.exp_string("1/1 point").unwrap();
-    p.exp_string("Score: 1 of 5 points; 1 of 4 questions answered.").unwrap();
+    p.exp_string("Score: 1 of 6 points; 1 of 5 questions answered.").unwrap();
     p.exp_string("user@gpu-001:~$ ").unwrap();
 
     // bash's continuation prompt, and Ctrl-C dropping the incomplete command.

@@ -161,19 +161,19 @@ pub struct ExpectTable {
     pub all_reduce_within: Option<String>,
 }
 
-const TOP_KEYS: &[&str] = &["lab", "cluster", "vars", "faults", "questions", "solution"];
-const LAB_KEYS: &[&str] = &["id", "title", "summary", "briefing", "level", "minutes", "stage", "tags", "pass", "hint_cost"];
-const CLUSTER_KEYS: &[&str] =
+pub(crate) const TOP_KEYS: &[&str] = &["lab", "cluster", "vars", "faults", "questions", "solution"];
+pub(crate) const LAB_KEYS: &[&str] = &["id", "title", "summary", "briefing", "level", "minutes", "stage", "tags", "pass", "hint_cost"];
+pub(crate) const CLUSTER_KEYS: &[&str] =
     &["preset", "nodes", "count", "driver", "cuda", "nccl", "dcgm", "fabric", "hcas", "persistence", "slurm", "kubernetes"];
-const VAR_KEYS: &[&str] = &["one_of", "range"];
-const FAULT_KEYS: &[&str] =
+pub(crate) const VAR_KEYS: &[&str] = &["one_of", "range"];
+pub(crate) const FAULT_KEYS: &[&str] =
     &["kind", "node", "gpu", "hca", "xid", "count", "gen", "width", "rate", "mtu", "links", "state", "reason", "repair"];
-const QUESTION_KEYS: &[&str] = &[
+pub(crate) const QUESTION_KEYS: &[&str] = &[
     "id", "type", "prompt", "choices", "answer", "accept", "tolerance", "unit", "points", "hints", "explanation", "entity", "host",
     "command", "after", "after_host", "expect", "fields", "rubric", "attempts", "retry", "feedback",
 ];
-const EXPECT_KEYS: &[&str] = &["node", "slurm", "reason", "repaired", "fabric_manager", "all_reduce_within"];
-const SOLUTION_KEYS: &[&str] = &["steps", "answers", "wrong"];
+pub(crate) const EXPECT_KEYS: &[&str] = &["node", "slurm", "reason", "repaired", "fabric_manager", "all_reduce_within"];
+pub(crate) const SOLUTION_KEYS: &[&str] = &["steps", "answers", "wrong"];
 
 /// Parses a lab file. Syntax errors stop at the first; everything else is
 /// collected, so an author sees every problem at once.

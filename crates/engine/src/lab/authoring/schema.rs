@@ -1,7 +1,7 @@
 //! A JSON Schema of the lab format, for editors (`clusterlab schema`).
 //! Generated from the same constants the loader checks against.
 
-use crate::lab::{FABRICS, FAULT_KINDS, LEVELS, PORT_DOWN_STATES, QUESTION_TYPES, STAGES};
+use crate::lab::{ENTITIES, FABRICS, FAULT_KINDS, LEVELS, PORT_DOWN_STATES, QUESTION_TYPES, SLURM_STATES, STAGES};
 use crate::model::preset;
 
 fn strings(items: impl IntoIterator<Item = &'static str>) -> String {
@@ -50,7 +50,9 @@ pub fn json_schema() -> String {
         "level": {{ "enum": {levels} }},
         "minutes": {{ "type": "integer", "minimum": 1 }},
         "stage": {{ "enum": {stages} }},
-        "tags": {{ "type": "array", "items": {{ "type": "string" }} }}
+        "tags": {{ "type": "array", "items": {{ "type": "string" }} }},
+        "pass": {{ "type": "integer", "minimum": 0, "maximum": 100, "description": "percent of the points that passes" }},
+        "hint_cost": {{ "type": "integer", "minimum": 0 }}
       }}
     }},
     "cluster": {{
@@ -115,7 +117,10 @@ pub fn json_schema() -> String {
       "items": {{
         "type": "object",
         "additionalProperties": false,
-        "required": ["id", "type", "prompt", "answer"],
+        "required": ["id", "type", "prompt"],
+        "if": {{ "properties": {{ "type": {{ "enum": ["task", "state", "handoff"] }} }} }},
+        "then": {{ "not": {{ "required": ["answer"] }} }},
+        "else": {{ "required": ["answer"] }},
         "properties": {{
           "id": {{ "type": "string" }},
           "type": {{ "enum": {question_types} }},
@@ -127,8 +132,43 @@ pub fn json_schema() -> String {
           "unit": {{ "type": "string" }},
           "points": {{ "type": "integer", "minimum": 0 }},
           "hints": {{ "type": "array", "items": {{ "type": "string" }} }},
-          "explanation": {{ "type": "string", "description": "Markdown" }}
+          "explanation": {{ "type": "string", "description": "Markdown" }},
+          "entity": {{ "enum": {entities} }},
+          "host": {{ "type": "string", "description": "task: a pattern over the host" }},
+          "command": {{ "type": "string", "description": "task: a pattern over the command line" }},
+          "after": {{ "type": "string" }},
+          "after_host": {{ "type": "string" }},
+          "expect": {{
+            "type": "array",
+            "minItems": 1,
+            "items": {{
+              "type": "object",
+              "additionalProperties": false,
+              "properties": {{
+                "node": {{ "type": "string" }},
+                "slurm": {{ "enum": {slurm_states} }},
+                "reason": {{ "type": "string" }},
+                "repaired": {{ "const": true }},
+                "fabric_manager": {{ "enum": ["active", "inactive"] }},
+                "all_reduce_within": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$" }}
+              }}
+            }}
+          }},
+          "fields": {{ "type": "array", "items": {{ "type": "string" }} }},
+          "rubric": {{ "type": "array", "items": {{ "type": "string" }} }},
+          "attempts": {{ "type": "integer", "minimum": 1 }},
+          "retry": {{ "type": "boolean" }},
+          "feedback": {{ "type": "object", "additionalProperties": {{ "type": "string" }} }}
         }}
+      }}
+    }},
+    "solution": {{
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {{
+        "steps": {{ "type": "array", "items": {{ "type": "string" }} }},
+        "answers": {{ "type": "object", "additionalProperties": {{ "oneOf": [{{ "type": "string" }}, {{ "type": "number" }}] }} }},
+        "wrong": {{ "type": "object", "additionalProperties": {{ "oneOf": [{{ "type": "string" }}, {{ "type": "number" }}] }} }}
       }}
     }}
   }}
@@ -141,7 +181,42 @@ pub fn json_schema() -> String {
         fault_kinds = fault_kinds,
         port_states = strings(PORT_DOWN_STATES.iter().copied()),
         question_types = strings(QUESTION_TYPES.iter().copied()),
+        entities = strings(ENTITIES.iter().copied()),
+        slurm_states = strings(SLURM_STATES.iter().copied()),
         repairs = strings(crate::model::change::REPAIR_ACTIONS.iter().map(|(name, _)| *name)),
         fault_rules = fault_rules.join(",\n"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::file;
+    use super::*;
+
+    /// The keys a schema object allows, sorted.
+    fn keys(value: &serde_json::Value) -> Vec<String> {
+        let mut keys: Vec<String> = value["properties"].as_object().expect("an object with properties").keys().cloned().collect();
+        keys.sort();
+        keys
+    }
+
+    fn sorted(list: &[&str]) -> Vec<String> {
+        let mut list: Vec<String> = list.iter().map(|k| k.to_string()).collect();
+        list.sort();
+        list
+    }
+
+    #[test]
+    fn the_schema_allows_exactly_the_keys_the_loader_reads() {
+        let schema: serde_json::Value = serde_json::from_str(&json_schema()).expect("the schema is JSON");
+        let top = &schema["properties"];
+        assert_eq!(keys(&schema), sorted(file::TOP_KEYS));
+        assert_eq!(keys(&top["lab"]), sorted(file::LAB_KEYS));
+        assert_eq!(keys(&top["cluster"]), sorted(file::CLUSTER_KEYS));
+        assert_eq!(keys(&top["vars"]["additionalProperties"]), sorted(file::VAR_KEYS));
+        assert_eq!(keys(&top["faults"]["items"]), sorted(file::FAULT_KEYS));
+        assert_eq!(keys(&top["questions"]["items"]), sorted(file::QUESTION_KEYS));
+        assert_eq!(keys(&top["questions"]["items"]["properties"]["expect"]["items"]), sorted(file::EXPECT_KEYS));
+        assert_eq!(keys(&top["solution"]), sorted(file::SOLUTION_KEYS));
+    }
 }
