@@ -14,8 +14,10 @@ before(async () => { app = await start(); });
 after(async () => { await app.close(); });
 
 const good = await readFile(join(root, 'labs', 'lost-gpu.toml'), 'utf8');
-// Line 21 is `preset = "hgx-h100"`: the typo is at its value, column 10.
 const broken = good.replace('preset = "hgx-h100"', 'preset = "hgx-h10"');
+// Where the problem is: LINE:COL of the misspelt preset's value.
+const preceding = broken.slice(0, broken.indexOf('"hgx-h10"')).split('\n');
+const at = `${preceding.length}:${preceding[preceding.length - 1].length + 1}`;
 
 async function authorPage(context, hash = '#/author') {
   const page = await open(context, `${app.base}${hash}`);
@@ -51,7 +53,7 @@ test('a pasted error is located within a second; fixed, the lab previews, answer
 
   const typed = Date.now();
   await editor.fill(broken);
-  await problems.getByText('21:10: unknown preset `hgx-h10`').waitFor({ timeout: 1000 });
+  await problems.getByText(`${at}: unknown preset \`hgx-h10\``).waitFor({ timeout: 1000 });
   console.log(`# problem located ${Date.now() - typed} ms after the paste`);
   // Picking the problem puts the cursor at its line and column.
   await problems.getByRole('button').first().click();

@@ -125,7 +125,7 @@ test('two tabs on one lab lose no answer', async () => {
   await terminal(third);
   await driver(third).locator('.verdict.correct').waitFor();
   await third.locator('section[data-question="bus-id-gpu5"] .verdict.correct').waitFor();
-  assert.equal(await third.locator('.score-value').textContent(), '3 / 5');
+  assert.equal(await third.locator('.score-value').textContent(), '3 / 6');
   await context.close();
 });
 

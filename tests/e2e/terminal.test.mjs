@@ -41,7 +41,7 @@ test('a trainee opens a lab, reads nvidia-smi, answers, reloads and keeps everyt
   await busId.locator('input.text-answer').fill('00000000:A3:00.0');
   await busId.locator('button.answer-button').click();
   await busId.locator('.verdict.correct').waitFor();
-  assert.equal(await page.locator('.score-value').textContent(), '3 / 5');
+  assert.equal(await page.locator('.score-value').textContent(), '3 / 6');
   await page.screenshot({ path: join(shots, 'lab.png'), fullPage: true });
 
   // Reload: the answers, the score and the terminal come back, without running anything.
@@ -50,7 +50,7 @@ test('a trainee opens a lab, reads nvidia-smi, answers, reloads and keeps everyt
   await page.locator('section[data-question="driver"] .verdict.correct').waitFor();
   assert.equal(await page.locator('section[data-question="driver"] input[value="570.158.01"]').isChecked(), true);
   assert.equal(await page.locator('section[data-question="bus-id-gpu5"] input.text-answer').inputValue(), '00000000:A3:00.0');
-  assert.equal(await page.locator('.score-value').textContent(), '3 / 5');
+  assert.equal(await page.locator('.score-value').textContent(), '3 / 6');
   await terminal(page);
   assert.equal(gpuLines(await stdout(page)).length, 8);
 
