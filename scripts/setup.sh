@@ -63,6 +63,16 @@ if [ "$want_test_tools" = 1 ]; then
   fi
 fi
 
+# A real Learning Record Store for the xAPI end-to-end test: Ralph, from
+# PyPI, in a virtual environment under target/ (its `lrs` extra misses
+# `requests`, without which the server does not start).
+RALPH_VERSION=5.1.0
+if [ "$want_test_tools" = 1 ] && [ "$(target/ralph/bin/ralph --version 2>/dev/null | awk '{print $NF}')" != "$RALPH_VERSION" ]; then
+  say "installing Ralph $RALPH_VERSION (an xAPI LRS) into target/ralph"
+  python3 -m venv target/ralph
+  target/ralph/bin/pip install --quiet --disable-pip-version-check "ralph-malph[lrs,cli]==$RALPH_VERSION" requests
+fi
+
 # Trunk must find these on PATH instead of downloading its own.
 export PATH="$PWD/scripts/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 say "ready: trunk $TRUNK_VERSION, wasm-bindgen $WASM_BINDGEN_VERSION, $(wasm-opt --version)"

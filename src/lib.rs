@@ -21,6 +21,7 @@ pub mod storage;
 pub mod store;
 pub mod tabs;
 pub mod worker;
+pub mod xapi_queue;
 
 pub use components::app::App;
 

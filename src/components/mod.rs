@@ -3,6 +3,7 @@ pub mod app;
 pub mod author;
 pub mod catalog_page;
 pub mod lab_page;
+pub mod lrs_panel;
 pub mod markdown;
 pub mod notices;
 pub mod pager;

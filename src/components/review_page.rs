@@ -10,6 +10,7 @@ use clusterlab_engine::shell::SessionJson;
 use gloo::events::EventListener;
 use yew::prelude::*;
 
+use crate::components::lrs_panel::LrsPanel;
 use crate::download::download;
 use crate::{fetch, storage};
 
@@ -126,6 +127,7 @@ fn review_view(props: &ReviewViewProps) -> Html {
             if let Some(message) = &*failed {
                 <p class="notice bad" role="alert">{ message }</p>
             }
+            <LrsPanel report={report.clone()} />
             <h2>{ "Answers" }</h2>
             <ol class="review-questions">
                 { for report.questions.iter().map(|row| html! {

@@ -1,7 +1,7 @@
 // What the end-to-end tests share: the release build in dist/, served on
 // 127.0.0.1, and headless Chromium driven by playwright-core (installed by
 // scripts/setup.sh beside the build tools; no browser download).
-import { createServer } from 'node:http';
+import { createServer, request as forward } from 'node:http';
 import { createRequire } from 'node:module';
 import { readFile, mkdir } from 'node:fs/promises';
 import { extname, join, normalize } from 'node:path';
@@ -22,9 +22,21 @@ const types = {
 };
 
 /// Serves dist/ and starts Chromium. Returns { base, browser, close }.
-export async function start() {
+/// `proxy` ({ prefix, target }) forwards requests under `prefix` to another
+/// server, from the app's own origin (the test LRS answers no CORS).
+export async function start({ proxy } = {}) {
   const server = createServer(async (request, response) => {
     const path = decodeURIComponent(new URL(request.url, 'http://localhost').pathname);
+    if (proxy && path.startsWith(proxy.prefix)) {
+      const target = new URL(request.url, proxy.target);
+      const upstream = forward(target, { method: request.method, headers: { ...request.headers, host: target.host } }, (answer) => {
+        response.writeHead(answer.statusCode, answer.headers);
+        answer.pipe(response);
+      });
+      upstream.on('error', () => { response.writeHead(502); response.end('the proxied server did not answer'); });
+      request.pipe(upstream);
+      return;
+    }
     const file = normalize(join(dist, path === '/' ? 'index.html' : path));
     try {
       if (!file.startsWith(dist)) throw new Error('outside dist');

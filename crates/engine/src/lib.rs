@@ -15,6 +15,7 @@ pub mod shell;
 pub mod service;
 pub mod sort;
 pub mod store;
+pub mod xapi;
 
 #[cfg(test)]
 pub(crate) mod testing;
