@@ -5,12 +5,24 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { start, open, terminal, root } from './harness.mjs';
 
 const ralph = join(root, 'target', 'ralph', 'bin', 'ralph');
+const python = join(root, 'target', 'ralph', 'bin', 'python');
+// Ralph 5.1's file-system LRS creates its statements file on the first
+// POST and refuses every later one ("already exists and overwrite is not
+// allowed"), and `ralph runserver` starts uvicorn with a reloader (another
+// process): the test serves Ralph's app with uvicorn itself, in one
+// process, with that backend appending.
+const serve = (port) => [
+  '-c',
+  'import sys, uvicorn; from ralph.backends.data.base import BaseOperationType; from ralph.backends.lrs.fs import FSLRSBackend; '
+    + 'FSLRSBackend.default_operation_type = BaseOperationType.APPEND; '
+    + `uvicorn.run("ralph.api:app", host="127.0.0.1", port=${port}, log_level="warning")`,
+];
 const [user, password] = ['trainer', 'not-a-secret'];
 const auth = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 let app, lrs, lrsUrl, dir;
@@ -25,12 +37,18 @@ before(async () => {
   // Never skipped: a missing LRS is a failed setup.
   assert.ok(existsSync(ralph), `${ralph} is missing: run ./scripts/setup.sh --test`);
   dir = await mkdtemp(join(tmpdir(), 'clusterlab-lrs-'));
-  const env = { ...process.env, RALPH_APP_DIR: join(dir, 'app'), RALPH_RUNSERVER_BACKEND: 'fs' };
+  const env = {
+    ...process.env,
+    RALPH_APP_DIR: join(dir, 'app'),
+    RALPH_RUNSERVER_BACKEND: 'fs',
+    RALPH_BACKENDS__LRS__FS__DEFAULT_DIRECTORY_PATH: join(dir, 'data'),
+  };
   const made = spawnSync(ralph, ['auth', '-u', user, '-p', password, '-s', 'all', '-M', `mailto:${user}@example.org`, '-w'], { env });
   assert.equal(made.status, 0, String(made.stderr));
   const port = 20000 + Math.floor(Math.random() * 20000);
   lrsUrl = `http://127.0.0.1:${port}`;
-  lrs = spawn(ralph, ['runserver', '-b', 'fs', '--fs-default-directory-path', join(dir, 'data'), '-h', '127.0.0.1', '-p', String(port)], { env, stdio: 'ignore' });
+  await mkdir(join(dir, 'data'), { recursive: true });
+  lrs = spawn(python, serve(port), { env, stdio: 'ignore' });
   for (let tries = 0; ; tries++) {
     try {
       await statements();
