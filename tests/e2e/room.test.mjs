@@ -72,7 +72,7 @@ test('the keyboard leaves the terminal with Escape then Tab, and reaches the que
   await context.close();
 });
 
-test('axe-core finds no violation on the catalog, a lab with output and answers, and the author page', async () => {
+test('axe-core finds no violation on the catalog, a lab with output and answers, the review page and the author page', async () => {
   const context = await app.browser.newContext({ viewport: { width: 1366, height: 900 } });
   const page = await open(context, `${app.base}#/`);
   await page.locator('.lab-card').first().waitFor();
@@ -87,6 +87,14 @@ test('axe-core finds no violation on the catalog, a lab with output and answers,
   await question.locator('button.answer-button').click();
   await question.locator('.verdict').waitFor();
   assert.deepEqual(await violations(page), [], 'lab page');
+
+  // A state question checked, then the review page of these answers.
+  await page.locator('section[data-question="drained"] button.answer-button').click();
+  await page.locator('section[data-question="drained"] .verdict').waitFor();
+  assert.deepEqual(await violations(page), [], 'lab page with a state question checked');
+  await page.locator('a.review-link').click();
+  await page.locator('.review-score').waitFor();
+  assert.deepEqual(await violations(page), [], 'review page');
 
   await page.goto(`${app.base}#/author`);
   await page.getByLabel('Lab file', { exact: true }).waitFor({ timeout: 30000 });
