@@ -313,4 +313,11 @@ fn srun_waits_in_the_queue_for_nodes_that_are_down() {
     assert_eq!(shell.run("srun -w gpu-002 hostname").status, 1);
     // More nodes than the partition has can never run: refused at once.
     assert_eq!(shell.run("srun -N3 hostname").stderr(), "srun: error: Unable to allocate resources: Requested node configuration is not available\n");
+    // Excluding the node that is down runs the step on the others.
+    let out = shell.run("srun -N1 -x gpu-002 hostname");
+    assert_eq!((out.stdout(), out.status), ("gpu-001\n".to_string(), 0));
+    assert_eq!(shell.run("srun -N1 --exclude=gpu-[001-002] hostname").stderr(), "srun: error: Unable to allocate resources: Requested node configuration is not available\n");
+    assert_eq!(shell.run("srun -w gpu-001 -x gpu-001 hostname").status, 1);
+    assert_eq!(shell.run("srun -x gpu-009 hostname").stderr(), "srun: error: Unable to allocate resources: Invalid node name specified\n");
+    assert!(shell.run("srun --help").stdout().starts_with("srun - run a parallel job step on Slurm nodes\n\nUsage: srun "));
 }

@@ -23,13 +23,14 @@ const fn long(name: &'static str, value: Option<&'static str>, help: &'static st
 static SRUN: Signature = Signature {
     name: "srun",
     summary: "run a parallel job step on Slurm nodes",
-    usage: "srun [-N NODES] [-n TASKS] [--ntasks-per-node=N] [-w HOSTLIST] [-l] PROGRAM [ARGS...]",
+    usage: "srun [-N NODES] [-n TASKS] [--ntasks-per-node=N] [-w HOSTLIST] [-x HOSTLIST] [-l] PROGRAM [ARGS...]",
     flags: &[
         Flag { short: Some('N'), long: Some("nodes"), value: Some("N"), help: "number of nodes" },
         Flag { short: Some('n'), long: Some("ntasks"), value: Some("N"), help: "number of tasks" },
         long("ntasks-per-node", Some("N"), "tasks on each node"),
         long("gpus-per-node", Some("N"), "GPUs on each node"),
         Flag { short: Some('w'), long: Some("nodelist"), value: Some("HOSTLIST"), help: "run on these nodes" },
+        Flag { short: Some('x'), long: Some("exclude"), value: Some("HOSTLIST"), help: "never on these nodes" },
         Flag { short: Some('p'), long: Some("partition"), value: Some("NAME"), help: "partition" },
         Flag { short: Some('l'), long: Some("label"), value: None, help: "prefix output lines with the task number" },
         long("mpi", Some("TYPE"), "MPI plugin (pmix, pmi2)"),
@@ -170,12 +171,16 @@ impl Command for Srun {
 
     fn run(&self, invocation: &Invocation) -> Output {
         let cluster = invocation.cluster;
-        let values = ["-N", "--nodes", "-n", "--ntasks", "--ntasks-per-node", "--gpus-per-node", "-w", "--nodelist", "-p", "--partition", "-t", "--time", "-J", "--job-name", "-A", "--account", "-c", "--cpus-per-task", "-G", "--gpus", "--gres", "--mpi", "--export", "--container-image", "--container-mounts", "-o", "--output", "-e", "--error"];
+        if invocation.args().first().is_some_and(|arg| arg == "--help" || arg == "-h") {
+            return Output::ok(crate::commands::help::describe(&SRUN));
+        }
+        let values = ["-N", "--nodes", "-n", "--ntasks", "--ntasks-per-node", "--gpus-per-node", "-w", "--nodelist", "-x", "--exclude", "-p", "--partition", "-t", "--time", "-J", "--job-name", "-A", "--account", "-c", "--cpus-per-task", "-G", "--gpus", "--gres", "--mpi", "--export", "--container-image", "--container-mounts", "-o", "--output", "-e", "--error"];
         let (opts, command) = split_options(invocation.args(), &values);
         if command.is_empty() {
             return Output::error("srun: fatal: No command given to execute.\n", 1);
         }
         let (mut nodes_wanted, mut ntasks, mut per_node, mut list, mut label) = (None, None, None, None, false);
+        let mut excluded: Vec<String> = Vec::new();
         for (name, value) in &opts {
             let number = || value.split('-').next().unwrap_or("").parse::<u32>().ok();
             match name.as_str() {
@@ -183,6 +188,10 @@ impl Command for Srun {
                 "-n" | "--ntasks" => ntasks = number(),
                 "--ntasks-per-node" => per_node = number(),
                 "-w" | "--nodelist" => list = Some(value.clone()),
+                "-x" | "--exclude" => match hostlist::expand(value) {
+                    Some(names) if names.iter().all(|name| cluster.node(name).is_some()) => excluded.extend(names),
+                    _ => return Output::error("srun: error: Unable to allocate resources: Invalid node name specified\n", 1),
+                },
                 "-l" | "--label" => label = true,
                 "-p" | "--partition" if value != crate::commands::scheduler::slurm::PARTITION => {
                     return Output::error("srun: error: Unable to allocate resources: Invalid partition name specified\n".to_string(), 1)
@@ -215,6 +224,10 @@ impl Command for Srun {
                 return Output::error("srun: error: Unable to allocate resources: Invalid node name specified\n", 1);
             };
             for name in names {
+                if excluded.contains(&name) {
+                    // Asked for and excluded at once: Slurm can never place it.
+                    return refuse();
+                }
                 match cluster.node(&name) {
                     None => return Output::error("srun: error: Unable to allocate resources: Invalid node name specified\n", 1),
                     Some(node) if !available(node) => return queued(),
@@ -234,11 +247,13 @@ impl Command for Srun {
             .or_else(|| ntasks.map(|n| n.div_ceil(per_node.unwrap_or(n).max(1))))
             .unwrap_or(1)
             .max(chosen.len() as u64);
-        if count > cluster.nodes.len() as u64 {
+        excluded.sort();
+        excluded.dedup();
+        if count > cluster.nodes.len().saturating_sub(excluded.len()) as u64 {
             return refuse();
         }
         let count = count as usize;
-        for node in cluster.nodes.iter().filter(|n| available(n)) {
+        for node in cluster.nodes.iter().filter(|n| available(n) && !excluded.contains(&n.hostname)) {
             if chosen.len() >= count {
                 break;
             }
