@@ -194,6 +194,10 @@ pub fn lab_page(props: &LabPageProps) -> Html {
                 <section class="briefing" aria-labelledby="briefing-heading">
                     <h2 id="briefing-heading">{ "Briefing" }</h2>
                     <Markdown doc={store.briefing.clone()} />
+                    <details class="topology">
+                        <summary>{ "The cluster in words" }</summary>
+                        <p>{ clusterlab_engine::lab::topology_text(&lab.cluster) }</p>
+                    </details>
                 </section>
                 <section class="terminal-pane" aria-label="Terminal">
                     <Terminal store={store.clone()} engine={engine.clone()} />

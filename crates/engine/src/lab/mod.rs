@@ -262,6 +262,23 @@ fn instantiate(id: &str, config: &ClusterConfig, vars: &[Var], faults: &[FaultSp
     cluster
 }
 
+/// The cluster in words, for those who cannot see a topology diagram: the
+/// nodes, what each holds, and how GPUs meet their rails.
+pub fn topology_text(config: &ClusterConfig) -> String {
+    let names = &config.hostnames;
+    let shown: Vec<&str> = names.iter().take(8).map(String::as_str).collect();
+    let more = if names.len() > 8 { format!(" and {} more", names.len() - 8) } else { String::new() };
+    let fabric = if config.fabric == crate::model::fabric::LinkLayer::Ethernet { "RoCE (Ethernet)" } else { "InfiniBand" };
+    let hcas = config.hcas.unwrap_or(config.preset.hca_count());
+    format!(
+        "{} node{}: {}{more}. Each is an {}. GPU n and HCA mlx5_n sit on one PCIe switch and form rail n, {hcas} rails per node over {fabric}; the GPUs of a node talk over NVLink through the NVSwitches.",
+        names.len(),
+        if names.len() == 1 { "" } else { "s" },
+        shown.join(", "),
+        config.preset.description
+    )
+}
+
 /// What did not resolve in one variant, and where in the lab it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Unresolved {
@@ -359,6 +376,16 @@ mod tests {
         assert!(Lab::from_json("{").unwrap_err().starts_with("not ClusterLab lab data"));
         let unknown_preset = text.replacen("hgx-h100", "hgx-h999", 1);
         assert!(Lab::from_json(&unknown_preset).unwrap_err().contains("unknown preset `hgx-h999`"));
+    }
+
+    #[test]
+    fn the_cluster_in_words_names_nodes_hardware_and_rails() {
+        let text = topology_text(&crate::testing::lab().cluster);
+        assert_eq!(
+            text,
+            "2 nodes: gpu-001, gpu-002. Each is an HGX H100 8-GPU: 8 x H100 80GB HBM3 SXM5, NVSwitch, 8 x ConnectX-7 NDR 400 Gb/s. \
+             GPU n and HCA mlx5_n sit on one PCIe switch and form rail n, 8 rails per node over InfiniBand; the GPUs of a node talk over NVLink through the NVSwitches."
+        );
     }
 
     #[test]

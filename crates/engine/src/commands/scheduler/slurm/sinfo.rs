@@ -1,7 +1,8 @@
 //! `sinfo`: partitions and node states from the model, in Slurm's default
 //! layouts: the partition summary, `-N` (one line per node), `-l` (long),
 //! `-R` (reasons), `-s` (summary counts), with `-p`, `-n`, `-t` filters and
-//! `-h` (no header). The layouts are those of SchedMD's src/sinfo/opts.c,
+//! `-h` (no header); `-o`/`--format` prints the fields a format names
+//! (`%N %t`, `%10P %.6D`), grouping nodes whose fields are the same. The layouts are those of SchedMD's src/sinfo/opts.c,
 //! the same from 17.11 to 25.11 but for `-l`, which shows the RESERVATION
 //! column from 23.02 (`Versions::slurm_release`).
 
@@ -27,11 +28,13 @@ static SIGNATURE: Signature = Signature {
         Flag { short: Some('t'), long: Some("states"), value: Some("STATES"), help: "only nodes in these states (idle,alloc,down,drain)" },
         Flag { short: Some('h'), long: Some("noheader"), value: None, help: "no header" },
         Flag { short: Some('a'), long: Some("all"), value: None, help: "all partitions" },
+        Flag { short: Some('o'), long: Some("format"), value: Some("FORMAT"), help: "the fields to print, e.g. \"%N %t %E\"" },
     ],
     examples: &[
         Example { command: "sinfo", description: "partitions and node states" },
         Example { command: "sinfo -R", description: "why nodes are down or drained" },
         Example { command: "sinfo -N -l", description: "one line per node, with CPUs, memory and reason" },
+        Example { command: "sinfo -N -o \"%N %t %E\"", description: "each node's state and reason" },
     ],
 };
 
@@ -45,6 +48,73 @@ struct Options {
     partition: Option<String>,
     nodes: Option<Vec<String>>,
     states: Option<Vec<String>>,
+    format: Option<String>,
+}
+
+/// One part of an `-o` format: text as written, or a field with its width
+/// and justification (`%.10l`: right-justified in 10).
+enum Part {
+    Text(String),
+    Field { kind: char, width: Option<usize>, right: bool },
+}
+
+/// The fields `-o` knows, with their headers.
+const FORMAT_FIELDS: &[(char, &str)] = &[
+    ('a', "AVAIL"),
+    ('c', "CPUS"),
+    ('C', "CPUS(A/I/O/T)"),
+    ('D', "NODES"),
+    ('E', "REASON"),
+    ('f', "AVAIL_FEATURES"),
+    ('G', "GRES"),
+    ('H', "TIMESTAMP"),
+    ('l', "TIMELIMIT"),
+    ('m', "MEMORY"),
+    ('n', "HOSTNAMES"),
+    ('N', "NODELIST"),
+    ('P', "PARTITION"),
+    ('R', "PARTITION"),
+    ('t', "STATE"),
+    ('T', "STATE"),
+    ('u', "USER"),
+    ('z', "S:C:T"),
+];
+
+/// Parses an `-o` format; the message sinfo gives for a field it lacks.
+fn parse_format(format: &str) -> Result<Vec<Part>, String> {
+    let mut parts = Vec::new();
+    let mut text = String::new();
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            text.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            text.push('%');
+            continue;
+        }
+        let right = chars.next_if_eq(&'.').is_some();
+        let mut digits = String::new();
+        while let Some(digit) = chars.next_if(char::is_ascii_digit) {
+            digits.push(digit);
+        }
+        // Widths past what a terminal shows are cut to it (and never overflow).
+        let width = (!digits.is_empty()).then(|| digits.parse::<usize>().unwrap_or(usize::MAX).min(1024));
+        let Some(kind) = chars.next() else { break };
+        if !FORMAT_FIELDS.iter().any(|(known, _)| *known == kind) {
+            return Err(format!("Invalid node format specification: {kind}"));
+        }
+        if !text.is_empty() {
+            parts.push(Part::Text(std::mem::take(&mut text)));
+        }
+        parts.push(Part::Field { kind, width, right });
+    }
+    if !text.is_empty() {
+        parts.push(Part::Text(text));
+    }
+    Ok(parts)
 }
 
 /// Whether a node is in one of `sinfo -t`'s state names.
@@ -120,6 +190,7 @@ impl Command for Sinfo {
                     Some('t') => {
                         options.states = Some(value.unwrap_or_default().split(',').map(String::from).collect())
                     }
+                    Some('o') => options.format = value,
                     _ => {}
                 },
                 Arg::Unknown(flag) => return bad_option("sinfo", &flag),
@@ -141,6 +212,12 @@ impl Command for Sinfo {
             .filter(|node| options.nodes.as_ref().is_none_or(|names| names.contains(&node.hostname)))
             .filter(|node| options.states.as_ref().is_none_or(|states| in_states(node, states)))
             .collect();
+        if let Some(format) = &options.format {
+            return match parse_format(format) {
+                Ok(parts) => Output::ok(formatted(&parts, &nodes, cluster, &options)),
+                Err(message) => Output::error(format!("sinfo: error: {message}\n"), 1),
+            };
+        }
         let mut out = String::new();
         if options.long && !options.reasons {
             out.push_str(&crate::model::time::ctime(cluster.now));
@@ -305,6 +382,77 @@ impl Command for Sinfo {
     }
 }
 
+/// A field's value for a group of nodes (all alike in every field but the node lists).
+fn value(kind: char, members: &[&Node], cluster: &crate::model::Cluster) -> String {
+    let host = &cluster.preset.host;
+    let first = members[0];
+    match kind {
+        'a' => "up".to_string(),
+        'c' => host.cpus().to_string(),
+        'C' => {
+            let cpus = host.cpus() as usize * members.len();
+            let allocated = members.iter().filter(|n| n.scheduler == SchedulerState::Allocated).count() * host.cpus() as usize;
+            let other = members.iter().filter(|n| matches!(n.scheduler, SchedulerState::Down | SchedulerState::Drained) || !n.reachable).count() * host.cpus() as usize;
+            format!("{allocated}/{}/{other}/{cpus}", cpus - allocated - other)
+        }
+        'D' => members.len().to_string(),
+        'E' => first.scheduler_reason.clone().unwrap_or_else(|| "none".to_string()),
+        'f' | 'G' => "(null)".to_string(),
+        'H' => first.scheduler_reason.as_ref().map_or_else(|| "Unknown".to_string(), |_| timestamp(first.scheduler_reason_since)),
+        'l' => TIME_LIMIT.to_string(),
+        'm' => host.memory_mib.to_string(),
+        'n' | 'N' => names(members),
+        'P' => format!("{PARTITION}*"),
+        'R' => PARTITION.to_string(),
+        't' => compact_state(first),
+        'T' => long_state(first),
+        'u' => first.scheduler_reason.as_ref().map_or_else(|| "Unknown".to_string(), |_| REASON_USER.to_string()),
+        'z' => format!("{}:{}:{}", host.sockets, host.cores_per_socket, host.threads_per_core),
+        _ => String::new(),
+    }
+}
+
+fn render(parts: &[Part], cell: impl Fn(char) -> String) -> String {
+    let mut line = String::new();
+    for part in parts {
+        match part {
+            Part::Text(text) => line.push_str(text),
+            Part::Field { kind, width, right } => {
+                let text = cell(*kind);
+                match width {
+                    Some(width) => line.push_str(&field(&text, *width, *right)),
+                    None => line.push_str(&text),
+                }
+            }
+        }
+    }
+    line.push('\n');
+    line
+}
+
+/// `-o FORMAT`: a header from the fields' names, then one line for each
+/// group of nodes alike in every field but the node lists (each node its own
+/// line with `-N`).
+fn formatted(parts: &[Part], nodes: &[&Node], cluster: &crate::model::Cluster, options: &Options) -> String {
+    let mut out = String::new();
+    if options.header {
+        out += &render(parts, |kind| FORMAT_FIELDS.iter().find(|(k, _)| *k == kind).map_or("", |(_, name)| name).to_string());
+    }
+    let kinds: Vec<char> = parts.iter().filter_map(|part| match part {
+        Part::Field { kind, .. } if !matches!(kind, 'n' | 'N' | 'D' | 'C') => Some(*kind),
+        _ => None,
+    }).collect();
+    let groups: Vec<Vec<&Node>> = if options.per_node {
+        nodes.iter().map(|node| vec![*node]).collect()
+    } else {
+        group_by(nodes, |node| kinds.iter().map(|kind| value(*kind, &[node], cluster)).collect::<Vec<_>>()).into_iter().map(|(_, members)| members).collect()
+    };
+    for members in groups {
+        out += &render(parts, |kind| value(kind, &members, cluster));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,6 +476,16 @@ mod tests {
         assert_eq!(run_on_first_node("sinfo -p cpu").stdout, "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n");
         assert_eq!(run_on_first_node("sinfo -s").stdout, "PARTITION AVAIL  TIMELIMIT   NODES(A/I/O/T) NODELIST\ngpu*         up   infinite          0/2/0/2 gpu-[001-002]\n");
         assert_eq!(run_on_first_node("sinfo -Z").status, 1);
+    }
+
+    #[test]
+    fn formats_name_their_fields() {
+        assert_eq!(run_on_first_node("sinfo -o \"%N %t\"").stdout, "NODELIST STATE\ngpu-[001-002] idle\n");
+        assert_eq!(run_on_first_node("sinfo -N -h -o '%10n|%.6t|%c'").stdout, "gpu-001   |  idle|224\ngpu-002   |  idle|224\n");
+        assert_eq!(run_on_first_node("sinfo --format='%P %.5a %D %%'").stdout, "PARTITION AVAIL NODES %\ngpu*    up 2 %\n");
+        let bad = run_on_first_node("sinfo -o %Q");
+        assert_eq!((bad.stderr.as_str(), bad.status), ("sinfo: error: Invalid node format specification: Q\n", 1));
+        assert_eq!(run_on_first_node("sinfo -h -o %99999999999999999999N").stdout.len(), 1025);
     }
 
     /// Every row of the real capture, rebuilt from its own values with this
