@@ -14,6 +14,7 @@ pub mod engine;
 pub mod fetch;
 pub mod hooks;
 pub mod line_edit;
+pub mod mount;
 #[cfg(feature = "authoring")]
 pub mod my_labs;
 pub mod results;

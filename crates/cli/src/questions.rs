@@ -86,7 +86,7 @@ impl Questions {
                 "{}. {} ({}, {} point{}): {status}\n",
                 at + 1,
                 safe(&question.id),
-                kind_name(&question.kind),
+                question.kind.name(),
                 question.points,
                 plural(question.points)
             );
@@ -183,20 +183,6 @@ fn plural(count: u32) -> &'static str {
         ""
     } else {
         "s"
-    }
-}
-
-fn kind_name(kind: &QuestionKind) -> &'static str {
-    match kind {
-        QuestionKind::Choice { .. } => "choice",
-        QuestionKind::Multi { .. } => "multi",
-        QuestionKind::Text { .. } => "text",
-        QuestionKind::Number { .. } => "number",
-        QuestionKind::Order { .. } => "order",
-        QuestionKind::Entity { .. } => "entity",
-        QuestionKind::Task { .. } => "task",
-        QuestionKind::State { .. } => "state",
-        QuestionKind::Handoff { .. } => "handoff",
     }
 }
 

@@ -72,20 +72,6 @@ pub fn iso_utc(epoch: EpochSeconds) -> String {
     format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", c.year, c.month, c.day, c.hour, c.minute, c.second)
 }
 
-fn kind_name(kind: &QuestionKind) -> &'static str {
-    match kind {
-        QuestionKind::Choice { .. } => "choice",
-        QuestionKind::Multi { .. } => "multi",
-        QuestionKind::Text { .. } => "text",
-        QuestionKind::Number { .. } => "number",
-        QuestionKind::Order { .. } => "order",
-        QuestionKind::Entity { .. } => "entity",
-        QuestionKind::Task { .. } => "task",
-        QuestionKind::State { .. } => "state",
-        QuestionKind::Handoff { .. } => "handoff",
-    }
-}
-
 /// A response as a reader should see it.
 fn readable(question: &Question, response: &str) -> String {
     match &question.kind {
@@ -125,7 +111,7 @@ pub fn report(lab: &Lab, state: &LabState) -> Report {
             let grade = state.grade(question);
             Row {
                 id: question.id.clone(),
-                kind: kind_name(&question.kind),
+                kind: question.kind.name(),
                 prompt: question.prompt.plain_text(),
                 answer: saved.map(|answer| readable(question, &answer.response)),
                 correct: grade.as_ref().is_some_and(|g| g.correct),

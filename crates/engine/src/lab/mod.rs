@@ -138,6 +138,23 @@ pub enum QuestionKind {
     Handoff { fields: Vec<String>, rubric: Vec<String> },
 }
 
+impl QuestionKind {
+    /// The type's name, as a lab file writes it (one of [`QUESTION_TYPES`]).
+    pub fn name(&self) -> &'static str {
+        match self {
+            QuestionKind::Choice { .. } => "choice",
+            QuestionKind::Multi { .. } => "multi",
+            QuestionKind::Text { .. } => "text",
+            QuestionKind::Number { .. } => "number",
+            QuestionKind::Order { .. } => "order",
+            QuestionKind::Entity { .. } => "entity",
+            QuestionKind::Task { .. } => "task",
+            QuestionKind::State { .. } => "state",
+            QuestionKind::Handoff { .. } => "handoff",
+        }
+    }
+}
+
 pub const LEVELS: &[&str] = &["beginner", "intermediate", "advanced"];
 pub const STAGES: &[&str] = &["understand", "prepare", "validate", "operate", "diagnose", "handover"];
 pub const QUESTION_TYPES: &[&str] = &["choice", "multi", "text", "number", "order", "entity", "task", "state", "handoff"];
