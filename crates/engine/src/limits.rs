@@ -39,6 +39,10 @@ pub const MAX_LINE_BYTES: usize = 1 << 20;
 /// fails, as it does at a process limit.
 pub const MAX_JOBS: usize = 1024;
 
+/// Shells one lab may have open at once (terminal tabs): enough for a
+/// server and a client, a monitor and a spare.
+pub const MAX_SHELLS: usize = 4;
+
 /// How many names one hostlist may expand to, and how many bytes they may
 /// take together (`gpu-[1-99999999]` is refused, never built).
 pub const MAX_HOSTLIST_NAMES: usize = 65_536;

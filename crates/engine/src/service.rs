@@ -10,6 +10,7 @@ use crate::lab::evidence::Baseline;
 use crate::lab::Setup;
 use crate::model::time::EpochSeconds;
 use crate::shell::{Session, SessionJson, SessionSnapshot};
+use crate::shell::{Stream, Transcript};
 use crate::store::{Entry, Stop};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -17,16 +18,24 @@ pub enum Request {
     /// Starts a lab's session: the lab's data (JSON), the trainee's variant,
     /// and the session to restore (None: the lab's initial state).
     Open { lab: String, seed: u64, session: Option<SessionJson> },
-    /// Runs a line typed at the prompt.
-    Run { id: u64, line: String },
+    /// Runs a line typed at the prompt of shell `shell` (a terminal tab;
+    /// one the lab does not have yet opens as a login shell).
+    Run {
+        id: u64,
+        line: String,
+        #[serde(default)]
+        shell: usize,
+    },
+    /// Closes a shell, as closing its terminal does.
+    CloseShell { shell: usize },
     /// Ctrl-C during the line `id` (the last one run), this many simulated
     /// milliseconds into it: the session goes back to before the line and
     /// runs it again, stopped there.
     Interrupt { id: u64, at_ms: u64 },
     /// Tab on a partly typed line.
     Complete { id: u64, line: String },
-    /// Ctrl-C at bash's `> ` prompt: the incomplete command is dropped.
-    Cancel,
+    /// Ctrl-C at bash's `> ` prompt of shell `shell`: the incomplete command is dropped.
+    Cancel { shell: usize },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -36,10 +45,22 @@ pub enum Reply {
     /// `met`: the ids of the lab's state questions the cluster meets.
     Opened { prompt: String, host: String, now: EpochSeconds, session: SessionJson, met: Vec<String> },
     /// A line ran: the transcript entry, the session after it, the prompt,
-    /// and the lab's clock after it (UTC seconds).
-    Ran { id: u64, entry: Entry, session: SessionJson, prompt: String, host: String, now: EpochSeconds, met: Vec<String> },
+    /// and the lab's clock after it (UTC seconds). `elsewhere`: what the
+    /// line made other shells print, as their entries.
+    Ran {
+        id: u64,
+        entry: Entry,
+        session: SessionJson,
+        prompt: String,
+        host: String,
+        now: EpochSeconds,
+        met: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        elsewhere: Vec<Entry>,
+    },
     Completions { id: u64, words: Vec<String> },
-    /// The incomplete command was dropped: the session and prompt now.
+    /// The incomplete command was dropped, or a shell closed: the session
+    /// and the prompt of the shell in use now.
     Cancelled { session: SessionJson, prompt: String },
     /// A request the service could not follow (no lab open, unreadable data).
     Failed { message: String },
@@ -85,8 +106,13 @@ impl Open {
         self.lab.states_met(self.seed, &self.session.cluster, &self.baseline)
     }
 
-    fn ran(&self, id: u64, entry: Entry) -> Reply {
-        ran(id, entry, &self.session, self.met())
+    fn ran(&mut self, id: u64, entry: Entry) -> Reply {
+        let met = self.met();
+        ran(id, entry, &mut self.session, met)
+    }
+
+    fn cancelled(&self) -> Reply {
+        Reply::Cancelled { session: SessionJson::of(&self.session.snapshot()), prompt: self.session.prompt() }
     }
 }
 
@@ -103,7 +129,7 @@ impl Service {
         let mut scratch = Session::restore(open.lab.instantiate(open.seed), open.session.snapshot());
         for line in ["nvidia-smi -q | head -100", "nvidia-smi", "ibstat | grep -c Rate", "sinfo; echo ok"] {
             let entry = run(&mut scratch, line, None);
-            let _ = ran(0, entry, &scratch, Vec::new()).to_json();
+            let _ = ran(0, entry, &mut scratch, Vec::new()).to_json();
         }
     }
 
@@ -129,8 +155,16 @@ impl Service {
                     reply
                 }
             },
-            Request::Run { id, line } => {
+            Request::Run { id, line, shell } => {
                 let Some(open) = self.open.as_mut() else { return not_open() };
+                if let Err(message) = open.session.switch_shell(shell, open.lab.first_host()) {
+                    let mut transcript = Transcript::default();
+                    transcript.push(Stream::Stderr, message);
+                    transcript.status = 1;
+                    let mut entry = Entry::new(open.session.host(), &open.session.prompt(), &line, open.session.now(), transcript);
+                    entry.shell = shell;
+                    return open.ran(id, entry);
+                }
                 let before = open.session.snapshot();
                 let entry = run(&mut open.session, &line, None);
                 open.last = Some((id, line, before));
@@ -144,22 +178,41 @@ impl Service {
                 open.session = Session::restore(open.lab.instantiate(open.seed), before);
                 let mut entry = run(&mut open.session, &line, Some(at_ms));
                 entry.stopped = Some(Stop::Interrupted);
+                // What the line printed elsewhere was shown when it first ran.
+                open.session.take_printed_elsewhere();
                 open.ran(id, entry)
             }
             Request::Complete { id, line } => match self.open.as_ref() {
                 Some(open) => Reply::Completions { id, words: open.session.complete(&line) },
                 None => not_open(),
             },
-            Request::Cancel => {
+            Request::Cancel { shell } => {
                 let Some(open) = self.open.as_mut() else { return not_open() };
-                open.session.cancel_pending();
-                Reply::Cancelled { session: SessionJson::of(&open.session.snapshot()), prompt: open.session.prompt() }
+                if open.session.switch_shell(shell, open.lab.first_host()).is_ok() {
+                    open.session.cancel_pending();
+                }
+                open.cancelled()
+            }
+            Request::CloseShell { shell } => {
+                let Some(open) = self.open.as_mut() else { return not_open() };
+                open.session.close_shell(shell);
+                open.cancelled()
             }
         }
     }
 }
 
-fn ran(id: u64, entry: Entry, session: &Session, met: Vec<String>) -> Reply {
+fn ran(id: u64, entry: Entry, session: &mut Session, met: Vec<String>) -> Reply {
+    let at = entry.started_at;
+    let shells: Vec<(usize, String)> = session.shells().into_iter().map(|(id, host)| (id, host.to_string())).collect();
+    let elsewhere = session
+        .take_printed_elsewhere()
+        .into_iter()
+        .map(|(shell, text)| {
+            let host = shells.iter().find(|(id, _)| *id == shell).map_or("", |(_, host)| host.as_str());
+            Entry::printed(shell, host, at, text)
+        })
+        .collect();
     Reply::Ran {
         id,
         entry,
@@ -168,6 +221,7 @@ fn ran(id: u64, entry: Entry, session: &Session, met: Vec<String>) -> Reply {
         host: session.host().to_string(),
         now: session.now(),
         met,
+        elsewhere,
     }
 }
 
@@ -178,7 +232,9 @@ fn not_open() -> Reply {
 fn run(session: &mut Session, line: &str, interrupt_at_ms: Option<u64>) -> Entry {
     let (host, prompt, started_at) = (session.host().to_string(), session.prompt(), session.now());
     let transcript = session.run_until(line, interrupt_at_ms);
-    Entry::new(&host, &prompt, line, started_at, transcript)
+    let mut entry = Entry::new(&host, &prompt, line, started_at, transcript);
+    entry.shell = session.shell_id();
+    entry
 }
 
 #[cfg(test)]
@@ -199,9 +255,9 @@ mod tests {
     #[test]
     fn runs_lines_and_answers_with_the_session() {
         let mut service = Service::new();
-        assert!(matches!(service.handle(Request::Run { id: 1, line: "true".into() }), Reply::Failed { .. }));
+        assert!(matches!(service.handle(Request::Run { id: 1, line: "true".into(), shell: 0 }), Reply::Failed { .. }));
         open(&mut service);
-        let Reply::Ran { entry, session, prompt, .. } = service.handle(Request::Run { id: 1, line: "ssh gpu-002".into() }) else { panic!() };
+        let Reply::Ran { entry, session, prompt, .. } = service.handle(Request::Run { id: 1, line: "ssh gpu-002".into(), shell: 0 }) else { panic!() };
         assert_eq!((entry.prompt.as_str(), prompt.as_str()), ("user@gpu-001:~$ ", "user@gpu-002:~$ "));
         // A new service restores the same session from the snapshot.
         let mut other = Service::new();
@@ -216,7 +272,7 @@ mod tests {
         let mut service = Service::new();
         let initial = open(&mut service);
         let line = "sleep 120; sudo scontrol update nodename=gpu-002 state=drain reason=x";
-        let Reply::Ran { session: finished, .. } = service.handle(Request::Run { id: 7, line: line.into() }) else { panic!() };
+        let Reply::Ran { session: finished, .. } = service.handle(Request::Run { id: 7, line: line.into(), shell: 0 }) else { panic!() };
         assert_eq!(finished.snapshot().unwrap().changes.len(), 1);
         let Reply::Ran { entry, session, .. } = service.handle(Request::Interrupt { id: 7, at_ms: 5_000 }) else { panic!() };
         assert_eq!((entry.status, entry.duration_ms, entry.stopped), (130, 5_000, Some(Stop::Interrupted)));
@@ -227,8 +283,37 @@ mod tests {
     }
 
     #[test]
+    fn two_shells_run_a_perftest_pair_and_the_server_prints_in_its_own() {
+        let mut service = Service::new();
+        open(&mut service);
+        let run = |service: &mut Service, id, line: &str, shell| match service.handle(Request::Run { id, line: line.into(), shell }) {
+            Reply::Ran { entry, elsewhere, prompt, .. } => (entry, elsewhere, prompt),
+            other => panic!("{other:?}"),
+        };
+        let (server, _, _) = run(&mut service, 1, "ib_write_bw -d mlx5_0", 0);
+        assert_eq!(server.shell, 0);
+        let (_, _, prompt) = run(&mut service, 2, "ssh gpu-002", 1);
+        assert_eq!(prompt, "user@gpu-002:~$ ");
+        let (client, elsewhere, _) = run(&mut service, 3, "ib_write_bw -d mlx5_0 gpu-001", 1);
+        assert_eq!((client.shell, client.host.as_str(), client.status), (1, "gpu-002", 0));
+        assert_eq!(elsewhere.len(), 1);
+        assert_eq!((elsewhere[0].shell, elsewhere[0].host.as_str()), (0, "gpu-001"));
+        assert!(elsewhere[0].is_printed() && elsewhere[0].text().contains("BW average"));
+        // Closing the second shell leaves the first in use.
+        let Reply::Cancelled { prompt, session } = service.handle(Request::CloseShell { shell: 1 }) else { panic!() };
+        assert_eq!(prompt, "user@gpu-001:~$ ");
+        assert_eq!(session.shells().1.len(), 1);
+        // Past the limit, a new shell is refused in the terminal, not as a failure.
+        for shell in 1..crate::limits::MAX_SHELLS {
+            run(&mut service, 10 + shell as u64, "true", shell);
+        }
+        let (refused, _, _) = run(&mut service, 20, "true", 50);
+        assert!(refused.text().contains("close one first") && refused.status == 1);
+    }
+
+    #[test]
     fn messages_travel_as_json() {
-        let request = Request::Run { id: 3, line: "echo 'a\"b'".into() };
+        let request = Request::Run { id: 3, line: "echo 'a\"b'".into(), shell: 0 };
         assert_eq!(Request::from_json(&request.to_json()).unwrap(), request);
         assert!(Request::from_json("{}").is_err());
     }

@@ -59,6 +59,9 @@ pub struct Entry {
     /// restored screen counts the lines it does not show as the live one did.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub trimmed_lines: usize,
+    /// The shell (terminal tab) the line ran in.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub shell: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -79,7 +82,22 @@ impl Entry {
             stopped: None,
             trimmed: 0,
             trimmed_lines: 0,
+            shell: 0,
         }
+    }
+
+    /// Text a shell printed with no command line of its own: a server's
+    /// results, printed when a client in another shell ended it.
+    pub fn printed(shell: usize, host: &str, at: EpochSeconds, text: String) -> Entry {
+        let mut entry = Entry::new(host, "", "", at, Transcript::default());
+        entry.output = vec![(Stream::Stdout, text)];
+        entry.shell = shell;
+        entry
+    }
+
+    /// Whether this is [`Entry::printed`] text, not a command line.
+    pub fn is_printed(&self) -> bool {
+        self.prompt.is_empty() && self.line.is_empty()
     }
 
     /// A line that never ran to its end in the engine: given up at the
@@ -103,6 +121,7 @@ impl Entry {
             stopped: Some(stop),
             trimmed: 0,
             trimmed_lines: 0,
+            shell: 0,
         }
     }
 
@@ -180,6 +199,9 @@ pub struct LabState {
     pub hints_shown: BTreeMap<String, u32>,
     /// The terminal shows the transcript from this entry on (after Ctrl-L).
     pub screen_from: usize,
+    /// The same for each shell but the first (terminal tabs clear apart).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub screens_from: BTreeMap<usize, usize>,
 }
 
 /// The saved form: a version, then the state.
@@ -213,6 +235,26 @@ impl LabState {
             answers: BTreeMap::new(),
             hints_shown: BTreeMap::new(),
             screen_from: 0,
+            screens_from: BTreeMap::new(),
+        }
+    }
+
+    /// The entry shell `shell`'s screen starts from.
+    pub fn screen_start(&self, shell: usize) -> usize {
+        match shell {
+            0 => self.screen_from,
+            _ => self.screens_from.get(&shell).copied().unwrap_or(0),
+        }
+    }
+
+    /// Ctrl-L in shell `shell`.
+    pub fn clear_screen(&mut self, shell: usize) {
+        let now = self.transcript.len();
+        match shell {
+            0 => self.screen_from = now,
+            _ => {
+                self.screens_from.insert(shell, now);
+            }
         }
     }
 

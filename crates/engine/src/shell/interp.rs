@@ -152,6 +152,10 @@ pub(crate) struct Interp<'c, 's> {
     substitution_status: Option<i32>,
     /// The files of the `<(...)` substitutions open now.
     process_files: Vec<String>,
+    /// Servers other shells of the session started, (node, port): what one
+    /// prints as a client here ends it goes to `diverted`, for its shell.
+    pub servers_elsewhere: Vec<(String, u16)>,
+    pub diverted: Vec<((String, u16), String)>,
 }
 
 /// The most bytes of variables and functions one shell may hold.
@@ -183,6 +187,8 @@ impl<'c, 's> Interp<'c, 's> {
             store_bytes,
             substitution_status: None,
             process_files: Vec::new(),
+            servers_elsewhere: Vec::new(),
+            diverted: Vec::new(),
         }
     }
 
@@ -699,7 +705,14 @@ impl<'c, 's> Interp<'c, 's> {
             _ => Stream::Stdout,
         };
         self.emit(out, stream, output.stdout);
-        self.emit(out, Stream::Stdout, output.background);
+        let ended_elsewhere = output.changes.iter().find_map(|change| match change {
+            Change::StopListening { node, port } => self.servers_elsewhere.iter().find(|(n, p)| n == node && p == port).cloned(),
+            _ => None,
+        });
+        match ended_elsewhere {
+            Some(server) if !output.background.is_empty() => self.diverted.push((server, output.background)),
+            _ => self.emit(out, Stream::Stdout, output.background),
+        }
         out.timeline.push((self.line_ms, out.len()));
         output.status
     }

@@ -24,7 +24,7 @@ mod session;
 pub use builtins::NAMES as BUILTINS;
 pub use interp::ShellState;
 pub use jobs::{Job, JobState};
-pub use session::{Interactive, Session, SessionJson, SessionSnapshot};
+pub use session::{Interactive, OtherShell, Session, SessionJson, SessionSnapshot, ShellView};
 
 use std::collections::BTreeMap;
 

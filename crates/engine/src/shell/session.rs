@@ -5,6 +5,12 @@
 //! clock. [`Session::snapshot`] captures exactly that, and
 //! [`Session::restore`] rebuilds the same session from it by applying the
 //! changes again: no command runs a second time.
+//!
+//! A lab may have several shells (the app's terminal tabs, so that a
+//! perftest server and its client run side by side): each has its own
+//! host, variables, history and jobs; the cluster and the clock are one.
+//! What a server prints when its client (in another shell) ends it is
+//! printed in the shell that started the server.
 
 use std::borrow::Cow;
 
@@ -14,7 +20,7 @@ use super::interp::{Interp, ShellState};
 use super::jobs::{self, Job};
 use super::{builtins, parse, Stream, Transcript, USER};
 use crate::commands;
-use crate::limits::MAX_LINE_BYTES;
+use crate::limits::{MAX_LINE_BYTES, MAX_SHELLS};
 use crate::model::change::Change;
 use crate::model::time::EpochSeconds;
 use crate::model::Cluster;
@@ -31,15 +37,36 @@ pub struct Interactive {
     /// bash prompts `> ` for the rest and runs them together.
     #[serde(default)]
     pub pending: String,
+    /// The servers this shell started that still listen, (node, port):
+    /// what they print when a client ends them is printed here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub serving: Vec<(String, u16)>,
+}
+
+/// A shell of the lab other than the one running now.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OtherShell {
+    pub id: usize,
+    pub shell: ShellState,
+    pub interactive: Interactive,
 }
 
 pub struct Session {
     pub cluster: Cluster,
     shell: ShellState,
     interactive: Interactive,
+    /// Which shell `shell` is, and the lab's other shells, by id.
+    active: usize,
+    others: Vec<OtherShell>,
+    /// What the last line made other shells print: (shell, text).
+    printed_elsewhere: Vec<(usize, String)>,
     /// When the lab's clock started, and the simulated time spent since.
     start: EpochSeconds,
     elapsed_ms: u64,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Everything a session is, beyond the lab's initial cluster: saved by the
@@ -52,12 +79,24 @@ pub struct SessionSnapshot {
     pub elapsed_ms: u64,
     /// Every change made to the cluster, with the simulated time it was made.
     pub changes: Vec<(EpochSeconds, Change)>,
+    /// The shell last used (`shell` is its state), and the others.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub active: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<OtherShell>,
 }
 
 impl SessionSnapshot {
     /// A login shell on `host` when the lab starts, before anything is done.
     pub fn initial(host: &str) -> SessionSnapshot {
-        SessionSnapshot { shell: ShellState::login(host), interactive: Interactive::default(), elapsed_ms: 0, changes: Vec::new() }
+        SessionSnapshot {
+            shell: ShellState::login(host),
+            interactive: Interactive::default(),
+            elapsed_ms: 0,
+            changes: Vec::new(),
+            active: 0,
+            others: Vec::new(),
+        }
     }
 }
 
@@ -65,7 +104,16 @@ impl Session {
     /// A shell on `host`, which must be one of the cluster's nodes.
     pub fn new(cluster: Cluster, host: &str) -> Session {
         let start = cluster.now;
-        Session { cluster, shell: ShellState::login(host), interactive: Interactive::default(), start, elapsed_ms: 0 }
+        Session {
+            cluster,
+            shell: ShellState::login(host),
+            interactive: Interactive::default(),
+            active: 0,
+            others: Vec::new(),
+            printed_elsewhere: Vec::new(),
+            start,
+            elapsed_ms: 0,
+        }
     }
 
     /// The session `snapshot` describes, over the lab's initial `cluster`.
@@ -74,8 +122,16 @@ impl Session {
         for (at, change) in &snapshot.changes {
             cluster.apply_change(change, *at);
         }
-        let mut session =
-            Session { cluster, shell: snapshot.shell, interactive: snapshot.interactive, start, elapsed_ms: snapshot.elapsed_ms };
+        let mut session = Session {
+            cluster,
+            shell: snapshot.shell,
+            interactive: snapshot.interactive,
+            active: snapshot.active,
+            others: snapshot.others,
+            printed_elsewhere: Vec::new(),
+            start,
+            elapsed_ms: snapshot.elapsed_ms,
+        };
         session.sync_clock();
         session
     }
@@ -86,7 +142,76 @@ impl Session {
             interactive: self.interactive.clone(),
             elapsed_ms: self.elapsed_ms,
             changes: self.cluster.changes().to_vec(),
+            active: self.active,
+            others: self.others.clone(),
         }
+    }
+
+    /// Which shell lines run in now.
+    pub fn shell_id(&self) -> usize {
+        self.active
+    }
+
+    /// The lab's shells, by id: (id, host).
+    pub fn shells(&self) -> Vec<(usize, &str)> {
+        let mut shells: Vec<(usize, &str)> = self.others.iter().map(|other| (other.id, other.shell.host.as_str())).collect();
+        shells.push((self.active, &self.shell.host));
+        shells.sort_unstable();
+        shells
+    }
+
+    /// Makes shell `id` the one lines run in; a shell the lab does not have
+    /// yet starts as a login shell on `login_host`, up to [`MAX_SHELLS`].
+    pub fn switch_shell(&mut self, id: usize, login_host: &str) -> Result<(), String> {
+        if id == self.active {
+            return Ok(());
+        }
+        let next = match self.others.iter().position(|other| other.id == id) {
+            Some(at) => self.others.remove(at),
+            None if self.others.len() + 1 >= MAX_SHELLS => {
+                return Err(format!("clusterlab: this lab has {MAX_SHELLS} shells open, the most it may; close one first\n"))
+            }
+            None => OtherShell { id, shell: ShellState::login(login_host), interactive: Interactive::default() },
+        };
+        let previous = OtherShell {
+            id: self.active,
+            shell: std::mem::replace(&mut self.shell, next.shell),
+            interactive: std::mem::replace(&mut self.interactive, next.interactive),
+        };
+        self.others.push(previous);
+        self.others.sort_by_key(|other| other.id);
+        self.active = id;
+        Ok(())
+    }
+
+    /// Closes shell `id`, as closing its terminal does: the servers it
+    /// started stop. The last shell stays open. Whether it closed.
+    pub fn close_shell(&mut self, id: usize) -> bool {
+        if self.others.is_empty() {
+            return false;
+        }
+        let closed = if id == self.active {
+            let next = self.others.remove(0);
+            self.active = next.id;
+            self.shell = next.shell;
+            std::mem::replace(&mut self.interactive, next.interactive)
+        } else {
+            match self.others.iter().position(|other| other.id == id) {
+                Some(at) => self.others.remove(at).interactive,
+                None => return false,
+            }
+        };
+        let now = self.cluster.now;
+        for (node, port) in closed.serving {
+            self.cluster.apply_change(&Change::StopListening { node, port }, now);
+        }
+        true
+    }
+
+    /// What the last line made other shells print (a server's results,
+    /// when a client in this shell ended it): (shell, text).
+    pub fn take_printed_elsewhere(&mut self) -> Vec<(usize, String)> {
+        std::mem::take(&mut self.printed_elsewhere)
     }
 
     pub fn host(&self) -> &str {
@@ -193,18 +318,23 @@ impl Session {
             self.interactive.history.push(line.to_string());
         }
         let started_ms = self.start * 1000 + self.elapsed_ms as i64;
-        let (mut transcript, changed) = {
+        let changes_before = self.cluster.changes().len();
+        let servers_elsewhere: Vec<(String, u16)> = self.others.iter().flat_map(|other| other.interactive.serving.iter().cloned()).collect();
+        let (mut transcript, changed, diverted) = {
             let mut interp =
                 Interp::new(Cow::Borrowed(&self.cluster), &mut self.shell, Some(&mut self.interactive), 0, started_ms);
+            interp.servers_elsewhere = servers_elsewhere;
             if let Some(at) = interrupt_at_ms {
                 interp = interp.interrupt_at(at);
             }
             let transcript = interp.run_line(line, "");
-            (transcript, interp.into_changed_cluster())
+            let diverted = std::mem::take(&mut interp.diverted);
+            (transcript, interp.into_changed_cluster(), diverted)
         };
         if let Some(cluster) = changed {
             self.cluster = cluster;
         }
+        self.follow_servers(changes_before, diverted);
         if !notices.chunks.is_empty() {
             // Job notices come first, at once.
             let shift = notices.len();
@@ -218,6 +348,34 @@ impl Session {
         self.elapsed_ms = self.elapsed_ms.saturating_add(transcript.duration_ms);
         self.sync_clock();
         transcript
+    }
+
+    /// Keeps each shell's servers in step with the cluster after a line:
+    /// servers the line started are this shell's, servers no longer
+    /// listening are no one's, and what a server printed as it ended goes
+    /// to the shell that started it.
+    fn follow_servers(&mut self, changes_before: usize, diverted: Vec<((String, u16), String)>) {
+        for (_, change) in &self.cluster.changes()[changes_before..] {
+            if let Change::Listen { node, listener } = change {
+                let server = (node.clone(), listener.port);
+                if !self.interactive.serving.contains(&server) {
+                    self.interactive.serving.push(server);
+                }
+            }
+        }
+        for (server, text) in diverted {
+            if let Some(owner) = self.others.iter().find(|other| other.interactive.serving.contains(&server)) {
+                self.printed_elsewhere.push((owner.id, text));
+            }
+        }
+        let cluster = &self.cluster;
+        let listening = |(node, port): &(String, u16)| {
+            cluster.node(node).is_some_and(|node| node.listeners.iter().any(|listener| listener.port == *port))
+        };
+        self.interactive.serving.retain(listening);
+        for other in &mut self.others {
+            other.interactive.serving.retain(listening);
+        }
     }
 
     /// Completions for the word under the cursor at the end of `line`:
@@ -287,6 +445,54 @@ impl Session {
 mod tests {
     use super::*;
     use crate::testing::{lab, session};
+
+    #[test]
+    fn a_server_in_one_shell_prints_its_results_there_when_a_client_in_another_ends_it() {
+        let mut shell = session();
+        let server = shell.run("ib_write_bw -d mlx5_0");
+        assert!(server.stdout().contains("Waiting for client to connect"));
+        shell.switch_shell(1, "gpu-001").unwrap();
+        assert_eq!(shell.prompt(), "user@gpu-001:~$ ");
+        assert!(shell.history().is_empty(), "each shell has its own history");
+        shell.run("ssh gpu-002");
+        let client = shell.run("ib_write_bw -d mlx5_0 gpu-001");
+        assert_eq!(client.status, 0, "{}", client.stderr());
+        let printed = shell.take_printed_elsewhere();
+        assert_eq!(printed.len(), 1);
+        let (to, text) = &printed[0];
+        assert_eq!(*to, 0);
+        assert!(text.contains("BW average"), "the server's result row: {text}");
+        assert!(!client.stdout().ends_with(text.as_str()), "not in the client's shell");
+        // The server has ended: a second client finds no one.
+        assert_ne!(shell.run("ib_write_bw -d mlx5_0 gpu-001").status, 0);
+        // Back in the first shell: its host and history are as left.
+        shell.switch_shell(0, "gpu-001").unwrap();
+        assert_eq!(shell.history(), ["ib_write_bw -d mlx5_0"]);
+        assert_eq!(shell.shells(), vec![(0, "gpu-001"), (1, "gpu-002")]);
+    }
+
+    #[test]
+    fn shells_are_bounded_and_closing_one_stops_its_servers() {
+        let mut shell = session();
+        for id in 1..MAX_SHELLS {
+            shell.switch_shell(id, "gpu-001").unwrap();
+        }
+        assert!(shell.switch_shell(99, "gpu-001").unwrap_err().contains("close one first"));
+        shell.run("ib_write_bw -d mlx5_0 &");
+        assert_eq!(shell.cluster.node("gpu-001").unwrap().listeners.len(), 1);
+        let last = shell.shell_id();
+        assert!(shell.close_shell(last));
+        assert!(shell.cluster.node("gpu-001").unwrap().listeners.is_empty(), "its server went with it");
+        assert_ne!(shell.shell_id(), last);
+        // A snapshot restores every shell.
+        let restored = Session::restore(lab().instantiate(1), shell.snapshot());
+        assert_eq!(restored.shells(), shell.shells());
+        assert!(restored.cluster.node("gpu-001").unwrap().listeners.is_empty());
+        for id in [0, 1] {
+            shell.close_shell(id);
+        }
+        assert!(!shell.close_shell(shell.shell_id()), "the last shell stays open");
+    }
 
     #[test]
     fn an_incomplete_command_waits_for_its_other_lines() {
@@ -375,6 +581,10 @@ struct Outline {
     interactive: InteractiveOutline,
     elapsed_ms: u64,
     changes: Box<serde_json::value::RawValue>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    active: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    others: Vec<OtherOutline>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -384,6 +594,40 @@ struct InteractiveOutline {
     jobs: Box<serde_json::value::RawValue>,
     #[serde(default)]
     pending: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    serving: Option<Box<serde_json::value::RawValue>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct OtherOutline {
+    id: usize,
+    shell: Box<serde_json::value::RawValue>,
+    interactive: InteractiveOutline,
+}
+
+/// What the page shows of one shell: its tab.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShellView {
+    pub id: usize,
+    pub host: String,
+    /// bash waits for the rest of an incomplete command (`> `).
+    pub continuing: bool,
+    pub history: Vec<String>,
+}
+
+impl ShellView {
+    fn of(id: usize, shell: &serde_json::value::RawValue, interactive: &InteractiveOutline) -> ShellView {
+        let host = serde_json::from_str::<HostField>(shell.get()).map(|field| field.host).unwrap_or_default();
+        ShellView { id, host, continuing: !interactive.pending.is_empty(), history: interactive.history.clone() }
+    }
+
+    /// `user@HOST:~$ `, or `> ` while a command is incomplete.
+    pub fn prompt(&self) -> String {
+        if self.continuing {
+            return "> ".to_string();
+        }
+        format!("{USER}@{}:~$ ", self.host)
+    }
 }
 
 #[derive(Deserialize)]
@@ -419,9 +663,11 @@ impl SessionJson {
     pub fn initial(host: &str) -> SessionJson {
         let outline = Outline {
             shell: raw(serde_json::to_string(&ShellState::login(host)).expect("a shell state always serializes")),
-            interactive: InteractiveOutline { ssh_stack: Vec::new(), history: Vec::new(), jobs: raw("[]".into()), pending: String::new() },
+            interactive: InteractiveOutline { ssh_stack: Vec::new(), history: Vec::new(), jobs: raw("[]".into()), pending: String::new(), serving: None },
             elapsed_ms: 0,
             changes: raw("[]".into()),
+            active: 0,
+            others: Vec::new(),
         };
         SessionJson(serde_json::to_string(&outline).expect("an outline always serializes").into())
     }
@@ -437,6 +683,15 @@ impl SessionJson {
 
     pub fn history(&self) -> Vec<String> {
         serde_json::from_str::<HistoryOnly>(&self.0).map(|only| only.interactive.history).unwrap_or_default()
+    }
+
+    /// The shell last used, and every shell by id.
+    pub fn shells(&self) -> (usize, Vec<ShellView>) {
+        let Ok(outline) = serde_json::from_str::<Outline>(&self.0) else { return (0, Vec::new()) };
+        let mut shells: Vec<ShellView> = outline.others.iter().map(|other| ShellView::of(other.id, &other.shell, &other.interactive)).collect();
+        shells.push(ShellView::of(outline.active, &outline.shell, &outline.interactive));
+        shells.sort_by_key(|shell| shell.id);
+        (outline.active, shells)
     }
 
     /// The same session with `lines` added to its history.
@@ -474,8 +729,15 @@ mod session_json_tests {
         for line in ["sudo scontrol update nodename=gpu-002 state=drain reason=x", "sleep 100 &", "f() { echo hi; }", "ssh gpu-002", "for x in a"] {
             session.run(line);
         }
+        session.switch_shell(2, "gpu-001").unwrap();
+        session.run("ib_write_bw -d mlx5_0 &");
+        session.switch_shell(0, "gpu-001").unwrap();
         let snapshot = session.snapshot();
         let json = SessionJson::of(&snapshot);
+        let (active, shells) = json.shells();
+        assert_eq!(active, 0);
+        assert_eq!(shells.iter().map(|shell| (shell.id, shell.prompt())).collect::<Vec<_>>(), [(0, "> ".to_string()), (2, "user@gpu-001:~$ ".to_string())]);
+        assert_eq!(shells[1].history, ["ib_write_bw -d mlx5_0 &"]);
         assert_eq!(json.snapshot().unwrap(), snapshot);
         assert_eq!(json.host(), "gpu-002");
         assert_eq!(json.history(), snapshot.interactive.history);
