@@ -156,9 +156,9 @@ impl Engine {
 
     /// Runs a line; a [`Reply::Ran`] with the same id answers, or
     /// [`EngineEvent::Stopped`].
-    pub fn run(&self, id: u64, line: String) {
+    pub fn run(&self, id: u64, line: String, shell: usize) {
         self.0.borrow_mut().running = Some((id, None));
-        Inner::send(&self.0, Request::Run { id, line });
+        Inner::send(&self.0, Request::Run { id, line, shell });
         if self.0.borrow().ready {
             Inner::arm(&self.0);
         }
@@ -176,8 +176,13 @@ impl Engine {
     }
 
     /// Ctrl-C at the `> ` prompt of an incomplete command.
-    pub fn cancel(&self) {
-        Inner::send(&self.0, Request::Cancel);
+    pub fn cancel(&self, shell: usize) {
+        Inner::send(&self.0, Request::Cancel { shell });
+    }
+
+    /// Closes a shell (a terminal tab); a [`Reply::Cancelled`] answers.
+    pub fn close_shell(&self, shell: usize) {
+        Inner::send(&self.0, Request::CloseShell { shell });
     }
 
     /// Tab completion for `line`.

@@ -14,7 +14,8 @@ use clusterlab_engine::lab::evidence::task_done;
 use clusterlab_engine::lab::{Doc, Question, QuestionKind, Variant};
 use clusterlab_engine::model::time::EpochSeconds;
 use clusterlab_engine::service::Reply;
-use clusterlab_engine::shell::SessionJson;
+use clusterlab_engine::limits::MAX_SHELLS;
+use clusterlab_engine::shell::{SessionJson, ShellView};
 use clusterlab_engine::store::{Entry, LabState, Stop};
 use yew::Reducible;
 
@@ -48,6 +49,7 @@ pub enum EngineStatus {
 pub struct Running {
     pub id: u64,
     pub line: String,
+    pub shell: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -59,8 +61,19 @@ pub struct LabStore {
     pub briefing: Rc<Doc>,
     pub questions: Rc<Vec<Rc<Question>>>,
     pub state: LabState,
+    /// The prompt and host of the shell in use.
     pub prompt: String,
     pub host: String,
+    /// The shell (terminal tab) in use, the lab's shells, and those that
+    /// printed since they were last looked at.
+    pub shell: usize,
+    pub shells: Vec<ShellView>,
+    pub unseen: Vec<usize>,
+    /// A shell to close (counted: each one is a request to the engine).
+    pub closing: (u64, usize),
+    /// Where the screens of shells other than the first start (after
+    /// Ctrl-L); the first one's is saved with the lab.
+    pub screens: Vec<(usize, usize)>,
     /// The lab's clock (UTC seconds) as the engine last reported it.
     pub now: EpochSeconds,
     pub engine: EngineStatus,
@@ -111,6 +124,10 @@ pub enum Action {
     Revealed,
     /// Ctrl-L.
     ClearScreen,
+    /// A terminal tab: use shell N, open a new one, close one.
+    SwitchShell(usize),
+    NewShell,
+    CloseShell(usize),
     Answer { question: String, response: String },
     ShowHint { question: String },
     /// Start over, with the same variant or another one.
@@ -133,12 +150,18 @@ impl LabStore {
     pub fn new(lab: LoadedLab, state: LabState, notice: Option<String>) -> LabStore {
         let variant = Rc::new(lab.lab.variant(state.seed));
         let (briefing, questions) = shared(&variant);
+        let (shell, shells) = state.session.shells();
         let host = state.session.host();
         LabStore {
             briefing,
             questions,
             prompt: prompt_for(&host),
             host,
+            shell,
+            shells,
+            unseen: Vec::new(),
+            closing: (0, 0),
+            screens: Vec::new(),
             now: 0,
             variant,
             live_from: state.transcript.len(),
@@ -180,7 +203,48 @@ impl LabStore {
         self.state.score(&self.variant.questions)
     }
 
-    fn push(&mut self, entry: Entry, session: Option<SessionJson>) {
+    /// The entry the screen of the shell in use starts from.
+    pub fn screen_start(&self) -> usize {
+        match self.shell {
+            0 => self.state.screen_from,
+            shell => self.screens.iter().find(|(of, _)| *of == shell).map_or(0, |(_, from)| *from),
+        }
+    }
+
+    /// The history of the shell in use.
+    pub fn history(&self) -> &[String] {
+        self.shells.iter().find(|view| view.id == self.shell).map_or(&[], |view| &view.history)
+    }
+
+    /// The last entry of the shell in use.
+    pub fn last_entry(&self) -> Option<&Rc<Entry>> {
+        self.state.transcript.iter().rev().find(|entry| entry.shell == self.shell)
+    }
+
+    /// The shells as the session says, and the tabs opened here that have
+    /// run nothing yet (the engine starts a shell at its first line).
+    fn follow_shells(&mut self) {
+        let (_, mut shells) = self.state.session.shells();
+        for view in &self.shells {
+            if !shells.iter().any(|known| known.id == view.id) {
+                let at = shells.iter().position(|known| known.id > view.id).unwrap_or(shells.len());
+                shells.insert(at, view.clone());
+            }
+        }
+        self.shells = shells;
+    }
+
+    /// Uses shell `id`: its host and prompt.
+    fn use_shell(&mut self, id: usize) {
+        self.shell = id;
+        self.unseen.retain(|shell| *shell != id);
+        let host = self.shells.iter().find(|view| view.id == id).map_or_else(|| self.lab.lab.first_host().to_string(), |view| view.host.clone());
+        self.prompt = self.shells.iter().find(|view| view.id == id).map_or_else(|| prompt_for(&host), ShellView::prompt);
+        self.host = host;
+    }
+
+    fn push(&mut self, mut entry: Entry, session: Option<SessionJson>) {
+        entry.shell = self.shell;
         match session {
             Some(session) => self.state.record(entry, session),
             None => self.state.transcript.push(Rc::new(entry)),
@@ -203,7 +267,7 @@ impl LabStore {
             return;
         }
         self.next_id += 1;
-        self.running = Some(Running { id: self.next_id, line });
+        self.running = Some(Running { id: self.next_id, line, shell: self.shell });
     }
 
     fn replace_session(&mut self, state: LabState) {
@@ -214,6 +278,8 @@ impl LabStore {
         self.host = state.session.host();
         self.prompt = prompt_for(&self.host);
         self.live_from = state.transcript.len();
+        (self.shell, self.shells) = state.session.shells();
+        self.unseen.clear();
         self.state = state;
         self.running = None;
         self.revealing = None;
@@ -227,15 +293,16 @@ impl LabStore {
 
     fn engine_event(&mut self, event: EngineEvent) {
         match event {
-            EngineEvent::Reply(Reply::Opened { prompt, host, now, met, .. }) => {
+            EngineEvent::Reply(Reply::Opened { prompt, host, now, met, session }) => {
                 self.met = met;
+                self.shell = session.shells().0;
                 self.prompt = prompt;
                 self.host = host;
                 self.now = now;
                 self.engine = EngineStatus::Ready;
                 self.next_line();
             }
-            EngineEvent::Reply(Reply::Ran { id, entry, session, prompt, host, now, met }) => {
+            EngineEvent::Reply(Reply::Ran { id, entry, session, prompt, host, now, met, elsewhere }) => {
                 self.met = met;
                 let interrupted = self.interrupting.is_some_and(|(of, _)| of == id);
                 if interrupted {
@@ -253,12 +320,20 @@ impl LabStore {
                     if streams {
                         self.revealing = Some(at);
                     }
+                    for printed in elsewhere {
+                        // Printed by a shell not in use: its tab says so.
+                        if printed.shell != self.shell && !self.unseen.contains(&printed.shell) {
+                            self.unseen.push(printed.shell);
+                        }
+                        self.state.transcript.push(printed);
+                    }
                 } else {
                     return;
                 }
                 self.prompt = prompt;
                 self.host = host;
                 self.now = now;
+                self.follow_shells();
                 self.next_line();
             }
             EngineEvent::Reply(Reply::Failed { message }) => {
@@ -266,9 +341,10 @@ impl LabStore {
                 self.notices.push(format!("The simulator could not start this lab: {message}"));
             }
             EngineEvent::Reply(Reply::Completions { .. }) => {}
-            EngineEvent::Reply(Reply::Cancelled { session, prompt }) => {
+            EngineEvent::Reply(Reply::Cancelled { session, .. }) => {
                 self.state.session = Rc::new(session);
-                self.prompt = prompt;
+                self.follow_shells();
+                self.use_shell(self.shell);
             }
             EngineEvent::Stopped { id, by_user } => {
                 let Some(running) = self.running.take().filter(|running| running.id == id) else { return };
@@ -331,7 +407,14 @@ impl Reducible for LabStore {
         match action {
             Action::Engine(event) => next.engine_event(event),
             // A read-only tab changes nothing.
-            Action::Submit(_) | Action::Cancel(_) | Action::Answer { .. } | Action::ShowHint { .. } | Action::ClearScreen | Action::Restart { .. }
+            Action::Submit(_)
+            | Action::Cancel(_)
+            | Action::Answer { .. }
+            | Action::ShowHint { .. }
+            | Action::ClearScreen
+            | Action::Restart { .. }
+            | Action::NewShell
+            | Action::CloseShell(_)
                 if !next.owner() =>
             {
                 return self
@@ -365,7 +448,41 @@ impl Reducible for LabStore {
                 next.revealing = None;
                 next.next_line();
             }
-            Action::ClearScreen => next.state.screen_from = next.state.transcript.len(),
+            Action::ClearScreen => {
+                let now = next.state.transcript.len();
+                match next.shell {
+                    0 => next.state.screen_from = now,
+                    shell => {
+                        next.screens.retain(|(of, _)| *of != shell);
+                        next.screens.push((shell, now));
+                    }
+                }
+            }
+            // Tabs change between lines, never while one runs.
+            Action::SwitchShell(_) | Action::NewShell | Action::CloseShell(_) if next.busy() || !next.queue.is_empty() => return self,
+            Action::SwitchShell(id) => {
+                if next.shells.iter().any(|view| view.id == id) {
+                    next.use_shell(id);
+                }
+            }
+            Action::NewShell => {
+                if next.shells.len() < MAX_SHELLS {
+                    let id = next.shells.iter().map(|view| view.id + 1).max().unwrap_or(0);
+                    let host = next.lab.lab.first_host().to_string();
+                    next.shells.push(ShellView { id, host, continuing: false, history: Vec::new() });
+                    next.use_shell(id);
+                }
+            }
+            Action::CloseShell(id) => {
+                if next.shells.len() > 1 {
+                    next.shells.retain(|view| view.id != id);
+                    next.unseen.retain(|shell| *shell != id);
+                    next.closing = (next.closing.0 + 1, id);
+                    if next.shell == id {
+                        next.use_shell(next.shells[0].id);
+                    }
+                }
+            }
             Action::Answer { question, response } => {
                 if let Some(q) = next.variant.clone().questions.iter().find(|q| q.id == question) {
                     // Task and state questions: the transcript and the

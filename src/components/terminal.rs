@@ -12,7 +12,8 @@
 //! next), Up/Down walk the history, Tab completes, Ctrl-C interrupts or
 //! cancels the line, Ctrl-L clears the screen; readline's editing keys
 //! (`line_edit`): Ctrl-A/E/B/F, Alt-B/F, Ctrl-U/K/W/Y, Alt-D, Ctrl-D, and
-//! Ctrl-R searches the history. A multi-line paste runs line by line, as
+//! Ctrl-R searches the history; Ctrl+Shift+F searches the scrollback
+//! (`find_bar`). A multi-line paste runs line by line, as
 //! bash reads it. A pager's output (`less`, `more`) opens the pager view
 //! (`pager`) over the screen when it is new; an earlier `less` left nothing
 //! behind, as its alternate screen does not.
@@ -29,6 +30,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlInputElement};
 use yew::prelude::*;
 
+use crate::components::find_bar::FindBar;
 use crate::components::pager::PagerView;
 use crate::engine::Engine;
 use crate::line_edit::{self, Line};
@@ -132,7 +134,9 @@ struct Reveal {
 struct Writer {
     container: Option<Element>,
     marker: Option<Element>,
-    /// The transcript index the screen starts from, as last rendered.
+    /// The shell shown, and the transcript index its screen starts from,
+    /// as last rendered.
+    shell: usize,
     screen_from: usize,
     /// Entries rendered (an index into the transcript).
     rendered: usize,
@@ -174,6 +178,16 @@ impl Writer {
     fn append(&mut self, index: usize, entry: &Rc<Entry>, revealing: bool) {
         let Some(container) = self.container.clone() else { return };
         let block = element("div", "entry");
+        if entry.is_printed() {
+            // Text a server printed as a client elsewhere ended it: no command line.
+            let output = element("div", "output");
+            let _ = block.append_child(&output);
+            let _ = container.append_child(&block);
+            self.blocks.push_back(Block { index, entry: entry.clone(), element: block, output, lines: 0 });
+            self.write_output(0, entry.text().len());
+            self.bound();
+            return;
+        }
         let command = element("div", "line command");
         let prompt = element("span", "prompt");
         prompt.set_text_content(Some(&entry.prompt));
@@ -343,14 +357,16 @@ impl Writer {
     fn sync(&mut self, this: &Rc<RefCell<Writer>>, store: &LabStore, dispatcher: &UseReducerDispatcher<LabStore>) {
         let transcript = &store.state.transcript;
         let replaced = self.blocks.iter().any(|block| transcript.get(block.index).is_none_or(|entry| !Rc::ptr_eq(entry, &block.entry)));
+        let screen_from = store.screen_start();
         // Lines added to a drawn screen are new; a rebuilt screen (the first
-        // draw, a reload, Ctrl-L) shows the past.
+        // draw, a reload, Ctrl-L, another tab) shows the past.
         self.live = true;
-        if store.state.screen_from != self.screen_from || transcript.len() < self.rendered || replaced {
+        if screen_from != self.screen_from || store.shell != self.shell || transcript.len() < self.rendered || replaced {
             self.live = false;
             self.reveal = None;
             self.clear_screen();
-            self.screen_from = store.state.screen_from;
+            self.screen_from = screen_from;
+            self.shell = store.shell;
             self.rendered = self.first_shown(store);
         }
         if self.reveal.as_ref().is_some_and(|reveal| store.revealing != Some(reveal.index)) {
@@ -361,6 +377,9 @@ impl Writer {
             let index = self.rendered;
             self.rendered += 1;
             let entry = transcript[index].clone();
+            if entry.shell != self.shell {
+                continue;
+            }
             let revealing = store.revealing == Some(index);
             self.append(index, &entry, revealing);
             if revealing {
@@ -375,8 +394,12 @@ impl Writer {
         let transcript = &store.state.transcript;
         let mut lines = 0;
         let mut first = transcript.len();
-        while first > store.state.screen_from {
+        while first > self.screen_from {
             let entry = &transcript[first - 1];
+            if entry.shell != self.shell {
+                first -= 1;
+                continue;
+            }
             let text = entry.text();
             if lines >= MAX_LINES {
                 break;
@@ -388,7 +411,8 @@ impl Writer {
             }
         }
         // What the bound leaves out is counted as dropped, and said so.
-        self.dropped = transcript[store.state.screen_from.min(first)..first].iter().map(|entry| 1 + entry.line_count()).sum();
+        let shell = self.shell;
+        self.dropped = transcript[self.screen_from.min(first)..first].iter().filter(|entry| entry.shell == shell).map(|entry| 1 + entry.line_count()).sum();
         self.bound();
         first
     }
@@ -502,6 +526,8 @@ pub fn terminal(props: &TerminalProps) -> Html {
     let search = use_state(|| None::<(String, Option<usize>, String)>);
     // The pager open over the screen: its text, kind and page height.
     let pager = use_state(|| None::<(Rc<String>, Pager, usize)>);
+    // Ctrl+Shift+F: the scrollback's search bar is open.
+    let finding = use_state(|| false);
 
     {
         let scrollback_ref = scrollback_ref.clone();
@@ -581,17 +607,23 @@ pub fn terminal(props: &TerminalProps) -> Html {
         let killed = killed.clone();
         let search = search.clone();
         let leaving = leaving.clone();
+        let finding = finding.clone();
         Callback::from(move |event: KeyboardEvent| {
             let key = event.key();
             let ctrl = event.ctrl_key();
             let alt = event.alt_key();
+            if ctrl && event.shift_key() && key.eq_ignore_ascii_case("f") {
+                event.prevent_default();
+                finding.set(true);
+                return;
+            }
             // Tab completes; Escape, then Tab (or Shift+Tab), leaves the
             // terminal for the page's other controls: no keyboard trap.
             let escaped = std::mem::replace(&mut *leaving.borrow_mut(), key == "Escape" && search.is_none());
             if key == "Tab" && escaped {
                 return;
             }
-            let history = &store.state.session.history();
+            let history = store.history();
             let field = input_ref.cast::<HtmlInputElement>();
             // The line and cursor as the input element has them now.
             let current = || {
@@ -836,12 +868,17 @@ pub fn terminal(props: &TerminalProps) -> Html {
         let announced = use_mut_ref(|| None::<usize>);
         let last = store.state.transcript.len().checked_sub(1);
         let settled = last.filter(|at| *at >= store.live_from && store.revealing.is_none() && !store.busy());
-        let entry = settled.map(|at| store.state.transcript[at].clone());
+        // This tab's output, and which other tabs printed (a server's results).
+        let text = settled.map(|_| {
+            let mine = store.last_entry().map_or_else(String::new, |entry| spoken(&entry.text()));
+            let others: String = store.unseen.iter().map(|shell| format!("\nShell {} has new output.", shell + 1)).collect();
+            mine + &others
+        });
         use_effect_with(settled, move |settled| {
-            if let (Some(at), Some(entry)) = (*settled, entry) {
+            if let (Some(at), Some(text)) = (*settled, text) {
                 if *announced.borrow() != Some(at) {
                     *announced.borrow_mut() = Some(at);
-                    announcement.set(spoken(&entry.text()));
+                    announcement.set(text);
                 }
             }
         });
@@ -851,7 +888,7 @@ pub fn terminal(props: &TerminalProps) -> Html {
         let announcement = announcement.clone();
         Callback::from(move |event: MouseEvent| {
             event.stop_propagation();
-            let text = store.state.transcript.last().map_or_else(|| "Nothing has been printed yet.".to_string(), |entry| spoken(&entry.text()));
+            let text = store.last_entry().map_or_else(|| "Nothing has been printed yet.".to_string(), |entry| spoken(&entry.text()));
             // A change of text is what a live region reads: the same output again gets a mark.
             let again = if *announcement == text { format!("{text}\u{200b}") } else { text };
             announcement.set(again);
@@ -861,7 +898,7 @@ pub fn terminal(props: &TerminalProps) -> Html {
         let store = store.clone();
         Callback::from(move |event: MouseEvent| {
             event.stop_propagation();
-            if let Some(entry) = store.state.transcript.last() {
+            if let Some(entry) = store.last_entry() {
                 let _ = gloo::utils::window().navigator().clipboard().write_text(&entry.text());
             }
         })
@@ -890,20 +927,81 @@ pub fn terminal(props: &TerminalProps) -> Html {
         None if store.busy() && !in_grace => String::new(),
         None => store.prompt.clone(),
     };
+    let screen_ref = use_node_ref();
+    let open_find = {
+        let finding = finding.clone();
+        Callback::from(move |event: MouseEvent| {
+            event.stop_propagation();
+            finding.set(true);
+        })
+    };
+    let close_find = {
+        let finding = finding.clone();
+        let input_ref = input_ref.clone();
+        Callback::from(move |()| {
+            finding.set(false);
+            if let Some(field) = input_ref.cast::<HtmlInputElement>() {
+                let _ = field.focus();
+            }
+        })
+    };
+
+    // The lab's shells as tabs: a perftest server in one, its client in another.
+    let switching = read_only || store.busy();
+    let shell_tabs = store.shells.iter().map(|view| {
+        let id = view.id;
+        let number = id + 1;
+        let in_use = id == store.shell;
+        let select = {
+            let store = store.clone();
+            Callback::from(move |_: MouseEvent| store.dispatch(Action::SwitchShell(id)))
+        };
+        let close = {
+            let store = store.clone();
+            Callback::from(move |_: MouseEvent| store.dispatch(Action::CloseShell(id)))
+        };
+        let news = store.unseen.contains(&id);
+        let label = if news { format!("Shell {number}: {} (new output)", view.host) } else { format!("Shell {number}: {}", view.host) };
+        html! {
+            <span class={classes!("shell-tab", in_use.then_some("in-use"))}>
+                <button type="button" aria-pressed={in_use.to_string()} aria-label={label} onclick={select} disabled={switching && !in_use}>
+                    { format!("{number}: {}", view.host) }
+                    if news { <span class="news" aria-hidden="true">{ " \u{25cf}" }</span> }
+                </button>
+                if store.shells.len() > 1 {
+                    <button type="button" class="close-shell" aria-label={format!("Close shell {number}")} onclick={close} disabled={switching}>{ "\u{d7}" }</button>
+                }
+            </span>
+        }
+    });
+    let new_shell = {
+        let store = store.clone();
+        Callback::from(move |_: MouseEvent| store.dispatch(Action::NewShell))
+    };
+    let full = store.shells.len() >= clusterlab_engine::limits::MAX_SHELLS;
     html! {
         <div class="terminal" onclick={focus}>
+            <div class="shell-tabs" role="group" aria-label="Shells">
+                { for shell_tabs }
+                <button type="button" class="new-shell" onclick={new_shell} disabled={switching || full}
+                    title={if full { "A lab has at most four shells" } else { "Open another shell on the lab" }}>{ "+ New shell" }</button>
+            </div>
             <div class="terminal-bar">
                 <span>{ format!("{} \u{2014} simulated", store.host) }</span>
                 <span class="terminal-actions">
+                    <button type="button" onclick={open_find} title="Ctrl+Shift+F">{ "Search" }</button>
                     <button type="button" onclick={read_last}>{ "Read last output" }</button>
                     <button type="button" onclick={copy_last}>{ "Copy last output" }</button>
                     <button type="button" onclick={clear} disabled={read_only}>{ "Clear" }</button>
                 </span>
             </div>
+            if *finding {
+                <FindBar scrollback={scrollback_ref.clone()} screen={screen_ref.clone()} on_close={close_find} />
+            }
             if let Some((text, kind, rows)) = (*pager).clone() {
                 <PagerView {text} {kind} {rows} on_close={close_pager} />
             }
-            <div class={classes!("screen", pager.is_some().then_some("behind-pager"))} role="log" aria-live="off" aria-label="Terminal output">
+            <div ref={screen_ref} class={classes!("screen", pager.is_some().then_some("behind-pager"))} role="log" aria-live="off" aria-label="Terminal output">
                 <div class="scrollback" ref={scrollback_ref}></div>
                 if !completions.is_empty() {
                     <div class="line completions">{ completions.join("  ") }</div>
@@ -916,7 +1014,7 @@ pub fn terminal(props: &TerminalProps) -> Html {
                         aria-label="Command line" aria-describedby="terminal-keys" />
                 </div>
                 <p class="visually-hidden" role="status" aria-live="polite">{ (*announcement).clone() }</p>
-                <p id="terminal-keys" class="visually-hidden">{ "Tab completes commands. To leave the terminal, press Escape, then Tab." }</p>
+                <p id="terminal-keys" class="visually-hidden">{ "Tab completes commands. To leave the terminal, press Escape, then Tab. Ctrl+Shift+F searches the output." }</p>
             </div>
         </div>
     }

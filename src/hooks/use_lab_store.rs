@@ -75,7 +75,7 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
         let running = store.running.clone();
         use_effect_with(running.as_ref().map(|r| r.id), move |_| {
             if let Some(running) = running {
-                engine.run(running.id, running.line);
+                engine.run(running.id, running.line, running.shell);
             }
         });
     }
@@ -89,9 +89,18 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
     }
     {
         let engine = engine.clone();
+        let shell = store.shell;
         use_effect_with(store.cancelling, move |cancelling| {
             if *cancelling > 0 {
-                engine.cancel();
+                engine.cancel(shell);
+            }
+        });
+    }
+    {
+        let engine = engine.clone();
+        use_effect_with(store.closing, move |(count, shell)| {
+            if *count > 0 {
+                engine.close_shell(*shell);
             }
         });
     }

@@ -3,7 +3,8 @@
 // catalog, a lab with output and answers, and the author page; no width
 // scrolls the page sideways after a wide output (screenshots under
 // target/e2e); the variant is in the address; the display settings survive
-// a reload; a lab opened once works with the network off.
+// a reload; a lab opened once works with the network off; two shells run a
+// perftest pair; Ctrl+Shift+F searches the scrollback.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -68,6 +69,73 @@ test('the keyboard leaves the terminal with Escape then Tab, and reaches the que
   await question.getByRole('button', { name: 'Show a hint' }).click();
   await page.waitForFunction(() => document.activeElement?.closest('.hints') !== null);
   assert.equal(await page.title(), 'A GPU went missing \u2014 ClusterLab');
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
+test('two shells run a perftest pair side by side, and the scrollback is searched', async () => {
+  const context = await app.browser.newContext({ viewport: { width: 1366, height: 900 } });
+  const page = await open(context, `${app.base}#/lab/rdma-every-rail`);
+  const input = await terminal(page);
+  // The first shell: a server on gpu-001 waits for its client.
+  await run(page, input, 'ib_write_bw -d mlx5_0 --report_gbits');
+  assert.match(await stdout(page), /Waiting for client to connect/);
+  // A second shell, on the lab's first node; the client goes to gpu-002.
+  await page.getByRole('button', { name: '+ New shell' }).click();
+  await page.getByRole('button', { name: 'Shell 2: gpu-001', pressed: true }).waitFor();
+  assert.equal(await page.locator('.scrollback .entry').count(), 0, 'a new shell starts with an empty screen');
+  await run(page, input, 'ssh gpu-002');
+  await run(page, input, 'ib_write_bw -d mlx5_0 --report_gbits gpu-001');
+  await page.waitForFunction(() => /BW average/.test(document.querySelector('.scrollback').textContent) && document.querySelector('label.prompt').textContent.includes('$'), null, { timeout: 30000 });
+  assert.doesNotMatch(await stdout(page), /Waiting for client/, 'the server is not in this shell');
+  // The server's shell says it printed; there its report follows its banner.
+  await page.getByRole('button', { name: 'Shell 1: gpu-001 (new output)' }).click();
+  await page.waitForFunction(() => /BW average/.test(document.querySelector('.scrollback').textContent));
+  const server = await stdout(page);
+  assert.ok(server.indexOf('Waiting for client') < server.lastIndexOf('BW average'), server);
+  // Each shell keeps its history: Up in the first brings back the server's line.
+  await input.press('ArrowUp');
+  assert.equal(await input.inputValue(), 'ib_write_bw -d mlx5_0 --report_gbits');
+  await input.fill('');
+  // Both shells come back after a reload, the second on gpu-002.
+  await page.reload();
+  await terminal(page);
+  await page.getByRole('button', { name: 'Shell 2: gpu-002' }).waitFor();
+  // Ctrl+Shift+F searches the scrollback: the newest match first, Enter for older ones.
+  await page.getByRole('button', { name: 'Shell 1: gpu-001' }).click();
+  await page.locator('.terminal-input').press('Control+Shift+F');
+  const find = page.getByLabel('Search the scrollback');
+  await page.waitForFunction(() => document.activeElement?.id === 'scrollback-find');
+  await find.fill('bw AVERAGE');
+  const status = page.locator('.find-status');
+  await page.waitForFunction(() => /^\d+ of \d+$/.test(document.querySelector('.find-status').textContent));
+  const [at, count] = (await status.textContent()).split(' of ').map(Number);
+  assert.equal(at, count, 'the newest match first');
+  if (count > 1) {
+    await find.press('Enter');
+    assert.equal(await status.textContent(), `${count - 1} of ${count}`);
+    await find.press('Shift+Enter');
+  }
+  assert.equal(await status.textContent(), `${count} of ${count}`);
+  // The current match is marked and on screen.
+  const marked = await page.evaluate(() => {
+    const current = CSS.highlights.get('scrollback-find-current');
+    const range = [...current][0];
+    const screen = document.querySelector('.screen').getBoundingClientRect();
+    const box = range.getBoundingClientRect();
+    return { text: range.toString(), visible: box.top >= screen.top && box.bottom <= screen.bottom };
+  });
+  assert.deepEqual(marked, { text: 'BW average', visible: true });
+  assert.deepEqual(await violations(page), [], 'two shells and the search bar');
+  await find.fill('no such text anywhere');
+  await page.getByText('No matches').waitFor();
+  // Escape closes the search and goes back to the command line.
+  await find.press('Escape');
+  await page.waitForFunction(() => document.activeElement?.id === 'terminal-input');
+  assert.equal(await page.locator('.find-bar').count(), 0);
+  // Closing the second shell stops nothing here and leaves one tab.
+  await page.getByRole('button', { name: 'Close shell 2' }).click();
+  assert.equal(await page.locator('.shell-tab').count(), 1);
   assert.deepEqual(page.errors, []);
   await context.close();
 });

@@ -4,6 +4,8 @@
 //! the service keeps the live session and answers with what a line printed
 //! and the session it left. Messages travel as JSON.
 
+use std::rc::Rc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::lab::evidence::Baseline;
@@ -56,7 +58,7 @@ pub enum Reply {
         now: EpochSeconds,
         met: Vec<String>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        elsewhere: Vec<Entry>,
+        elsewhere: Vec<Rc<Entry>>,
     },
     Completions { id: u64, words: Vec<String> },
     /// The incomplete command was dropped, or a shell closed: the session
@@ -210,7 +212,7 @@ fn ran(id: u64, entry: Entry, session: &mut Session, met: Vec<String>) -> Reply 
         .into_iter()
         .map(|(shell, text)| {
             let host = shells.iter().find(|(id, _)| *id == shell).map_or("", |(_, host)| host.as_str());
-            Entry::printed(shell, host, at, text)
+            Rc::new(Entry::printed(shell, host, at, text))
         })
         .collect();
     Reply::Ran {

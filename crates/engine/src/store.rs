@@ -199,9 +199,6 @@ pub struct LabState {
     pub hints_shown: BTreeMap<String, u32>,
     /// The terminal shows the transcript from this entry on (after Ctrl-L).
     pub screen_from: usize,
-    /// The same for each shell but the first (terminal tabs clear apart).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub screens_from: BTreeMap<usize, usize>,
 }
 
 /// The saved form: a version, then the state.
@@ -235,26 +232,6 @@ impl LabState {
             answers: BTreeMap::new(),
             hints_shown: BTreeMap::new(),
             screen_from: 0,
-            screens_from: BTreeMap::new(),
-        }
-    }
-
-    /// The entry shell `shell`'s screen starts from.
-    pub fn screen_start(&self, shell: usize) -> usize {
-        match shell {
-            0 => self.screen_from,
-            _ => self.screens_from.get(&shell).copied().unwrap_or(0),
-        }
-    }
-
-    /// Ctrl-L in shell `shell`.
-    pub fn clear_screen(&mut self, shell: usize) {
-        let now = self.transcript.len();
-        match shell {
-            0 => self.screen_from = now,
-            _ => {
-                self.screens_from.insert(shell, now);
-            }
         }
     }
 

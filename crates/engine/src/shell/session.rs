@@ -155,8 +155,8 @@ impl Session {
     /// The lab's shells, by id: (id, host).
     pub fn shells(&self) -> Vec<(usize, &str)> {
         let mut shells: Vec<(usize, &str)> = self.others.iter().map(|other| (other.id, other.shell.host.as_str())).collect();
-        shells.push((self.active, &self.shell.host));
-        shells.sort_unstable();
+        let at = self.others.iter().position(|other| other.id > self.active).unwrap_or(shells.len());
+        shells.insert(at, (self.active, &self.shell.host));
         shells
     }
 
@@ -178,8 +178,9 @@ impl Session {
             shell: std::mem::replace(&mut self.shell, next.shell),
             interactive: std::mem::replace(&mut self.interactive, next.interactive),
         };
-        self.others.push(previous);
-        self.others.sort_by_key(|other| other.id);
+        // Kept in order of their ids (no sort: the page links this module's types).
+        let at = self.others.iter().position(|other| other.id > previous.id).unwrap_or(self.others.len());
+        self.others.insert(at, previous);
         self.active = id;
         Ok(())
     }
@@ -688,9 +689,10 @@ impl SessionJson {
     /// The shell last used, and every shell by id.
     pub fn shells(&self) -> (usize, Vec<ShellView>) {
         let Ok(outline) = serde_json::from_str::<Outline>(&self.0) else { return (0, Vec::new()) };
+        // The other shells are kept in order of their ids.
         let mut shells: Vec<ShellView> = outline.others.iter().map(|other| ShellView::of(other.id, &other.shell, &other.interactive)).collect();
-        shells.push(ShellView::of(outline.active, &outline.shell, &outline.interactive));
-        shells.sort_by_key(|shell| shell.id);
+        let at = shells.iter().position(|shell| shell.id > outline.active).unwrap_or(shells.len());
+        shells.insert(at, ShellView::of(outline.active, &outline.shell, &outline.interactive));
         (outline.active, shells)
     }
 
