@@ -293,11 +293,11 @@ impl LabStore {
 
     fn engine_event(&mut self, event: EngineEvent) {
         match event {
-            EngineEvent::Reply(Reply::Opened { prompt, host, now, met, session }) => {
+            EngineEvent::Reply(Reply::Opened { now, met, .. }) => {
                 self.met = met;
-                self.shell = session.shells().0;
-                self.prompt = prompt;
-                self.host = host;
+                // The tab in use stays (the session's last shell may be another).
+                self.follow_shells();
+                self.use_shell(self.shell);
                 self.now = now;
                 self.engine = EngineStatus::Ready;
                 self.next_line();
