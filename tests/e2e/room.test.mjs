@@ -214,6 +214,30 @@ test('the variant is in the address, and the display settings survive a reload',
   await terminal(page);
   assert.deepEqual(await settings(), chosen);
   assert.equal(await page.getByRole('button', { name: 'Projector' }).getAttribute('aria-pressed'), 'true');
+  // The terminal sized in columns of its own type: 80, kept across a reload,
+  // and no sideways scroll of the page (at the usual text size, where 80
+  // columns fit beside the briefing; larger, it takes what the screen has).
+  await page.getByRole('button', { name: 'Projector' }).click();
+  await page.getByRole('button', { name: 'A\u2212 smaller text' }).click();
+  await page.getByRole('button', { name: 'Columns: auto' }).click();
+  await page.getByRole('button', { name: 'Columns: 80' }).waitFor();
+  await page.reload();
+  await terminal(page);
+  const columns = await page.evaluate(() => {
+    const screen = document.querySelector('.screen');
+    const probe = document.createElement('span');
+    probe.textContent = '0'.repeat(100);
+    probe.style.cssText = 'position:absolute;visibility:hidden;white-space:pre';
+    screen.appendChild(probe);
+    const ch = probe.getBoundingClientRect().width / 100;
+    probe.remove();
+    const style = getComputedStyle(screen);
+    const inner = screen.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return { columns: Math.floor(inner / ch), sideways: document.documentElement.scrollWidth > window.innerWidth };
+  });
+  // 80 whole columns at least; the width keeps room for a scrollbar, which
+  // headless Chromium draws over the text.
+  assert.ok(columns.columns >= 80 && columns.columns <= 82 && !columns.sideways, JSON.stringify(columns));
   await context.close();
 });
 
