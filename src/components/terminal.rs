@@ -950,7 +950,7 @@ pub fn terminal(props: &TerminalProps) -> Html {
     let switching = read_only || store.busy();
     let shell_tabs = store.shells.iter().map(|view| {
         let id = view.id;
-        let number = id + 1;
+        let number = id.saturating_add(1);
         let in_use = id == store.shell;
         let select = {
             let store = store.clone();

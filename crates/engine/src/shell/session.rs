@@ -65,6 +65,9 @@ pub struct Session {
     elapsed_ms: u64,
 }
 
+/// Shell ids are small numbers (a tab's); one past this is refused.
+const MAX_SHELL_ID: usize = 1 << 16;
+
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }
@@ -165,6 +168,9 @@ impl Session {
     pub fn switch_shell(&mut self, id: usize, login_host: &str) -> Result<(), String> {
         if id == self.active {
             return Ok(());
+        }
+        if id >= MAX_SHELL_ID {
+            return Err(format!("clusterlab: no shell {id} (shells are numbered below {MAX_SHELL_ID})\n"));
         }
         let next = match self.others.iter().position(|other| other.id == id) {
             Some(at) => self.others.remove(at),
@@ -479,6 +485,7 @@ mod tests {
             shell.switch_shell(id, "gpu-001").unwrap();
         }
         assert!(shell.switch_shell(99, "gpu-001").unwrap_err().contains("close one first"));
+        assert!(shell.switch_shell(usize::MAX, "gpu-001").unwrap_err().contains("no shell"));
         shell.run("ib_write_bw -d mlx5_0 &");
         assert_eq!(shell.cluster.node("gpu-001").unwrap().listeners.len(), 1);
         let last = shell.shell_id();
