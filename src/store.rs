@@ -151,12 +151,12 @@ impl LabStore {
         let variant = Rc::new(lab.lab.variant(state.seed));
         let (briefing, questions) = shared(&variant);
         let (shell, shells) = state.session.shells();
-        let host = state.session.host();
-        LabStore {
+        let mut store = LabStore {
             briefing,
             questions,
-            prompt: prompt_for(&host),
-            host,
+            // Set from the shell in use, below.
+            prompt: String::new(),
+            host: String::new(),
             shell,
             shells,
             unseen: Vec::new(),
@@ -181,7 +181,9 @@ impl LabStore {
             met: Vec::new(),
             next_id: 0,
             revision: 0,
-        }
+        };
+        store.use_shell(shell);
+        store
     }
 
     /// Whether a line is computing or its output is being revealed.
@@ -234,12 +236,14 @@ impl LabStore {
         self.shells = shells;
     }
 
-    /// Uses shell `id`: its host and prompt.
+    /// Uses shell `id`: its host and prompt (a tab the session does not
+    /// know yet is a login shell on the lab's first node).
     fn use_shell(&mut self, id: usize) {
         self.shell = id;
         self.unseen.retain(|shell| *shell != id);
-        let host = self.shells.iter().find(|view| view.id == id).map_or_else(|| self.lab.lab.first_host().to_string(), |view| view.host.clone());
-        self.prompt = self.shells.iter().find(|view| view.id == id).map_or_else(|| prompt_for(&host), ShellView::prompt);
+        let view = self.shells.iter().find(|view| view.id == id);
+        let host = view.map_or_else(|| self.lab.lab.first_host().to_string(), |view| view.host.clone());
+        self.prompt = view.map_or_else(|| prompt_for(&host), ShellView::prompt);
         self.host = host;
     }
 
@@ -275,11 +279,10 @@ impl LabStore {
             self.variant = Rc::new(self.lab.lab.variant(state.seed));
             (self.briefing, self.questions) = shared(&self.variant);
         }
-        self.host = state.session.host();
-        self.prompt = prompt_for(&self.host);
         self.live_from = state.transcript.len();
         (self.shell, self.shells) = state.session.shells();
         self.unseen.clear();
+        self.use_shell(self.shell);
         self.state = state;
         self.running = None;
         self.revealing = None;
@@ -395,7 +398,7 @@ fn shared(variant: &Variant) -> (Rc<Doc>, Rc<Vec<Rc<Question>>>) {
 const CONTINUATION_PROMPT: &str = "> ";
 
 fn prompt_for(host: &str) -> String {
-    format!("{}@{host}:~$ ", clusterlab_engine::shell::USER)
+    clusterlab_engine::shell::prompt(host, false)
 }
 
 impl Reducible for LabStore {

@@ -206,14 +206,10 @@ impl Service {
 
 fn ran(id: u64, entry: Entry, session: &mut Session, met: Vec<String>) -> Reply {
     let at = entry.started_at;
-    let shells: Vec<(usize, String)> = session.shells().into_iter().map(|(id, host)| (id, host.to_string())).collect();
     let elsewhere = session
         .take_printed_elsewhere()
         .into_iter()
-        .map(|(shell, text)| {
-            let host = shells.iter().find(|(id, _)| *id == shell).map_or("", |(_, host)| host.as_str());
-            Rc::new(Entry::printed(shell, host, at, text))
-        })
+        .map(|(shell, host, text)| Rc::new(Entry::printed(shell, &host, at, text)))
         .collect();
     Reply::Ran {
         id,

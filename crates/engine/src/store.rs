@@ -445,7 +445,7 @@ mod tests {
         let state = state_after(&refs);
         let Loaded::Restored(saved) = LabState::load(&state.save(1 << 20), &lab(), "d1", &SessionJson::of(&session().snapshot())) else { panic!() };
         assert_eq!(saved.transcript.len(), 600);
-        assert_eq!(saved.session.history(), lines);
+        assert_eq!(saved.session.shells().1[0].history, lines);
         assert!(saved.transcript.iter().zip(&lines).all(|(entry, line)| entry.line == *line && entry.text() == format!("{}\n", &line[5..])));
     }
 
@@ -474,7 +474,7 @@ mod tests {
         assert_eq!(state.seed, 7);
         assert_eq!(state.answers["q\t1"], Answer { response: "a\nb".into(), attempts: 3 });
         assert_eq!(state.hints_shown["q2"], 2);
-        assert_eq!(state.session.history(), ["nvidia-smi -L", "awk 'BEGIN{while(1);}'"]);
+        assert_eq!(state.session.shells().1[0].history, ["nvidia-smi -L", "awk 'BEGIN{while(1);}'"]);
         assert!(state.transcript.is_empty());
         assert!(notice.contains("the 2 command lines you typed"), "{notice}");
     }

@@ -102,6 +102,15 @@ pub fn run_program(cluster: &crate::model::Cluster, host: &str, argv: &[String])
 /// The user every lab logs in as.
 pub const USER: &str = "user";
 
+/// bash's prompt on `host` (PS1, `user@gpu-001:~$ `), or its `> ` (PS2)
+/// while a command is incomplete.
+pub fn prompt(host: &str, continuing: bool) -> String {
+    if continuing {
+        return "> ".to_string();
+    }
+    format!("{USER}@{host}:~$ ")
+}
+
 /// The environment a login shell on `host` starts with.
 pub fn login_env(host: &str) -> BTreeMap<String, String> {
     [

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::interp::{Interp, ShellState};
 use super::jobs::{self, Job};
-use super::{builtins, parse, Stream, Transcript, USER};
+use super::{builtins, parse, Stream, Transcript};
 use crate::commands;
 use crate::limits::{MAX_LINE_BYTES, MAX_SHELLS};
 use crate::model::change::Change;
@@ -58,8 +58,8 @@ pub struct Session {
     /// Which shell `shell` is, and the lab's other shells, by id.
     active: usize,
     others: Vec<OtherShell>,
-    /// What the last line made other shells print: (shell, text).
-    printed_elsewhere: Vec<(usize, String)>,
+    /// What the last line made other shells print: (shell, its host, text).
+    printed_elsewhere: Vec<(usize, String, String)>,
     /// When the lab's clock started, and the simulated time spent since.
     start: EpochSeconds,
     elapsed_ms: u64,
@@ -216,8 +216,8 @@ impl Session {
     }
 
     /// What the last line made other shells print (a server's results,
-    /// when a client in this shell ended it): (shell, text).
-    pub fn take_printed_elsewhere(&mut self) -> Vec<(usize, String)> {
+    /// when a client in this shell ended it): (shell, its host, text).
+    pub fn take_printed_elsewhere(&mut self) -> Vec<(usize, String, String)> {
         std::mem::take(&mut self.printed_elsewhere)
     }
 
@@ -250,10 +250,7 @@ impl Session {
 
     /// `user@gpu-001:~$ `, or bash's `> ` while a command is incomplete.
     pub fn prompt(&self) -> String {
-        if !self.interactive.pending.is_empty() {
-            return "> ".to_string();
-        }
-        format!("{USER}@{}:~$ ", self.shell.host)
+        super::prompt(&self.shell.host, !self.interactive.pending.is_empty())
     }
 
     /// Ctrl-C at the `> ` prompt: the incomplete command is dropped.
@@ -372,7 +369,7 @@ impl Session {
         }
         for (server, text) in diverted {
             if let Some(owner) = self.others.iter().find(|other| other.interactive.serving.contains(&server)) {
-                self.printed_elsewhere.push((owner.id, text));
+                self.printed_elsewhere.push((owner.id, owner.shell.host.clone(), text));
             }
         }
         let cluster = &self.cluster;
@@ -466,8 +463,8 @@ mod tests {
         assert_eq!(client.status, 0, "{}", client.stderr());
         let printed = shell.take_printed_elsewhere();
         assert_eq!(printed.len(), 1);
-        let (to, text) = &printed[0];
-        assert_eq!(*to, 0);
+        let (to, host, text) = &printed[0];
+        assert_eq!((*to, host.as_str()), (0, "gpu-001"));
         assert!(text.contains("BW average"), "the server's result row: {text}");
         assert!(!client.stdout().ends_with(text.as_str()), "not in the client's shell");
         // The server has ended: a second client finds no one.
@@ -575,8 +572,8 @@ mod tests {
 }
 
 /// A [`SessionSnapshot`] as JSON text, carried unparsed. The app's page
-/// stores it and hands it back to the engine, and reads only the host and
-/// the history out of it: the snapshot's own types (every change to the
+/// stores it and hands it back to the engine, and reads only each shell's
+/// host, `> ` state and history out of it ([`SessionJson::shells`]): the snapshot's own types (every change to the
 /// cluster) are the engine's, and the page's module carries no code for them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionJson(Box<str>);
@@ -631,31 +628,13 @@ impl ShellView {
 
     /// `user@HOST:~$ `, or `> ` while a command is incomplete.
     pub fn prompt(&self) -> String {
-        if self.continuing {
-            return "> ".to_string();
-        }
-        format!("{USER}@{}:~$ ", self.host)
+        super::prompt(&self.host, self.continuing)
     }
-}
-
-#[derive(Deserialize)]
-struct HostOnly {
-    shell: HostField,
 }
 
 #[derive(Deserialize)]
 struct HostField {
     host: String,
-}
-
-#[derive(Deserialize)]
-struct HistoryOnly {
-    interactive: HistoryField,
-}
-
-#[derive(Deserialize)]
-struct HistoryField {
-    history: Vec<String>,
 }
 
 fn raw(json: String) -> Box<serde_json::value::RawValue> {
@@ -683,14 +662,6 @@ impl SessionJson {
     /// The snapshot, or why the text is not one.
     pub fn snapshot(&self) -> Result<SessionSnapshot, String> {
         serde_json::from_str(&self.0).map_err(|error| format!("damaged session ({error})"))
-    }
-
-    pub fn host(&self) -> String {
-        serde_json::from_str::<HostOnly>(&self.0).map(|only| only.shell.host).unwrap_or_default()
-    }
-
-    pub fn history(&self) -> Vec<String> {
-        serde_json::from_str::<HistoryOnly>(&self.0).map(|only| only.interactive.history).unwrap_or_default()
     }
 
     /// The shell last used, and every shell by id.
@@ -748,8 +719,8 @@ mod session_json_tests {
         assert_eq!(shells.iter().map(|shell| (shell.id, shell.prompt())).collect::<Vec<_>>(), [(0, "> ".to_string()), (2, "user@gpu-001:~$ ".to_string())]);
         assert_eq!(shells[1].history, ["ib_write_bw -d mlx5_0 &"]);
         assert_eq!(json.snapshot().unwrap(), snapshot);
-        assert_eq!(json.host(), "gpu-002");
-        assert_eq!(json.history(), snapshot.interactive.history);
+        assert_eq!(shells[0].host, "gpu-002");
+        assert_eq!(shells[0].history, snapshot.interactive.history);
         let more = json.with_history(["echo later".to_string()]);
         let mut expected = snapshot.clone();
         expected.interactive.history.push("echo later".into());
