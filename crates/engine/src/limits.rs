@@ -140,3 +140,8 @@ pub const MAX_SHARED_LINK_CHARS: usize = 16_000;
 /// Jobs Slurm keeps for one lab (`sbatch` past them is refused with
 /// Slurm's job-submit-limit error): each is a record in the history.
 pub const MAX_SLURM_JOBS: usize = 10_000;
+
+/// Workloads a lab may declare, and the iterations one may train for: the
+/// job log is walked step by step, so its length is bounded.
+pub const MAX_WORKLOADS: usize = 16;
+pub const MAX_TRAIN_ITERATIONS: u32 = 200_000;

@@ -259,6 +259,7 @@ static COMMANDS: &[&dyn Command] = &[
     &collectives::nccl_tests::REDUCE_SCATTER,
     &scheduler::slurm::sacct::Sacct,
     &scheduler::slurm::sbatch::Sbatch,
+    &scheduler::slurm::scancel::Scancel,
     &scheduler::slurm::scontrol::Scontrol,
     &text::sed::Sed,
     &collectives::nccl_tests::SENDRECV,

@@ -22,6 +22,7 @@ pub mod template;
 use serde::{Deserialize, Serialize};
 
 use crate::model::fault::Fault;
+use crate::model::workload::WorkloadSpec;
 use crate::model::{Cluster, ClusterConfig};
 use crate::rng::Rng;
 pub use doc::Doc;
@@ -49,6 +50,10 @@ pub struct Lab {
     pub cluster: ClusterConfig,
     pub vars: Vec<Var>,
     pub faults: Vec<FaultSpec>,
+    /// The training jobs (`[[jobs]]`). Left out of lab data when there are
+    /// none, so labs without them keep their data (and digest).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<WorkloadSpec>,
     pub questions: Vec<QuestionSpec>,
 }
 
@@ -224,6 +229,8 @@ pub struct Setup {
     pub cluster: ClusterConfig,
     pub vars: Vec<Var>,
     pub faults: Vec<FaultSpec>,
+    #[serde(default)]
+    pub jobs: Vec<WorkloadSpec>,
     /// The questions, of which only `state` ones carry anything read here.
     pub questions: Vec<evidence::StateProbe>,
 }
@@ -235,7 +242,7 @@ impl Setup {
 
     /// The cluster a trainee with this seed starts from, as [`Lab::instantiate`].
     pub fn instantiate(&self, seed: u64) -> Cluster {
-        instantiate(&self.id, &self.cluster, &self.vars, &self.faults, seed)
+        instantiate(&self.id, &self.cluster, &self.vars, &self.faults, &self.jobs, seed)
     }
 
     pub fn first_host(&self) -> &str {
@@ -265,17 +272,26 @@ fn read_stored<L: serde::de::DeserializeOwned>(text: &str) -> Result<L, String> 
 }
 
 /// The cluster of a trainee's variant: built from the seed, faults applied.
-fn instantiate(id: &str, config: &ClusterConfig, vars: &[Var], faults: &[FaultSpec], seed: u64) -> Cluster {
+fn instantiate(id: &str, config: &ClusterConfig, vars: &[Var], faults: &[FaultSpec], jobs: &[WorkloadSpec], seed: u64) -> Cluster {
     let values = template::pick(vars, id, seed);
     let world_seed = Rng::derive(seed, &["lab", id]).next_u64();
     let mut cluster = Cluster::build(config, world_seed);
+    let start = cluster.now;
     for spec in faults {
         // Faults were checked against this cluster when the lab was built;
         // one that does not resolve or apply is left out.
         if let Ok(fault) = spec.resolve(&values) {
-            let _ = cluster.inject(fault, spec.repair.clone());
+            match spec.at.as_deref().and_then(crate::model::time::parse_duration) {
+                Some(after) => cluster.schedule(start + after, fault, spec.repair.clone()),
+                None => {
+                    let _ = cluster.inject(fault, spec.repair.clone());
+                }
+            }
         }
     }
+    // The jobs running when the lab starts have run for half an hour or so
+    // (after the faults that struck before the lab: they run with them).
+    cluster.start_lab_workloads(jobs);
     cluster
 }
 
@@ -355,7 +371,7 @@ impl Lab {
     /// The cluster a trainee with this seed starts from: built, with the
     /// variant's faults applied.
     pub fn instantiate(&self, seed: u64) -> Cluster {
-        instantiate(&self.id, &self.cluster, &self.vars, &self.faults, seed)
+        instantiate(&self.id, &self.cluster, &self.vars, &self.faults, &self.jobs, seed)
     }
 
     /// The cluster with exactly these faults applied.

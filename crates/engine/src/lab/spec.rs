@@ -84,6 +84,9 @@ pub struct FaultSpec {
     /// Hands-on actions that repair the fault.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub repair: Vec<String>,
+    /// When it strikes, after the lab's start (`10m`); before the lab when None.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
 }
 
 impl FaultSpec {

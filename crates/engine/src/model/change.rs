@@ -54,6 +54,11 @@ pub enum Change {
     /// `sbatch` submitted a job from `node`: Slurm's record of it (the
     /// history holds it; squeue and sacct read it).
     SubmitJob { node: String, job: super::job::Job },
+    /// `scancel JOBID` from `node`: the job ends now.
+    CancelJob { node: String, job: i64 },
+    /// `sbatch` of a workload's script: the training job starts (from its
+    /// last checkpoint, if it saved one).
+    LaunchWorkload { node: String, name: String, job: i64 },
 }
 
 /// Work that needs the node powered off: it boots again afterwards.
@@ -120,18 +125,24 @@ impl Change {
             | Change::WriteFile { node, .. }
             | Change::Traffic { node, .. }
             | Change::Cordon { node, .. }
-            | Change::SubmitJob { node, .. } => node,
+            | Change::SubmitJob { node, .. }
+            | Change::CancelJob { node, .. }
+            | Change::LaunchWorkload { node, .. } => node,
         }
     }
 }
 
 impl Cluster {
-    /// The jobs Slurm has seen, in submission order.
-    pub fn slurm_jobs(&self) -> impl Iterator<Item = &super::job::Job> {
-        self.history.iter().filter_map(|(_, change)| match change {
-            Change::SubmitJob { job, .. } => Some(job),
+    /// The jobs Slurm has seen, in order of their ids: the workloads' and
+    /// those `sbatch` submitted.
+    pub fn slurm_jobs(&self) -> Vec<super::job::Job> {
+        let mut jobs: Vec<super::job::Job> = self.workloads.iter().map(super::workload::Workload::job).collect();
+        jobs.extend(self.history.iter().filter_map(|(_, change)| match change {
+            Change::SubmitJob { job, .. } => Some(job.clone()),
             _ => None,
-        })
+        }));
+        jobs.sort_by_key(|job| job.id);
+        jobs
     }
 
     /// Applies a change at simulated time `at`. A change naming hardware the
@@ -182,6 +193,7 @@ impl Cluster {
             // replaying the history (this work's effects included).
             if repaired || reboots(action) || action.starts_with("replace-") {
                 self.rebuild_node(node, reboots(action));
+                self.hold_gpus();
             } else {
                 self.apply_change_at(change, at);
             }
@@ -196,9 +208,16 @@ impl Cluster {
                     }
                 }
             }
+            self.follow_workloads(at);
             return;
         }
+        match change {
+            Change::CancelJob { job, .. } => self.cancel_job(*job, at),
+            Change::LaunchWorkload { name, job, .. } => self.launch_workload(name, *job, at),
+            _ => {}
+        }
         self.apply_change_at(change, at);
+        self.follow_workloads(at);
         if let Change::RestartFabricManager { node } = change {
             // Fabric Manager came up: the fault that stopped it is over.
             if self.node(node).is_some_and(|n| n.fabric_manager == ServiceState::Active) {
@@ -209,6 +228,47 @@ impl Cluster {
                 }
             }
         }
+    }
+
+    /// `scancel`: a workload stops; a batch job's record ends now.
+    fn cancel_job(&mut self, id: i64, at: EpochSeconds) {
+        if self.cancel_workload(id, at) {
+            return;
+        }
+        for (_, change) in &mut self.history {
+            if let Change::SubmitJob { job, .. } = change {
+                match job.state_at(at) {
+                    super::job::JobState::Running if job.id == id => {
+                        job.runtime = job.runtime.min(at - job.started.unwrap_or(at));
+                        job.cancelled = true;
+                    }
+                    // A job cancelled while it waits ends without running.
+                    super::job::JobState::Pending if job.id == id => {
+                        job.started = Some(at);
+                        job.runtime = 0;
+                        job.cancelled = true;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// Starts the lab's workload `name` as job `id`, resuming from the last
+    /// checkpoint an earlier run of it saved.
+    fn launch_workload(&mut self, name: &str, id: i64, at: EpochSeconds) {
+        let Some(spec) = self.workload_specs.iter().find(|spec| spec.name == name).cloned() else { return };
+        let resumed_from = self
+            .workloads
+            .iter()
+            .filter(|w| w.spec.name == name)
+            .filter_map(|w| w.timeline(at).iter().rev().find_map(|event| match event {
+                super::workload::Event::Saved { iteration, seconds: Some(_), .. } => Some(*iteration),
+                _ => None,
+            }))
+            .max()
+            .unwrap_or(0);
+        self.start_workload(spec, id, at, at, resumed_from);
     }
 
     /// Applies a change's effect without recording it (also for replays).
@@ -302,8 +362,8 @@ impl Cluster {
                     c.rcv_pkts = c.rcv_pkts.saturating_add(received_bytes.div_ceil(mtu));
                 }
             }
-            // The record is the history entry itself.
-            Change::SubmitJob { .. } => {}
+            // The record is the history entry itself; the jobs, the workloads'.
+            Change::SubmitJob { .. } | Change::CancelJob { .. } | Change::LaunchWorkload { .. } => {}
         }
     }
 }

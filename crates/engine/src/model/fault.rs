@@ -168,13 +168,15 @@ impl Fault {
     /// node, GPU or HCA the cluster lacks or a value the hardware cannot take.
     pub fn apply(&self, cluster: &mut Cluster) -> Result<(), FaultError> {
         let now = cluster.now;
+        let striking = cluster.striking;
         let seed = cluster.seed;
         let driver_major = cluster.versions.driver_major();
         let hostnames: Vec<String> = cluster.nodes.iter().map(|n| n.hostname.clone()).collect();
         let node = cluster.node_mut(self.node()).ok_or_else(|| no_such_node(self.node(), &hostnames))?;
         // Faults happened a while before the trainee logs in.
         let mut rng = Rng::derive(seed, &["fault", self.kind(), &node.hostname, &self.target()]);
-        let at = now - rng.range_i64(600, 4 * 3600);
+        let before = rng.range_i64(600, 4 * 3600);
+        let at = striking.unwrap_or(now - before);
         let gpu_count = node.gpus.len();
         let hca_names: Vec<String> = node.hcas.iter().map(|h| h.name.clone()).collect();
         let gpu_at = |gpu: u32| -> Result<usize, FaultError> {

@@ -171,6 +171,16 @@ pub struct Gpu {
     pub xids: Vec<u32>,
     /// Something happened that only a GPU reset clears.
     pub needs_reset: bool,
+    /// The compute processes holding the GPU (a workload's ranks).
+    pub processes: Vec<GpuProcess>,
+}
+
+/// A process with a CUDA context on a GPU, as nvidia-smi lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuProcess {
+    pub pid: u32,
+    pub name: String,
+    pub used_mib: u64,
 }
 
 impl Gpu {

@@ -26,6 +26,9 @@ pub struct Job {
     /// How long its script ran, in seconds, and its exit status.
     pub runtime: i64,
     pub exit_code: i32,
+    /// `scancel` ended it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancelled: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +37,7 @@ pub enum JobState {
     Running,
     Completed,
     Failed,
+    Cancelled,
 }
 
 impl JobState {
@@ -44,6 +48,7 @@ impl JobState {
             JobState::Running => "R",
             JobState::Completed => "CD",
             JobState::Failed => "F",
+            JobState::Cancelled => "CA",
         }
     }
 
@@ -54,6 +59,7 @@ impl JobState {
             JobState::Running => "RUNNING",
             JobState::Completed => "COMPLETED",
             JobState::Failed => "FAILED",
+            JobState::Cancelled => "CANCELLED",
         }
     }
 }
@@ -63,6 +69,7 @@ impl Job {
         match self.started {
             None => JobState::Pending,
             Some(start) if now < start.saturating_add(self.runtime) => JobState::Running,
+            Some(_) if self.cancelled => JobState::Cancelled,
             Some(_) if self.exit_code == 0 => JobState::Completed,
             Some(_) => JobState::Failed,
         }
@@ -109,7 +116,7 @@ mod tests {
 
     #[test]
     fn states_follow_the_clock_and_times_read_as_slurms() {
-        let job = Job { id: 1, name: "wrap".into(), user: "user".into(), nodes: 1, nodelist: vec!["gpu-001".into()], submitted: 100, started: Some(101), reason: String::new(), runtime: 60, exit_code: 0 };
+        let job = Job { id: 1, name: "wrap".into(), user: "user".into(), nodes: 1, nodelist: vec!["gpu-001".into()], submitted: 100, started: Some(101), reason: String::new(), runtime: 60, exit_code: 0, cancelled: false };
         assert_eq!(job.state_at(120), JobState::Running);
         assert_eq!(job.state_at(161), JobState::Completed);
         assert_eq!(Job { exit_code: 1, ..job.clone() }.state_at(161), JobState::Failed);

@@ -13,6 +13,7 @@ pub mod job;
 pub mod node;
 pub mod preset;
 pub mod time;
+pub mod workload;
 
 use std::rc::Rc;
 
@@ -48,6 +49,10 @@ pub struct ClusterConfig {
     /// The Kubernetes release (`1.29.15`), client and server alike.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubernetes: Option<String>,
+    /// Shared storage's read bandwidth to each node, GB/s (workloads read
+    /// their data and write their checkpoints at it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_gb_per_s: Option<f64>,
 }
 
 impl ClusterConfig {
@@ -65,6 +70,7 @@ impl ClusterConfig {
             persistence: true,
             slurm: None,
             kubernetes: None,
+            storage_gb_per_s: None,
         }
     }
 }
@@ -202,6 +208,15 @@ pub struct Cluster {
     pub injected: Vec<Injected>,
     /// Changes applied so far, with when.
     history: Vec<(EpochSeconds, change::Change)>,
+    /// Faults that strike later, at their time (`at` in the lab), in order.
+    pub scheduled: Vec<(EpochSeconds, fault::Fault, Vec<String>)>,
+    /// The instant a fault being applied strikes, when it is a scheduled
+    /// one's (the others struck a while before the lab began).
+    pub(crate) striking: Option<EpochSeconds>,
+    /// The training jobs, running or ended, and the lab's jobs a trainee
+    /// may launch.
+    pub workloads: Vec<workload::Workload>,
+    pub workload_specs: Vec<Rc<workload::WorkloadSpec>>,
 }
 
 /// A fault in the cluster, the actions that repair it, and whether one has.
@@ -210,6 +225,8 @@ pub struct Injected {
     pub fault: fault::Fault,
     pub repairs: Vec<String>,
     pub repaired: bool,
+    /// When it struck, for a fault scheduled during the lab.
+    pub at: Option<EpochSeconds>,
 }
 
 /// When every lab's clock starts unless it says otherwise: a fixed instant, so
@@ -290,14 +307,43 @@ impl Cluster {
             started_at: now,
             injected: Vec::new(),
             history: Vec::new(),
+            scheduled: Vec::new(),
+            striking: None,
+            workloads: Vec::new(),
+            workload_specs: Vec::new(),
         }
     }
 
     /// Applies a fault and remembers it, with the actions that repair it.
     pub fn inject(&mut self, fault: fault::Fault, repairs: Vec<String>) -> Result<(), fault::FaultError> {
         fault.apply(self)?;
-        self.injected.push(Injected { fault, repairs, repaired: false });
+        self.injected.push(Injected { fault, repairs, repaired: false, at: self.striking });
+        self.follow_workloads(self.now);
         Ok(())
+    }
+
+    /// Schedules a fault to strike at `at` (simulated UTC), when the clock
+    /// gets there.
+    pub fn schedule(&mut self, at: EpochSeconds, fault: fault::Fault, repairs: Vec<String>) {
+        let position = self.scheduled.iter().position(|(t, _, _)| *t > at).unwrap_or(self.scheduled.len());
+        self.scheduled.insert(position, (at, fault, repairs));
+    }
+
+    /// Moves the clock to `now`: the scheduled faults due by then strike,
+    /// each at its own instant, and jobs that ended by then let go of
+    /// their GPUs.
+    pub fn advance_to(&mut self, now: EpochSeconds) {
+        while self.scheduled.first().is_some_and(|(at, _, _)| *at <= now) {
+            let (at, fault, repairs) = self.scheduled.remove(0);
+            self.now = at.max(self.now);
+            self.striking = Some(at);
+            let _ = self.inject(fault, repairs);
+            self.striking = None;
+        }
+        self.now = now;
+        if self.workloads.iter().any(|w| w.holding != w.running_at(now)) {
+            self.hold_gpus();
+        }
     }
 
     /// Rebuilds a node as it left the factory, then replays its faults that
@@ -320,15 +366,17 @@ impl Cluster {
         let fresh = build_node(&self.config, &self.versions, index, hostname, self.started_at, self.seed);
         let boot_log = if rebooted { fresh.kernel_log.clone() } else { Vec::new() };
         let old = std::mem::replace(&mut self.nodes[at], Rc::new(fresh));
-        let faults: Vec<fault::Fault> = self
+        let faults: Vec<(fault::Fault, Option<EpochSeconds>)> = self
             .injected
             .iter()
             .filter(|i| !i.repaired && i.fault.node() == hostname)
-            .map(|i| i.fault.clone())
+            .map(|i| (i.fault.clone(), i.at))
             .collect();
-        for fault in faults {
+        for (fault, at) in faults {
+            self.striking = at;
             let _ = fault.apply(self);
         }
+        self.striking = None;
         let replay: Vec<(EpochSeconds, change::Change)> = self.history.iter().filter(|(_, c)| c.node() == hostname).cloned().collect();
         for (when, change) in replay {
             self.apply_change_at(&change, when);
@@ -414,6 +462,10 @@ impl Cluster {
             started_at: self.started_at,
             injected: self.injected.iter().filter(|i| hostnames.contains(&i.fault.node())).cloned().collect(),
             history: self.history.iter().filter(|(_, c)| hostnames.contains(&c.node())).cloned().collect(),
+            scheduled: self.scheduled.iter().filter(|(_, f, _)| hostnames.contains(&f.node())).cloned().collect(),
+            striking: None,
+            workloads: Vec::new(),
+            workload_specs: self.workload_specs.clone(),
         }
     }
 }
@@ -578,6 +630,7 @@ fn build_gpu(preset: &Preset, hostname: &str, index: u32, bus: u8, persistence: 
         pcie_switch: index,
         xids: Vec::new(),
         needs_reset: false,
+        processes: Vec::new(),
     }
 }
 

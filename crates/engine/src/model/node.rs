@@ -35,6 +35,9 @@ pub enum SchedulerState {
     Drained,
 }
 
+/// The user every lab logs in as (uid 1000), whose jobs run on the nodes.
+pub const USER: &str = "user";
+
 #[derive(Clone, Debug)]
 pub struct Node {
     pub hostname: String,

@@ -35,6 +35,9 @@ pub struct GpuSpec {
     pub nvlink_gbytes_per_sec: f64,
     /// Remap banks per GPU (`Bank Remap Availability Histogram` Max).
     pub remap_banks: u32,
+    /// Dense BF16 tensor-core peak (TFLOP/s), NVIDIA's datasheet figure
+    /// without sparsity: what a training job's MFU is measured against.
+    pub bf16_dense_tflops: f64,
     /// What `nvidia-smi -q` reports of the board and its InfoROM:
     /// `Board Part Number`, `GPU Part Number`, `Inforom Version` (image, OEM
     /// and ECC objects).
@@ -180,6 +183,7 @@ pub const PRESETS: &[Preset] = &[
             nvlinks: 18,
             nvlink_gbytes_per_sec: 26.562,
             remap_banks: 2560,
+            bf16_dense_tflops: 989.4,
             board_part_number: "692-2G520-0200-000",
             gpu_part_number: "2330-885-A1",
             inforom_image: "G520.0200.00.05",
@@ -227,6 +231,7 @@ pub const PRESETS: &[Preset] = &[
             nvlinks: 18,
             nvlink_gbytes_per_sec: 26.562,
             remap_banks: 3072,
+            bf16_dense_tflops: 989.4,
             board_part_number: "695-2G520-0280-000",
             gpu_part_number: "2335-895-A1",
             inforom_image: "G520.0280.02.02",
@@ -280,6 +285,7 @@ pub const PRESETS: &[Preset] = &[
             nvlinks: 12,
             nvlink_gbytes_per_sec: 25.0,
             remap_banks: 640,
+            bf16_dense_tflops: 312.0,
             board_part_number: "692-2G506-0212-005",
             gpu_part_number: "20B2-896-A1",
             inforom_image: "G506.0212.00.01",

@@ -71,6 +71,22 @@ pub fn ctime(epoch: EpochSeconds) -> String {
     )
 }
 
+/// A lab's duration: `90s`, `10m`, `2h`, or whole seconds; at most a week.
+pub fn parse_duration(text: &str) -> Option<EpochSeconds> {
+    let text = text.trim();
+    let (number, unit) = match text.char_indices().last()? {
+        (at, 's') => (&text[..at], 1),
+        (at, 'm') => (&text[..at], 60),
+        (at, 'h') => (&text[..at], 3600),
+        _ => (text, 1),
+    };
+    if number.is_empty() || number.len() > 7 || !number.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let seconds = number.parse::<EpochSeconds>().ok()?.checked_mul(unit)?;
+    (seconds <= 7 * 86_400).then_some(seconds)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,7 @@
 
 pub mod collective;
 pub mod rdma;
+pub mod training;
 
 use crate::model::fabric::{Hca, LinkLayer};
 use crate::model::gpu::PcieLink;

@@ -1014,7 +1014,7 @@ impl<'c, 's> Interp<'c, 's> {
         // before it ended (`date; sleep 60; date` shows a minute go by).
         let now = (self.started_ms + self.line_ms as i64).div_euclid(1000);
         if self.cluster.now != now {
-            self.cluster.to_mut().now = now;
+            self.cluster.to_mut().advance_to(now);
         }
         if let Some(output) = builtins::run(self, argv, stdin, from_terminal) {
             return output;

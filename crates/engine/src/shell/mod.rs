@@ -99,8 +99,7 @@ pub fn run_program(cluster: &crate::model::Cluster, host: &str, argv: &[String])
     interp::Nesting { depth: 0 }.run_program(Call { cluster, host, env: None, stdin: "" }, argv)
 }
 
-/// The user every lab logs in as.
-pub const USER: &str = "user";
+pub use crate::model::node::USER;
 
 /// bash's prompt on `host` (PS1, `user@gpu-001:~$ `), or its `> ` (PS2)
 /// while a command is incomplete.

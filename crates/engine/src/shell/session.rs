@@ -123,6 +123,8 @@ impl Session {
     pub fn restore(mut cluster: Cluster, snapshot: SessionSnapshot) -> Session {
         let start = cluster.now;
         for (at, change) in &snapshot.changes {
+            // Faults due before the change struck before it.
+            cluster.advance_to(*at);
             cluster.apply_change(change, *at);
         }
         let mut session = Session {
@@ -260,7 +262,7 @@ impl Session {
     }
 
     fn sync_clock(&mut self) {
-        self.cluster.now = self.start + (self.elapsed_ms / 1000) as i64;
+        self.cluster.advance_to(self.start + (self.elapsed_ms / 1000) as i64);
     }
 
     /// Runs one line as bash would and records it in the history.

@@ -58,9 +58,50 @@ const FIXED: &[&str] = &[
     "/var/log/syslog",
 ];
 
+const HOME: &str = "/home/user/";
+
+/// Where `sbatch` writes a job's output: `slurm-%j.out` in the directory it
+/// was submitted from, the home directory here.
+pub fn job_log_path(id: i64) -> String {
+    format!("{HOME}slurm-{id}.out")
+}
+
+/// The batch script a lab leaves for a workload, with the Megatron-LM
+/// arguments its model follows.
+pub fn batch_script(spec: &crate::model::workload::WorkloadSpec) -> String {
+    let (layers, hidden) = crate::perf::training::shape(spec.params_b);
+    let mut text = format!(
+        "#!/bin/bash\n#SBATCH --job-name={}\n#SBATCH --nodes={}\n#SBATCH --ntasks-per-node={}\n#SBATCH --gpus-per-node={}\n#SBATCH --nodelist={}\n#SBATCH --exclusive\n#SBATCH --output=slurm-%j.out\n\n",
+        spec.name,
+        spec.nodes.len(),
+        spec.gpus_per_node,
+        spec.gpus_per_node,
+        crate::commands::scheduler::slurm::hostlist::compress(&spec.nodes.iter().map(String::as_str).collect::<Vec<_>>())
+    );
+    text += "export CUDA_DEVICE_MAX_CONNECTIONS=1\nexport NCCL_IB_HCA=mlx5\n\n";
+    let finetune = if spec.kind == crate::model::workload::Kind::FineTuning { "    --finetune \\\n" } else { "" };
+    text += &format!(
+        "srun python pretrain_gpt.py \\\n    --tensor-model-parallel-size {} \\\n    --pipeline-model-parallel-size {} \\\n    --num-layers {layers} \\\n    --hidden-size {hidden} \\\n    --seq-length {} \\\n    --micro-batch-size 1 \\\n    --global-batch-size {} \\\n    --train-iters {} \\\n    --bf16 \\\n    --use-distributed-optimizer \\\n    --overlap-grad-reduce \\\n    --data-path {} \\\n    --num-workers {} \\\n{finetune}    --save {dir} \\\n    --load {dir} \\\n    --save-interval {} \\\n    --ckpt-format torch_dist \\\n    --log-interval {} \\\n    --timing-log-level 1 \\\n    --distributed-timeout-minutes 10\n",
+        spec.tensor,
+        spec.pipeline,
+        spec.seq_len,
+        spec.global_batch,
+        spec.steps,
+        spec.dataset,
+        spec.loader_workers,
+        spec.checkpoint_every,
+        spec.log_interval(),
+        dir = spec.checkpoint_dir(),
+    );
+    text
+}
+
 /// Every generated file's path on `node`.
-pub fn paths(node: &Node) -> Vec<String> {
+pub fn paths(cluster: &Cluster, node: &Node) -> Vec<String> {
     let mut paths: Vec<String> = FIXED.iter().map(|p| p.to_string()).collect();
+    // The home directory is shared: every node sees the jobs' scripts and logs.
+    paths.extend(cluster.workload_specs.iter().map(|spec| spec.script_path()));
+    paths.extend(cluster.workloads.iter().filter(|w| w.started <= cluster.now).map(|w| job_log_path(w.job_id)));
     for gpu in &node.gpus {
         paths.push(format!(
             "/proc/driver/nvidia/gpus/{}/information",
@@ -106,6 +147,13 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
             return Some(text);
         }
         "/etc/os-release" => return Some(cluster.versions.os.os_release.to_string()),
+        _ if path.starts_with(HOME) => {
+            if let Some(spec) = cluster.workload_specs.iter().find(|spec| spec.script_path() == path) {
+                return Some(batch_script(spec));
+            }
+            let workload = cluster.workloads.iter().find(|w| w.started <= cluster.now && job_log_path(w.job_id) == path)?;
+            return Some(crate::model::workload::log::render(cluster, workload, cluster.now));
+        }
         "/etc/nccl.conf" => return Some(nccl_conf(cluster)),
         "/etc/slurm/slurm.conf" => return Some(slurm_conf(cluster)),
         "/var/log/syslog" => return Some(syslog(cluster, node, false)),

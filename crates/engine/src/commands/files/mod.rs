@@ -321,7 +321,7 @@ impl<'a> View<'a> {
     }
 
     fn generated_paths(&self) -> Vec<String> {
-        self.node.map(generated::paths).unwrap_or_default()
+        self.node.map(|node| generated::paths(self.cluster, node)).unwrap_or_default()
     }
 
     fn generated(&self, path: &str) -> Option<String> {

@@ -168,6 +168,10 @@ impl Command for NvidiaSmi {
 /// otherwise inaccessible (manual page, RETURN VALUE: 15).
 const EXIT_GPU_LOST: i32 = 15;
 
+/// A reset refused because processes hold the GPU: nvidia-smi's catch-all
+/// failure status.
+const EXIT_IN_USE: i32 = 255;
+
 /// "The current user does not have permission to access this device or
 /// perform this action" (manual page, RETURN VALUE: 4).
 const EXIT_NO_PERMISSION: i32 = 4;
@@ -177,10 +181,11 @@ const EXIT_NO_PERMISSION: i32 = 4;
 /// otherwise; the exact wording for a missing `-i` is unverified). A GPU off
 /// the bus cannot be reset: NVML cannot open it. Unverified strings: the
 /// success line `GPU 00000000:43:00.0 was successfully reset.` and
-/// `All done.` are as widely quoted, not in a capture here. A GPU in use is
-/// refused with `GPU ... is currently in use by another process.` and a
-/// paragraph asking to stop them (exit 255, unverified); the model has no
-/// processes yet, so that case cannot arise.
+/// `All done.` are as widely quoted, not in a capture here. A GPU a
+/// workload's processes hold is refused as current drivers refuse it: the
+/// GPUs that could not be reset (`In use by another client`), then the
+/// paragraph asking to stop those processes, exit 255 (as widely quoted;
+/// not in a capture here).
 ///
 /// A reset needs root: as a plain user NVML answers NVML_ERROR_NO_PERMISSION
 /// ("Insufficient Permissions") and nvidia-smi exits 4, the status its
@@ -200,6 +205,16 @@ fn reset(node: &Node, ids: Option<&str>, root: bool) -> Output {
     if !root {
         let lines: String = visible.iter().map(|gpu| format!("Unable to reset GPU {}: Insufficient Permissions\n", gpu.bus_id)).collect();
         return Output { stdout: lines, status: EXIT_NO_PERMISSION, duration_ms: 50, ..Output::default() };
+    }
+    let busy: Vec<&&Gpu> = visible.iter().filter(|gpu| !gpu.processes.is_empty()).collect();
+    if !busy.is_empty() {
+        let mut text = "The following GPUs could not be reset:\n".to_string();
+        for gpu in &busy {
+            text += &format!("  GPU {}: In use by another client\n", gpu.bus_id);
+        }
+        let devices = if busy.len() == 1 { "1 device is".to_string() } else { format!("{} devices are", busy.len()) };
+        text += &format!("\n{devices} currently being used by one or more other processes (e.g. Fabric Manager, CUDA application, graphics application such as an X server, or a monitoring application such as another instance of nvidia-smi). Please first kill all processes using this device and all compute applications running in the system.\n");
+        return Output { stdout: text, status: EXIT_IN_USE, duration_ms: 200, ..Output::default() };
     }
     let mut out = Output { duration_ms: 3_000 * visible.len() as u64, ..Output::default() };
     for gpu in visible {
@@ -391,7 +406,7 @@ fn default_table(cluster: &Cluster, gpus: &[&Gpu]) -> String {
         _ => 0,
     });
     out.push('\n');
-    out += &processes_box(&layout);
+    out += &processes_box(&layout, gpus);
     out
 }
 
@@ -446,9 +461,11 @@ fn unreadable_gpu_rows(layout: &Layout, gpu: &Gpu) -> String {
     out
 }
 
-/// The Processes box. The model has no processes yet, so it always reports
-/// none. From 570 the PID field is 6 columns wider (FACTS.md §1.3).
-fn processes_box(layout: &Layout) -> String {
+/// The Processes box: the compute processes on the listed GPUs (a
+/// workload's ranks), or `No running processes found`. From 570 the PID
+/// field is 6 columns wider and the name 6 narrower (FACTS.md §1.3); long
+/// names lose their start to `...`, long memory figures their end.
+fn processes_box(layout: &Layout, gpus: &[&Gpu]) -> String {
     let columns = if layout.major >= 570 {
         "  GPU   GI   CI              PID   Type   Process name"
     } else {
@@ -460,7 +477,31 @@ fn processes_box(layout: &Layout) -> String {
     out += &layout.boxed(&format!("{columns:<width$}GPU Memory "));
     out += &layout.boxed(&format!("{:<width$}Usage      ", "        ID   ID"));
     out += &layout.full_rule('|', '=');
-    out += &layout.boxed("  No running processes found");
+    let (pid_width, name_width) = if layout.major >= 570 { (16, 32) } else { (10, 38) };
+    let mut any = false;
+    for gpu in gpus.iter().filter(|gpu| gpu.is_visible()) {
+        for process in &gpu.processes {
+            any = true;
+            let chars: Vec<char> = process.name.chars().collect();
+            let name = if chars.len() > name_width {
+                format!("...{}", chars[chars.len() - (name_width - 3)..].iter().collect::<String>())
+            } else {
+                process.name.clone()
+            };
+            let memory = format!("{}MiB", process.used_mib);
+            let memory = if memory.len() > 8 { format!("{}...", &memory[..5]) } else { memory };
+            let gi = if gpu.mig_enabled { "  0" } else { "N/A" };
+            out += &layout.boxed(&format!(
+                "{:>5}   {gi}  {gi}{:>pid_width$}      C   {name:<w$}{memory:>8} ",
+                gpu.index,
+                process.pid,
+                w = name_width + 6
+            ));
+        }
+    }
+    if !any {
+        out += &layout.boxed("  No running processes found");
+    }
     out += &layout.full_rule('+', '-');
     out
 }

@@ -81,7 +81,7 @@ impl Command for Watch {
         let mut out = Output { duration_ms: tenths * 100 * REFRESHES, ..Output::default() };
         for refresh in 0..REFRESHES {
             let now = start + (refresh * tenths / 10) as i64;
-            view.now = now;
+            view.advance_to(now);
             let call = Call { cluster: &view, host, env: Some(invocation.env), stdin: "" };
             let result = invocation.runner.run_line(call, &line);
             for change in &result.changes {

@@ -22,8 +22,37 @@ pub struct LabFile {
     pub cluster: ClusterTable,
     pub vars: BTreeMap<String, Spanned<VarTable>>,
     pub faults: Vec<Spanned<FaultTable>>,
+    pub jobs: Vec<Spanned<JobTable>>,
     pub questions: Vec<Spanned<QuestionTable>>,
     pub solution: Option<Spanned<SolutionTable>>,
+}
+
+/// A `[[jobs]]` table: a training job and where it runs.
+#[derive(Clone, Debug)]
+pub struct JobTable {
+    pub name: Spanned<String>,
+    pub kind: Option<Spanned<String>>,
+    /// Hostnames, or how many of the cluster's first nodes.
+    pub nodes: Option<Spanned<Placement>>,
+    pub gpus_per_node: Option<Spanned<i64>>,
+    pub params: Spanned<String>,
+    pub data: Option<Spanned<i64>>,
+    pub tensor: Option<Spanned<i64>>,
+    pub pipeline: Option<Spanned<i64>>,
+    pub global_batch: Spanned<i64>,
+    pub seq_len: Spanned<i64>,
+    pub dataset: Option<String>,
+    pub loader_workers: Option<Spanned<i64>>,
+    pub checkpoint_every: Option<Spanned<i64>>,
+    pub steps: Option<Spanned<i64>>,
+    pub launch: Option<Spanned<String>>,
+    pub start: Option<Spanned<String>>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Placement {
+    Hosts(Vec<String>),
+    Count(i64),
 }
 
 /// `[solution]`: the command lines that find the evidence, in order, and
@@ -61,6 +90,7 @@ pub struct ClusterTable {
     pub persistence: Option<bool>,
     pub slurm: Option<Spanned<String>>,
     pub kubernetes: Option<Spanned<String>>,
+    pub storage_gb_per_s: Option<Spanned<f64>>,
 }
 
 #[derive(Clone, Debug)]
@@ -114,6 +144,7 @@ pub struct FaultTable {
     pub reason: Option<Spanned<String>>,
     /// Hands-on actions that repair the fault (`repair = "reseat-cable"` or a list).
     pub repair: Option<Spanned<Vec<String>>>,
+    pub at: Option<Spanned<String>>,
 }
 
 /// A question's `answer`: a string, a number or a list.
@@ -161,13 +192,17 @@ pub struct ExpectTable {
     pub all_reduce_within: Option<String>,
 }
 
-pub(crate) const TOP_KEYS: &[&str] = &["lab", "cluster", "vars", "faults", "questions", "solution"];
+pub(crate) const TOP_KEYS: &[&str] = &["lab", "cluster", "vars", "faults", "jobs", "questions", "solution"];
 pub(crate) const LAB_KEYS: &[&str] = &["id", "title", "summary", "briefing", "level", "minutes", "stage", "tags", "pass", "hint_cost"];
 pub(crate) const CLUSTER_KEYS: &[&str] =
-    &["preset", "nodes", "count", "driver", "cuda", "nccl", "dcgm", "fabric", "hcas", "persistence", "slurm", "kubernetes"];
+    &["preset", "nodes", "count", "driver", "cuda", "nccl", "dcgm", "fabric", "hcas", "persistence", "slurm", "kubernetes", "storage_gb_per_s"];
 pub(crate) const VAR_KEYS: &[&str] = &["one_of", "range"];
 pub(crate) const FAULT_KEYS: &[&str] =
-    &["kind", "node", "gpu", "hca", "xid", "count", "gen", "width", "rate", "mtu", "links", "state", "reason", "repair"];
+    &["kind", "node", "gpu", "hca", "xid", "count", "gen", "width", "rate", "mtu", "links", "state", "reason", "repair", "at"];
+pub(crate) const JOB_KEYS: &[&str] = &[
+    "name", "kind", "nodes", "gpus_per_node", "params", "data", "tensor", "pipeline", "global_batch", "seq_len", "dataset",
+    "loader_workers", "checkpoint_every", "steps", "launch", "start",
+];
 pub(crate) const QUESTION_KEYS: &[&str] = &[
     "id", "type", "prompt", "choices", "answer", "accept", "tolerance", "unit", "points", "hints", "explanation", "entity", "host",
     "command", "after", "after_host", "expect", "fields", "rubric", "attempts", "retry", "feedback",
@@ -201,6 +236,11 @@ pub fn parse(source: &str) -> Result<LabFile, Vec<Problem>> {
         }
     }
     let faults = top.tables("faults", &mut problems).iter().map(|t| Spanned::new(t.span.clone(), fault_table(t, &mut problems))).collect();
+    let jobs = top
+        .tables("jobs", &mut problems)
+        .iter()
+        .filter_map(|t| job_table(t, &mut problems).map(|job| Spanned::new(t.span.clone(), job)))
+        .collect();
     let questions = top
         .tables("questions", &mut problems)
         .iter()
@@ -208,7 +248,7 @@ pub fn parse(source: &str) -> Result<LabFile, Vec<Problem>> {
         .collect();
     let solution = top.optional_table("solution", &mut problems).map(|t| Spanned::new(t.span.clone(), solution_table(&t, &mut problems)));
     match (lab.flatten(), cluster.flatten()) {
-        (Some(lab), Some(cluster)) if problems.is_empty() => Ok(LabFile { lab, cluster, vars, faults, questions, solution }),
+        (Some(lab), Some(cluster)) if problems.is_empty() => Ok(LabFile { lab, cluster, vars, faults, jobs, questions, solution }),
         _ => Err(problems),
     }
 }
@@ -461,6 +501,7 @@ fn section_name(key: &str) -> &'static str {
         "cluster" => "[cluster]",
         "vars" => "[vars]",
         "faults" => "[[faults]]",
+        "jobs" => "[[jobs]]",
         "questions" => "[[questions]]",
         "solution" => "[solution]",
         "expect" => "an `expect` entry",
@@ -593,6 +634,40 @@ fn cluster_table(t: &Table, problems: &mut Vec<Problem>) -> Option<ClusterTable>
         persistence: t.optional(problems, "persistence", boolean),
         slurm: t.optional(problems, "slurm", spanned_string),
         kubernetes: t.optional(problems, "kubernetes", spanned_string),
+        storage_gb_per_s: t.optional(problems, "storage_gb_per_s", |v| float(v).map(|x| Spanned::new(v.span(), x))),
+    })
+}
+
+fn job_table(t: &Table, problems: &mut Vec<Problem>) -> Option<JobTable> {
+    t.check_keys(JOB_KEYS, problems);
+    let name = t.required(problems, "name", spanned_string);
+    let params = t.required(problems, "params", spanned_string);
+    let global_batch = t.required(problems, "global_batch", spanned_whole);
+    let seq_len = t.required(problems, "seq_len", spanned_whole);
+    Some(JobTable {
+        name: name?,
+        kind: t.optional(problems, "kind", spanned_string),
+        nodes: t.optional(problems, "nodes", |v| {
+            let placement = match v.get_ref() {
+                DeValue::Array(_) => Placement::Hosts(list(v, string)?),
+                DeValue::Integer(_) => Placement::Count(*spanned_whole(v)?.get_ref()),
+                other => return Err(format!("must be a list of hostnames or a number of nodes, not {}", describe(other))),
+            };
+            Ok(Spanned::new(v.span(), placement))
+        }),
+        gpus_per_node: t.optional(problems, "gpus_per_node", spanned_whole),
+        params: params?,
+        data: t.optional(problems, "data", spanned_whole),
+        tensor: t.optional(problems, "tensor", spanned_whole),
+        pipeline: t.optional(problems, "pipeline", spanned_whole),
+        global_batch: global_batch?,
+        seq_len: seq_len?,
+        dataset: t.optional(problems, "dataset", string),
+        loader_workers: t.optional(problems, "loader_workers", spanned_whole),
+        checkpoint_every: t.optional(problems, "checkpoint_every", spanned_whole),
+        steps: t.optional(problems, "steps", spanned_whole),
+        launch: t.optional(problems, "launch", spanned_string),
+        start: t.optional(problems, "start", spanned_string),
     })
 }
 
@@ -626,6 +701,7 @@ fn fault_table(t: &Table, problems: &mut Vec<Problem>) -> FaultTable {
             };
             Ok(Spanned::new(v.span(), actions))
         }),
+        at: t.optional(problems, "at", spanned_string),
     }
 }
 
@@ -745,7 +821,7 @@ mod tests {
         assert_eq!(
             found,
             [
-                "unknown key `extra`; expected one of `lab`, `cluster`, `vars`, `faults`, `questions`, `solution`",
+                "unknown key `extra`; expected one of `lab`, `cluster`, `vars`, `faults`, `jobs`, `questions`, `solution`",
                 "`id` must be a string, not an integer",
                 "missing key `summary` in [lab]",
                 "`count` must be a whole number, not a string",

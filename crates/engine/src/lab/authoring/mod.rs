@@ -15,6 +15,7 @@ pub mod check;
 pub mod diagnostic;
 pub mod file;
 pub mod highlight;
+pub mod jobs;
 pub mod live;
 pub mod markdown;
 pub mod schema;
@@ -178,7 +179,18 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
 
     for fault in &file.faults {
         check_fault_fields(fault, &mut problem);
+        if let Some(at) = &fault.get_ref().at {
+            if crate::model::time::parse_duration(at.get_ref()).is_none() {
+                problem(at.span(), format!("`at` must be a time after the lab starts, such as \"90s\", \"10m\" or \"2h\" (at most a week), not `{}`", at.get_ref()));
+            }
+        }
     }
+    if let Some(storage) = &file.cluster.storage_gb_per_s {
+        if !(0.05..=1000.0).contains(storage.get_ref()) {
+            problem(storage.span(), format!("`storage_gb_per_s` must be from 0.05 to 1000 (GB/s to each node), not {}", storage.get_ref()));
+        }
+    }
+    let jobs = jobs::specs(&file.jobs, &hostnames, preset.unwrap_or(&preset::PRESETS[0]), &mut problem);
 
     let mut question_ids = BTreeSet::new();
     for question in &file.questions {
@@ -196,7 +208,7 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
     // An unknown preset is already reported; check the rest against the first.
     let cluster_is_known = preset.is_some() && problems.is_empty();
     let preset = preset.unwrap_or(&preset::PRESETS[0]);
-    let compiled = assemble(file, preset, hostnames, vars);
+    let compiled = assemble(file, preset, hostnames, vars, jobs);
     let apply_faults = cluster_is_known && !compiled.lab.cluster.hostnames.is_empty();
     problems.extend(variant_problems(&compiled, apply_faults));
     if problems.is_empty() {
@@ -255,7 +267,7 @@ fn scalar(value: &Spanned<Scalar>) -> String {
 
 /// Builds the lab and its source map from the parsed file, once its parts
 /// are known good (or reported).
-fn assemble(file: file::LabFile, preset: &'static preset::Preset, hostnames: Vec<String>, vars: Vec<Var>) -> Compiled {
+fn assemble(file: file::LabFile, preset: &'static preset::Preset, hostnames: Vec<String>, vars: Vec<Var>, jobs: Vec<crate::model::workload::WorkloadSpec>) -> Compiled {
     let cluster = file.cluster;
     let fabric = match cluster.fabric.as_ref().map(|f| f.get_ref().as_str()) {
         Some("roce") => LinkLayer::Ethernet,
@@ -305,10 +317,12 @@ fn assemble(file: file::LabFile, preset: &'static preset::Preset, hostnames: Vec
             persistence: cluster.persistence.unwrap_or(true),
             slurm: cluster.slurm.map(Spanned::into_inner),
             kubernetes: cluster.kubernetes.map(Spanned::into_inner),
+            storage_gb_per_s: cluster.storage_gb_per_s.map(Spanned::into_inner),
             ..ClusterConfig::new(preset, hostnames)
         },
         vars,
         faults,
+        jobs,
         questions,
     };
     Compiled { lab, map, solution }
@@ -335,6 +349,7 @@ fn fault_spec(table: &FaultTable) -> FaultSpec {
         state: text(&table.state),
         reason: text(&table.reason),
         repair: table.repair.as_ref().map(|r| r.get_ref().clone()).unwrap_or_default(),
+        at: text(&table.at),
     }
 }
 
@@ -502,6 +517,7 @@ fn present_fields(fault: &FaultTable) -> Vec<(&'static str, Range<usize>)> {
     field!(state);
     field!(reason);
     field!(repair);
+    field!(at);
     fields
 }
 
@@ -555,7 +571,7 @@ fn check_fault_fields(fault: &Spanned<FaultTable>, problem: &mut impl FnMut(Rang
         }
     }
     for (name, span) in &present {
-        if !required.contains(name) && !optional.contains(name) && !matches!(*name, "repair" | "kind") {
+        if !required.contains(name) && !optional.contains(name) && !matches!(*name, "repair" | "kind" | "at") {
             let takes: Vec<&str> = required.iter().chain(optional.iter()).copied().collect();
             problem(span.clone(), format!("`{name}` does not apply to a `{kind}` fault; it takes {}", list(takes)));
         }

@@ -71,7 +71,8 @@ pub fn json_schema() -> String {
         "hcas": {{ "type": "integer", "minimum": 1 }},
         "persistence": {{ "type": "boolean" }},
         "slurm": {{ "type": "string", "pattern": "{slurm}" }},
-        "kubernetes": {{ "type": "string", "pattern": "{kubernetes}" }}
+        "kubernetes": {{ "type": "string", "pattern": "{kubernetes}" }},
+        "storage_gb_per_s": {{ "type": "number", "minimum": 0.05, "maximum": 1000, "description": "shared storage's bandwidth to each node" }}
       }}
     }},
     "vars": {{
@@ -105,11 +106,39 @@ pub fn json_schema() -> String {
           "links": {{ "oneOf": [{{ "$ref": "#/$defs/templated_int" }}, {{ "type": "array", "items": {{ "$ref": "#/$defs/templated_int" }} }}] }},
           "state": {{ "enum": {port_states} }},
           "reason": {{ "type": "string" }},
-          "repair": {{ "oneOf": [{{ "enum": {repairs} }}, {{ "type": "array", "items": {{ "enum": {repairs} }} }}] }}
+          "repair": {{ "oneOf": [{{ "enum": {repairs} }}, {{ "type": "array", "items": {{ "enum": {repairs} }} }}] }},
+          "at": {{ "type": "string", "pattern": "^[0-9]+[smh]?$", "description": "when it strikes after the lab starts: 90s, 10m, 2h" }}
         }},
         "allOf": [
 {fault_rules}
         ]
+      }}
+    }},
+    "jobs": {{
+      "type": "array",
+      "maxItems": {max_jobs},
+      "items": {{
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["name", "params", "global_batch", "seq_len"],
+        "properties": {{
+          "name": {{ "type": "string", "pattern": "^[A-Za-z0-9._-]+$" }},
+          "kind": {{ "enum": ["training", "fine-tuning"] }},
+          "nodes": {{ "oneOf": [{{ "type": "array", "items": {{ "type": "string" }}, "minItems": 1 }}, {{ "type": "integer", "minimum": 1 }}] }},
+          "gpus_per_node": {{ "type": "integer", "minimum": 1 }},
+          "params": {{ "type": "string", "pattern": "^[0-9.]+[BbMmTt]$", "description": "model size: 8B, 70B, 350M" }},
+          "data": {{ "type": "integer", "minimum": 1 }},
+          "tensor": {{ "type": "integer", "minimum": 1, "maximum": 64 }},
+          "pipeline": {{ "type": "integer", "minimum": 1, "maximum": 128 }},
+          "global_batch": {{ "type": "integer", "minimum": 1 }},
+          "seq_len": {{ "type": "integer", "minimum": 128, "maximum": 131072 }},
+          "dataset": {{ "type": "string" }},
+          "loader_workers": {{ "type": "integer", "minimum": 1, "maximum": 64 }},
+          "checkpoint_every": {{ "type": "integer", "minimum": 0 }},
+          "steps": {{ "type": "integer", "minimum": 1, "maximum": {max_steps} }},
+          "launch": {{ "enum": ["slurm"] }},
+          "start": {{ "enum": ["running", "launch"] }}
+        }}
       }}
     }},
     "questions": {{
@@ -175,6 +204,8 @@ pub fn json_schema() -> String {
 }}
 "##,
         levels = strings(LEVELS.iter().copied()),
+        max_jobs = crate::limits::MAX_WORKLOADS,
+        max_steps = crate::limits::MAX_TRAIN_ITERATIONS,
         stages = strings(STAGES.iter().copied()),
         presets = strings(preset::ids()),
         fabrics = strings(FABRICS.iter().copied()),
@@ -215,6 +246,7 @@ mod tests {
         assert_eq!(keys(&top["cluster"]), sorted(file::CLUSTER_KEYS));
         assert_eq!(keys(&top["vars"]["additionalProperties"]), sorted(file::VAR_KEYS));
         assert_eq!(keys(&top["faults"]["items"]), sorted(file::FAULT_KEYS));
+        assert_eq!(keys(&top["jobs"]["items"]), sorted(file::JOB_KEYS));
         assert_eq!(keys(&top["questions"]["items"]), sorted(file::QUESTION_KEYS));
         assert_eq!(keys(&top["questions"]["items"]["properties"]["expect"]["items"]), sorted(file::EXPECT_KEYS));
         assert_eq!(keys(&top["solution"]), sorted(file::SOLUTION_KEYS));

@@ -10,6 +10,7 @@
 pub mod hostlist;
 pub mod sacct;
 pub mod sbatch;
+pub mod scancel;
 pub mod scontrol;
 pub mod sinfo;
 pub mod squeue;
@@ -82,8 +83,8 @@ pub fn field(text: &str, width: usize, right: bool) -> String {
 /// The id the next job gets: job ids start at a seeded number and grow
 /// with the simulated clock, one past the last job at least.
 pub fn next_job_id(cluster: &crate::model::Cluster) -> i64 {
-    let base = crate::rng::Rng::derive(cluster.seed, &["slurm", "jobid"]).range_i64(10_000, 90_000);
-    let last = cluster.slurm_jobs().map(|job| job.id).max().unwrap_or(0);
+    let base = cluster.job_id_base();
+    let last = cluster.slurm_jobs().iter().map(|job| job.id).max().unwrap_or(0);
     (base + (cluster.now - cluster.started_at()).max(0)).max(last + 1)
 }
 

@@ -82,7 +82,7 @@ impl Command for Sacct {
         let cluster = invocation.cluster;
         let cpus = cluster.preset.host.cpus() as usize;
         let mut rows: Vec<Vec<String>> = Vec::new();
-        for job in cluster.slurm_jobs() {
+        for job in &cluster.slurm_jobs() {
             if users.as_ref().is_some_and(|users| !users.contains(&job.user)) || ids.as_ref().is_some_and(|ids| !ids.contains(&job.id.to_string())) {
                 continue;
             }
@@ -149,6 +149,8 @@ fn value(job: &Job, step: Option<&str>, name: &str, now: i64, cpus: usize) -> St
         },
         // The extern step holds the allocation: it ends with the job, always clean.
         "state" if step == Some("extern") && state != JobState::Running => "COMPLETED".to_string(),
+        // sacct names who cancelled a job, by uid (the trainee is 1000).
+        "state" if state == JobState::Cancelled && step.is_none() => "CANCELLED by 1000".to_string(),
         "state" => state.long().to_string(),
         "exitcode" if step == Some("extern") => "0:0".to_string(),
         "exitcode" => format!("{}:0", if state == JobState::Running { 0 } else { job.exit_code }),

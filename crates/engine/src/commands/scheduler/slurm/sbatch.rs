@@ -89,7 +89,7 @@ impl Command for Sbatch {
         let name = job_name.unwrap_or_else(|| if wrap.is_some() { "wrap" } else { "sbatch" }.to_string());
         let script = match (wrap, args.get(at)) {
             (Some(command), _) => command,
-            (None, Some(file)) => return fail(&format!("Unable to open file {file}")),
+            (None, Some(file)) => return launch(invocation, file),
             (None, None) if invocation.stdin.trim().is_empty() => return fail("Batch script is empty!"),
             (None, None) if !invocation.stdin.starts_with("#!") => {
                 return fail("This does not look like a batch script.  The first\nsbatch: error: line must start with #! followed by the path to an interpreter.\nsbatch: error: For instance: #!/bin/sh")
@@ -122,7 +122,7 @@ impl Command for Sbatch {
         if nodes > cluster.nodes.len() {
             return fail("Batch job submission failed: Node count specification invalid");
         }
-        if cluster.slurm_jobs().count() >= MAX_SLURM_JOBS {
+        if cluster.slurm_jobs().len() >= MAX_SLURM_JOBS {
             return fail("Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)");
         }
         for node in cluster.nodes.iter().map(AsRef::as_ref).filter(usable) {
@@ -141,7 +141,7 @@ impl Command for Sbatch {
         let id = super::next_job_id(cluster);
         let mut out = Output { stdout: format!("Submitted batch job {id}\n"), duration_ms: 1000, ..Output::default() };
         let user = invocation.env.get("USER").cloned().unwrap_or_else(|| "user".to_string());
-        let mut job = Job { id, name, user, nodes, nodelist: Vec::new(), submitted: cluster.now, started: None, reason, runtime: 0, exit_code: 0 };
+        let mut job = Job { id, name, user, nodes, nodelist: Vec::new(), submitted: cluster.now, started: None, reason, runtime: 0, exit_code: 0, cancelled: false };
         if job.reason.is_empty() {
             let mut env = invocation.env.clone();
             env.insert("SLURM_JOB_ID".into(), id.to_string());
@@ -158,6 +158,49 @@ impl Command for Sbatch {
         out.changes.push(Change::SubmitJob { node: invocation.node.hostname.clone(), job });
         out
     }
+}
+
+/// `sbatch SCRIPT` for a script the lab provides: the workload starts, on
+/// its nodes, when they are free; otherwise the script cannot be opened, as
+/// for any file the simulation does not have.
+fn launch(invocation: &Invocation, file: &str) -> Output {
+    let cluster = invocation.cluster;
+    let home = format!("/home/{}", crate::model::node::USER);
+    let cwd = invocation.env.get("PWD").cloned().unwrap_or_else(|| home.clone());
+    let path = match file.strip_prefix("~/") {
+        Some(rest) => format!("{home}/{rest}"),
+        None if file.starts_with('/') => file.to_string(),
+        None => format!("{cwd}/{}", file.trim_start_matches("./")),
+    };
+    let Some(spec) = cluster.workload_specs.iter().find(|spec| spec.script_path() == path) else {
+        return fail(&format!("Unable to open file {file}"));
+    };
+    let usable = |host: &String| cluster.node(host).is_some_and(|n| n.reachable && n.scheduler == SchedulerState::Idle);
+    let busy = cluster.workloads.iter().any(|w| w.running_at(cluster.now) && w.spec.nodes.iter().any(|n| spec.nodes.contains(n)));
+    let id = super::next_job_id(cluster);
+    let mut out = Output { stdout: format!("Submitted batch job {id}\n"), duration_ms: 1000, ..Output::default() };
+    if spec.nodes.iter().all(usable) && !busy {
+        out.changes.push(Change::LaunchWorkload { node: invocation.node.hostname.clone(), name: spec.name.clone(), job: id });
+        return out;
+    }
+    // It waits: Slurm's record only (nothing frees the nodes by itself here).
+    let unavailable: Vec<&str> = spec.nodes.iter().filter(|n| !usable(n)).map(String::as_str).collect();
+    let reason = if unavailable.is_empty() { "Resources".to_string() } else { format!("ReqNodeNotAvail, UnavailableNodes:{}", hostlist::compress(&unavailable)) };
+    let job = Job {
+        id,
+        name: spec.name.clone(),
+        user: crate::model::node::USER.to_string(),
+        nodes: spec.nodes.len(),
+        nodelist: Vec::new(),
+        submitted: cluster.now,
+        started: None,
+        reason,
+        runtime: 0,
+        exit_code: 0,
+        cancelled: false,
+    };
+    out.changes.push(Change::SubmitJob { node: invocation.node.hostname.clone(), job });
+    out
 }
 
 #[cfg(test)]

@@ -163,6 +163,7 @@ fn node_record(cluster: &Cluster, node: &Node, one_line: bool) -> String {
 fn last_busy(cluster: &Cluster, node: &Node, slurmd_start: EpochSeconds) -> EpochSeconds {
     cluster
         .slurm_jobs()
+        .iter()
         .filter(|job| job.nodelist.contains(&node.hostname))
         .filter_map(|job| job.ended_at(cluster.now))
         .fold(slurmd_start, EpochSeconds::max)

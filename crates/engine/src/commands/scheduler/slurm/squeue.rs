@@ -83,7 +83,7 @@ impl Command for Squeue {
                 out = HEADER.to_string();
             }
         }
-        for job in invocation.cluster.slurm_jobs().filter(|job| wanted(job)) {
+        for job in invocation.cluster.slurm_jobs().into_iter().filter(|job| wanted(job)) {
             let state = job.state_at(now);
             let where_ = match state {
                 JobState::Pending => format!("({})", job.reason),

@@ -1,0 +1,292 @@
+//! A training job's log as Megatron-LM writes it under `srun`
+//! (`slurm-JOBID.out`): the setup lines, an iteration line every log
+//! interval with the timers Megatron prints at `--timing-log-level 1`,
+//! checkpoint saves and loads, and how the job ended (PyTorch's NCCL
+//! watchdog, NCCL's network warnings, srun's and slurmstepd's lines).
+//!
+//! The iteration line's fields and widths follow Megatron's
+//! `training_log` (`iteration {:8d}/{:8d}`, `consumed samples: {:12d}`,
+//! `global batch size: {:5d}`, `lm loss: {:.6E}`, skipped and nan
+//! iterations `{:3d}`); the timers block its `(name + ' ').ljust(48, '.')`;
+//! the watchdog lines the capture in
+//! ../shared/reference/fabric/pytorch_processgroupnccl_watchdog_timeout.txt;
+//! the network warning nccl_warn_net_ib_completion_error_status5_status12_roce.txt.
+
+use super::{Event, Kind, Workload, WATCHDOG_MS};
+use crate::commands::host::network;
+use crate::commands::scheduler::slurm::timestamp;
+use crate::model::time::civil;
+use crate::model::Cluster;
+use crate::perf::training::{Pace, Stop};
+use crate::rng::Rng;
+
+/// The log's text at `now`.
+pub fn render(cluster: &Cluster, workload: &Workload, now: i64) -> String {
+    let spec = &workload.spec;
+    let mut out = String::new();
+    let world = spec.world();
+    out += &format!(
+        "using world size: {world}, data-parallel size: {}, context-parallel size: 1, tensor-model-parallel size: {}, pipeline-model-parallel size: {}\n",
+        spec.data_parallel(),
+        spec.tensor,
+        spec.pipeline
+    );
+    out += "> initializing torch distributed ...\n";
+    out += "> setting random seeds to 1234 ...\n";
+    out += "building GPT model ...\n";
+    let shard = (spec.params_b * 1e9 / f64::from((spec.tensor * spec.pipeline).max(1))) as u64;
+    out += &format!(" > number of parameters on (tensor, pipeline) model parallel rank (0, 0): {shard}\n");
+    let mut rng = Rng::derive(workload.job_id as u64, &["log"]);
+    let events = workload.timeline(now);
+    let Some(Event::Started { at: ready }) = events.first().cloned() else {
+        return out;
+    };
+    let restore = ready as f64 - workload.started as f64 - 95.0;
+    if workload.resumed_from > 0 {
+        let dir = spec.checkpoint_dir();
+        out += &format!("loading distributed checkpoint from {dir} at iteration {}\n", workload.resumed_from);
+        out += &format!("  successfully loaded checkpoint from {dir} [ t 1/{}, p 1/{} ] at iteration {}\n", spec.tensor, spec.pipeline, workload.resumed_from);
+        out += &timers(&[("load-checkpoint", restore * 1e3)], &mut rng);
+    }
+    let setup_end = ready - 12;
+    out += &format!("[after model, optimizer, and learning rate scheduler are built] datetime: {} \n", datetime(setup_end));
+    out += "> building train, validation, and test datasets ...\n";
+    out += &format!("> building train, validation, and test datasets for GPT from {} ...\n", spec.dataset);
+    out += &format!("[after dataloaders are built] datetime: {} \n", datetime(ready - 2));
+    out += "done with setup ...\n";
+    out += &timers(&[("model-and-optimizer-setup", (setup_end - workload.started) as f64 * 1e3), ("train/valid/test-data-iterators-setup", 9_870.0)], &mut rng);
+    out += "training ...\n";
+    out += &format!("[before the start of training step] datetime: {} \n", datetime(ready));
+    for event in &events[1..] {
+        match event {
+            Event::Iteration { at, iteration, pace } => {
+                out += &iteration_line(workload, *at, *iteration, pace);
+                out += &timers(
+                    &[
+                        ("forward-backward", pace.compute_ms + pace.exposed_comm_ms),
+                        ("batch-generator", pace.input_ms),
+                        ("all-grads-sync", pace.exposed_comm_ms.max(pace.all_reduce_ms * 0.1)),
+                        ("optimizer", pace.compute_ms * 0.012),
+                    ],
+                    &mut rng,
+                );
+            }
+            Event::Saved { iteration, seconds, .. } => {
+                let dir = spec.checkpoint_dir();
+                out += &format!("saving checkpoint at iteration {iteration:7} to {dir} in torch_dist format\n");
+                if let Some(seconds) = seconds {
+                    out += &format!("  successfully saved checkpoint from iteration {iteration:7} to {dir} [ t 1/{}, p 1/{} ]\n", spec.tensor, spec.pipeline);
+                    out += &timers(&[("save-checkpoint", seconds * 1e3)], &mut rng);
+                }
+            }
+            Event::Stopped { at, stop, ends } => out += &stopped(cluster, workload, *at, stop, *ends, now),
+            Event::Cancelled { at } => {
+                let first = spec.nodes.first().map_or("", String::as_str);
+                out += &format!("slurmstepd: error: *** JOB {} ON {first} CANCELLED AT {} ***\n", workload.job_id, timestamp(*at));
+                out += "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n";
+                out += &format!("slurmstepd: error: *** STEP {}.0 ON {first} CANCELLED AT {} ***\n", workload.job_id, timestamp(*at));
+            }
+            Event::Completed { at } => {
+                out += &format!("[after training is done] datetime: {} \n", datetime(at.ceil() as i64));
+            }
+            Event::Started { .. } => {}
+        }
+    }
+    out
+}
+
+/// `2026-03-09 08:41:02`, as Python's datetime prints it.
+fn datetime(at: i64) -> String {
+    let c = civil(at);
+    format!("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", c.year, c.month, c.day, c.hour, c.minute, c.second)
+}
+
+/// Python's `{:.6E}`: `1.234568E+01`.
+pub fn scientific(value: f64) -> String {
+    if value == 0.0 || !value.is_finite() {
+        return "0.000000E+00".to_string();
+    }
+    let mut exponent = value.abs().log10().floor() as i32;
+    let mut mantissa = value / 10f64.powi(exponent);
+    if format!("{:.6}", mantissa.abs()).starts_with("10") {
+        exponent += 1;
+        mantissa /= 10.0;
+    }
+    let sign = if exponent < 0 { '-' } else { '+' };
+    format!("{mantissa:.6}E{sign}{:02}", exponent.abs())
+}
+
+/// The language-model loss at `iteration`: a power law from ln(vocabulary)
+/// down, with a little noise per step.
+pub fn loss(workload: &Workload, iteration: u32) -> f64 {
+    let noise = Rng::derive(workload.job_id as u64 ^ 0x1055, &[&iteration.to_string()]).unit_f64() - 0.5;
+    let i = f64::from(iteration);
+    match workload.spec.kind {
+        Kind::Training => 1.9 + 9.8 * (1.0 + i / 60.0).powf(-0.55) + 0.06 * noise,
+        Kind::FineTuning => 0.95 + 0.8 * (1.0 + i / 40.0).powf(-0.5) + 0.03 * noise,
+    }
+}
+
+/// Warm-up over 2,000 steps, then cosine decay to a tenth.
+fn learning_rate(workload: &Workload, iteration: u32) -> f64 {
+    let peak = match workload.spec.kind {
+        Kind::Training => 3e-4,
+        Kind::FineTuning => 1e-5,
+    };
+    let warmup = 2_000.0_f64.min(f64::from(workload.spec.steps) / 10.0).max(1.0);
+    let i = f64::from(iteration);
+    if i < warmup {
+        return peak * i / warmup;
+    }
+    let progress = ((i - warmup) / (f64::from(workload.spec.steps) - warmup).max(1.0)).min(1.0);
+    peak * (0.1 + 0.9 * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos()))
+}
+
+fn iteration_line(workload: &Workload, at: f64, iteration: u32, pace: &Pace) -> String {
+    let spec = &workload.spec;
+    let mut rng = Rng::derive(workload.job_id as u64, &["step", &iteration.to_string()]);
+    let jitter = 1.0 + (rng.unit_f64() - 0.5) * 0.006;
+    let step_ms = pace.step_ms * jitter;
+    let tflops = pace.flops / (step_ms / 1e3) / f64::from(pace.gpus.max(1)) / 1e12;
+    let grad_norm = 0.8 + 6.0 / (1.0 + f64::from(iteration) / 50.0) + rng.unit_f64() * 0.2;
+    let consumed = u64::from(iteration) * u64::from(spec.global_batch);
+    format!(
+        " [{}] iteration {iteration:8}/{:8} | consumed samples: {consumed:12} | elapsed time per iteration (ms): {step_ms:.1} | throughput per GPU (TFLOP/s/GPU): {tflops:.1} | learning rate: {} | global batch size: {:5} | lm loss: {} | loss scale: 1.0 | grad norm: {grad_norm:.3} | number of skipped iterations: {:3} | number of nan iterations: {:3} |\n",
+        datetime(at as i64),
+        spec.steps,
+        scientific(learning_rate(workload, iteration)),
+        spec.global_batch,
+        scientific(loss(workload, iteration)),
+        0,
+        0
+    )
+}
+
+/// Megatron's timers: the slowest and fastest rank, in milliseconds.
+fn timers(entries: &[(&str, f64)], rng: &mut Rng) -> String {
+    let mut out = "(min, max) time across ranks (ms):\n".to_string();
+    for (name, ms) in entries {
+        let spread = ms * (0.002 + rng.unit_f64() * 0.01);
+        out += &format!("    {}: ({:.2}, {:.2})\n", format!("{name} ").chars().chain(std::iter::repeat('.')).take(48).collect::<String>(), (ms - spread).max(0.0), ms);
+    }
+    out
+}
+
+/// PyTorch's glog prefix: `[rank3]:[E0309 09:10:04.123456789 ProcessGroupNCCL.cpp:607] `.
+fn torch_prefix(rank: u32, at: i64, nanos: u64, line: u32) -> String {
+    let c = civil(at);
+    format!("[rank{rank}]:[E{:02}{:02} {:02}:{:02}:{:02}.{nanos:09} ProcessGroupNCCL.cpp:{line}] ", c.month, c.day, c.hour, c.minute, c.second)
+}
+
+/// What the ranks print when a fault stops the job at `at`, up to `now`.
+fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i64, now: i64) -> String {
+    let spec = &workload.spec;
+    let mut rng = Rng::derive(workload.job_id as u64, &["stop"]);
+    let mut out = String::new();
+    let iteration = workload.iteration_at(at);
+    let seq = u64::from(iteration) * 6 + 3;
+    let (failed_node, failed_gpu) = match stop {
+        Stop::GpuLost { node, gpu } | Stop::GpuHung { node, gpu } => (node.clone(), Some(*gpu)),
+        Stop::NodeDown { node } => (node.clone(), None),
+        Stop::RailDown { node, hca } => (node.clone(), hca.trim_start_matches("mlx5_").parse().ok()),
+    };
+    let failed_rank = failed_gpu.and_then(|gpu| workload.rank(&failed_node, gpu));
+    match stop {
+        Stop::GpuLost { .. } | Stop::GpuHung { .. } => {
+            if let Some(rank) = failed_rank {
+                out += &torch_prefix(rank, at, rng.range_u64(0, 999_999_999), 1515);
+                out += &format!("[PG 0 (default_pg) Rank {rank}] Process group watchdog thread terminated with exception: CUDA error: unspecified launch failure\n");
+                out += "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n";
+                out += &format!("srun: error: {failed_node}: task {rank}: Aborted (core dumped)\n");
+            }
+        }
+        Stop::RailDown { hca, .. } => {
+            let local = failed_gpu.unwrap_or(0);
+            let pid = workload.pid_base + local;
+            let peer = spec.nodes.iter().find(|n| **n != failed_node).map_or_else(String::new, |n| network::frontend_ip(n));
+            let guid = cluster.node(&failed_node).and_then(|node| node.hcas.iter().find(|h| h.name == *hca)).map_or(0, |h| h.port.guid);
+            let gid = format!("fe80::{:x}:{:x}:{:x}:{:x}", guid >> 48, (guid >> 32) & 0xffff, (guid >> 16) & 0xffff, guid & 0xffff);
+            let thread = pid + 186;
+            out += &format!(
+                "{failed_node}:{pid}:{thread} [{local}] transport/net_ib.cc:2244 NCCL WARN NET/IB: Got completion from peer {peer}<{}> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid {gid} remoteGids{gid} hca {hca}\n",
+                rng.range_u64(32_768, 60_999)
+            );
+            out += &format!("{failed_node}:{pid}:{thread} [{local}] NCCL INFO transport/net.cc:1362 -> 6\n");
+            out += &format!("{failed_node}:{pid}:{thread} [{local}] NCCL INFO proxy.cc:728 -> 6\n");
+            out += &format!("{failed_node}:{pid}:{thread} [{local}] NCCL INFO proxy.cc:912 -> 6 [Progress Thread]\n");
+        }
+        Stop::NodeDown { .. } => {}
+    }
+    if ends > now {
+        return out;
+    }
+    // The ranks still waiting time out (after the watchdog's timeout) or
+    // get the network error, and abort.
+    let waited = if matches!(stop, Stop::RailDown { .. }) { (ends - at) * 1000 } else { WATCHDOG_MS + rng.range_u64(10, 120) as i64 };
+    let mut survivors: Vec<(String, Vec<u32>)> = Vec::new();
+    for (node_at, node) in spec.nodes.iter().enumerate() {
+        let ranks: Vec<u32> = (0..spec.gpus_per_node).map(|g| node_at as u32 * spec.gpus_per_node + g).filter(|r| Some(*r) != failed_rank || matches!(stop, Stop::RailDown { .. })).collect();
+        survivors.push((node.clone(), ranks));
+    }
+    for (_, ranks) in &survivors {
+        for rank in ranks.iter().take(2) {
+            let nanos = rng.range_u64(0, 999_999_999);
+            let work = match stop {
+                Stop::RailDown { .. } => format!("[PG 0 (default_pg) Rank {rank}] Process group watchdog thread terminated with exception: NCCL error: remote process exited or there was a network error, NCCL version {}\n", cluster.versions.nccl),
+                _ => format!(
+                    "[Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn={n}, NumelOut={n}, Timeout(ms)={WATCHDOG_MS}) ran for {waited} milliseconds before timing out.\n",
+                    n = 40_000_000
+                ),
+            };
+            let line = if matches!(stop, Stop::RailDown { .. }) { 1515 } else { 607 };
+            out += &torch_prefix(*rank, ends, nanos, line);
+            out += &work;
+            if !matches!(stop, Stop::RailDown { .. }) {
+                out += &torch_prefix(*rank, ends, nanos + 1_200, 621);
+                out += &format!("[Rank {rank}] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.\n");
+                out += &torch_prefix(*rank, ends, nanos + 1_900, 627);
+                out += &format!("[Rank {rank}] To avoid data inconsistency, we are taking the entire process down.\n");
+            }
+        }
+    }
+    for (node, ranks) in &survivors {
+        if ranks.is_empty() {
+            continue;
+        }
+        let names: Vec<String> = ranks.iter().map(u32::to_string).collect();
+        let list = task_list(&names);
+        let tasks = if ranks.len() == 1 { "task" } else { "tasks" };
+        out += &format!("srun: error: {node}: {tasks} {list}: Aborted (core dumped)\n");
+    }
+    out
+}
+
+/// srun's task list: `0-2,4-7`.
+fn task_list(ranks: &[String]) -> String {
+    let numbers: Vec<u32> = ranks.iter().filter_map(|r| r.parse().ok()).collect();
+    let mut parts = Vec::new();
+    let mut at = 0;
+    while at < numbers.len() {
+        let mut end = at;
+        while end + 1 < numbers.len() && numbers[end + 1] == numbers[end] + 1 {
+            end += 1;
+        }
+        parts.push(if end == at { numbers[at].to_string() } else { format!("{}-{}", numbers[at], numbers[end]) });
+        at = end + 1;
+    }
+    parts.join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_print_as_python_prints_them() {
+        assert_eq!(scientific(11.7412), "1.174120E+01");
+        assert_eq!(scientific(0.0003), "3.000000E-04");
+        assert_eq!(scientific(9.9999999), "1.000000E+01");
+        assert_eq!(scientific(0.0), "0.000000E+00");
+        assert_eq!(task_list(&["0".into(), "1".into(), "2".into(), "4".into(), "7".into(), "8".into()]), "0-2,4,7-8");
+    }
+}

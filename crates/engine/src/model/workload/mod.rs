@@ -1,0 +1,480 @@
+//! Workloads: the training jobs a lab runs on its GPUs.
+//!
+//! A lab declares each one ([`WorkloadSpec`]); the cluster holds it running
+//! ([`Workload`]) as Slurm job, as processes on its GPUs and as a log. Its
+//! progress is a function of the model over time: the cluster records the
+//! job's pace ([`crate::perf::training::pace`]) each time a fault or an
+//! operator's change alters it, and the job's steps, checkpoints and end
+//! follow from that record and the clock ([`Workload::timeline`]). A fault
+//! that stops it (a GPU lost, a rail down) ends it the way it ends a real
+//! job: at once for the rank that failed, after the process group's
+//! watchdog timeout for the ranks left waiting.
+
+pub mod log;
+
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+
+use super::gpu::{throttle, GpuProcess};
+use super::job::Job;
+use super::time::EpochSeconds;
+use super::Cluster;
+use crate::limits::MAX_TRAIN_ITERATIONS;
+use crate::perf::training::{self, Pace, Stop};
+use crate::rng::Rng;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    Training,
+    FineTuning,
+}
+
+/// When the job runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Start {
+    /// It has been running for a while when the lab starts.
+    Running,
+    /// The trainee submits it (`sbatch ~/NAME.sbatch`).
+    Launch,
+}
+
+/// A lab's `[[jobs]]` entry, checked.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadSpec {
+    pub name: String,
+    pub kind: Kind,
+    pub nodes: Vec<String>,
+    pub gpus_per_node: u32,
+    /// The model's size as the lab wrote it (`8B`), and in billions.
+    pub params: String,
+    pub params_b: f64,
+    pub tensor: u32,
+    pub pipeline: u32,
+    pub global_batch: u32,
+    pub seq_len: u32,
+    /// Where its tokens are, on shared storage.
+    pub dataset: String,
+    pub loader_workers: u32,
+    /// Steps between checkpoints (0: none).
+    pub checkpoint_every: u32,
+    /// Megatron's `--train-iters`.
+    pub steps: u32,
+    pub start: Start,
+}
+
+impl WorkloadSpec {
+    /// A spec of this size with the usual settings, for tests and examples.
+    pub fn example(params_b: f64) -> WorkloadSpec {
+        WorkloadSpec {
+            name: "pretrain".into(),
+            kind: Kind::Training,
+            nodes: vec!["gpu-001".into()],
+            gpus_per_node: 8,
+            params: format!("{params_b}B"),
+            params_b,
+            tensor: 1,
+            pipeline: 1,
+            global_batch: 128,
+            seq_len: 8192,
+            dataset: "/lustre/datasets/pile/tokens".into(),
+            loader_workers: 8,
+            checkpoint_every: 500,
+            steps: 100_000,
+            start: Start::Running,
+        }
+    }
+
+    pub fn world(&self) -> u32 {
+        self.gpus_per_node.saturating_mul(self.nodes.len() as u32)
+    }
+
+    pub fn data_parallel(&self) -> u32 {
+        (self.world() / (self.tensor * self.pipeline).max(1)).max(1)
+    }
+
+    /// Where its checkpoints go.
+    pub fn checkpoint_dir(&self) -> String {
+        format!("/lustre/checkpoints/{}", self.name)
+    }
+
+    /// The batch script the lab leaves in the trainee's home.
+    pub fn script_path(&self) -> String {
+        format!("/home/{}/{}.sbatch", crate::model::node::USER, self.name)
+    }
+
+    pub fn log_interval(&self) -> u32 {
+        10
+    }
+}
+
+/// Parses a model size as labs write it: `8B`, `70b`, `1.5B`, `350M`.
+pub fn parse_params(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let (number, scale) = match text.char_indices().last()? {
+        (at, 'B' | 'b') => (&text[..at], 1.0),
+        (at, 'M' | 'm') => (&text[..at], 1e-3),
+        (at, 'T' | 't') => (&text[..at], 1e3),
+        _ => return None,
+    };
+    let value: f64 = number.parse().ok()?;
+    (value.is_finite() && value > 0.0).then_some(value * scale).filter(|b| (0.01..=2000.0).contains(b))
+}
+
+/// How a job ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum End {
+    Completed,
+    Cancelled,
+    Failed { stop: Stop, struck: EpochSeconds },
+}
+
+/// A workload in the cluster: its Slurm job, its pace over time, its end.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    pub spec: Rc<WorkloadSpec>,
+    pub job_id: i64,
+    pub submitted: EpochSeconds,
+    pub started: EpochSeconds,
+    /// The iteration of the checkpoint it resumed from (0: from scratch).
+    pub resumed_from: u32,
+    /// Its pace from each instant on, or what stopped it.
+    pub segments: Vec<(EpochSeconds, Result<Pace, Stop>)>,
+    pub end: Option<(EpochSeconds, End)>,
+    /// Whether its processes hold the GPUs now.
+    pub holding: bool,
+    /// The first rank's process id on each node follows from this.
+    pub pid_base: u32,
+    storage_gb_per_s: f64,
+}
+
+/// What the job log shows, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// Setup done at `at`; training starts.
+    Started { at: EpochSeconds },
+    /// A logged iteration: its end and its pace.
+    Iteration { at: f64, iteration: u32, pace: Pace },
+    /// A checkpoint save from `at` taking `seconds` (None: still saving).
+    Saved { at: f64, iteration: u32, seconds: Option<f64> },
+    /// The fault that stopped it struck at `at`; the job ends at `ends`.
+    Stopped { at: EpochSeconds, stop: Stop, ends: EpochSeconds },
+    Cancelled { at: EpochSeconds },
+    Completed { at: f64 },
+}
+
+/// Seconds from the job's start to its first step: distributed init, model
+/// and optimizer build, data loaders.
+const SETUP_SECONDS: f64 = 95.0;
+/// PyTorch's process-group timeout as Megatron sets it (10 minutes): ranks
+/// left waiting on a lost peer time out after it.
+pub const WATCHDOG_MS: i64 = 600_000;
+/// A network error (retry count exceeded) reaches the ranks in this long.
+const NETWORK_ERROR_SECONDS: i64 = 24;
+
+impl Workload {
+    /// `spec` submitted at `submitted`, started at `started`, as job `job_id`.
+    pub fn new(spec: Rc<WorkloadSpec>, job_id: i64, submitted: EpochSeconds, started: EpochSeconds, resumed_from: u32, storage_gb_per_s: f64) -> Workload {
+        let pid_base = 100_000 + (Rng::derive(job_id as u64, &["pid"]).range_u64(0, 800_000)) as u32;
+        Workload { spec, job_id, submitted, started, resumed_from, segments: Vec::new(), end: None, holding: false, pid_base, storage_gb_per_s }
+    }
+
+    /// Whether its processes run at `now`.
+    pub fn running_at(&self, now: EpochSeconds) -> bool {
+        self.started <= now && self.end.as_ref().is_none_or(|(at, _)| now < *at)
+    }
+
+    /// Seconds to save or load a checkpoint of this model.
+    pub fn checkpoint_seconds(&self) -> f64 {
+        training::checkpoint_seconds(self.spec.params_b, self.spec.nodes.len(), self.storage_gb_per_s * 0.6)
+    }
+
+    fn restore_seconds(&self) -> f64 {
+        if self.resumed_from == 0 {
+            0.0
+        } else {
+            training::checkpoint_seconds(self.spec.params_b, self.spec.nodes.len(), self.storage_gb_per_s)
+        }
+    }
+
+    /// The pace in force at `t`.
+    fn pace_at(&self, t: f64) -> Option<&Result<Pace, Stop>> {
+        self.segments.iter().rev().find(|(from, _)| (*from as f64) <= t).or(self.segments.first()).map(|(_, pace)| pace)
+    }
+
+    /// What has happened by `until`, in order.
+    pub fn timeline(&self, until: EpochSeconds) -> Vec<Event> {
+        let mut events = Vec::new();
+        let ready = self.started as f64 + SETUP_SECONDS + self.restore_seconds();
+        let until_f = until as f64;
+        let cancel = match &self.end {
+            Some((at, End::Cancelled)) => Some(*at),
+            _ => None,
+        };
+        let limit = cancel.map_or(until_f, |at| until_f.min(at as f64));
+        if ready > limit {
+            if let Some(at) = cancel.filter(|at| *at <= until) {
+                events.push(Event::Cancelled { at });
+            }
+            return events;
+        }
+        events.push(Event::Started { at: ready.ceil() as EpochSeconds });
+        let (mut t, mut iteration) = (ready, self.resumed_from);
+        let steps = self.spec.steps.min(MAX_TRAIN_ITERATIONS);
+        let interval = self.spec.log_interval().max(1);
+        while iteration < steps {
+            let pace = match self.pace_at(t) {
+                Some(Ok(pace)) => *pace,
+                Some(Err(stop)) => {
+                    let at = self.segments.iter().find(|(_, p)| p.as_ref().err() == Some(stop)).map_or(t as EpochSeconds, |(at, _)| *at);
+                    if at <= until {
+                        events.push(Event::Stopped { at, stop: stop.clone(), ends: stop_end(at, stop) });
+                    }
+                    return events;
+                }
+                None => return events,
+            };
+            // A fault that strikes mid-step stops it before it ends.
+            let next = t + pace.step_ms / 1e3;
+            let struck = self.segments.iter().find(|(from, p)| p.is_err() && (*from as f64) > t && (*from as f64) < next);
+            if let Some((at, Err(stop))) = struck {
+                if *at <= until {
+                    events.push(Event::Stopped { at: *at, stop: stop.clone(), ends: stop_end(*at, stop) });
+                }
+                return events;
+            }
+            if next > limit {
+                break;
+            }
+            t = next;
+            iteration += 1;
+            if iteration % interval == 0 {
+                events.push(Event::Iteration { at: t, iteration, pace });
+            }
+            if self.spec.checkpoint_every > 0 && iteration % self.spec.checkpoint_every == 0 && iteration < steps {
+                let seconds = self.checkpoint_seconds();
+                let done = t + seconds <= limit;
+                events.push(Event::Saved { at: t, iteration, seconds: done.then_some(seconds) });
+                if !done {
+                    break;
+                }
+                t += seconds;
+            }
+        }
+        if iteration >= steps {
+            events.push(Event::Completed { at: t });
+        } else if let Some(at) = cancel.filter(|at| *at <= until) {
+            events.push(Event::Cancelled { at });
+        }
+        events
+    }
+
+    /// When it ends by itself (all its steps done, or a fault), given its
+    /// pace so far.
+    fn natural_end(&self) -> Option<(EpochSeconds, End)> {
+        match self.timeline(EpochSeconds::MAX / 4).pop()? {
+            Event::Completed { at } => Some((at.ceil() as EpochSeconds, End::Completed)),
+            Event::Stopped { at, stop, ends } => Some((ends, End::Failed { stop, struck: at })),
+            _ => None,
+        }
+    }
+
+    /// The last iteration done by `now`.
+    pub fn iteration_at(&self, now: EpochSeconds) -> u32 {
+        self.timeline(now).iter().rev().find_map(|event| match event {
+            Event::Iteration { iteration, .. } | Event::Saved { iteration, .. } => Some(*iteration),
+            _ => None,
+        }).unwrap_or(self.resumed_from)
+    }
+
+    /// Slurm's record of it.
+    pub fn job(&self) -> Job {
+        let (runtime, exit_code, cancelled) = match &self.end {
+            None => (i64::MAX / 4, 0, false),
+            Some((at, End::Completed)) => (at - self.started, 0, false),
+            Some((at, End::Cancelled)) => (at - self.started, 0, true),
+            Some((at, End::Failed { .. })) => (at - self.started, 1, false),
+        };
+        Job {
+            id: self.job_id,
+            name: self.spec.name.clone(),
+            user: crate::model::node::USER.to_string(),
+            nodes: self.spec.nodes.len(),
+            nodelist: self.spec.nodes.clone(),
+            submitted: self.submitted,
+            started: Some(self.started),
+            reason: String::new(),
+            runtime,
+            exit_code,
+            cancelled,
+        }
+    }
+
+    /// The global rank of GPU `gpu` on `node`.
+    pub fn rank(&self, node: &str, gpu: u32) -> Option<u32> {
+        let at = self.spec.nodes.iter().position(|n| n == node)? as u32;
+        (gpu < self.spec.gpus_per_node).then(|| at * self.spec.gpus_per_node + gpu)
+    }
+
+    /// Memory each rank holds (MiB): BF16 weights and gradients of its
+    /// model shard, its share of the optimizer, activations of a micro-batch.
+    pub fn rank_memory_mib(&self, total_mib: u64) -> u64 {
+        let spec = &self.spec;
+        let shard = spec.params_b * 1e9 / f64::from((spec.tensor * spec.pipeline).max(1));
+        let (layers, hidden) = training::shape(spec.params_b);
+        let activations = f64::from(spec.seq_len) * f64::from(hidden) * f64::from(layers) * 34.0
+            / f64::from(spec.tensor.max(1))
+            / f64::from(spec.pipeline.max(1));
+        let bytes = shard * 4.0 + shard * 12.0 / f64::from(spec.data_parallel()) + activations + 600.0 * 1_048_576.0;
+        ((bytes / 1_048_576.0) as u64).min(total_mib.saturating_sub(1_600))
+    }
+}
+
+/// When a job a fault stopped at `at` ends: the ranks waiting on a lost
+/// GPU or node time out; a network error reaches them in seconds.
+fn stop_end(at: EpochSeconds, stop: &Stop) -> EpochSeconds {
+    match stop {
+        Stop::RailDown { .. } => at + NETWORK_ERROR_SECONDS,
+        _ => at + WATCHDOG_MS / 1000 + 5,
+    }
+}
+
+impl Cluster {
+    /// The storage's bandwidth to each node (GB/s).
+    pub fn storage_gb_per_s(&self) -> f64 {
+        self.config.storage_gb_per_s.unwrap_or(DEFAULT_STORAGE_GB_PER_S)
+    }
+
+    /// Slurm's job ids on this cluster start near a seeded number.
+    pub fn job_id_base(&self) -> i64 {
+        Rng::derive(self.seed, &["slurm", "jobid"]).range_i64(10_000, 90_000)
+    }
+
+    /// The lab's jobs: those that run at its start have run for half an
+    /// hour or so (an earlier id each); the others wait for the trainee.
+    pub fn start_lab_workloads(&mut self, specs: &[WorkloadSpec]) {
+        let now = self.now;
+        let running = specs.iter().filter(|spec| spec.start == Start::Running).count() as i64;
+        let mut id = self.job_id_base() - 3 * running;
+        for spec in specs.iter().take(crate::limits::MAX_WORKLOADS) {
+            let spec = Rc::new(spec.clone());
+            self.workload_specs.push(spec.clone());
+            if spec.start == Start::Running {
+                let mut rng = Rng::derive(self.seed, &["workload", &spec.name]);
+                let started = now - 1_800 - rng.range_i64(0, 1_200);
+                self.start_workload(spec, id, started - rng.range_i64(3, 90), started, 0);
+                id += 3;
+            }
+        }
+    }
+
+    /// Starts `spec` as job `job_id` at `started` (its processes take the GPUs).
+    pub fn start_workload(&mut self, spec: Rc<WorkloadSpec>, job_id: i64, submitted: EpochSeconds, started: EpochSeconds, resumed_from: u32) {
+        let workload = Workload::new(spec, job_id, submitted, started, resumed_from, self.storage_gb_per_s());
+        self.workloads.push(workload);
+        self.follow_workloads(started);
+    }
+
+    /// After the cluster changed at `at`: each running workload's pace from
+    /// then on, its end if a fault stops it, and the GPUs it holds.
+    pub(crate) fn follow_workloads(&mut self, at: EpochSeconds) {
+        if self.workloads.is_empty() {
+            return;
+        }
+        let storage = self.storage_gb_per_s();
+        let mut workloads = std::mem::take(&mut self.workloads);
+        for workload in &mut workloads {
+            // A job that has ended, or that a fault has already doomed, keeps its record.
+            let settled = match &workload.end {
+                Some((end, _)) if *end <= at => true,
+                Some((_, End::Cancelled)) => true,
+                Some((_, End::Failed { struck, .. })) => *struck <= at,
+                _ => false,
+            };
+            if !settled {
+                let pace = training::pace(self, &workload.spec, storage);
+                let changed = workload.segments.last().is_none_or(|(_, last)| *last != pace);
+                if changed {
+                    let from = at.max(workload.started);
+                    workload.segments.retain(|(t, _)| *t < from);
+                    workload.segments.push((from, pace));
+                    workload.end = workload.natural_end();
+                }
+            }
+        }
+        self.workloads = workloads;
+        self.hold_gpus();
+    }
+
+    /// Ends job `id` at `at` as `scancel` does. Whether it was running.
+    pub(crate) fn cancel_workload(&mut self, id: i64, at: EpochSeconds) -> bool {
+        let Some(workload) = self.workloads.iter_mut().find(|w| w.job_id == id && w.running_at(at)) else {
+            return false;
+        };
+        workload.end = Some((at, End::Cancelled));
+        self.hold_gpus();
+        true
+    }
+
+    /// Sets each job GPU's processes and readings for the clock's instant:
+    /// busy while its job runs (lower power while it waits on a lost peer),
+    /// idle once it has ended.
+    pub(crate) fn hold_gpus(&mut self) {
+        let now = self.now;
+        let workloads = self.workloads.clone();
+        for (index, workload) in workloads.iter().enumerate() {
+            let running = workload.running_at(now);
+            if running == workload.holding && !running {
+                continue;
+            }
+            let waiting = workload.segments.iter().any(|(at, pace)| pace.is_err() && *at <= now);
+            for (node_at, host) in workload.spec.nodes.iter().enumerate() {
+                let seed = self.seed;
+                let idle = (self.preset.gpu.idle_memory_used_mib, self.preset.gpu.idle_power_w, self.preset.gpu.idle_sm_clock_mhz);
+                let Some(node) = self.node_mut(host) else { continue };
+                for gpu in node.gpus.iter_mut().take(workload.spec.gpus_per_node as usize) {
+                    let mut rng = Rng::derive(seed, &["workload", host, &gpu.index.to_string(), &workload.job_id.to_string()]);
+                    let slowed = gpu.throttle_reasons & !throttle::GPU_IDLE;
+                    gpu.processes.retain(|p| !(p.pid >= workload.pid_base && p.pid < workload.pid_base + 1_000));
+                    if running {
+                        let used = workload.rank_memory_mib(gpu.memory_total_mib);
+                        let pid = workload.pid_base + node_at as u32 * 37 + gpu.index;
+                        gpu.processes.push(GpuProcess { pid, name: "/usr/bin/python3".into(), used_mib: used.saturating_sub(idle.0) });
+                        gpu.memory_used_mib = used;
+                        gpu.utilization_pct = 100 - rng.range_u64(0, 3) as u32;
+                        gpu.memory_utilization_pct = if waiting { 0 } else { 28 + rng.range_u64(0, 14) as u32 };
+                        let busy = if waiting { rng.range_u64(180, 230) } else { rng.range_u64(590, 690) } as u32;
+                        gpu.power_draw_w = busy.min(gpu.power_limit_w);
+                        gpu.temperature_c = gpu.temperature_c.max(if waiting { 42 } else { 58 } + rng.range_u64(0, 9) as u32);
+                        gpu.memory_temperature_c = gpu.temperature_c + 6;
+                        gpu.throttle_reasons = slowed;
+                        if slowed == 0 {
+                            gpu.sm_clock_mhz = gpu.max_sm_clock_mhz;
+                        }
+                    } else {
+                        gpu.memory_used_mib = idle.0;
+                        gpu.utilization_pct = 0;
+                        gpu.memory_utilization_pct = 0;
+                        gpu.power_draw_w = rng.range_u64(u64::from(idle.1 .0), u64::from(idle.1 .1)) as u32;
+                        gpu.throttle_reasons = slowed | throttle::GPU_IDLE;
+                        if slowed == 0 {
+                            gpu.sm_clock_mhz = idle.2;
+                        }
+                    }
+                }
+            }
+            self.workloads[index].holding = running;
+        }
+    }
+
+    /// The running workload whose processes hold GPU `gpu` on `node`.
+    pub fn workload_on(&self, node: &str, gpu: u32) -> Option<&Workload> {
+        self.workloads.iter().find(|w| w.running_at(self.now) && w.rank(node, gpu).is_some())
+    }
+}
+
+/// Shared storage's read bandwidth to one node when a lab does not say
+/// (a parallel file system client over the storage network).
+pub const DEFAULT_STORAGE_GB_PER_S: f64 = 4.0;
