@@ -79,11 +79,13 @@ pub fn state_met(expect: &[Expect], cluster: &Cluster, baseline: &Baseline) -> b
 fn fact_holds(fact: &Expect, cluster: &Cluster, baseline: &Baseline) -> bool {
     match fact {
         Expect::Slurm { node, state, reason } => cluster.node(node).is_some_and(|node| {
-            let shown = match node.scheduler {
-                SchedulerState::Idle => "idle",
-                SchedulerState::Allocated => "allocated",
-                SchedulerState::Drained => "drained",
-                SchedulerState::Down => "down",
+            // A drained node still running a job is draining, not drained.
+            let shown = match (node.scheduler, node.busy) {
+                (SchedulerState::Idle, false) => "idle",
+                (SchedulerState::Allocated, _) | (SchedulerState::Idle, true) => "allocated",
+                (SchedulerState::Drained, false) => "drained",
+                (SchedulerState::Drained, true) => "draining",
+                (SchedulerState::Down, _) => "down",
             };
             shown == state
                 && reason.as_deref().is_none_or(|pattern| {
@@ -100,6 +102,19 @@ fn fact_holds(fact: &Expect, cluster: &Cluster, baseline: &Baseline) -> bool {
             (Some(now), Some(healthy)) => now >= healthy * (1.0 - within),
             _ => false,
         },
+        Expect::JobProgress { job, within } => cluster.workloads.iter().any(|workload| {
+            let now = cluster.now;
+            let pace = match workload.segments.last() {
+                Some((_, Ok(pace))) => *pace,
+                _ => return false,
+            };
+            let progressing = workload.spec.name == *job && workload.running_at(now) && workload.iteration_at(now) > workload.resumed_from;
+            progressing
+                && within.is_none_or(|within| {
+                    let healthy = crate::perf::training::pace(&cluster.healthy(), &workload.spec, cluster.storage_gb_per_s());
+                    healthy.is_ok_and(|healthy| pace.step_ms <= healthy.step_ms * (1.0 + within))
+                })
+        }),
     }
 }
 

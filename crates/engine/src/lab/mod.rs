@@ -110,6 +110,10 @@ pub enum Expect {
     /// `all_reduce_perf` over every node reaches this fraction of the
     /// healthy cluster's bus bandwidth at large messages.
     AllReduce { within: f64 },
+    /// The lab's job `job` runs and makes progress (an iteration done since
+    /// it last started), its step time within `within` of the healthy
+    /// cluster's when given.
+    JobProgress { job: String, within: Option<f64> },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -277,21 +281,31 @@ fn instantiate(id: &str, config: &ClusterConfig, vars: &[Var], faults: &[FaultSp
     let world_seed = Rng::derive(seed, &["lab", id]).next_u64();
     let mut cluster = Cluster::build(config, world_seed);
     let start = cluster.now;
+    // Faults were checked against this cluster when the lab was built; one
+    // that does not resolve or apply is left out. Those without a time
+    // struck a while before the lab, before its jobs started.
+    let mut timed = Vec::new();
     for spec in faults {
-        // Faults were checked against this cluster when the lab was built;
-        // one that does not resolve or apply is left out.
         if let Ok(fault) = spec.resolve(&values) {
             match spec.at.as_deref().and_then(crate::model::time::parse_duration) {
-                Some(after) => cluster.schedule(start + after, fault, spec.repair.clone()),
+                Some(offset) => timed.push((start + offset, fault, spec.repair.clone())),
                 None => {
                     let _ = cluster.inject(fault, spec.repair.clone());
                 }
             }
         }
     }
-    // The jobs running when the lab starts have run for half an hour or so
-    // (after the faults that struck before the lab: they run with them).
+    // The jobs running when the lab starts have run for half an hour or so;
+    // a fault timed before the start struck while they ran.
     cluster.start_lab_workloads(jobs);
+    timed.sort_by_key(|(at, _, _)| *at);
+    for (at, fault, repairs) in timed {
+        if at <= start {
+            let _ = cluster.inject_at(at, fault, repairs);
+        } else {
+            cluster.schedule(at, fault, repairs);
+        }
+    }
     cluster
 }
 

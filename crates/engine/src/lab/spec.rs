@@ -195,6 +195,12 @@ pub struct ExpectSpec {
     /// `"5%"`: all_reduce_perf within 5% of the healthy cluster's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub all_reduce_within: Option<String>,
+    /// A job of the lab's that must run and make progress again...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
+    /// ...at a step time within this of the healthy cluster's (`"5%"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_time_within: Option<String>,
 }
 
 impl ExpectSpec {
@@ -229,7 +235,20 @@ impl ExpectSpec {
                 _ => Err(error("expect", format!("`all_reduce_within` must be a percentage below 100%, such as \"5%\", not `{within}`"))),
             };
         }
-        Err(error("expect", "each `expect` entry needs one of `slurm`, `repaired`, `fabric_manager`, `all_reduce_within`"))
+        if let Some(job) = &self.job {
+            let within = match &self.step_time_within {
+                None => None,
+                Some(within) => match parse_tolerance(&text("expect", within, values)?) {
+                    Some(Tolerance::Relative(fraction)) if fraction < 1.0 => Some(fraction),
+                    _ => return Err(error("expect", format!("`step_time_within` must be a percentage below 100%, such as \"5%\", not `{within}`"))),
+                },
+            };
+            return Ok(Expect::JobProgress { job: text("expect", job, values)?, within });
+        }
+        if self.step_time_within.is_some() {
+            return Err(error("expect", "`step_time_within` in `expect` needs `job`"));
+        }
+        Err(error("expect", "each `expect` entry needs one of `slurm`, `repaired`, `fabric_manager`, `all_reduce_within`, `job`"))
     }
 }
 

@@ -318,7 +318,7 @@ impl Cluster {
     pub fn inject(&mut self, fault: fault::Fault, repairs: Vec<String>) -> Result<(), fault::FaultError> {
         fault.apply(self)?;
         self.injected.push(Injected { fault, repairs, repaired: false, at: self.striking });
-        self.follow_workloads(self.now);
+        self.follow_workloads(self.striking.unwrap_or(self.now));
         Ok(())
     }
 
@@ -329,6 +329,15 @@ impl Cluster {
         self.scheduled.insert(position, (at, fault, repairs));
     }
 
+    /// Applies a fault that struck at `at`, before the clock's instant
+    /// (while the lab's jobs ran, before the lab began).
+    pub fn inject_at(&mut self, at: EpochSeconds, fault: fault::Fault, repairs: Vec<String>) -> Result<(), fault::FaultError> {
+        self.striking = Some(at);
+        let applied = self.inject(fault, repairs);
+        self.striking = None;
+        applied
+    }
+
     /// Moves the clock to `now`: the scheduled faults due by then strike,
     /// each at its own instant, and jobs that ended by then let go of
     /// their GPUs.
@@ -336,9 +345,7 @@ impl Cluster {
         while self.scheduled.first().is_some_and(|(at, _, _)| *at <= now) {
             let (at, fault, repairs) = self.scheduled.remove(0);
             self.now = at.max(self.now);
-            self.striking = Some(at);
-            let _ = self.inject(fault, repairs);
-            self.striking = None;
+            let _ = self.inject_at(at, fault, repairs);
         }
         self.now = now;
         if self.workloads.iter().any(|w| w.holding != w.running_at(now)) {
@@ -503,6 +510,7 @@ fn build_node(config: &ClusterConfig, versions: &Versions, index: usize, hostnam
         drained_pods: false,
         listeners: Vec::new(),
         files: Default::default(),
+        busy: false,
     };
     boot_log(&mut node, versions, &mut rng);
     node

@@ -61,6 +61,9 @@ pub struct Node {
     pub drained_pods: bool,
     /// Servers waiting for clients (perftest servers).
     pub listeners: Vec<super::change::Listener>,
+    /// A job's processes run here: Slurm shows it allocated (draining
+    /// once drained).
+    pub busy: bool,
     /// Files the trainee wrote (`echo x > notes.txt`), by absolute path.
     /// Everything else a node's file system shows is generated from the
     /// model (`commands::files`).

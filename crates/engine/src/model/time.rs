@@ -71,9 +71,13 @@ pub fn ctime(epoch: EpochSeconds) -> String {
     )
 }
 
-/// A lab's duration: `90s`, `10m`, `2h`, or whole seconds; at most a week.
+/// A lab's offset from its start: `90s`, `10m`, `2h`, or whole seconds, at
+/// most a week on; `-12m` is before the start (at most a day).
 pub fn parse_duration(text: &str) -> Option<EpochSeconds> {
     let text = text.trim();
+    if let Some(before) = text.strip_prefix('-') {
+        return parse_duration(before).filter(|seconds| *seconds <= 86_400).map(|seconds| -seconds);
+    }
     let (number, unit) = match text.char_indices().last()? {
         (at, 's') => (&text[..at], 1),
         (at, 'm') => (&text[..at], 60),

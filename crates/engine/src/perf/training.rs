@@ -79,6 +79,22 @@ pub fn shape(params_b: f64) -> (u32, u32) {
     }
 }
 
+/// The model's parameter count as Megatron reports it: Llama 3's for its
+/// sizes (8,030,261,248 for 8B), else the shape's with a 128,256-token
+/// vocabulary.
+pub fn parameter_count(params_b: f64) -> u64 {
+    match params_b {
+        p if (7.5..=8.5).contains(&p) => 8_030_261_248,
+        p if (65.0..=75.0).contains(&p) => 70_553_706_496,
+        p if (400.0..=410.0).contains(&p) => 405_853_388_800,
+        p => {
+            let (layers, hidden) = shape(p);
+            let (l, h) = (u64::from(layers), u64::from(hidden));
+            12 * l * h * h + 2 * 128_256 * h + (2 * l + 1) * h
+        }
+    }
+}
+
 /// Megatron's model FLOPs per token: 6 per parameter, and attention's
 /// 12 x layers x hidden x sequence.
 pub fn flops_per_token(params_b: f64, seq_len: u32) -> f64 {

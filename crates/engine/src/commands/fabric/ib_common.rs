@@ -197,12 +197,22 @@ pub fn mtu_code(mtu: u32) -> u32 {
     }
 }
 
-/// The port's counters at `cluster.now`. A marginal link keeps adding symbol
+/// The port's counters at `cluster.now`: the training jobs' traffic counts
+/// in the data and packet counters. A marginal link keeps adding symbol
 /// errors: the model's count is the value when the lab starts, and
 /// `symbol_errors_per_hour` accrue per hour of simulated time after that
 /// (one link error recovery per 500 symbol errors, as the fault sets them).
 pub fn counters_now(cluster: &Cluster, port: &Port) -> PortCounters {
     let mut counters = port.counters;
+    // A training job's all-reduces cross the port as it steps.
+    let job = cluster.job_traffic_bytes(port.guid);
+    if job > 0 {
+        let mtu = u64::from(port.active_mtu.max(256));
+        counters.xmit_data = counters.xmit_data.saturating_add(job / 4);
+        counters.rcv_data = counters.rcv_data.saturating_add(job / 4);
+        counters.xmit_pkts = counters.xmit_pkts.saturating_add(job / mtu);
+        counters.rcv_pkts = counters.rcv_pkts.saturating_add(job / mtu);
+    }
     if port.symbol_errors_per_hour > 0 {
         let elapsed = (cluster.now - cluster.started_at()).max(0) as u64;
         let added = port.symbol_errors_per_hour.saturating_mul(elapsed) / 3600;

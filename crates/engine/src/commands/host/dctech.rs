@@ -77,6 +77,12 @@ impl Command for Dctech {
         if !known {
             return Output::error(format!("dctech: {action} on {host} needs a {}\n", target_label(*kind)), 2);
         }
+        if node.busy && node.scheduler == SchedulerState::Drained {
+            return Output::error(
+                format!("dctech: refused: {host} is draining: a job still runs there. Wait for it to end, or scancel it, then ask again.\n"),
+                1,
+            );
+        }
         if !matches!(node.scheduler, SchedulerState::Drained | SchedulerState::Down) {
             return Output::error(
                 format!("dctech: refused: {host} is not drained. {POLICY_SHORT} (sudo scontrol update NodeName={host} State=DRAIN Reason=\"...\")\n"),

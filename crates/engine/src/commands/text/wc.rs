@@ -24,6 +24,7 @@ impl Command for Wc {
 
     fn run(&self, invocation: &Invocation) -> Output {
         let (mut lines, mut words, mut bytes) = (false, false, false);
+        let mut files: Vec<String> = Vec::new();
         for arg in scan(&SIGNATURE, invocation.args()) {
             match arg {
                 Arg::Flag(flag, _) => match flag.short {
@@ -34,28 +35,59 @@ impl Command for Wc {
                 Arg::Unknown(flag) => {
                     return Output::error(crate::commands::options::unknown("wc", &flag) + "Try 'wc --help' for more information.\n", 1);
                 }
-                Arg::Positional(file) => {
-                    return Output::error(format!("wc: {file}: No such file or directory\n"), 1)
-                }
+                Arg::Positional(file) => files.push(file),
                 Arg::MissingValue(_) => {}
             }
         }
         if !(lines || words || bytes) {
             (lines, words, bytes) = (true, true, true);
         }
-        let text = invocation.stdin;
-        let counts: Vec<usize> = [
-            (lines, text.matches('\n').count()),
-            (words, text.split_whitespace().count()),
-            (bytes, text.len()),
-        ]
-        .into_iter()
-        .filter_map(|(wanted, count)| wanted.then_some(count))
-        .collect();
-        // GNU wc pads to a common width only when it prints several counts.
-        let width = if counts.len() == 1 { 1 } else { 7 };
-        let fields: Vec<String> = counts.iter().map(|n| format!("{n:>width$}")).collect();
-        Output::ok(format!("{}\n", fields.join(" ")))
+        let count = |text: &str| -> Vec<usize> {
+            [(lines, text.matches('\n').count()), (words, text.split_whitespace().count()), (bytes, text.len())]
+                .into_iter()
+                .filter_map(|(wanted, count)| wanted.then_some(count))
+                .collect()
+        };
+        if files.is_empty() {
+            let counts = count(invocation.stdin);
+            // GNU wc pads to a common width only when it prints several counts.
+            let width = if counts.len() == 1 { 1 } else { 7 };
+            let fields: Vec<String> = counts.iter().map(|n| format!("{n:>width$}")).collect();
+            return Output::ok(format!("{}\n", fields.join(" ")));
+        }
+        // Files: one line each, then a total for several; the width is that
+        // of the files' total size, or none for one count of one file.
+        let mut out = Output::default();
+        let mut rows: Vec<(Vec<usize>, String)> = Vec::new();
+        let mut size = 0;
+        for file in &files {
+            match super::read_file(invocation, file) {
+                Ok(text) => {
+                    size += text.len();
+                    rows.push((count(&text), file.clone()));
+                }
+                Err(reason) => {
+                    out.stderr += &format!("wc: {file}: {reason}\n");
+                    out.status = 1;
+                }
+            }
+        }
+        let columns = rows.first().map_or(0, |(counts, _)| counts.len());
+        let mut total = vec![0usize; columns];
+        for (counts, _) in &rows {
+            for (sum, n) in total.iter_mut().zip(counts) {
+                *sum += n;
+            }
+        }
+        if rows.len() > 1 {
+            rows.push((total, "total".to_string()));
+        }
+        let width = if columns == 1 && files.len() == 1 { 1 } else { size.max(1).to_string().len() };
+        for (counts, name) in rows {
+            let fields: Vec<String> = counts.iter().map(|n| format!("{n:>width$}")).collect();
+            out.stdout += &format!("{} {name}\n", fields.join(" "));
+        }
+        out
     }
 }
 

@@ -190,6 +190,8 @@ pub struct ExpectTable {
     pub repaired: Option<bool>,
     pub fabric_manager: Option<String>,
     pub all_reduce_within: Option<String>,
+    pub job: Option<String>,
+    pub step_time_within: Option<String>,
 }
 
 pub(crate) const TOP_KEYS: &[&str] = &["lab", "cluster", "vars", "faults", "jobs", "questions", "solution"];
@@ -207,7 +209,7 @@ pub(crate) const QUESTION_KEYS: &[&str] = &[
     "id", "type", "prompt", "choices", "answer", "accept", "tolerance", "unit", "points", "hints", "explanation", "entity", "host",
     "command", "after", "after_host", "expect", "fields", "rubric", "attempts", "retry", "feedback",
 ];
-pub(crate) const EXPECT_KEYS: &[&str] = &["node", "slurm", "reason", "repaired", "fabric_manager", "all_reduce_within"];
+pub(crate) const EXPECT_KEYS: &[&str] = &["node", "slurm", "reason", "repaired", "fabric_manager", "all_reduce_within", "job", "step_time_within"];
 pub(crate) const SOLUTION_KEYS: &[&str] = &["steps", "answers", "wrong"];
 
 /// Parses a lab file. Syntax errors stop at the first; everything else is
@@ -775,6 +777,8 @@ fn expect_table(t: &Table, problems: &mut Vec<Problem>) -> ExpectTable {
         repaired: t.optional(problems, "repaired", boolean),
         fabric_manager: t.optional(problems, "fabric_manager", string),
         all_reduce_within: t.optional(problems, "all_reduce_within", string),
+        job: t.optional(problems, "job", string),
+        step_time_within: t.optional(problems, "step_time_within", string),
     }
 }
 

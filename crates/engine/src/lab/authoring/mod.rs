@@ -181,7 +181,7 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
         check_fault_fields(fault, &mut problem);
         if let Some(at) = &fault.get_ref().at {
             if crate::model::time::parse_duration(at.get_ref()).is_none() {
-                problem(at.span(), format!("`at` must be a time after the lab starts, such as \"90s\", \"10m\" or \"2h\" (at most a week), not `{}`", at.get_ref()));
+                problem(at.span(), format!("`at` must be a time from the lab's start, such as \"10m\" or \"2h\" after it (at most a week) or \"-12m\" before it (at most a day), not `{}`", at.get_ref()));
             }
         }
     }
@@ -191,6 +191,15 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
         }
     }
     let jobs = jobs::specs(&file.jobs, &hostnames, preset.unwrap_or(&preset::PRESETS[0]), &mut problem);
+    for question in &file.questions {
+        let Some(expect) = &question.get_ref().expect else { continue };
+        for job in expect.get_ref().iter().filter_map(|e| e.job.as_deref()) {
+            let declared = file.jobs.iter().any(|j| j.get_ref().name.get_ref() == job);
+            if !declared && !job.contains('{') {
+                problem(expect.span(), format!("`job` names `{job}`, which is not one of the lab's [[jobs]]"));
+            }
+        }
+    }
 
     let mut question_ids = BTreeSet::new();
     for question in &file.questions {
@@ -383,6 +392,8 @@ fn question_spec(table: &QuestionTable) -> QuestionSpec {
                         repaired: e.repaired,
                         fabric_manager: e.fabric_manager.clone(),
                         all_reduce_within: e.all_reduce_within.clone(),
+                        job: e.job.clone(),
+                        step_time_within: e.step_time_within.clone(),
                     })
                     .collect()
             })

@@ -179,7 +179,9 @@ pub fn json_schema() -> String {
                 "reason": {{ "type": "string" }},
                 "repaired": {{ "const": true }},
                 "fabric_manager": {{ "enum": ["active", "inactive"] }},
-                "all_reduce_within": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$" }}
+                "all_reduce_within": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$" }},
+                "job": {{ "type": "string", "description": "a [[jobs]] name: it runs and makes progress" }},
+                "step_time_within": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$" }}
               }}
             }}
           }},

@@ -34,7 +34,7 @@ pub fn render(cluster: &Cluster, workload: &Workload, now: i64) -> String {
     out += "> initializing torch distributed ...\n";
     out += "> setting random seeds to 1234 ...\n";
     out += "building GPT model ...\n";
-    let shard = (spec.params_b * 1e9 / f64::from((spec.tensor * spec.pipeline).max(1))) as u64;
+    let shard = crate::perf::training::parameter_count(spec.params_b) / u64::from((spec.tensor * spec.pipeline).max(1));
     out += &format!(" > number of parameters on (tensor, pipeline) model parallel rank (0, 0): {shard}\n");
     let mut rng = Rng::derive(workload.job_id as u64, &["log"]);
     let events = workload.timeline(now);
@@ -167,7 +167,9 @@ fn timers(entries: &[(&str, f64)], rng: &mut Rng) -> String {
     let mut out = "(min, max) time across ranks (ms):\n".to_string();
     for (name, ms) in entries {
         let spread = ms * (0.002 + rng.unit_f64() * 0.01);
-        out += &format!("    {}: ({:.2}, {:.2})\n", format!("{name} ").chars().chain(std::iter::repeat('.')).take(48).collect::<String>(), (ms - spread).max(0.0), ms);
+        let centre = ms * (1.0 + (rng.unit_f64() - 0.5) * 0.004);
+        let label: String = format!("{name} ").chars().chain(std::iter::repeat('.')).take(48).collect();
+        out += &format!("    {label}: ({:.2}, {:.2})\n", (centre - spread / 2.0).max(0.0), centre + spread / 2.0);
     }
     out
 }

@@ -467,6 +467,32 @@ impl Cluster {
             }
             self.workloads[index].holding = running;
         }
+        let busy: Vec<String> = self.workloads.iter().filter(|w| w.running_at(now)).flat_map(|w| w.spec.nodes.iter().cloned()).collect();
+        let changed: Vec<String> = self.nodes.iter().filter(|n| n.busy != busy.contains(&n.hostname)).map(|n| n.hostname.clone()).collect();
+        for host in changed {
+            if let Some(node) = self.node_mut(&host) {
+                node.busy = !node.busy;
+            }
+        }
+    }
+
+    /// Bytes the jobs' gradient all-reduces have sent (and received)
+    /// through the port with `guid` by now: per step, each node's share of
+    /// the gradients crosses to the other nodes twice (reduce-scatter and
+    /// all-gather), split evenly over the node's rails.
+    pub fn job_traffic_bytes(&self, guid: u64) -> u64 {
+        let Some(node) = self.nodes.iter().find(|node| node.hcas.iter().any(|hca| hca.port.guid == guid)) else { return 0 };
+        let rails = node.hcas.len().max(1) as f64;
+        self.workloads
+            .iter()
+            .filter(|w| w.spec.nodes.len() > 1 && w.spec.nodes.contains(&node.hostname) && w.started <= self.now)
+            .map(|w| {
+                let nodes = w.spec.nodes.len() as f64;
+                let gradient = w.spec.params_b * 1e9 * 2.0 / f64::from((w.spec.tensor * w.spec.pipeline).max(1));
+                let steps = f64::from(w.iteration_at(self.now).saturating_sub(w.resumed_from));
+                (steps * 2.0 * gradient * (nodes - 1.0) / nodes / rails) as u64
+            })
+            .fold(0u64, u64::saturating_add)
     }
 
     /// The running workload whose processes hold GPU `gpu` on `node`.

@@ -27,33 +27,36 @@ pub const REASON_USER: &str = "root";
 /// `sinfo`'s compact state (`%t`): idle, alloc, drain, down, with `*` when
 /// the node does not respond.
 pub fn compact_state(node: &Node) -> String {
-    let base = match node.scheduler {
-        SchedulerState::Idle => "idle",
-        SchedulerState::Allocated => "alloc",
-        SchedulerState::Down => "down",
-        SchedulerState::Drained => "drain",
+    let base = match (node.scheduler, node.busy) {
+        (SchedulerState::Idle, false) => "idle",
+        (SchedulerState::Allocated, _) | (SchedulerState::Idle, true) => "alloc",
+        (SchedulerState::Down, _) => "down",
+        (SchedulerState::Drained, false) => "drain",
+        (SchedulerState::Drained, true) => "drng",
     };
     format!("{base}{}", if node.reachable { "" } else { "*" })
 }
 
 /// `sinfo -l`'s long state (`%T`).
 pub fn long_state(node: &Node) -> String {
-    let base = match node.scheduler {
-        SchedulerState::Idle => "idle",
-        SchedulerState::Allocated => "allocated",
-        SchedulerState::Down => "down",
-        SchedulerState::Drained => "drained",
+    let base = match (node.scheduler, node.busy) {
+        (SchedulerState::Idle, false) => "idle",
+        (SchedulerState::Allocated, _) | (SchedulerState::Idle, true) => "allocated",
+        (SchedulerState::Down, _) => "down",
+        (SchedulerState::Drained, false) => "drained",
+        (SchedulerState::Drained, true) => "draining",
     };
     format!("{base}{}", if node.reachable { "" } else { "*" })
 }
 
 /// `scontrol`'s state: `IDLE`, `ALLOCATED`, `DOWN+NOT_RESPONDING`, `IDLE+DRAIN`.
 pub fn scontrol_state(node: &Node) -> String {
-    let mut state = match node.scheduler {
-        SchedulerState::Idle => "IDLE",
-        SchedulerState::Allocated => "ALLOCATED",
-        SchedulerState::Down => "DOWN",
-        SchedulerState::Drained => "IDLE+DRAIN",
+    let mut state = match (node.scheduler, node.busy) {
+        (SchedulerState::Idle, false) => "IDLE",
+        (SchedulerState::Allocated, _) | (SchedulerState::Idle, true) => "ALLOCATED",
+        (SchedulerState::Down, _) => "DOWN",
+        (SchedulerState::Drained, false) => "IDLE+DRAIN",
+        (SchedulerState::Drained, true) => "ALLOCATED+DRAIN",
     }
     .to_string();
     if !node.reachable {

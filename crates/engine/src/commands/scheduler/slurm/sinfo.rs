@@ -121,11 +121,12 @@ fn parse_format(format: &str) -> Result<Vec<Part>, String> {
 fn in_states(node: &Node, states: &[String]) -> bool {
     states.iter().any(|state| {
         let state = state.to_ascii_lowercase();
-        let by_state = match node.scheduler {
-            SchedulerState::Idle => matches!(state.as_str(), "idle" | "i"),
-            SchedulerState::Allocated => matches!(state.as_str(), "alloc" | "allocated"),
-            SchedulerState::Down => state == "down",
-            SchedulerState::Drained => matches!(state.as_str(), "drain" | "drained"),
+        let by_state = match (node.scheduler, node.busy) {
+            (SchedulerState::Idle, false) => matches!(state.as_str(), "idle" | "i"),
+            (SchedulerState::Allocated, _) | (SchedulerState::Idle, true) => matches!(state.as_str(), "alloc" | "allocated"),
+            (SchedulerState::Down, _) => state == "down",
+            (SchedulerState::Drained, false) => matches!(state.as_str(), "drain" | "drained"),
+            (SchedulerState::Drained, true) => matches!(state.as_str(), "drain" | "drng" | "draining"),
         };
         by_state || (!node.reachable && matches!(state.as_str(), "no_respond" | "not_responding"))
     })

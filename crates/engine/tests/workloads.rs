@@ -1,0 +1,193 @@
+//! Workloads as one system (issue "Representative workloads"): a training
+//! job's log, its GPUs, Slurm and the fabric agree, and faults reach the
+//! job the way they reach a real one.
+
+use clusterlab_engine::lab::evidence::Baseline;
+use clusterlab_engine::lab::Setup;
+use clusterlab_engine::{load, Lab, Session};
+
+const CLUSTER: &str = "[lab]\nid = \"w\"\ntitle = \"t\"\nsummary = \"s\"\n[cluster]\npreset = \"hgx-h100\"\nnodes = [\"gpu-001\", \"gpu-002\"]\nstorage_gb_per_s = 4\n";
+
+const JOB: &str = "[[jobs]]\nname = \"llama3-8b\"\nparams = \"8B\"\nglobal_batch = 16\nseq_len = 2048\nloader_workers = 4\ncheckpoint_every = 1000\n";
+
+fn lab(extra: &str) -> (Lab, Session) {
+    let lab = load(&format!("{CLUSTER}{JOB}{extra}")).expect("the lab loads");
+    let session = Session::new(lab.instantiate(0), "gpu-001");
+    (lab, session)
+}
+
+/// The elapsed times of the log's last `n` iteration lines (ms).
+fn step_times(session: &mut Session, n: usize) -> Vec<f64> {
+    let log = session.run("cat ~/slurm-*.out").stdout();
+    let times: Vec<f64> = log
+        .lines()
+        .filter_map(|line| line.split("elapsed time per iteration (ms): ").nth(1))
+        .filter_map(|rest| rest.split(' ').next()?.parse().ok())
+        .collect();
+    times[times.len().saturating_sub(n)..].to_vec()
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len().max(1) as f64
+}
+
+fn job_id(session: &mut Session) -> String {
+    session.run("squeue -h -o %i").stdout();
+    let out = session.run("squeue -h").stdout();
+    out.split_whitespace().next().unwrap_or_default().to_string()
+}
+
+#[test]
+fn the_log_has_megatrons_lines() {
+    let (_, mut session) = lab("");
+    let id = job_id(&mut session);
+    let log = session.run(&format!("cat ~/slurm-{id}.out")).stdout();
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines[0], "using world size: 16, data-parallel size: 16, context-parallel size: 1, tensor-model-parallel size: 1, pipeline-model-parallel size: 1");
+    assert_eq!(lines[4], " > number of parameters on (tensor, pipeline) model parallel rank (0, 0): 8030261248");
+    assert!(log.contains("\ntraining ...\n[before the start of training step] datetime: 2026-"), "{}", &log[..1500]);
+    let first = lines.iter().find(|line| line.contains(" iteration ")).unwrap();
+    // ` [2026-03-09 12:27:34] iteration       10/  100000 | consumed samples:          160 | ...`
+    let fields: Vec<&str> = first.split(" | ").collect();
+    assert!(fields[0].starts_with(" [2026-03-09 ") && fields[0].ends_with("] iteration       10/  100000"), "{first}");
+    assert_eq!(fields[1], "consumed samples:          160");
+    assert!(fields[2].starts_with("elapsed time per iteration (ms): 17"), "{first}");
+    assert!(fields[3].starts_with("throughput per GPU (TFLOP/s/GPU): 5"), "{first}");
+    assert_eq!(fields[4], "learning rate: 1.500000E-06");
+    assert_eq!(fields[5], "global batch size:    16");
+    assert!(fields[6].starts_with("lm loss: 1.0") && fields[6].ends_with("E+01"), "{first}");
+    assert_eq!(fields[7], "loss scale: 1.0");
+    assert_eq!(&fields[9..], ["number of skipped iterations:   0", "number of nan iterations:   0 |"]);
+    // The timers block, each name dotted out to 48 columns.
+    let at = lines.iter().position(|line| line == first).unwrap();
+    assert_eq!(lines[at + 1], "(min, max) time across ranks (ms):");
+    assert!(lines[at + 2].starts_with("    forward-backward ...............................: ("), "{}", lines[at + 2]);
+    assert!(lines[at + 3].starts_with("    batch-generator ................................: ("));
+    assert!(log.contains("saving checkpoint at iteration    1000 to /lustre/checkpoints/llama3-8b in torch_dist format\n  successfully saved checkpoint from iteration    1000 to /lustre/checkpoints/llama3-8b [ t 1/1, p 1/1 ]\n(min, max) time across ranks (ms):\n    save-checkpoint ................................: ("));
+    // The same bytes for the same lab and seed.
+    assert_eq!(session.run(&format!("cat ~/slurm-{id}.out")).stdout(), log);
+}
+
+#[test]
+fn the_job_is_its_processes_its_gpus_and_its_slurm_record() {
+    let (_, mut session) = lab("");
+    let id = job_id(&mut session);
+    let squeue = session.run("squeue").stdout();
+    assert!(squeue.contains(&format!("{id:>18}       gpu llama3-8     user  R ")) && squeue.ends_with("      2 gpu-[001-002]\n"), "{squeue}");
+    assert!(session.run("sinfo").stdout().contains("2  alloc gpu-[001-002]"));
+    let smi = session.run("nvidia-smi").stdout();
+    let processes: Vec<&str> = smi.lines().filter(|line| line.contains("/usr/bin/python3")).collect();
+    assert_eq!(processes.len(), 8, "{smi}");
+    assert!(processes[0].starts_with("|    0   N/A  N/A ") && processes[0].ends_with("MiB |") && processes[0].len() == 91, "{}", processes[0]);
+    let query = session.run("nvidia-smi --query-gpu=utilization.gpu,power.draw --format=csv,noheader,nounits").stdout();
+    for line in query.lines() {
+        let (util, power) = line.split_once(", ").unwrap();
+        assert!(util.parse::<u32>().unwrap() >= 97 && power.parse::<f64>().unwrap() > 550.0, "{line}");
+    }
+    assert!(session.run("sacct -n -X -o JobID,State").stdout().contains("RUNNING"));
+}
+
+#[test]
+fn a_gpu_reset_is_refused_while_the_job_runs_and_works_after_scancel() {
+    let (_, mut session) = lab("");
+    let refused = session.run("sudo nvidia-smi -r -i 3");
+    assert_eq!(refused.status, 255);
+    assert!(refused.stdout().starts_with("The following GPUs could not be reset:\n  GPU 00000000:64:00.0: In use by another client\n\n1 device is currently being used by one or more other processes"), "{}", refused.stdout());
+    let id = job_id(&mut session);
+    assert_eq!(session.run(&format!("scancel {id}")).status, 0);
+    let reset = session.run("sudo nvidia-smi -r -i 3");
+    assert_eq!((reset.status, reset.stdout()), (0, "GPU 00000000:64:00.0 was successfully reset.\nAll done.\n".to_string()));
+    assert!(session.run("nvidia-smi").stdout().contains("No running processes found"));
+    assert_eq!(session.run("squeue -h").stdout(), "");
+    assert!(session.run("sacct -n -X -o State%20").stdout().contains("CANCELLED by 1000"));
+    assert!(session.run(&format!("tail -n 3 ~/slurm-{id}.out")).stdout().contains(&format!("slurmstepd: error: *** JOB {id} ON gpu-001 CANCELLED AT 2026-")));
+    let again = session.run(&format!("scancel {id}"));
+    assert_eq!((again.status, again.stderr()), (1, format!("scancel: error: Kill job error on job id {id}: Job/step already completing or completed\n")));
+    assert_eq!(session.run("scancel 7").stderr(), "scancel: error: Kill job error on job id 7: Invalid job id specified\n");
+    assert_eq!(session.run("scancel").stderr(), "scancel: error: No job identification provided\n");
+}
+
+#[test]
+fn a_slow_rail_raises_the_step_time_and_shows_in_its_counters() {
+    let fault = "[[faults]]\nkind = \"hca-link-degraded\"\nnode = \"gpu-002\"\nhca = \"mlx5_5\"\nrate = 200\nat = \"5m\"\n";
+    let (_, mut session) = lab(fault);
+    let before = mean(&step_times(&mut session, 5));
+    assert!((170.0..186.0).contains(&before), "{before}");
+    let counters = |session: &mut Session| -> Vec<u64> {
+        session.run("ssh gpu-002 cat /sys/class/infiniband/mlx5_5/ports/1/counters/port_xmit_data /sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data").stdout().lines().map(|l| l.parse().unwrap()).collect()
+    };
+    let start = counters(&mut session);
+    session.run("sleep 300");
+    let middle = counters(&mut session);
+    session.run("sleep 300");
+    let after = mean(&step_times(&mut session, 5));
+    // The ring runs at the slow rail's rate: the all-reduce doubles and
+    // backward no longer hides it.
+    assert!(after > before * 1.15 && after < before * 1.3, "{before} -> {after}");
+    assert!(session.run("ssh gpu-002 ibstat mlx5_5").stdout().contains("Rate: 200"));
+    // The job's gradients cross every rail alike (NCCL spreads its channels
+    // over them); with the ring at the slow rail's pace, each carries less
+    // per second once the rail is slow.
+    let end = counters(&mut session);
+    let (healthy_rate, slow_rate) = (middle[0] - start[0], end[0] - middle[0]);
+    assert_eq!(end[0] - start[0], end[1] - start[1], "{start:?} {end:?}");
+    assert!(healthy_rate > 0 && (slow_rate as f64) < healthy_rate as f64 * 0.92, "{start:?} {middle:?} {end:?}");
+    // GPU utilization stays high: only the job's progress shows the problem.
+    let util = session.run("nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits").stdout();
+    assert!(util.lines().all(|u| u.parse::<u32>().unwrap() >= 97), "{util}");
+}
+
+#[test]
+fn an_xid_79_kills_the_job_in_every_layer() {
+    let fault = "[[faults]]\nkind = \"gpu-fallen-off-bus\"\nnode = \"gpu-002\"\ngpu = 3\nat = \"5m\"\n";
+    let (_, mut session) = lab(fault);
+    let id = job_id(&mut session);
+    session.run("sleep 400");
+    // The rank on the lost GPU died; the others wait on it until the watchdog.
+    let log = session.run(&format!("cat ~/slurm-{id}.out")).stdout();
+    assert!(log.contains("[PG 0 (default_pg) Rank 11] Process group watchdog thread terminated with exception: CUDA error: unspecified launch failure\n"), "{}", &log[log.len() - 800..]);
+    assert!(log.contains("srun: error: gpu-002: task 11: Aborted (core dumped)\n"));
+    assert!(session.run("squeue -h").stdout().contains(" R "), "still running: its ranks wait");
+    let util = session.run("nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits").stdout();
+    assert!(util.lines().all(|u| u.parse::<u32>().unwrap() >= 97), "NCCL spins while it waits: {util}");
+    session.run("sleep 600");
+    let log = session.run(&format!("cat ~/slurm-{id}.out")).stdout();
+    assert!(log.contains("Watchdog caught collective operation timeout: WorkNCCL(SeqNum="), "{}", &log[log.len() - 1500..]);
+    assert!(log.contains(", OpType=ALLREDUCE, NumelIn=40000000, NumelOut=40000000, Timeout(ms)=600000) ran for 6000"));
+    assert!(log.ends_with("srun: error: gpu-001: tasks 0-7: Aborted (core dumped)\nsrun: error: gpu-002: tasks 8-10,12-15: Aborted (core dumped)\n"), "{}", &log[log.len() - 400..]);
+    let iterations_then = log.matches(" iteration ").count();
+    session.run("sleep 60");
+    assert_eq!(session.run(&format!("cat ~/slurm-{id}.out")).stdout().matches(" iteration ").count(), iterations_then, "no progress once dead");
+    // Slurm, the kernel and nvidia-smi tell the same story.
+    assert_eq!(session.run("sacct -n -X -o JobID,State,ExitCode").stdout(), format!("{id:<12}     FAILED      1:0 \n"));
+    let dmesg = session.run("ssh gpu-002 dmesg | grep -i xid").stdout();
+    assert!(dmesg.contains("Xid (PCI:0000:64:00): 79"), "{dmesg}");
+    let smi = session.run("ssh gpu-002 nvidia-smi");
+    assert!(smi.stderr().contains("Unable to determine the device handle for GPU0000:64:00.0: Unknown Error"), "{}", smi.stderr());
+    assert!(smi.stdout().contains("No running processes found"));
+}
+
+#[test]
+fn recovery_is_proven_by_progress_resuming_from_the_checkpoint() {
+    let fault = "[[faults]]\nkind = \"hca-link-degraded\"\nnode = \"gpu-002\"\nhca = \"mlx5_5\"\nrate = 200\nat = \"-10m\"\nrepair = [\"reseat-cable\"]\n";
+    let question = "[[questions]]\nid = \"back\"\ntype = \"state\"\nprompt = \"p\"\nexpect = [{ repaired = true }, { job = \"llama3-8b\", step_time_within = \"5%\" }]\n";
+    let (lab, mut session) = lab(&format!("{fault}{question}"));
+    let setup = Setup::from_json(&lab.to_json()).unwrap();
+    let met = |session: &Session| setup.states_met(0, &session.cluster, &Baseline::default());
+    assert!(met(&session).is_empty());
+    let slow = mean(&step_times(&mut session, 5));
+    session.run("sudo scontrol update nodename=gpu-002 state=drain reason=slow");
+    assert!(session.run("sinfo").stdout().contains("drng gpu-002"));
+    assert_eq!(session.run("dctech reseat-cable gpu-002 mlx5_5").status, 1, "a job still runs there");
+    session.run("scancel -n llama3-8b");
+    assert_eq!(session.run("dctech reseat-cable gpu-002 mlx5_5").status, 0);
+    session.run("sudo scontrol update nodename=gpu-002 state=resume");
+    assert!(session.run("sbatch ~/llama3-8b.sbatch").stdout().starts_with("Submitted batch job "));
+    assert!(met(&session).is_empty(), "not yet: the job has not stepped");
+    session.run("sleep 300");
+    let log = session.run("cat $(ls ~/slurm-*.out | tail -n 1)").stdout();
+    assert!(log.contains("loading distributed checkpoint from /lustre/checkpoints/llama3-8b at iteration "), "{}", &log[..1200]);
+    let fast = mean(&step_times(&mut session, 5));
+    assert!(fast < slow * 0.9, "{slow} -> {fast}");
+    assert_eq!(met(&session), ["back"]);
+}
