@@ -53,10 +53,11 @@ static SIGNATURE: Signature = Signature {
         Example { command: "dcgmi discovery -l", description: "the GPUs DCGM can see, with bus ids and UUIDs" },
         Example { command: "dcgmi diag -r 1", description: "quick deployment checks: persistence mode, row remapping, driver" },
         Example { command: "dcgmi diag -r 2", description: "adds the PCIe/NVLink and GPU memory tests (about two minutes)" },
+        Example { command: "dcgmi dmon -e 155,203,1002,1004 -c 5", description: "power, utilization, SM and tensor activity, once a second" },
     ],
 };
 
-const SUBSYSTEMS: &str = "discovery, diag";
+const SUBSYSTEMS: &str = "discovery, diag, dmon";
 
 impl Command for Dcgmi {
     fn signature(&self) -> &'static Signature {
@@ -66,6 +67,9 @@ impl Command for Dcgmi {
     fn run(&self, invocation: &Invocation) -> Output {
         let args = invocation.args();
         let subsystem = args.first().map(String::as_str).unwrap_or("");
+        if subsystem == "dmon" {
+            return super::dcgmi_dmon::run(invocation);
+        }
         if !matches!(subsystem, "discovery" | "diag") {
             return match subsystem {
                 "-h" | "--help" => Output::ok(usage()),

@@ -1,4 +1,5 @@
 //! GPU tools: NVIDIA's `nvidia-smi` and DCGM's `dcgmi`.
 
 pub mod dcgmi;
+pub mod dcgmi_dmon;
 pub mod nvidia_smi;

@@ -55,6 +55,12 @@ static SIGNATURE: Signature = Signature {
         Flag { short: None, long: Some("format"), value: Some("FORMAT"), help: "With --query-gpu: csv, optionally with noheader and nounits." },
         Flag { short: None, long: Some("help-query-gpu"), value: None, help: "List the fields --query-gpu accepts." },
         Flag { short: Some('r'), long: Some("gpu-reset"), value: None, help: "Reset the GPU that -i names (needs -i; the GPU must be idle)." },
+        Flag {
+            short: Some('l'),
+            long: Some("loop"),
+            value: Some("SEC"),
+            help: "Probe until Ctrl+C at the given interval in seconds (the table or --query-gpu; this simulation prints 10 probes).",
+        },
     ],
     examples: &[
         Example { command: "nvidia-smi", description: "the summary table of every GPU on this node" },
@@ -111,6 +117,7 @@ impl Command for NvidiaSmi {
         let mut ids: Option<String> = None;
         let mut format: Option<String> = None;
         let mut sections: Option<String> = None;
+        let mut interval: Option<u64> = None;
         for arg in scan(&SIGNATURE, invocation.args()) {
             match arg {
                 Arg::Flag(flag, _) if flag.short == Some('a') => mode = Mode::Query,
@@ -125,6 +132,10 @@ impl Command for NvidiaSmi {
                     (Some("display"), value) => sections = value,
                     (Some("id"), value) => ids = value,
                     (Some("gpu-reset"), _) => mode = Mode::Reset,
+                    (Some("loop"), Some(seconds)) => match seconds.parse::<u64>() {
+                        Ok(n) if n > 0 => interval = Some(n.min(3600)),
+                        _ => return invalid_arguments(),
+                    },
                     _ => return invalid_arguments(),
                 },
                 Arg::Positional(_) | Arg::Unknown(_) | Arg::MissingValue(_) => return invalid_arguments(),
@@ -134,6 +145,12 @@ impl Command for NvidiaSmi {
         let query_gpu = matches!(mode, Mode::QueryGpu(_));
         if (sections.is_some() && !matches!(mode, Mode::Query)) || (format.is_some() != query_gpu) {
             return invalid_arguments();
+        }
+        if let Some(seconds) = interval {
+            return match mode {
+                Mode::Table | Mode::QueryGpu(_) => probe_loop(invocation, seconds),
+                _ => invalid_arguments(),
+            };
         }
         let cluster = invocation.cluster;
         let node = invocation.node;
@@ -162,6 +179,35 @@ impl Command for NvidiaSmi {
             }
         }
     }
+}
+
+/// Probes `nvidia-smi -l` prints here: the real tool runs until Ctrl+C.
+const LOOP_PROBES: u64 = 10;
+
+/// `-l SEC`: the same command without `-l`, every SEC seconds, each probe
+/// reading the model at its own instant (a job starting or stalling, a
+/// fault striking, shows from that probe on).
+fn probe_loop(invocation: &Invocation, seconds: u64) -> Output {
+    let args: Vec<String> = invocation.argv.iter().enumerate().filter_map(|(at, arg)| {
+        let is_loop = arg == "-l" || arg == "--loop" || arg.starts_with("--loop=") || (arg.starts_with("-l") && arg.len() > 2 && arg[2..].bytes().all(|b| b.is_ascii_digit()));
+        let value_of_loop = at > 0 && matches!(invocation.argv[at - 1].as_str(), "-l" | "--loop");
+        (!is_loop && !value_of_loop).then(|| arg.clone())
+    }).collect();
+    let mut out = Output { duration_ms: LOOP_PROBES * seconds * 1000, ..Output::default() };
+    let mut view = invocation.cluster.clone();
+    for probe in 0..LOOP_PROBES {
+        view.advance_to(invocation.cluster.now + (probe * seconds) as i64);
+        let Some(node) = view.node(&invocation.node.hostname) else { break };
+        let once = Invocation { cluster: &view, node, argv: &args, ..*invocation };
+        let sample = NvidiaSmi.run(&once);
+        out.stdout += &sample.stdout;
+        out.stderr += &sample.stderr;
+        out.status = sample.status;
+        if sample.status != 0 {
+            break;
+        }
+    }
+    out
 }
 
 /// nvidia-smi's return code for a GPU that has fallen off the bus or is

@@ -106,10 +106,18 @@ pub fn run(invocation: &Invocation) -> Output {
     let names: Vec<String> = metrics.iter().map(|(name, _)| name.to_string()).collect();
     let units: Vec<String> = metrics.iter().map(|(_, unit)| unit.to_string()).collect();
     let mut out = line("# gpu", &names) + &line("# Idx", &units);
+    // Each sample reads the model at its own instant: a job that starts,
+    // stalls or ends, or a fault that strikes, shows from that sample on.
     let cluster = invocation.cluster;
+    let host = &invocation.node.hostname;
+    let indices: Vec<u32> = gpus.iter().map(|gpu| gpu.index).collect();
+    let mut view = cluster.clone();
     for sample in 0..count {
-        for gpu in &gpus {
-            let mut rng = Rng::derive(cluster.seed, &[&invocation.node.hostname, "dmon", &gpu.index.to_string(), &sample.to_string()]);
+        let at = cluster.now + (sample * delay) as i64;
+        view.advance_to(at);
+        let Some(node) = view.node(host) else { break };
+        for gpu in node.gpus.iter().filter(|gpu| indices.contains(&gpu.index) && gpu.is_visible()) {
+            let mut rng = Rng::derive(cluster.seed, &[host, "dmon", &gpu.index.to_string(), &at.to_string()]);
             let fields: Vec<String> = metrics.iter().map(|(name, _)| value(gpu, name, &mut rng)).collect();
             out += &line(&gpu.index.to_string(), &fields);
         }
