@@ -185,6 +185,11 @@ impl Engine {
         Inner::send(&self.0, Request::CloseShell { shell });
     }
 
+    /// The metrics panel, drawn now; a [`Reply::Metrics`] answers.
+    pub fn metrics(&self) {
+        Inner::send(&self.0, Request::Metrics);
+    }
+
     /// Tab completion for `line`.
     pub fn complete(&self, line: String, answer: Callback<Vec<String>>) {
         let id = {
@@ -285,7 +290,7 @@ impl Inner {
                     return;
                 }
                 Reply::Cancelled { session, .. } => inner.session = Some(session.clone()),
-                Reply::Failed { .. } => {}
+                Reply::Failed { .. } | Reply::Metrics { .. } => {}
             }
             inner.on_event.clone()
         };

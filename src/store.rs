@@ -101,6 +101,11 @@ pub struct LabStore {
     pub access: Access,
     /// The state questions the cluster meets, as the engine last said.
     pub met: Vec<String>,
+    /// The metrics panel: whether it is shown, what the engine last drew,
+    /// and a count of the requests to draw it (each one sent once).
+    pub metrics_shown: bool,
+    pub metrics: Option<Rc<str>>,
+    pub metrics_asked: u64,
     next_id: u64,
     /// Bumped by every action: views compare stores by it, not by content.
     revision: u64,
@@ -144,6 +149,8 @@ pub enum Action {
     LetGo,
     /// Another tab saved: a read-only tab shows what it saved.
     Follow(LabState),
+    /// Show or hide the metrics panel.
+    ShowMetrics(bool),
 }
 
 impl LabStore {
@@ -179,6 +186,9 @@ impl LabStore {
             notices: notice.into_iter().collect(),
             access: Access::Owner,
             met: Vec::new(),
+            metrics_shown: false,
+            metrics: None,
+            metrics_asked: 0,
             next_id: 0,
             revision: 0,
         };
@@ -255,6 +265,13 @@ impl LabStore {
         }
     }
 
+    /// Asks the engine to draw the metrics again, while they are shown.
+    fn redraw_metrics(&mut self) {
+        if self.metrics_shown {
+            self.metrics_asked += 1;
+        }
+    }
+
     /// Starts the next queued line, if the terminal is free.
     fn next_line(&mut self) {
         while !self.busy() {
@@ -303,6 +320,7 @@ impl LabStore {
                 self.use_shell(self.shell);
                 self.now = now;
                 self.engine = EngineStatus::Ready;
+                self.redraw_metrics();
                 self.next_line();
             }
             EngineEvent::Reply(Reply::Ran { id, entry, session, prompt, host, now, met, elsewhere }) => {
@@ -337,6 +355,7 @@ impl LabStore {
                 self.host = host;
                 self.now = now;
                 self.follow_shells();
+                self.redraw_metrics();
                 self.next_line();
             }
             EngineEvent::Reply(Reply::Failed { message }) => {
@@ -344,6 +363,7 @@ impl LabStore {
                 self.notices.push(format!("The simulator could not start this lab: {message}"));
             }
             EngineEvent::Reply(Reply::Completions { .. }) => {}
+            EngineEvent::Reply(Reply::Metrics { html }) => self.metrics = Some(html.into()),
             EngineEvent::Reply(Reply::Cancelled { session, .. }) => {
                 self.state.session = Rc::new(session);
                 self.follow_shells();
@@ -409,6 +429,11 @@ impl Reducible for LabStore {
         next.revision += 1;
         match action {
             Action::Engine(event) => next.engine_event(event),
+            // Looking at the metrics changes nothing: a read-only tab may too.
+            Action::ShowMetrics(shown) => {
+                next.metrics_shown = shown;
+                next.redraw_metrics();
+            }
             // A read-only tab changes nothing.
             Action::Submit(_)
             | Action::Cancel(_)

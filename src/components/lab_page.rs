@@ -5,6 +5,7 @@ use yew::prelude::*;
 
 use crate::components::markdown::Markdown;
 use crate::components::notices::Notices;
+use crate::components::metrics_panel::MetricsPanel;
 use crate::components::question_card::QuestionCard;
 use crate::components::terminal::Terminal;
 use crate::fetch::{self, Keep, LoadedLab};
@@ -206,6 +207,9 @@ pub fn lab_page(props: &LabPageProps) -> Html {
                     <h2 id="questions-heading" tabindex="-1">{ "Questions" }</h2>
                     { for cards }
                 </section>
+                if !lab.jobs.is_empty() {
+                    <MetricsPanel store={store.clone()} />
+                }
             </div>
         </@>
     }

@@ -6,6 +6,7 @@ pub mod find_bar;
 pub mod lab_page;
 pub mod lrs_panel;
 pub mod markdown;
+pub mod metrics_panel;
 pub mod notices;
 pub mod pager;
 pub mod question_card;

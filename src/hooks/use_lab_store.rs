@@ -106,6 +106,14 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
     }
     {
         let engine = engine.clone();
+        use_effect_with(store.metrics_asked, move |asked| {
+            if *asked > 0 {
+                engine.metrics();
+            }
+        });
+    }
+    {
+        let engine = engine.clone();
         use_effect_with(store.stopping, move |stopping| {
             if let Some(id) = *stopping {
                 engine.stop(id);

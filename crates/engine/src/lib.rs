@@ -6,6 +6,7 @@ pub mod commands;
 pub mod grading;
 pub mod lab;
 pub mod limits;
+pub mod metrics;
 pub mod model;
 pub mod pattern;
 pub mod report;

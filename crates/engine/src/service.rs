@@ -38,6 +38,8 @@ pub enum Request {
     Complete { id: u64, line: String },
     /// Ctrl-C at bash's `> ` prompt of shell `shell`: the incomplete command is dropped.
     Cancel { shell: usize },
+    /// The metrics panel: the lab's jobs over simulated time, now.
+    Metrics,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -61,6 +63,9 @@ pub enum Reply {
         elsewhere: Vec<Rc<Entry>>,
     },
     Completions { id: u64, words: Vec<String> },
+    /// The metrics panel's HTML (charts with their summaries; empty when
+    /// the lab has no jobs).
+    Metrics { html: String },
     /// The incomplete command was dropped, or a shell closed: the session
     /// and the prompt of the shell in use now.
     Cancelled { session: SessionJson, prompt: String },
@@ -184,6 +189,10 @@ impl Service {
                 open.session.take_printed_elsewhere();
                 open.ran(id, entry)
             }
+            Request::Metrics => match self.open.as_ref() {
+                Some(open) => Reply::Metrics { html: crate::metrics::panel(&open.session.cluster) },
+                None => not_open(),
+            },
             Request::Complete { id, line } => match self.open.as_ref() {
                 Some(open) => Reply::Completions { id, words: open.session.complete(&line) },
                 None => not_open(),

@@ -191,3 +191,27 @@ fn recovery_is_proven_by_progress_resuming_from_the_checkpoint() {
     assert!(fast < slow * 0.9, "{slow} -> {fast}");
     assert_eq!(met(&session), ["back"]);
 }
+
+#[test]
+fn the_metrics_panel_draws_the_slowdown_against_the_baseline() {
+    let fault = "[[faults]]\nkind = \"hca-link-degraded\"\nnode = \"gpu-002\"\nhca = \"mlx5_5\"\nrate = 200\nat = \"-10m\"\n";
+    let (_, session) = lab(fault);
+    let html = clusterlab_engine::metrics::panel(&session.cluster);
+    assert!(html.starts_with("<h3>llama3-8b</h3>\n<figure class=\"metric\"><svg viewBox=\"0 0 320 112\" role=\"img\" aria-labelledby=\"metric-0-0-t\"><title id=\"metric-0-0-t\">Step time (ms)</title>"), "{}", &html[..300]);
+    assert_eq!(html.matches("<figure").count(), 7);
+    for title in ["Step time (ms)", "Throughput (tokens/s)", "GPU utilization (%)", "SM clock (slowest GPU) (MHz)", "GPU power (W)", "InfiniBand per rail (Gb/s)", "Input wait (ms)"] {
+        assert!(html.contains(&format!(">{title}</title>")), "{title}");
+    }
+    // The step time rose from the baseline at the fault, which is marked.
+    let caption = html.split("<figcaption>").nth(1).unwrap().split("</figcaption>").next().unwrap();
+    assert!(caption.starts_with("Step time (ms): 17") && caption.contains(" at the end, from 17") && caption.contains("; baseline 17"), "{caption}");
+    assert!(caption.contains(" at the end, from ") && caption.contains(" to 21"), "{caption}");
+    assert!(caption.contains(". Fault at ") && caption.ends_with(": hca-link-degraded on gpu-002."), "{caption}");
+    assert_eq!(html.matches("<path class=\"fault\"").count(), 7);
+    // GPU utilization does not show it (it dips only during setup and checkpoint saves).
+    let util = html.split("<figcaption>GPU utilization (%): ").nth(1).unwrap();
+    assert!(util.contains(" 99.0 at the end, from 4.0 to 99.0; baseline 99.0."), "{}", &util[..80]);
+    // A lab without jobs draws nothing.
+    let bare = load(CLUSTER).unwrap();
+    assert_eq!(clusterlab_engine::metrics::panel(&bare.instantiate(0)), "");
+}

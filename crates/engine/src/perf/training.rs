@@ -34,6 +34,8 @@ pub struct Pace {
     /// Model FLOPs per step (Megatron's count: attention included).
     pub flops: f64,
     pub gpus: u32,
+    /// The share of its top SM clock the slowest GPU runs at.
+    pub clock: f64,
 }
 
 /// Why the job cannot step: a GPU it runs on is gone or hung, a node is
@@ -175,7 +177,7 @@ pub fn pace(cluster: &Cluster, spec: &WorkloadSpec, storage_gb_per_s: f64) -> Re
     let prepare_ms = samples * SAMPLE_CPU_MS / f64::from(spec.loader_workers.max(1));
     let input_ms = INPUT_FLOOR_MS + (read_ms + prepare_ms - compute_ms).max(0.0);
     let step_ms = compute_ms + exposed_comm_ms + input_ms;
-    Ok(Pace { compute_ms, all_reduce_ms, exposed_comm_ms, input_ms, step_ms, flops, gpus })
+    Ok(Pace { compute_ms, all_reduce_ms, exposed_comm_ms, input_ms, step_ms, flops, gpus, clock })
 }
 
 impl Pace {

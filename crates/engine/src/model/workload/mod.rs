@@ -199,8 +199,13 @@ impl Workload {
         }
     }
 
+    /// When its first step starts: setup, and loading the checkpoint it resumes from.
+    pub fn ready_at(&self) -> f64 {
+        self.started as f64 + SETUP_SECONDS + self.restore_seconds()
+    }
+
     /// The pace in force at `t`.
-    fn pace_at(&self, t: f64) -> Option<&Result<Pace, Stop>> {
+    pub fn pace_at(&self, t: f64) -> Option<&Result<Pace, Stop>> {
         self.segments.iter().rev().find(|(from, _)| (*from as f64) <= t).or(self.segments.first()).map(|(_, pace)| pace)
     }
 

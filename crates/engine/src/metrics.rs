@@ -1,0 +1,311 @@
+//! The metrics panel: each workload's progress and telemetry over simulated
+//! time, as SVG charts with a text summary each (the figure's caption, for
+//! everyone and for screen readers; the chart's title names it), rendered
+//! by the engine so that the page only shows them and a test can read them.
+//!
+//! Every value is read off the model: the job's recorded pace (step time,
+//! tokens per second, input wait, its slowest GPU's clock), its phases
+//! (setup, stepping, saving a checkpoint, waiting on a lost peer, ended),
+//! and what a phase does to its GPUs (busy, waiting with NCCL's kernels
+//! resident, idle) and rails (each rail's share of the gradient
+//! all-reduce). The accepted baseline is the same job on the healthy
+//! cluster; faults that struck during the window are marked.
+
+use std::fmt::Write;
+
+use crate::model::time::civil;
+use crate::model::workload::{Event, Workload};
+use crate::model::Cluster;
+use crate::perf::training::{self, Pace};
+
+/// Points per chart.
+const SAMPLES: usize = 96;
+const WIDTH: f64 = 320.0;
+const HEIGHT: f64 = 112.0;
+const LEFT: f64 = 44.0;
+const RIGHT: f64 = 8.0;
+const TOP: f64 = 8.0;
+const BOTTOM: f64 = 20.0;
+
+/// What a job is doing at an instant.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Phase {
+    Idle,
+    Setup,
+    Stepping(Pace),
+    Saving,
+    /// A peer was lost: the ranks wait in NCCL until the watchdog.
+    Waiting,
+}
+
+/// One chart: a series over time (None: no value then), the baseline, the
+/// marks.
+struct Chart {
+    title: &'static str,
+    unit: &'static str,
+    points: Vec<(i64, Option<f64>)>,
+    baseline: Option<f64>,
+}
+
+/// A run of a job: its instance and what it did up to now.
+struct Run<'w> {
+    workload: &'w Workload,
+    events: Vec<Event>,
+}
+
+impl Run<'_> {
+    fn phase(&self, t: i64, now: i64) -> Phase {
+        let w = self.workload;
+        let end = w.end.as_ref().map_or(i64::MAX, |(at, _)| *at);
+        if t < w.started || t >= end || t > now {
+            return Phase::Idle;
+        }
+        if (t as f64) < w.ready_at() {
+            return Phase::Setup;
+        }
+        for event in &self.events {
+            match event {
+                Event::Stopped { at, .. } if *at <= t => return Phase::Waiting,
+                Event::Saved { at, seconds, .. } if *at <= t as f64 && seconds.is_none_or(|s| (t as f64) < at + s) => return Phase::Saving,
+                _ => {}
+            }
+        }
+        match w.pace_at(t as f64) {
+            Some(Ok(pace)) => Phase::Stepping(*pace),
+            _ => Phase::Waiting,
+        }
+    }
+}
+
+/// The panel's HTML: per job, a heading and its charts (`<figure>`s with
+/// an SVG each and its summary as the caption). Empty without jobs.
+pub fn panel(cluster: &Cluster) -> String {
+    let now = cluster.now;
+    let mut names: Vec<&str> = Vec::new();
+    for workload in &cluster.workloads {
+        if !names.contains(&workload.spec.name.as_str()) {
+            names.push(&workload.spec.name);
+        }
+    }
+    let healthy = cluster.healthy();
+    let mut out = String::new();
+    for (index, name) in names.iter().enumerate() {
+        let runs: Vec<Run> = cluster
+            .workloads
+            .iter()
+            .filter(|w| w.spec.name == *name)
+            .map(|workload| Run { workload, events: workload.timeline(now) })
+            .collect();
+        let Some(first) = runs.first() else { continue };
+        let spec = &first.workload.spec;
+        let start = runs.iter().map(|r| r.workload.started).min().unwrap_or(now);
+        // Up to the last two hours, so that recent changes stay readable.
+        let from = start.max(now - 2 * 3600);
+        if now <= from {
+            continue;
+        }
+        let baseline = training::pace(&healthy, spec, cluster.storage_gb_per_s()).ok();
+        let max_clock = f64::from(cluster.preset.gpu.max_sm_clock_mhz);
+        let tokens = f64::from(spec.global_batch) * f64::from(spec.seq_len);
+        let rails = cluster.preset.hca_count().max(1) as f64;
+        let nodes = spec.nodes.len() as f64;
+        let gradient = spec.params_b * 1e9 * 2.0 / f64::from((spec.tensor * spec.pipeline).max(1));
+        let rail_gbps = |pace: &Pace| if nodes > 1.0 { 2.0 * gradient * (nodes - 1.0) / nodes / rails / (pace.step_ms / 1e3) * 8.0 / 1e9 } else { 0.0 };
+        let idle_power = f64::from(cluster.preset.gpu.idle_power_w.0 + cluster.preset.gpu.idle_power_w.1) / 2.0;
+        let times: Vec<i64> = (0..SAMPLES).map(|i| from + ((now - from) as f64 * i as f64 / (SAMPLES - 1) as f64).round() as i64).collect();
+        let phases: Vec<Phase> = times
+            .iter()
+            .map(|t| runs.iter().map(|run| run.phase(*t, now)).find(|phase| *phase != Phase::Idle).unwrap_or(Phase::Idle))
+            .collect();
+        let series = |value: &dyn Fn(&Phase) -> Option<f64>| -> Vec<(i64, Option<f64>)> { times.iter().zip(&phases).map(|(t, p)| (*t, value(p))).collect() };
+        let charts = [
+            Chart {
+                title: "Step time",
+                unit: "ms",
+                points: series(&|p| match p {
+                    Phase::Stepping(pace) => Some(pace.step_ms),
+                    _ => None,
+                }),
+                baseline: baseline.map(|b| b.step_ms),
+            },
+            Chart {
+                title: "Throughput",
+                unit: "tokens/s",
+                points: series(&|p| match p {
+                    Phase::Stepping(pace) => Some(tokens / (pace.step_ms / 1e3)),
+                    Phase::Idle => None,
+                    _ => Some(0.0),
+                }),
+                baseline: baseline.map(|b| tokens / (b.step_ms / 1e3)),
+            },
+            Chart {
+                title: "GPU utilization",
+                unit: "%",
+                points: series(&|p| {
+                    Some(match p {
+                        Phase::Stepping(_) | Phase::Waiting => 99.0,
+                        Phase::Saving | Phase::Setup => 4.0,
+                        Phase::Idle => 0.0,
+                    })
+                }),
+                baseline: Some(99.0),
+            },
+            Chart {
+                title: "SM clock (slowest GPU)",
+                unit: "MHz",
+                points: series(&|p| {
+                    Some(match p {
+                        Phase::Stepping(pace) => max_clock * pace.clock,
+                        Phase::Idle => f64::from(cluster.preset.gpu.idle_sm_clock_mhz),
+                        _ => max_clock,
+                    })
+                }),
+                baseline: Some(max_clock),
+            },
+            Chart {
+                title: "GPU power",
+                unit: "W",
+                points: series(&|p| {
+                    Some(match p {
+                        Phase::Stepping(pace) => 640.0 * (0.4 + 0.6 * pace.compute_ms / pace.step_ms),
+                        Phase::Waiting => 205.0,
+                        Phase::Saving | Phase::Setup => 150.0,
+                        Phase::Idle => idle_power,
+                    })
+                }),
+                baseline: baseline.map(|b| 640.0 * (0.4 + 0.6 * b.compute_ms / b.step_ms)),
+            },
+            Chart {
+                title: "InfiniBand per rail",
+                unit: "Gb/s",
+                points: series(&|p| match p {
+                    Phase::Stepping(pace) => Some(rail_gbps(pace)),
+                    Phase::Idle => None,
+                    _ => Some(0.0),
+                }),
+                baseline: baseline.as_ref().map(rail_gbps),
+            },
+            Chart {
+                title: "Input wait",
+                unit: "ms",
+                points: series(&|p| match p {
+                    Phase::Stepping(pace) => Some(pace.input_ms),
+                    _ => None,
+                }),
+                baseline: baseline.map(|b| b.input_ms),
+            },
+        ];
+        let marks: Vec<(i64, String)> = cluster
+            .injected
+            .iter()
+            .filter_map(|i| i.at.filter(|at| (from..=now).contains(at)).map(|at| (at, format!("{} on {}", i.fault.kind(), i.fault.node()))))
+            .collect();
+        let _ = write!(out, "<h3>{}</h3>\n", escape(name));
+        for (number, chart) in charts.iter().enumerate() {
+            out += &figure(&format!("metric-{index}-{number}"), chart, &marks, from, now);
+        }
+    }
+    out
+}
+
+/// A number as the summary says it: few digits, grouped.
+fn figure_text(value: f64) -> String {
+    if value >= 10_000.0 {
+        let whole = value.round() as u64;
+        let digits = whole.to_string();
+        let mut grouped = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                grouped.push(',');
+            }
+            grouped.push(c);
+        }
+        grouped
+    } else if value >= 100.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.1}")
+    }
+}
+
+fn clock(at: i64) -> String {
+    let c = civil(at);
+    format!("{:02}:{:02}", c.hour, c.minute)
+}
+
+fn summary(chart: &Chart, marks: &[(i64, String)]) -> String {
+    let values: Vec<f64> = chart.points.iter().filter_map(|(_, v)| *v).collect();
+    let unit = chart.unit;
+    let mut text = format!("{} ({unit}): ", chart.title);
+    match (values.first(), values.last()) {
+        (Some(first), Some(last)) => {
+            let (low, high) = values.iter().fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+            let _ = write!(text, "{} at the start, {} at the end, from {} to {}", figure_text(*first), figure_text(*last), figure_text(low), figure_text(high));
+        }
+        _ => text += "no value in this window",
+    }
+    if let Some(baseline) = chart.baseline {
+        let _ = write!(text, "; baseline {}", figure_text(baseline));
+    }
+    text.push('.');
+    for (at, what) in marks {
+        let _ = write!(text, " Fault at {}: {what}.", clock(*at));
+    }
+    text
+}
+
+fn figure(id: &str, chart: &Chart, marks: &[(i64, String)], from: i64, to: i64) -> String {
+    let values: Vec<f64> = chart.points.iter().filter_map(|(_, v)| *v).chain(chart.baseline).collect();
+    let high = values.iter().copied().fold(0.0_f64, f64::max).max(1e-9) * 1.15;
+    let x = |t: i64| LEFT + (t - from) as f64 / (to - from).max(1) as f64 * (WIDTH - LEFT - RIGHT);
+    let y = |v: f64| TOP + (1.0 - v / high) * (HEIGHT - TOP - BOTTOM);
+    let text = escape(&summary(chart, marks));
+    let mut svg = String::new();
+    let _ = write!(
+        svg,
+        "<figure class=\"metric\"><svg viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" aria-labelledby=\"{id}-t\"><title id=\"{id}-t\">{} ({})</title>",
+        escape(chart.title),
+        escape(chart.unit)
+    );
+    let bottom = HEIGHT - BOTTOM;
+    let _ = write!(svg, "<path class=\"axis\" d=\"M{LEFT} {TOP}V{bottom}H{}\"/>", WIDTH - RIGHT);
+    let _ = write!(svg, "<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", LEFT - 3.0, TOP + 8.0, figure_text(high / 1.15));
+    let _ = write!(svg, "<text class=\"tick\" x=\"{}\" y=\"{bottom}\" text-anchor=\"end\">0</text>", LEFT - 3.0);
+    let _ = write!(svg, "<text class=\"tick\" x=\"{LEFT}\" y=\"{}\">{}</text>", HEIGHT - 6.0, clock(from));
+    let _ = write!(svg, "<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", WIDTH - RIGHT, HEIGHT - 6.0, clock(to));
+    if let Some(baseline) = chart.baseline {
+        let _ = write!(svg, "<path class=\"baseline\" d=\"M{LEFT} {:.1}H{}\"/>", y(baseline), WIDTH - RIGHT);
+    }
+    for (at, what) in marks {
+        let _ = write!(svg, "<path class=\"fault\" d=\"M{:.1} {TOP}V{bottom}\"><title>{}</title></path>", x(*at), escape(what));
+    }
+    // One path; a gap (no value) lifts the pen.
+    let mut d = String::new();
+    let mut pen_down = false;
+    for (t, value) in &chart.points {
+        match value {
+            Some(v) => {
+                let _ = write!(d, "{}{:.1} {:.1}", if pen_down { "L" } else { "M" }, x(*t), y(*v));
+                pen_down = true;
+            }
+            None => pen_down = false,
+        }
+    }
+    let _ = write!(svg, "<path class=\"series\" d=\"{d}\"/></svg><figcaption>{text}</figcaption></figure>\n");
+    svg
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!([figure_text(184_123.4), figure_text(214.4), figure_text(0.84)], ["184,123", "214", "0.8"]);
+        assert_eq!(escape("<a & \"b\">"), "&lt;a &amp; &quot;b&quot;&gt;");
+    }
+}
