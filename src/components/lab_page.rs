@@ -207,7 +207,7 @@ pub fn lab_page(props: &LabPageProps) -> Html {
                     <h2 id="questions-heading" tabindex="-1">{ "Questions" }</h2>
                     { for cards }
                 </section>
-                if !lab.jobs.is_empty() {
+                if lab.jobs.is_some() {
                     <MetricsPanel store={store.clone()} />
                 }
             </div>

@@ -38,13 +38,60 @@ enum Phase {
     Waiting,
 }
 
-/// One chart: a series over time (None: no value then), the baseline, the
-/// marks.
-struct Chart {
-    title: &'static str,
-    unit: &'static str,
+/// The charts, in order: title and unit.
+const CHARTS: [(&str, &str); 7] = [
+    ("Step time", "ms"),
+    ("Throughput", "tokens/s"),
+    ("GPU utilization", "%"),
+    ("SM clock (slowest GPU)", "MHz"),
+    ("GPU power", "W"),
+    ("InfiniBand per rail", "Gb/s"),
+    ("Input wait", "ms"),
+];
+
+/// One chart: a series over time (None: no value then), the baseline.
+struct Chart<'t> {
+    title: &'t str,
+    unit: &'t str,
     points: Vec<(i64, Option<f64>)>,
     baseline: Option<f64>,
+}
+
+/// What turns a job's phase into the charts' values.
+struct Context {
+    tokens: f64,
+    max_clock: f64,
+    idle_clock: f64,
+    idle_power: f64,
+    /// Bytes through each rail per step.
+    rail_bytes: f64,
+}
+
+impl Context {
+    /// Each chart's value in `phase` (None: nothing to draw then). A job
+    /// that steps keeps its GPUs busy and draws power by how much of the
+    /// step computes; one waiting on a lost peer keeps them "utilized"
+    /// (NCCL's kernels spin) at low power; setup and checkpoint saves
+    /// leave them nearly idle.
+    fn values(&self, phase: &Phase) -> [Option<f64>; CHARTS.len()] {
+        match phase {
+            Phase::Stepping(pace) => {
+                let seconds = pace.step_ms / 1e3;
+                [
+                    Some(pace.step_ms),
+                    Some(self.tokens / seconds),
+                    Some(99.0),
+                    Some(self.max_clock * pace.clock),
+                    Some(640.0 * (0.4 + 0.6 * pace.compute_ms / pace.step_ms)),
+                    Some(self.rail_bytes / seconds * 8.0 / 1e9),
+                    Some(pace.input_ms),
+                ]
+            }
+            Phase::Waiting => [None, Some(0.0), Some(99.0), Some(self.max_clock), Some(205.0), Some(0.0), None],
+            Phase::Setup | Phase::Saving => [None, Some(0.0), Some(4.0), Some(self.max_clock), Some(150.0), Some(0.0), None],
+            Phase::Idle => [None, None, Some(0.0), Some(self.idle_clock), Some(self.idle_power), None, None],
+        }
+    }
 }
 
 /// A run of a job: its instance and what it did up to now.
@@ -104,105 +151,40 @@ pub fn panel(cluster: &Cluster) -> String {
         if now <= from {
             continue;
         }
-        let baseline = training::pace(&healthy, spec, cluster.storage_gb_per_s()).ok();
-        let max_clock = f64::from(cluster.preset.gpu.max_sm_clock_mhz);
-        let tokens = f64::from(spec.global_batch) * f64::from(spec.seq_len);
-        let rails = cluster.preset.hca_count().max(1) as f64;
-        let nodes = spec.nodes.len() as f64;
-        let gradient = spec.params_b * 1e9 * 2.0 / f64::from((spec.tensor * spec.pipeline).max(1));
-        let rail_gbps = |pace: &Pace| if nodes > 1.0 { 2.0 * gradient * (nodes - 1.0) / nodes / rails / (pace.step_ms / 1e3) * 8.0 / 1e9 } else { 0.0 };
-        let idle_power = f64::from(cluster.preset.gpu.idle_power_w.0 + cluster.preset.gpu.idle_power_w.1) / 2.0;
+        let context = Context {
+            tokens: f64::from(spec.global_batch) * f64::from(spec.seq_len),
+            max_clock: f64::from(cluster.preset.gpu.max_sm_clock_mhz),
+            idle_clock: f64::from(cluster.preset.gpu.idle_sm_clock_mhz),
+            idle_power: f64::from(cluster.preset.gpu.idle_power_w.0 + cluster.preset.gpu.idle_power_w.1) / 2.0,
+            // Each node's share of the gradients crosses to the others twice
+            // per step (reduce-scatter, all-gather), spread over its rails.
+            rail_bytes: if spec.nodes.len() > 1 {
+                let nodes = spec.nodes.len() as f64;
+                let gradient = spec.params_b * 1e9 * 2.0 / f64::from((spec.tensor * spec.pipeline).max(1));
+                2.0 * gradient * (nodes - 1.0) / nodes / cluster.preset.hca_count().max(1) as f64
+            } else {
+                0.0
+            },
+        };
+        // The accepted baseline: the same job stepping on the healthy cluster.
+        let baseline = training::pace(&healthy, spec, cluster.storage_gb_per_s()).ok().map(|pace| context.values(&Phase::Stepping(pace)));
         let times: Vec<i64> = (0..SAMPLES).map(|i| from + ((now - from) as f64 * i as f64 / (SAMPLES - 1) as f64).round() as i64).collect();
-        let phases: Vec<Phase> = times
+        let samples: Vec<(i64, [Option<f64>; CHARTS.len()])> = times
             .iter()
-            .map(|t| runs.iter().map(|run| run.phase(*t, now)).find(|phase| *phase != Phase::Idle).unwrap_or(Phase::Idle))
+            .map(|t| {
+                let phase = runs.iter().map(|run| run.phase(*t, now)).find(|phase| *phase != Phase::Idle).unwrap_or(Phase::Idle);
+                (*t, context.values(&phase))
+            })
             .collect();
-        let series = |value: &dyn Fn(&Phase) -> Option<f64>| -> Vec<(i64, Option<f64>)> { times.iter().zip(&phases).map(|(t, p)| (*t, value(p))).collect() };
-        let charts = [
-            Chart {
-                title: "Step time",
-                unit: "ms",
-                points: series(&|p| match p {
-                    Phase::Stepping(pace) => Some(pace.step_ms),
-                    _ => None,
-                }),
-                baseline: baseline.map(|b| b.step_ms),
-            },
-            Chart {
-                title: "Throughput",
-                unit: "tokens/s",
-                points: series(&|p| match p {
-                    Phase::Stepping(pace) => Some(tokens / (pace.step_ms / 1e3)),
-                    Phase::Idle => None,
-                    _ => Some(0.0),
-                }),
-                baseline: baseline.map(|b| tokens / (b.step_ms / 1e3)),
-            },
-            Chart {
-                title: "GPU utilization",
-                unit: "%",
-                points: series(&|p| {
-                    Some(match p {
-                        Phase::Stepping(_) | Phase::Waiting => 99.0,
-                        Phase::Saving | Phase::Setup => 4.0,
-                        Phase::Idle => 0.0,
-                    })
-                }),
-                baseline: Some(99.0),
-            },
-            Chart {
-                title: "SM clock (slowest GPU)",
-                unit: "MHz",
-                points: series(&|p| {
-                    Some(match p {
-                        Phase::Stepping(pace) => max_clock * pace.clock,
-                        Phase::Idle => f64::from(cluster.preset.gpu.idle_sm_clock_mhz),
-                        _ => max_clock,
-                    })
-                }),
-                baseline: Some(max_clock),
-            },
-            Chart {
-                title: "GPU power",
-                unit: "W",
-                points: series(&|p| {
-                    Some(match p {
-                        Phase::Stepping(pace) => 640.0 * (0.4 + 0.6 * pace.compute_ms / pace.step_ms),
-                        Phase::Waiting => 205.0,
-                        Phase::Saving | Phase::Setup => 150.0,
-                        Phase::Idle => idle_power,
-                    })
-                }),
-                baseline: baseline.map(|b| 640.0 * (0.4 + 0.6 * b.compute_ms / b.step_ms)),
-            },
-            Chart {
-                title: "InfiniBand per rail",
-                unit: "Gb/s",
-                points: series(&|p| match p {
-                    Phase::Stepping(pace) => Some(rail_gbps(pace)),
-                    Phase::Idle => None,
-                    _ => Some(0.0),
-                }),
-                baseline: baseline.as_ref().map(rail_gbps),
-            },
-            Chart {
-                title: "Input wait",
-                unit: "ms",
-                points: series(&|p| match p {
-                    Phase::Stepping(pace) => Some(pace.input_ms),
-                    _ => None,
-                }),
-                baseline: baseline.map(|b| b.input_ms),
-            },
-        ];
         let marks: Vec<(i64, String)> = cluster
             .injected
             .iter()
             .filter_map(|i| i.at.filter(|at| (from..=now).contains(at)).map(|at| (at, format!("{} on {}", i.fault.kind(), i.fault.node()))))
             .collect();
-        let _ = write!(out, "<h3>{}</h3>\n", escape(name));
-        for (number, chart) in charts.iter().enumerate() {
-            out += &figure(&format!("metric-{index}-{number}"), chart, &marks, from, now);
+        let _ = writeln!(out, "<h3>{}</h3>", escape(name));
+        for (number, (title, unit)) in CHARTS.iter().enumerate() {
+            let chart = Chart { title, unit, points: samples.iter().map(|(t, values)| (*t, values[number])).collect(), baseline: baseline.and_then(|b| b[number]) };
+            out += &figure(&format!("metric-{index}-{number}"), &chart, &marks, from, now);
         }
     }
     out

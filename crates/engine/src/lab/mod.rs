@@ -50,10 +50,13 @@ pub struct Lab {
     pub cluster: ClusterConfig,
     pub vars: Vec<Var>,
     pub faults: Vec<FaultSpec>,
-    /// The training jobs (`[[jobs]]`). Left out of lab data when there are
-    /// none, so labs without them keep their data (and digest).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub jobs: Vec<WorkloadSpec>,
+    /// The training jobs (`[[jobs]]`), as their JSON: the page only needs
+    /// to know a lab has some (it shows the metrics panel), so it does not
+    /// carry the code to read them; [`Lab::jobs`] does, for the engine.
+    /// Left out of lab data when there are none, so labs without them keep
+    /// their data (and digest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<Box<serde_json::value::RawValue>>,
     pub questions: Vec<QuestionSpec>,
 }
 
@@ -298,7 +301,7 @@ fn instantiate(id: &str, config: &ClusterConfig, vars: &[Var], faults: &[FaultSp
     // The jobs running when the lab starts have run for half an hour or so;
     // a fault timed before the start struck while they ran.
     cluster.start_lab_workloads(jobs);
-    timed.sort_by_key(|(at, _, _)| *at);
+    crate::sort::sort_by(&mut timed, |a, b| a.0.cmp(&b.0));
     for (at, fault, repairs) in timed {
         if at <= start {
             let _ = cluster.inject_at(at, fault, repairs);
@@ -385,7 +388,21 @@ impl Lab {
     /// The cluster a trainee with this seed starts from: built, with the
     /// variant's faults applied.
     pub fn instantiate(&self, seed: u64) -> Cluster {
-        instantiate(&self.id, &self.cluster, &self.vars, &self.faults, &self.jobs, seed)
+        instantiate(&self.id, &self.cluster, &self.vars, &self.faults, &self.jobs(), seed)
+    }
+
+    /// The lab's training jobs (none if their data does not read, which
+    /// `clusterlab build` never writes).
+    pub fn jobs(&self) -> Vec<WorkloadSpec> {
+        self.jobs.as_ref().and_then(|raw| serde_json::from_str(raw.get()).ok()).unwrap_or_default()
+    }
+
+    /// Lab data for these jobs (None for none).
+    pub fn jobs_data(jobs: &[WorkloadSpec]) -> Option<Box<serde_json::value::RawValue>> {
+        if jobs.is_empty() {
+            return None;
+        }
+        serde_json::value::to_raw_value(jobs).ok()
     }
 
     /// The cluster with exactly these faults applied.

@@ -141,7 +141,7 @@ impl Cluster {
             Change::SubmitJob { job, .. } => Some(job.clone()),
             _ => None,
         }));
-        jobs.sort_by_key(|job| job.id);
+        crate::sort::sort_by(&mut jobs, |a, b| a.id.cmp(&b.id));
         jobs
     }
 

@@ -331,7 +331,7 @@ fn assemble(file: file::LabFile, preset: &'static preset::Preset, hostnames: Vec
         },
         vars,
         faults,
-        jobs,
+        jobs: Lab::jobs_data(&jobs),
         questions,
     };
     Compiled { lab, map, solution }

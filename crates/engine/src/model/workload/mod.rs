@@ -24,16 +24,14 @@ use crate::limits::MAX_TRAIN_ITERATIONS;
 use crate::perf::training::{self, Pace, Stop};
 use crate::rng::Rng;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Training,
     FineTuning,
 }
 
 /// When the job runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Start {
     /// It has been running for a while when the lab starts.
     Running,
@@ -41,8 +39,11 @@ pub enum Start {
     Launch,
 }
 
-/// A lab's `[[jobs]]` entry, checked.
+/// A lab's `[[jobs]]` entry, checked. In lab data it is a list of its
+/// values ([`Compact`]): the engine's worker reads it with a fraction of
+/// the code a map of named fields takes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(from = "Compact", into = "Compact")]
 pub struct WorkloadSpec {
     pub name: String,
     pub kind: Kind,
@@ -63,6 +64,55 @@ pub struct WorkloadSpec {
     /// Megatron's `--train-iters`.
     pub steps: u32,
     pub start: Start,
+}
+
+/// [`WorkloadSpec`] as lab data: name, fine-tuning, nodes, GPUs per node,
+/// params, tensor, pipeline, global batch, sequence, dataset, loader
+/// workers, checkpoint interval, steps, launched by the trainee.
+#[derive(Serialize, Deserialize)]
+struct Compact(String, bool, Vec<String>, u32, String, u32, u32, u32, u32, String, u32, u32, u32, bool);
+
+impl From<Compact> for WorkloadSpec {
+    fn from(c: Compact) -> WorkloadSpec {
+        WorkloadSpec {
+            name: c.0,
+            kind: if c.1 { Kind::FineTuning } else { Kind::Training },
+            nodes: c.2,
+            gpus_per_node: c.3,
+            params_b: parse_params(&c.4).unwrap_or(1.0),
+            params: c.4,
+            tensor: c.5.max(1),
+            pipeline: c.6.max(1),
+            global_batch: c.7.max(1),
+            seq_len: c.8.max(1),
+            dataset: c.9,
+            loader_workers: c.10,
+            checkpoint_every: c.11,
+            steps: c.12.min(MAX_TRAIN_ITERATIONS),
+            start: if c.13 { Start::Launch } else { Start::Running },
+        }
+    }
+}
+
+impl From<WorkloadSpec> for Compact {
+    fn from(s: WorkloadSpec) -> Compact {
+        Compact(
+            s.name,
+            s.kind == Kind::FineTuning,
+            s.nodes,
+            s.gpus_per_node,
+            s.params,
+            s.tensor,
+            s.pipeline,
+            s.global_batch,
+            s.seq_len,
+            s.dataset,
+            s.loader_workers,
+            s.checkpoint_every,
+            s.steps,
+            s.start == Start::Launch,
+        )
+    }
 }
 
 impl WorkloadSpec {
