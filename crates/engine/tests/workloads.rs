@@ -215,3 +215,33 @@ fn the_metrics_panel_draws_the_slowdown_against_the_baseline() {
     let bare = load(CLUSTER).unwrap();
     assert_eq!(clusterlab_engine::metrics::panel(&bare.instantiate(0)), "");
 }
+
+#[test]
+fn a_thermal_slowdown_holds_the_job_to_its_slowest_gpu() {
+    let fault = "[[faults]]\nkind = \"gpu-thermal-slowdown\"\nnode = \"gpu-001\"\ngpu = 6\nat = \"2m\"\n";
+    let (_, mut session) = lab(fault);
+    let before = mean(&step_times(&mut session, 5));
+    session.run("sleep 300");
+    let after = mean(&step_times(&mut session, 5));
+    // Compute runs at 55% of the clock on one GPU; every rank waits for it.
+    assert!(after > before * 1.6, "{before} -> {after}");
+    let clocks = session.run("nvidia-smi --query-gpu=index,clocks.sm,clocks_event_reasons.active --format=csv,noheader -i 6").stdout();
+    assert!(clocks.starts_with("6, 1089 MHz, 0x"), "{clocks}");
+}
+
+#[test]
+fn a_restored_session_has_the_same_job_byte_for_byte() {
+    let fault = "[[faults]]\nkind = \"hca-link-degraded\"\nnode = \"gpu-002\"\nhca = \"mlx5_5\"\nrate = 200\nat = \"5m\"\nrepair = [\"reseat-cable\"]\n";
+    let (lab, mut session) = lab(fault);
+    for line in ["sleep 400", "sudo scontrol update nodename=gpu-002 state=drain reason=slow", "scancel -n llama3-8b", "dctech reseat-cable gpu-002 mlx5_5", "sudo scontrol update nodename=gpu-002 state=resume", "sbatch ~/llama3-8b.sbatch", "sleep 200"] {
+        session.run(line);
+    }
+    let read = |session: &mut Session| session.run("cat ~/slurm-*.out; sacct; scontrol show job; nvidia-smi; perfquery -x -C mlx5_5").stdout();
+    let live = read(&mut session);
+    let mut restored = Session::restore(lab.instantiate(0), session.snapshot());
+    assert_eq!(read(&mut restored), live);
+    let jobs = session.run("scontrol show job").stdout();
+    assert_eq!(jobs.matches("JobId=").count(), 2, "{jobs}");
+    assert!(jobs.contains("JobState=CANCELLED Reason=None Dependency=(null)\n   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:15\n"), "{jobs}");
+    assert!(jobs.contains("JobState=RUNNING Reason=None") && jobs.contains("   Command=/home/user/llama3-8b.sbatch\n"), "{jobs}");
+}

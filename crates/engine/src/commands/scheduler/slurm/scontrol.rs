@@ -284,13 +284,79 @@ impl Command for Scontrol {
                     None => Output::error(format!("scontrol: error: Invalid hostlist: {list}\n"), 1),
                 }
             }
-            "job" | "jobs" => match id {
-                None => Output::ok("No jobs in the system\n"),
-                Some(_) => Output::error("slurm_load_jobs error: Invalid job id specified\n", 1),
-            },
+            "job" | "jobs" => show_jobs(cluster, id, one_line),
             other => Output::error(format!("invalid entity:{other} for keyword:show\n"), 1),
         }
     }
+}
+
+/// `scontrol show job [ID]`: the jobs Slurm still holds (every one here: no
+/// MinJobAge purge), each as a record in 23.11's layout. A waiting job's
+/// reason has its spaces as `_`, as scontrol prints it.
+fn show_jobs(cluster: &Cluster, id: Option<&str>, one_line: bool) -> Output {
+    let jobs = cluster.slurm_jobs();
+    let chosen: Vec<&crate::model::job::Job> = match id {
+        None => jobs.iter().collect(),
+        Some(id) => match jobs.iter().find(|job| id.parse::<i64>().is_ok_and(|n| n == job.id)) {
+            Some(job) => vec![job],
+            None => return Output::error("slurm_load_jobs error: Invalid job id specified\n", 1),
+        },
+    };
+    if chosen.is_empty() {
+        return Output::ok("No jobs in the system\n");
+    }
+    let cpus = cluster.preset.host.cpus() as usize;
+    let gpus = cluster.preset.gpu_buses.len();
+    let mut out = String::new();
+    for job in chosen {
+        use crate::model::job::{sacct_elapsed, JobState};
+        let state = job.state_at(cluster.now);
+        let (reason, exit) = match state {
+            JobState::Pending => (job.reason.replace(' ', "_"), "0:0".to_string()),
+            JobState::Failed => ("NonZeroExitCode".to_string(), format!("{}:0", job.exit_code)),
+            JobState::Cancelled => ("None".to_string(), "0:15".to_string()),
+            _ => ("None".to_string(), format!("{}:0", job.exit_code)),
+        };
+        let nodes: Vec<&str> = job.nodelist.iter().map(String::as_str).collect();
+        let time = |at: Option<EpochSeconds>| at.map_or_else(|| "Unknown".to_string(), timestamp);
+        let workload = cluster.workloads.iter().find(|w| w.job_id == job.id);
+        let script = workload.map_or_else(|| "(null)".to_string(), |w| w.spec.script_path());
+        let log = format!("/home/{}/slurm-{}.out", crate::model::node::USER, job.id);
+        let (tasks, per_node) = workload.map_or((job.nodes, 1), |w| (w.spec.world() as usize, w.spec.gpus_per_node as usize));
+        let ran = job.started.is_some();
+        let alloc_cpus = if ran { cpus * job.nodes } else { 0 };
+        let lines = vec![
+            format!("JobId={} JobName={}", job.id, job.name),
+            format!("UserId={user}(1000) GroupId={user}(1000) MCS_label=N/A", user = job.user),
+            "Priority=1 Nice=0 Account=default QOS=normal".to_string(),
+            format!("JobState={} Reason={reason} Dependency=(null)", state.long()),
+            format!("Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode={exit}"),
+            format!("RunTime={} TimeLimit=UNLIMITED TimeMin=N/A", sacct_elapsed(job.elapsed_at(cluster.now))),
+            format!("SubmitTime={} EligibleTime={}", timestamp(job.submitted), timestamp(job.submitted)),
+            format!("AccrueTime={}", timestamp(job.submitted)),
+            format!("StartTime={} EndTime={} Deadline=N/A", time(job.started), time(job.ended_at(cluster.now))),
+            format!("SuspendTime=None SecsPreSuspend=0 LastSchedEval={} Scheduler=Main", time(job.started.or(Some(job.submitted)))),
+            format!("Partition={PARTITION} AllocNode:Sid={}:{}", nodes.first().copied().unwrap_or("gpu-001"), 4_000 + job.id % 60_000),
+            "ReqNodeList=(null) ExcNodeList=(null)".to_string(),
+            format!("NodeList={}", if ran { hostlist::compress(&nodes) } else { "(null)".to_string() }),
+            format!("BatchHost={}", nodes.first().copied().unwrap_or("(null)")),
+            format!("NumNodes={} NumCPUs={} NumTasks={tasks} CPUs/Task=1 ReqB:S:C:T=0:0:*:*", job.nodes, alloc_cpus.max(tasks)),
+            format!("ReqTRES=cpu={tasks},node={},billing={tasks},gres/gpu={}", job.nodes, gpus * job.nodes),
+            format!("AllocTRES={}", if ran { format!("cpu={alloc_cpus},node={},billing={alloc_cpus},gres/gpu={}", job.nodes, gpus * job.nodes) } else { "(null)".to_string() }),
+            format!("Socks/Node=* NtasksPerN:B:S:C={per_node}:0:*:* CoreSpec=*"),
+            format!("MinCPUsNode={per_node} MinMemoryNode=0 MinTmpDiskNode=0"),
+            "Features=(null) DelayBoot=00:00:00".to_string(),
+            "OverSubscribe=NO Contiguous=0 Licenses=(null) Network=(null)".to_string(),
+            format!("Command={script}"),
+            format!("WorkDir=/home/{}", crate::model::node::USER),
+            format!("StdErr={log}"),
+            "StdIn=/dev/null".to_string(),
+            format!("StdOut={log}"),
+            format!("TresPerNode=gres/gpu:{gpus}"),
+        ];
+        out += &render(&lines, one_line);
+    }
+    Output::ok(out)
 }
 
 /// `scontrol update NodeName=HOSTLIST State=... Reason=...`.
