@@ -98,7 +98,13 @@ fn split_options(args: &[String], with_value: &[&str]) -> (Vec<(String, String)>
 /// the user (a real one waits until the nodes come back or Ctrl-C).
 const QUEUED_WAIT_MS: u64 = 10 * 60 * 1000;
 
+/// Whether a job could start on the node now: up, in service, and not
+/// held by a running job (jobs here have their nodes exclusively).
 fn available(node: &Node) -> bool {
+    in_service(node) && !node.busy
+}
+
+fn in_service(node: &Node) -> bool {
     node.reachable && matches!(node.scheduler, SchedulerState::Idle | SchedulerState::Allocated)
 }
 
@@ -207,10 +213,12 @@ impl Command for Srun {
         // Nodes of the partition that are down or drained make the job wait
         // in the queue, as Slurm does; the wait ends with Ctrl-C (or, here,
         // after QUEUED_WAIT_MS of lab time, as if the user had pressed it).
-        let queued = || {
+        // A node another job holds makes it wait without the first line.
+        let queued = |unavailable: bool| {
             let id = crate::commands::scheduler::slurm::next_job_id(cluster);
+            let why = if unavailable { "srun: Required node not available (down, drained or reserved)\n" } else { "" };
             Output {
-                started_stderr: format!("srun: Required node not available (down, drained or reserved)\nsrun: job {id} queued and waiting for resources\n"),
+                started_stderr: format!("{why}srun: job {id} queued and waiting for resources\n"),
                 stderr: format!("srun: Job allocation {id} has been revoked\n"),
                 interrupt_stderr: format!("srun: Job allocation {id} has been revoked\n"),
                 status: 1,
@@ -230,7 +238,7 @@ impl Command for Srun {
                 }
                 match cluster.node(&name) {
                     None => return Output::error("srun: error: Unable to allocate resources: Invalid node name specified\n", 1),
-                    Some(node) if !available(node) => return queued(),
+                    Some(node) if !available(node) => return queued(!in_service(node)),
                     Some(node) => chosen.push(node),
                 }
             }
@@ -265,7 +273,7 @@ impl Command for Srun {
             return refuse();
         }
         if chosen.len() < count {
-            return queued();
+            return queued(cluster.nodes.iter().any(|node| !in_service(node) && !excluded.contains(&node.hostname)));
         }
         let total = ntasks.unwrap_or(per_node.unwrap_or(1) * count as u64).max(count as u64);
         if total > cpus * count as u64 || total > MAX_TASKS {
