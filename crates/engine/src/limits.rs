@@ -144,4 +144,7 @@ pub const MAX_SLURM_JOBS: usize = 10_000;
 /// Workloads a lab may declare, and the iterations one may train for: the
 /// job log is walked step by step, so its length is bounded.
 pub const MAX_WORKLOADS: usize = 16;
+/// Runs of the lab's jobs in one session, relaunches included (each is
+/// walked when its log is read).
+pub const MAX_WORKLOAD_RUNS: usize = 64;
 pub const MAX_TRAIN_ITERATIONS: u32 = 200_000;

@@ -71,8 +71,8 @@ impl Context {
     /// Each chart's value in `phase` (None: nothing to draw then). A job
     /// that steps keeps its GPUs busy and draws power by how much of the
     /// step computes; one waiting on a lost peer keeps them "utilized"
-    /// (NCCL's kernels spin) at low power; setup and checkpoint saves
-    /// leave them nearly idle.
+    /// (NCCL's kernels spin) at low power. Setup and checkpoint saves make
+    /// no progress; the GPUs read busy then, as nvidia-smi shows them.
     fn values(&self, phase: &Phase) -> [Option<f64>; CHARTS.len()] {
         match phase {
             Phase::Stepping(pace) => {
@@ -88,7 +88,8 @@ impl Context {
                 ]
             }
             Phase::Waiting => [None, Some(0.0), Some(99.0), Some(self.max_clock), Some(205.0), Some(0.0), None],
-            Phase::Setup | Phase::Saving => [None, Some(0.0), Some(4.0), Some(self.max_clock), Some(150.0), Some(0.0), None],
+            // nvidia-smi shows a running job's GPUs busy whatever it does; so does the panel.
+            Phase::Setup | Phase::Saving => [None, Some(0.0), Some(99.0), Some(self.max_clock), Some(640.0), Some(0.0), None],
             Phase::Idle => [None, None, Some(0.0), Some(self.idle_clock), Some(self.idle_power), None, None],
         }
     }
@@ -156,15 +157,7 @@ pub fn panel(cluster: &Cluster) -> String {
             max_clock: f64::from(cluster.preset.gpu.max_sm_clock_mhz),
             idle_clock: f64::from(cluster.preset.gpu.idle_sm_clock_mhz),
             idle_power: f64::from(cluster.preset.gpu.idle_power_w.0 + cluster.preset.gpu.idle_power_w.1) / 2.0,
-            // Each node's share of the gradients crosses to the others twice
-            // per step (reduce-scatter, all-gather), spread over its rails.
-            rail_bytes: if spec.nodes.len() > 1 {
-                let nodes = spec.nodes.len() as f64;
-                let gradient = spec.params_b * 1e9 * 2.0 / f64::from((spec.tensor * spec.pipeline).max(1));
-                2.0 * gradient * (nodes - 1.0) / nodes / cluster.preset.hca_count().max(1) as f64
-            } else {
-                0.0
-            },
+            rail_bytes: spec.rail_bytes_per_step(spec.nodes.first().and_then(|host| cluster.node(host)).map_or(1, |node| node.hcas.len())),
         };
         // The accepted baseline: the same job stepping on the healthy cluster.
         let baseline = training::pace(&healthy, spec, cluster.storage_gb_per_s()).ok().map(|pace| context.values(&Phase::Stepping(pace)));

@@ -240,7 +240,7 @@ fn new_fields_are_checked_where_they_are_written() {
     for expected in [
         "unknown entity `rack`",
         "a task question takes no `answer`",
-        "`slurm` must be one of idle, allocated, drained, down, not `sleepy`",
+        "`slurm` must be one of idle, allocated, draining, drained, down, not `sleepy`",
         "`attempts` must be at least 1",
         "`pass` is a percentage",
         "`nope` is not a question of this lab",

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::spec::ExpectSpec;
 use super::template::Values;
 use super::{Expect, Step};
-use crate::model::node::{SchedulerState, ServiceState};
+use crate::model::node::ServiceState;
 use crate::perf::collective::all_reduce_busbw;
 use crate::model::Cluster;
 use crate::store::Entry;
@@ -80,14 +80,7 @@ fn fact_holds(fact: &Expect, cluster: &Cluster, baseline: &Baseline) -> bool {
     match fact {
         Expect::Slurm { node, state, reason } => cluster.node(node).is_some_and(|node| {
             // A drained node still running a job is draining, not drained.
-            let shown = match (node.scheduler, node.busy) {
-                (SchedulerState::Idle, false) => "idle",
-                (SchedulerState::Allocated, _) | (SchedulerState::Idle, true) => "allocated",
-                (SchedulerState::Drained, false) => "drained",
-                (SchedulerState::Drained, true) => "draining",
-                (SchedulerState::Down, _) => "down",
-            };
-            shown == state
+            crate::model::node::SlurmShown::of(node).long() == state
                 && reason.as_deref().is_none_or(|pattern| {
                     node.scheduler_reason.as_deref().is_some_and(|given| crate::pattern::matches(pattern, given))
                 })
@@ -102,7 +95,8 @@ fn fact_holds(fact: &Expect, cluster: &Cluster, baseline: &Baseline) -> bool {
             (Some(now), Some(healthy)) => now >= healthy * (1.0 - within),
             _ => false,
         },
-        Expect::JobProgress { job, within } => cluster.workloads.iter().any(|workload| {
+        // The job's latest run: an earlier one still waiting does not count.
+        Expect::JobProgress { job, within } => cluster.workloads.iter().rev().find(|w| w.spec.name == *job).is_some_and(|workload| {
             let now = cluster.now;
             let pace = match workload.segments.last() {
                 Some((_, Ok(pace))) => *pace,

@@ -173,7 +173,7 @@ pub const QUESTION_TYPES: &[&str] = &["choice", "multi", "text", "number", "orde
 /// What an `entity` question picks.
 pub const ENTITIES: &[&str] = &["node", "gpu", "hca", "port"];
 /// Slurm states a `state` question may expect.
-pub const SLURM_STATES: &[&str] = &["idle", "allocated", "drained", "down"];
+pub const SLURM_STATES: &[&str] = &["idle", "allocated", "draining", "drained", "down"];
 /// The handoff record's fields, unless the question lists its own.
 pub const HANDOFF_FIELDS: &[&str] = &[
     "Scope and owner",
@@ -287,11 +287,15 @@ fn instantiate(id: &str, config: &ClusterConfig, vars: &[Var], faults: &[FaultSp
     // Faults were checked against this cluster when the lab was built; one
     // that does not resolve or apply is left out. Those without a time
     // struck a while before the lab, before its jobs started.
+    // With jobs running, every fault strikes at its instant, in order of
+    // time, so that a job that ran then shows it from then on.
+    let jobs_run = jobs.iter().any(|job| job.start == crate::model::workload::Start::Running);
     let mut timed = Vec::new();
     for spec in faults {
         if let Ok(fault) = spec.resolve(&values) {
             match spec.at.as_deref().and_then(crate::model::time::parse_duration) {
                 Some(offset) => timed.push((start + offset, fault, spec.repair.clone())),
+                None if jobs_run => timed.push((start - fault.struck_before(cluster.seed), fault, spec.repair.clone())),
                 None => {
                     let _ = cluster.inject(fault, spec.repair.clone());
                 }

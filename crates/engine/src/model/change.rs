@@ -193,18 +193,21 @@ impl Cluster {
             // replaying the history (this work's effects included).
             if repaired || reboots(action) || action.starts_with("replace-") {
                 self.rebuild_node(node, reboots(action));
-                self.hold_gpus();
+                // The rebuilt GPUs are idle: the running jobs' ranks hold them again.
+                for workload in &mut self.workloads {
+                    workload.holding = false;
+                }
             } else {
                 self.apply_change_at(change, at);
             }
             if let Some(hca) = cable_work(action).then(|| target.clone()) {
                 // The technician unplugged the cable: the link went down and came back.
                 if let Some(node) = self.node_mut(node) {
-                    let Some(port) = node.hcas.iter().find(|h| h.name == hca).map(|h| (h.bus_id.clone(), h.netdev.clone(), h.port.is_up())) else { return };
-                    let (bus, netdev, up) = port;
-                    node.log_kernel(at - 60, 6, format!("mlx5_core {bus} {netdev}: Link down"));
-                    if up {
-                        node.log_kernel(at - 55, 6, format!("mlx5_core {bus} {netdev}: Link up"));
+                    if let Some((bus, netdev, up)) = node.hcas.iter().find(|h| h.name == hca).map(|h| (h.bus_id.clone(), h.netdev.clone(), h.port.is_up())) {
+                        node.log_kernel(at - 60, 6, format!("mlx5_core {bus} {netdev}: Link down"));
+                        if up {
+                            node.log_kernel(at - 55, 6, format!("mlx5_core {bus} {netdev}: Link up"));
+                        }
                     }
                 }
             }
@@ -258,6 +261,10 @@ impl Cluster {
     /// checkpoint an earlier run of it saved.
     fn launch_workload(&mut self, name: &str, id: i64, at: EpochSeconds) {
         let Some(spec) = self.workload_specs.iter().find(|spec| spec.name == name).cloned() else { return };
+        // sbatch refuses past the bound; a crafted session is held to it too.
+        if self.workloads.len() >= crate::limits::MAX_WORKLOAD_RUNS {
+            return;
+        }
         let resumed_from = self
             .workloads
             .iter()

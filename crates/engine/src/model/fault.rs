@@ -166,6 +166,12 @@ impl Fault {
 
     /// Changes the cluster. Fails, naming the problem, when the fault names a
     /// node, GPU or HCA the cluster lacks or a value the hardware cannot take.
+    /// How long before the lab's start a fault without a time struck:
+    /// seeded per fault, the draw [`Fault::apply`] makes.
+    pub fn struck_before(&self, seed: u64) -> i64 {
+        Rng::derive(seed, &["fault", self.kind(), self.node(), &self.target()]).range_i64(600, 4 * 3600)
+    }
+
     pub fn apply(&self, cluster: &mut Cluster) -> Result<(), FaultError> {
         let now = cluster.now;
         let striking = cluster.striking;

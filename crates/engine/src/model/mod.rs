@@ -329,8 +329,9 @@ impl Cluster {
         self.scheduled.insert(position, (at, fault, repairs));
     }
 
-    /// Applies a fault that struck at `at`, before the clock's instant
-    /// (while the lab's jobs ran, before the lab began).
+    /// Applies a fault that struck at `at`: a scheduled one when the clock
+    /// reaches it, or one that struck before the lab began (while its jobs
+    /// ran). Its kernel lines and the jobs' pace change from `at`.
     pub fn inject_at(&mut self, at: EpochSeconds, fault: fault::Fault, repairs: Vec<String>) -> Result<(), fault::FaultError> {
         self.striking = Some(at);
         let applied = self.inject(fault, repairs);
@@ -347,6 +348,8 @@ impl Cluster {
             self.now = at.max(self.now);
             let _ = self.inject_at(at, fault, repairs);
         }
+        // The clock never goes back (a crafted session's changes out of order included).
+        let now = now.max(self.now);
         self.now = now;
         if self.workloads.iter().any(|w| w.holding != w.running_at(now)) {
             self.hold_gpus();
@@ -471,6 +474,8 @@ impl Cluster {
             history: self.history.iter().filter(|(_, c)| hostnames.contains(&c.node())).cloned().collect(),
             scheduled: self.scheduled.iter().filter(|(_, f, _)| hostnames.contains(&f.node())).cloned().collect(),
             striking: None,
+            // A subset checks what faults show on their nodes; jobs span nodes
+            // and are left out.
             workloads: Vec::new(),
             workload_specs: self.workload_specs.clone(),
         }

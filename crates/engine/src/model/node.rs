@@ -35,6 +35,40 @@ pub enum SchedulerState {
     Drained,
 }
 
+/// What Slurm shows of a node: its state and whether a job runs there
+/// (a drained node still running one is draining).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlurmShown {
+    Idle,
+    Allocated,
+    Draining,
+    Drained,
+    Down,
+}
+
+impl SlurmShown {
+    pub fn of(node: &Node) -> SlurmShown {
+        match (node.scheduler, node.busy) {
+            (SchedulerState::Idle, false) => SlurmShown::Idle,
+            (SchedulerState::Allocated, _) | (SchedulerState::Idle, true) => SlurmShown::Allocated,
+            (SchedulerState::Drained, false) => SlurmShown::Drained,
+            (SchedulerState::Drained, true) => SlurmShown::Draining,
+            (SchedulerState::Down, _) => SlurmShown::Down,
+        }
+    }
+
+    /// `sinfo -l`'s and the lab's words: idle, allocated, draining, drained, down.
+    pub fn long(self) -> &'static str {
+        match self {
+            SlurmShown::Idle => "idle",
+            SlurmShown::Allocated => "allocated",
+            SlurmShown::Draining => "draining",
+            SlurmShown::Drained => "drained",
+            SlurmShown::Down => "down",
+        }
+    }
+}
+
 /// The user every lab logs in as (uid 1000), whose jobs run on the nodes.
 pub const USER: &str = "user";
 

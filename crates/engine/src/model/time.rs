@@ -75,7 +75,7 @@ pub fn ctime(epoch: EpochSeconds) -> String {
 /// most a week on; `-12m` is before the start (at most a day).
 pub fn parse_duration(text: &str) -> Option<EpochSeconds> {
     let text = text.trim();
-    if let Some(before) = text.strip_prefix('-') {
+    if let Some(before) = text.strip_prefix('-').filter(|rest| !rest.starts_with(['-', '+'])) {
         return parse_duration(before).filter(|seconds| *seconds <= 86_400).map(|seconds| -seconds);
     }
     let (number, unit) = match text.char_indices().last()? {

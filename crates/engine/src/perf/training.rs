@@ -149,7 +149,7 @@ pub fn pace(cluster: &Cluster, spec: &WorkloadSpec, storage_gb_per_s: f64) -> Re
     }
     let nodes: Vec<&Node> = spec.nodes.iter().filter_map(|name| cluster.node(name)).collect();
     let gpus = spec.gpus_per_node * nodes.len() as u32;
-    let model_parallel = spec.tensor * spec.pipeline;
+    let model_parallel = spec.model_parallel();
     let data = (gpus / model_parallel.max(1)).max(1);
     let tokens = f64::from(spec.global_batch) * f64::from(spec.seq_len);
     let flops = tokens * flops_per_token(spec.params_b, spec.seq_len);
@@ -162,7 +162,7 @@ pub fn pace(cluster: &Cluster, spec: &WorkloadSpec, storage_gb_per_s: f64) -> Re
     let peak = cluster.preset.gpu.bf16_dense_tflops * 1e12;
     let compute_ms = flops / (f64::from(gpus) * peak * efficiency * clock) * 1e3;
     // Each data-parallel rank reduces its shard's BF16 gradients.
-    let gradient_bytes = (spec.params_b * 1e9 * 2.0 / f64::from(model_parallel.max(1))) as u64;
+    let gradient_bytes = spec.gradient_bytes() as u64;
     let all_reduce_ms = if data > 1 {
         let members: Vec<Member> = nodes.iter().map(|node| Member { node, ranks: spec.gpus_per_node }).collect();
         Plan::new(cluster, &members, Coll::AllReduce, &|_| None).map_or(0.0, |plan| plan.time_us(gradient_bytes) / 1e3)

@@ -1038,6 +1038,8 @@ impl<'c, 's> Interp<'c, 's> {
         }
         let at = (self.started_ms + self.line_ms.saturating_add(duration_ms) as i64).div_euclid(1000);
         let cluster = self.cluster.to_mut();
+        // The faults due by then strike first, as a restored session replays them.
+        cluster.advance_to(at);
         for change in changes {
             cluster.apply_change(change, at);
         }

@@ -96,12 +96,12 @@ fn value(cluster: &Cluster, host: &str, gpu: &Gpu, id: u32, rng: &mut Rng) -> St
         1009..=1012 => {
             let Some(workload) = cluster.workload_on(host, gpu.index) else { return "0".to_string() };
             let Some((_, Ok(pace))) = workload.segments.last() else { return "0".to_string() };
-            let gradient = workload.spec.params_b * 1e9 * 2.0 / f64::from((workload.spec.tensor * workload.spec.pipeline).max(1));
-            let nodes = workload.spec.nodes.len() as f64;
+            let spec = &workload.spec;
+            // Through its rail's HCA: the node's rail traffic over its GPUs' rails.
             let per_step = if id <= 1010 {
-                2.0 * gradient * (nodes - 1.0) / nodes / f64::from(workload.spec.gpus_per_node.max(1))
+                spec.rail_bytes_per_step(cluster.node(host).map_or(1, |node| node.hcas.len()))
             } else {
-                2.0 * gradient * f64::from(workload.spec.gpus_per_node.saturating_sub(1)) / f64::from(workload.spec.gpus_per_node.max(1))
+                2.0 * spec.gradient_bytes() * f64::from(spec.gpus_per_node.saturating_sub(1)) / f64::from(spec.gpus_per_node.max(1))
             };
             format!("{}", (per_step / (pace.step_ms / 1e3) * jitter(rng, 0.02)) as u64)
         }

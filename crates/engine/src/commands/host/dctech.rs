@@ -77,9 +77,9 @@ impl Command for Dctech {
         if !known {
             return Output::error(format!("dctech: {action} on {host} needs a {}\n", target_label(*kind)), 2);
         }
-        if node.busy && node.scheduler == SchedulerState::Drained {
+        if node.busy {
             return Output::error(
-                format!("dctech: refused: {host} is draining: a job still runs there. Wait for it to end, or scancel it, then ask again.\n"),
+                format!("dctech: refused: a job still runs on {host}. Wait for it to end, or scancel it, then ask again.\n"),
                 1,
             );
         }

@@ -72,14 +72,14 @@ impl Command for Wc {
                 }
             }
         }
-        let columns = rows.first().map_or(0, |(counts, _)| counts.len());
+        let columns = [lines, words, bytes].iter().filter(|wanted| **wanted).count();
         let mut total = vec![0usize; columns];
         for (counts, _) in &rows {
             for (sum, n) in total.iter_mut().zip(counts) {
                 *sum += n;
             }
         }
-        if rows.len() > 1 {
+        if files.len() > 1 {
             rows.push((total, "total".to_string()));
         }
         let width = if columns == 1 && files.len() == 1 { 1 } else { size.max(1).to_string().len() };

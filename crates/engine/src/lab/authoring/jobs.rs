@@ -23,6 +23,13 @@ pub fn specs(jobs: &[Spanned<JobTable>], hostnames: &[String], preset: &Preset, 
         }
         names.push(name);
         if let Some(spec) = spec(table, hostnames, preset, problem) {
+            // Jobs have their nodes exclusively: two running at once cannot share one.
+            let clash = specs.iter().find(|other: &&WorkloadSpec| {
+                other.start == Start::Running && spec.start == Start::Running && other.nodes.iter().any(|n| spec.nodes.contains(n))
+            });
+            if let Some(other) = clash {
+                problem(job.span(), format!("job `{name}` runs on a node of job `{}`, which also runs when the lab starts; jobs have their nodes to themselves", other.name));
+            }
             specs.push(spec);
         }
     }
@@ -64,7 +71,10 @@ fn spec(table: &JobTable, hostnames: &[String], preset: &Preset, problem: &mut i
                 }
             }
             if hosts.is_empty() {
-                report(span, "`nodes` must name at least one node".to_string());
+                report(span.clone(), "`nodes` must name at least one node".to_string());
+            }
+            if let Some(twice) = hosts.iter().enumerate().find_map(|(at, host)| hosts[..at].contains(host).then_some(host)) {
+                report(span, format!("`nodes` names `{twice}` twice"));
             }
             hosts.clone()
         }

@@ -34,14 +34,14 @@ pub fn render(cluster: &Cluster, workload: &Workload, now: i64) -> String {
     out += "> initializing torch distributed ...\n";
     out += "> setting random seeds to 1234 ...\n";
     out += "building GPT model ...\n";
-    let shard = crate::perf::training::parameter_count(spec.params_b) / u64::from((spec.tensor * spec.pipeline).max(1));
+    let shard = crate::perf::training::parameter_count(spec.params_b) / u64::from(spec.model_parallel());
     out += &format!(" > number of parameters on (tensor, pipeline) model parallel rank (0, 0): {shard}\n");
     let mut rng = Rng::derive(workload.job_id as u64, &["log"]);
     let events = workload.timeline(now);
     let Some(Event::Started { at: ready }) = events.first().cloned() else {
         return out;
     };
-    let restore = ready as f64 - workload.started as f64 - 95.0;
+    let restore = workload.restore_seconds();
     if workload.resumed_from > 0 {
         let dir = spec.checkpoint_dir();
         out += &format!("loading distributed checkpoint from {dir} at iteration {}\n", workload.resumed_from);
@@ -204,13 +204,19 @@ fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i
         }
         Stop::RailDown { hca, .. } => {
             let local = failed_gpu.unwrap_or(0);
-            let pid = workload.pid_base + local;
-            let peer = spec.nodes.iter().find(|n| **n != failed_node).map_or_else(String::new, |n| network::frontend_ip(n));
-            let guid = cluster.node(&failed_node).and_then(|node| node.hcas.iter().find(|h| h.name == *hca)).map_or(0, |h| h.port.guid);
-            let gid = format!("fe80::{:x}:{:x}:{:x}:{:x}", guid >> 48, (guid >> 32) & 0xffff, (guid >> 16) & 0xffff, guid & 0xffff);
-            let thread = pid + 186;
+            let node_at = spec.nodes.iter().position(|n| *n == failed_node).unwrap_or(0);
+            let pid = workload.pid(node_at, local);
+            let peer_node = spec.nodes.iter().find(|n| **n != failed_node);
+            let peer = peer_node.map_or_else(String::new, |n| network::frontend_ip(n));
+            // Link-local GIDs from the ports' GUIDs: this rail's, and the same rail's on the peer.
+            let gid = |host: Option<&String>| {
+                let guid = host.and_then(|h| cluster.node(h)).and_then(|node| node.hcas.iter().find(|h| h.name == *hca)).map_or(0, |h| h.port.guid);
+                format!("fe80::{:x}:{:x}:{:x}:{:x}", guid >> 48, (guid >> 32) & 0xffff, (guid >> 16) & 0xffff, guid & 0xffff)
+            };
+            let (local_gid, remote_gid) = (gid(Some(&failed_node)), gid(peer_node));
+            let thread = pid.saturating_add(186);
             out += &format!(
-                "{failed_node}:{pid}:{thread} [{local}] transport/net_ib.cc:2244 NCCL WARN NET/IB: Got completion from peer {peer}<{}> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid {gid} remoteGids{gid} hca {hca}\n",
+                "{failed_node}:{pid}:{thread} [{local}] transport/net_ib.cc:2244 NCCL WARN NET/IB: Got completion from peer {peer}<{}> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid {local_gid} remoteGids{remote_gid} hca {hca}\n",
                 rng.range_u64(32_768, 60_999)
             );
             out += &format!("{failed_node}:{pid}:{thread} [{local}] NCCL INFO transport/net.cc:1362 -> 6\n");
@@ -232,7 +238,8 @@ fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i
     }
     for (_, ranks) in &survivors {
         for rank in ranks.iter().take(2) {
-            let nanos = rng.range_u64(0, 999_999_999);
+            // Room for the two lines after it within the second.
+            let nanos = rng.range_u64(0, 999_990_000);
             let work = match stop {
                 Stop::RailDown { .. } => format!("[PG 0 (default_pg) Rank {rank}] Process group watchdog thread terminated with exception: NCCL error: remote process exited or there was a network error, NCCL version {}\n", cluster.versions.nccl),
                 _ => format!(

@@ -78,16 +78,18 @@ impl From<Compact> for WorkloadSpec {
             name: c.0,
             kind: if c.1 { Kind::FineTuning } else { Kind::Training },
             nodes: c.2,
-            gpus_per_node: c.3,
             params_b: parse_params(&c.4).unwrap_or(1.0),
             params: c.4,
-            tensor: c.5.max(1),
-            pipeline: c.6.max(1),
-            global_batch: c.7.max(1),
-            seq_len: c.8.max(1),
+            // Lab data is checked when it is built; a crafted file is clamped
+            // to the same ranges, so no product overflows.
+            gpus_per_node: c.3.clamp(1, 64),
+            tensor: c.5.clamp(1, 64),
+            pipeline: c.6.clamp(1, 128),
+            global_batch: c.7.clamp(1, 1 << 20),
+            seq_len: c.8.clamp(128, 131_072),
             dataset: c.9,
-            loader_workers: c.10,
-            checkpoint_every: c.11,
+            loader_workers: c.10.clamp(1, 64),
+            checkpoint_every: c.11.min(MAX_TRAIN_ITERATIONS),
             steps: c.12.min(MAX_TRAIN_ITERATIONS),
             start: if c.13 { Start::Launch } else { Start::Running },
         }
@@ -142,7 +144,28 @@ impl WorkloadSpec {
     }
 
     pub fn data_parallel(&self) -> u32 {
-        (self.world() / (self.tensor * self.pipeline).max(1)).max(1)
+        (self.world() / self.model_parallel()).max(1)
+    }
+
+    /// GPUs one model replica spans: tensor x pipeline.
+    pub fn model_parallel(&self) -> u32 {
+        self.tensor.saturating_mul(self.pipeline).max(1)
+    }
+
+    /// Bytes of BF16 gradients each data-parallel rank reduces per step.
+    pub fn gradient_bytes(&self) -> f64 {
+        self.params_b * 1e9 * 2.0 / f64::from(self.model_parallel())
+    }
+
+    /// Bytes each node's rails carry per step, in each direction: its share
+    /// of the gradients crosses to the other nodes twice (reduce-scatter,
+    /// all-gather), spread over its `rails`.
+    pub fn rail_bytes_per_step(&self, rails: usize) -> f64 {
+        let nodes = self.nodes.len() as f64;
+        if nodes < 2.0 {
+            return 0.0;
+        }
+        2.0 * self.gradient_bytes() * (nodes - 1.0) / nodes / rails.max(1) as f64
     }
 
     /// Where its checkpoints go.
@@ -241,7 +264,8 @@ impl Workload {
         training::checkpoint_seconds(self.spec.params_b, self.spec.nodes.len(), self.storage_gb_per_s * 0.6)
     }
 
-    fn restore_seconds(&self) -> f64 {
+    /// Seconds to load the checkpoint it resumed from (none from scratch).
+    pub fn restore_seconds(&self) -> f64 {
         if self.resumed_from == 0 {
             0.0
         } else {
@@ -279,25 +303,26 @@ impl Workload {
         let (mut t, mut iteration) = (ready, self.resumed_from);
         let steps = self.spec.steps.min(MAX_TRAIN_ITERATIONS);
         let interval = self.spec.log_interval().max(1);
+        // The segment in force, followed step by step: the walk is linear
+        // in steps and segments together.
+        let mut segment = 0;
         while iteration < steps {
-            let pace = match self.pace_at(t) {
-                Some(Ok(pace)) => *pace,
-                Some(Err(stop)) => {
-                    let at = self.segments.iter().find(|(_, p)| p.as_ref().err() == Some(stop)).map_or(t as EpochSeconds, |(at, _)| *at);
-                    if at <= until {
-                        events.push(Event::Stopped { at, stop: stop.clone(), ends: stop_end(at, stop) });
-                    }
+            while self.segments.get(segment + 1).is_some_and(|(from, _)| (*from as f64) <= t) {
+                segment += 1;
+            }
+            let pace = match self.segments.get(segment) {
+                Some((_, Ok(pace))) => *pace,
+                Some((at, Err(stop))) => {
+                    stopped(&mut events, *at, stop, cancel, until);
                     return events;
                 }
                 None => return events,
             };
             // A fault that strikes mid-step stops it before it ends.
             let next = t + pace.step_ms / 1e3;
-            let struck = self.segments.iter().find(|(from, p)| p.is_err() && (*from as f64) > t && (*from as f64) < next);
+            let struck = self.segments[segment + 1..].iter().take_while(|(from, _)| (*from as f64) < next).find(|(_, p)| p.is_err());
             if let Some((at, Err(stop))) = struck {
-                if *at <= until {
-                    events.push(Event::Stopped { at: *at, stop: stop.clone(), ends: stop_end(*at, stop) });
-                }
+                stopped(&mut events, *at, stop, cancel, until);
                 return events;
             }
             if next > limit {
@@ -367,6 +392,11 @@ impl Workload {
         }
     }
 
+    /// The process id of the rank on GPU `gpu` of the job's `node_at`th node.
+    pub fn pid(&self, node_at: usize, gpu: u32) -> u32 {
+        self.pid_base.saturating_add((node_at as u32).saturating_mul(37)).saturating_add(gpu)
+    }
+
     /// The global rank of GPU `gpu` on `node`.
     pub fn rank(&self, node: &str, gpu: u32) -> Option<u32> {
         let at = self.spec.nodes.iter().position(|n| n == node)? as u32;
@@ -377,13 +407,31 @@ impl Workload {
     /// model shard, its share of the optimizer, activations of a micro-batch.
     pub fn rank_memory_mib(&self, total_mib: u64) -> u64 {
         let spec = &self.spec;
-        let shard = spec.params_b * 1e9 / f64::from((spec.tensor * spec.pipeline).max(1));
+        let shard = spec.params_b * 1e9 / f64::from(spec.model_parallel());
         let (layers, hidden) = training::shape(spec.params_b);
         let activations = f64::from(spec.seq_len) * f64::from(hidden) * f64::from(layers) * 34.0
             / f64::from(spec.tensor.max(1))
             / f64::from(spec.pipeline.max(1));
         let bytes = shard * 4.0 + shard * 12.0 / f64::from(spec.data_parallel()) + activations + 600.0 * 1_048_576.0;
         ((bytes / 1_048_576.0) as u64).min(total_mib.saturating_sub(1_600))
+    }
+}
+
+/// A fault stopped the job at `at`: it ends when its ranks give up, or
+/// when `scancel` ends it first (then its ranks never time out).
+fn stopped(events: &mut Vec<Event>, at: EpochSeconds, stop: &Stop, cancel: Option<EpochSeconds>, until: EpochSeconds) {
+    if at > until {
+        return;
+    }
+    let ends = stop_end(at, stop);
+    match cancel.filter(|cancelled| *cancelled < ends) {
+        Some(cancelled) => {
+            events.push(Event::Stopped { at, stop: stop.clone(), ends: EpochSeconds::MAX });
+            if cancelled <= until {
+                events.push(Event::Cancelled { at: cancelled });
+            }
+        }
+        None => events.push(Event::Stopped { at, stop: stop.clone(), ends }),
     }
 }
 
@@ -492,10 +540,10 @@ impl Cluster {
                 for gpu in node.gpus.iter_mut().take(workload.spec.gpus_per_node as usize) {
                     let mut rng = Rng::derive(seed, &["workload", host, &gpu.index.to_string(), &workload.job_id.to_string()]);
                     let slowed = gpu.throttle_reasons & !throttle::GPU_IDLE;
-                    gpu.processes.retain(|p| !(p.pid >= workload.pid_base && p.pid < workload.pid_base + 1_000));
+                    let pid = workload.pid(node_at, gpu.index);
+                    gpu.processes.retain(|p| p.pid != pid);
                     if running {
                         let used = workload.rank_memory_mib(gpu.memory_total_mib);
-                        let pid = workload.pid_base + node_at as u32 * 37 + gpu.index;
                         gpu.processes.push(GpuProcess { pid, name: "/usr/bin/python3".into(), used_mib: used.saturating_sub(idle.0) });
                         gpu.memory_used_mib = used;
                         gpu.utilization_pct = 100 - rng.range_u64(0, 3) as u32;
@@ -537,15 +585,12 @@ impl Cluster {
     /// all-gather), split evenly over the node's rails.
     pub fn job_traffic_bytes(&self, guid: u64) -> u64 {
         let Some(node) = self.nodes.iter().find(|node| node.hcas.iter().any(|hca| hca.port.guid == guid)) else { return 0 };
-        let rails = node.hcas.len().max(1) as f64;
         self.workloads
             .iter()
             .filter(|w| w.spec.nodes.len() > 1 && w.spec.nodes.contains(&node.hostname) && w.started <= self.now)
             .map(|w| {
-                let nodes = w.spec.nodes.len() as f64;
-                let gradient = w.spec.params_b * 1e9 * 2.0 / f64::from((w.spec.tensor * w.spec.pipeline).max(1));
                 let steps = f64::from(w.iteration_at(self.now).saturating_sub(w.resumed_from));
-                (steps * 2.0 * gradient * (nodes - 1.0) / nodes / rails) as u64
+                (steps * w.spec.rail_bytes_per_step(node.hcas.len())) as u64
             })
             .fold(0u64, u64::saturating_add)
     }

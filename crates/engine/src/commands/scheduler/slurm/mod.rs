@@ -15,7 +15,7 @@ pub mod scontrol;
 pub mod sinfo;
 pub mod squeue;
 
-use crate::model::node::SchedulerState;
+use crate::model::node::SlurmShown;
 use crate::model::time::{civil, EpochSeconds};
 use crate::model::Node;
 
@@ -27,36 +27,30 @@ pub const REASON_USER: &str = "root";
 /// `sinfo`'s compact state (`%t`): idle, alloc, drain, down, with `*` when
 /// the node does not respond.
 pub fn compact_state(node: &Node) -> String {
-    let base = match (node.scheduler, node.busy) {
-        (SchedulerState::Idle, false) => "idle",
-        (SchedulerState::Allocated, _) | (SchedulerState::Idle, true) => "alloc",
-        (SchedulerState::Down, _) => "down",
-        (SchedulerState::Drained, false) => "drain",
-        (SchedulerState::Drained, true) => "drng",
+    let base = match SlurmShown::of(node) {
+        SlurmShown::Idle => "idle",
+        SlurmShown::Allocated => "alloc",
+        SlurmShown::Down => "down",
+        SlurmShown::Drained => "drain",
+        SlurmShown::Draining => "drng",
     };
     format!("{base}{}", if node.reachable { "" } else { "*" })
 }
 
 /// `sinfo -l`'s long state (`%T`).
 pub fn long_state(node: &Node) -> String {
-    let base = match (node.scheduler, node.busy) {
-        (SchedulerState::Idle, false) => "idle",
-        (SchedulerState::Allocated, _) | (SchedulerState::Idle, true) => "allocated",
-        (SchedulerState::Down, _) => "down",
-        (SchedulerState::Drained, false) => "drained",
-        (SchedulerState::Drained, true) => "draining",
-    };
+    let base = SlurmShown::of(node).long();
     format!("{base}{}", if node.reachable { "" } else { "*" })
 }
 
 /// `scontrol`'s state: `IDLE`, `ALLOCATED`, `DOWN+NOT_RESPONDING`, `IDLE+DRAIN`.
 pub fn scontrol_state(node: &Node) -> String {
-    let mut state = match (node.scheduler, node.busy) {
-        (SchedulerState::Idle, false) => "IDLE",
-        (SchedulerState::Allocated, _) | (SchedulerState::Idle, true) => "ALLOCATED",
-        (SchedulerState::Down, _) => "DOWN",
-        (SchedulerState::Drained, false) => "IDLE+DRAIN",
-        (SchedulerState::Drained, true) => "ALLOCATED+DRAIN",
+    let mut state = match SlurmShown::of(node) {
+        SlurmShown::Idle => "IDLE",
+        SlurmShown::Allocated => "ALLOCATED",
+        SlurmShown::Down => "DOWN",
+        SlurmShown::Drained => "IDLE+DRAIN",
+        SlurmShown::Draining => "ALLOCATED+DRAIN",
     }
     .to_string();
     if !node.reachable {

@@ -153,6 +153,8 @@ fn value(job: &Job, step: Option<&str>, name: &str, now: i64, cpus: usize) -> St
         "state" if state == JobState::Cancelled && step.is_none() => "CANCELLED by 1000".to_string(),
         "state" => state.long().to_string(),
         "exitcode" if step == Some("extern") => "0:0".to_string(),
+        // A cancelled job ended on SIGTERM (15).
+        "exitcode" if state == JobState::Cancelled => "0:15".to_string(),
         "exitcode" => format!("{}:0", if state == JobState::Running { 0 } else { job.exit_code }),
         "nodelist" => match step {
             Some("batch") => nodes.first().map_or_else(String::new, |host| host.to_string()),

@@ -175,6 +175,9 @@ fn launch(invocation: &Invocation, file: &str) -> Output {
     let Some(spec) = cluster.workload_specs.iter().find(|spec| spec.script_path() == path) else {
         return fail(&format!("Unable to open file {file}"));
     };
+    if cluster.workloads.len() >= crate::limits::MAX_WORKLOAD_RUNS || cluster.slurm_jobs().len() >= MAX_SLURM_JOBS {
+        return fail("Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)");
+    }
     let usable = |host: &String| cluster.node(host).is_some_and(|n| n.reachable && n.scheduler == SchedulerState::Idle);
     let busy = cluster.workloads.iter().any(|w| w.running_at(cluster.now) && w.spec.nodes.iter().any(|n| spec.nodes.contains(n)));
     let id = super::next_job_id(cluster);

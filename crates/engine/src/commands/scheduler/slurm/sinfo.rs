@@ -9,7 +9,7 @@
 use super::{bad_option, compact_state, field, hostlist, long_state, timestamp, PARTITION, REASON_USER, TIME_LIMIT};
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
-use crate::model::node::SchedulerState;
+use crate::model::node::SlurmShown;
 use crate::model::Node;
 
 pub struct Sinfo;
@@ -121,12 +121,12 @@ fn parse_format(format: &str) -> Result<Vec<Part>, String> {
 fn in_states(node: &Node, states: &[String]) -> bool {
     states.iter().any(|state| {
         let state = state.to_ascii_lowercase();
-        let by_state = match (node.scheduler, node.busy) {
-            (SchedulerState::Idle, false) => matches!(state.as_str(), "idle" | "i"),
-            (SchedulerState::Allocated, _) | (SchedulerState::Idle, true) => matches!(state.as_str(), "alloc" | "allocated"),
-            (SchedulerState::Down, _) => state == "down",
-            (SchedulerState::Drained, false) => matches!(state.as_str(), "drain" | "drained"),
-            (SchedulerState::Drained, true) => matches!(state.as_str(), "drain" | "drng" | "draining"),
+        let by_state = match SlurmShown::of(node) {
+            SlurmShown::Idle => matches!(state.as_str(), "idle" | "i"),
+            SlurmShown::Allocated => matches!(state.as_str(), "alloc" | "allocated"),
+            SlurmShown::Down => state == "down",
+            SlurmShown::Drained => matches!(state.as_str(), "drain" | "drained"),
+            SlurmShown::Draining => matches!(state.as_str(), "drain" | "drng" | "draining"),
         };
         by_state || (!node.reachable && matches!(state.as_str(), "no_respond" | "not_responding"))
     })
@@ -316,9 +316,9 @@ impl Command for Sinfo {
                 ));
             }
             if !nodes.is_empty() || wanted_partition {
-                let count = |state: SchedulerState| nodes.iter().filter(|n| n.scheduler == state && n.reachable).count();
-                let allocated = count(SchedulerState::Allocated);
-                let idle = count(SchedulerState::Idle);
+                let count = |state: SlurmShown| nodes.iter().filter(|n| SlurmShown::of(n) == state && n.reachable).count();
+                let allocated = count(SlurmShown::Allocated);
+                let idle = count(SlurmShown::Idle);
                 let total = nodes.len();
                 let other = total - allocated - idle;
                 out.push_str(&format!(
@@ -392,8 +392,8 @@ fn value(kind: char, members: &[&Node], cluster: &crate::model::Cluster) -> Stri
         'c' => host.cpus().to_string(),
         'C' => {
             let cpus = host.cpus() as usize * members.len();
-            let allocated = members.iter().filter(|n| n.scheduler == SchedulerState::Allocated).count() * host.cpus() as usize;
-            let other = members.iter().filter(|n| matches!(n.scheduler, SchedulerState::Down | SchedulerState::Drained) || !n.reachable).count() * host.cpus() as usize;
+            let allocated = members.iter().filter(|n| matches!(SlurmShown::of(n), SlurmShown::Allocated | SlurmShown::Draining)).count() * host.cpus() as usize;
+            let other = members.iter().filter(|n| SlurmShown::of(n) == SlurmShown::Drained || SlurmShown::of(n) == SlurmShown::Down || !n.reachable).count() * host.cpus() as usize;
             format!("{allocated}/{}/{other}/{cpus}", cpus - allocated - other)
         }
         'D' => members.len().to_string(),
