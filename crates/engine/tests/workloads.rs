@@ -245,3 +245,20 @@ fn a_restored_session_has_the_same_job_byte_for_byte() {
     assert!(jobs.contains("JobState=CANCELLED Reason=None Dependency=(null)\n   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:15\n"), "{jobs}");
     assert!(jobs.contains("JobState=RUNNING Reason=None") && jobs.contains("   Command=/home/user/llama3-8b.sbatch\n"), "{jobs}");
 }
+
+#[test]
+fn the_ranks_are_listed_as_nvidia_smi_lists_compute_processes() {
+    let (_, mut session) = lab("");
+    let apps = session.run("nvidia-smi --query-compute-apps=pid,process_name,used_memory,gpu_bus_id --format=csv -i 0,1").stdout();
+    let lines: Vec<&str> = apps.lines().collect();
+    assert_eq!(lines[0], "pid, process_name, used_gpu_memory [MiB], gpu_bus_id");
+    assert_eq!(lines.len(), 3);
+    assert!(lines[1].contains(", /usr/bin/python3, ") && lines[1].ends_with(" MiB, 00000000:04:00.0"), "{apps}");
+    let pid = lines[1].split(", ").next().unwrap();
+    let report = session.run("nvidia-smi -q -d PIDS -i 0").stdout();
+    assert!(report.contains(&format!("    Processes\n        GPU instance ID                   : N/A\n        Compute instance ID               : N/A\n        Process ID                        : {pid}\n            Type                          : C\n            Name                          : /usr/bin/python3\n")), "{report}");
+    assert!(session.run("nvidia-smi").stdout().contains(&format!("          {pid}      C   /usr/bin/python3 ")));
+    session.run("scancel -n llama3-8b");
+    assert_eq!(session.run("nvidia-smi --query-compute-apps=pid --format=csv,noheader").stdout(), "");
+    assert!(session.run("nvidia-smi -q -d PIDS -i 0").stdout().contains("    Processes                             : None\n"));
+}

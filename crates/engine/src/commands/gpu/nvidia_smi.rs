@@ -52,7 +52,13 @@ static SIGNATURE: Signature = Signature {
             value: Some("FIELDS"),
             help: "Information about GPU, one line per GPU; see --help-query-gpu. Needs --format.",
         },
-        Flag { short: None, long: Some("format"), value: Some("FORMAT"), help: "With --query-gpu: csv, optionally with noheader and nounits." },
+        Flag {
+            short: None,
+            long: Some("query-compute-apps"),
+            value: Some("FIELDS"),
+            help: "The compute processes, one line each: pid, process_name, used_memory, gpu_uuid, gpu_bus_id, gpu_name. Needs --format.",
+        },
+        Flag { short: None, long: Some("format"), value: Some("FORMAT"), help: "With --query-gpu or --query-compute-apps: csv, optionally with noheader and nounits." },
         Flag { short: None, long: Some("help-query-gpu"), value: None, help: "List the fields --query-gpu accepts." },
         Flag { short: Some('r'), long: Some("gpu-reset"), value: None, help: "Reset the GPU that -i names (needs -i; the GPU must be idle)." },
         Flag {
@@ -94,6 +100,7 @@ enum Mode {
     List,
     Query,
     QueryGpu(String),
+    QueryApps(String),
     HelpQueryGpu,
     Version,
     Help,
@@ -128,6 +135,7 @@ impl Command for NvidiaSmi {
                     (Some("query"), _) => mode = Mode::Query,
                     (Some("help-query-gpu"), _) => mode = Mode::HelpQueryGpu,
                     (Some("query-gpu"), Some(fields)) => mode = Mode::QueryGpu(fields),
+                    (Some("query-compute-apps"), Some(fields)) => mode = Mode::QueryApps(fields),
                     (Some("format"), value) => format = value,
                     (Some("display"), value) => sections = value,
                     (Some("id"), value) => ids = value,
@@ -142,13 +150,13 @@ impl Command for NvidiaSmi {
             }
         }
         // -d only qualifies -q; --format only qualifies --query-gpu.
-        let query_gpu = matches!(mode, Mode::QueryGpu(_));
+        let query_gpu = matches!(mode, Mode::QueryGpu(_) | Mode::QueryApps(_));
         if (sections.is_some() && !matches!(mode, Mode::Query)) || (format.is_some() != query_gpu) {
             return invalid_arguments();
         }
         if let Some(seconds) = interval {
             return match mode {
-                Mode::Table | Mode::QueryGpu(_) => probe_loop(invocation, seconds),
+                Mode::Table | Mode::QueryGpu(_) | Mode::QueryApps(_) => probe_loop(invocation, seconds),
                 _ => invalid_arguments(),
             };
         }
@@ -159,7 +167,7 @@ impl Command for NvidiaSmi {
             Mode::Help => Output::ok(help_text(cluster)),
             Mode::HelpQueryGpu => Output::ok(query::help_query_gpu()),
             Mode::Version => Output::ok(version_text(cluster)),
-            Mode::List | Mode::Table | Mode::Query | Mode::QueryGpu(_) => {
+            Mode::List | Mode::Table | Mode::Query | Mode::QueryGpu(_) | Mode::QueryApps(_) => {
                 let selected = match select(node, ids.as_deref()) {
                     Some(gpus) => gpus,
                     None => return Output::ok("No devices were found\n").with_status(EXIT_NOT_FOUND),
@@ -171,6 +179,7 @@ impl Command for NvidiaSmi {
                     // `Attached GPUs` counts the node's GPUs, not only those -i picks.
                     Mode::Query => report::query(cluster, node, &gpus, sections.as_deref(), node.gpus.iter().filter(|gpu| gpu.is_visible()).count()),
                     Mode::QueryGpu(fields) => query::query_gpu(cluster, &gpus, &fields, format.as_deref().unwrap_or("")),
+                    Mode::QueryApps(fields) => query::query_compute_apps(&gpus, &fields, format.as_deref().unwrap_or("")),
                     Mode::Help | Mode::HelpQueryGpu | Mode::Version | Mode::Reset => Output::default(),
                 };
                 output.stderr = stderr + &output.stderr;

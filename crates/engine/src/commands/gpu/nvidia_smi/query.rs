@@ -135,6 +135,52 @@ pub fn help_query_gpu() -> String {
     out
 }
 
+/// `--query-compute-apps=FIELDS --format=csv`: one line per compute
+/// process on the listed GPUs; only the header when there is none.
+pub fn query_compute_apps(gpus: &[&Gpu], fields: &str, format: &str) -> Output {
+    let options: Vec<&str> = format.split(',').map(str::trim).collect();
+    if !options.contains(&"csv") || options.iter().any(|o| !matches!(*o, "csv" | "noheader" | "nounits")) {
+        return invalid_arguments();
+    }
+    let (header, units) = (!options.contains(&"noheader"), !options.contains(&"nounits"));
+    let names: Vec<&str> = fields.split(',').map(str::trim).collect();
+    let known = ["pid", "process_name", "name", "used_memory", "used_gpu_memory", "gpu_uuid", "gpu_bus_id", "gpu_name"];
+    if let Some(bad) = names.iter().find(|name| !known.contains(name)) {
+        return Output::ok(format!("Field \"{bad}\" is not a valid field to query.\n\n")).with_status(EXIT_INVALID_ARGUMENT);
+    }
+    let mut out = String::new();
+    if header {
+        let titles: Vec<String> = names
+            .iter()
+            .map(|name| match *name {
+                "used_memory" | "used_gpu_memory" if units => "used_gpu_memory [MiB]".to_string(),
+                "used_memory" | "used_gpu_memory" => "used_gpu_memory".to_string(),
+                "name" => "process_name".to_string(),
+                other => other.to_string(),
+            })
+            .collect();
+        out += &format!("{}\n", titles.join(", "));
+    }
+    for gpu in gpus {
+        for process in &gpu.processes {
+            let cells: Vec<String> = names
+                .iter()
+                .map(|name| match *name {
+                    "pid" => process.pid.to_string(),
+                    "process_name" | "name" => process.name.clone(),
+                    "gpu_uuid" => gpu.uuid.clone(),
+                    "gpu_bus_id" => gpu.bus_id.clone(),
+                    "gpu_name" => gpu.name.clone(),
+                    _ if units => format!("{} MiB", process.used_mib),
+                    _ => process.used_mib.to_string(),
+                })
+                .collect();
+            out += &format!("{}\n", cells.join(", "));
+        }
+    }
+    Output::ok(out)
+}
+
 pub fn query_gpu(cluster: &Cluster, gpus: &[&Gpu], fields: &str, format: &str) -> Output {
     let mut header = true;
     let mut units = true;

@@ -337,8 +337,22 @@ fn gpu_report(r: &mut Report, full: bool, want: &dyn Fn(Section) -> bool) {
         fabric(r);
     }
     if want(Section::Pids) {
-        // The model runs no processes yet.
-        r.kv(1, "Processes", "None");
+        // A workload's ranks, as the driver lists compute processes (MIG off:
+        // no instance ids).
+        let processes = r.gpu.processes.clone();
+        if processes.is_empty() {
+            r.kv(1, "Processes", "None");
+        } else {
+            r.heading(1, "Processes");
+            for process in &processes {
+                r.kv(2, "GPU instance ID", "N/A");
+                r.kv(2, "Compute instance ID", "N/A");
+                r.kv(2, "Process ID", process.pid.to_string());
+                r.kv(3, "Type", "C");
+                r.kv(3, "Name", &process.name);
+                r.kv(3, "Used GPU Memory", format!("{} MiB", process.used_mib));
+            }
+        }
     }
     // From 555 (555.42.02 has it, 550.90.12 does not).
     if full && d.major >= 555 {
