@@ -7,9 +7,9 @@
 //!
 //! | model | GPUs | GBS | TP/PP | published | model |
 //! |-------|------|-----|-------|-----------|-------|
-//! | 8B    | 8    | 128 | 1/1   | 12.91 s   | 13.0 s |
-//! | 8B    | 128  | 2048| 1/1   | 13.10 s   | 13.1 s |
-//! | 70B   | 64   | 128 | 4/4   | 14.72 s   | 14.7 s |
+//! | 8B    | 8    | 128 | 1/1   | 12.91 s   | 13.05 s |
+//! | 8B    | 128  | 2048| 1/1   | 13.10 s   | 13.06 s |
+//! | 70B   | 64   | 128 | 4/4   | 14.72 s   | 14.70 s |
 //!
 //! Context parallelism and the virtual pipeline are not modelled (they fold
 //! into the efficiency); the test below pins the table.
