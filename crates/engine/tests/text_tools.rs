@@ -285,3 +285,25 @@ fn date_reads_absolute_dates_as_gnu_date() {
         assert_eq!(ours.stderr(), String::from_utf8_lossy(&real.stderr), "date -d {text:?}");
     }
 }
+
+/// `wc` over files, as GNU wc prints them: one line each, a total for
+/// several operands (a missing one too), widths from the files' total size.
+#[test]
+fn wc_on_files_matches_gnu_wc() {
+    assert!(is_gnu("wc"), "GNU wc is not installed: the test command's set-up has coreutils");
+    let files = [("a.txt", "GPU 0: 34 C\nGPU 1: 85 C\n"), ("b.txt", "mlx5_0 Up\nmlx5_1 Down\nmlx5_2 Up\n"), ("c.txt", "no newline at the end")];
+    let dir = std::env::temp_dir().join(format!("clusterlab-wc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut shell = session();
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+        shell.run(&format!("printf '%s' {} > {name}", quote(text)));
+    }
+    for args in [&["-l", "a.txt"][..], &["a.txt"], &["a.txt", "b.txt", "c.txt"], &["-l", "a.txt", "b.txt"], &["-w", "-c", "b.txt", "missing.txt"], &["-c", "missing.txt", "c.txt"]] {
+        let real = Command::new("wc").args(args).current_dir(&dir).env("LC_ALL", "C").output().unwrap();
+        let ours = shell.run(&format!("wc {}", args.join(" ")));
+        assert_eq!(ours.stdout(), String::from_utf8_lossy(&real.stdout), "wc {args:?}");
+        assert_eq!(ours.stderr().replace("No such file or directory", "X"), String::from_utf8_lossy(&real.stderr).replace("No such file or directory", "X"), "wc {args:?}");
+        assert_eq!(ours.status, real.status.code().unwrap_or(-1), "status of wc {args:?}");
+    }
+}

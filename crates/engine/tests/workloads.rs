@@ -262,3 +262,16 @@ fn the_ranks_are_listed_as_nvidia_smi_lists_compute_processes() {
     assert_eq!(session.run("nvidia-smi --query-compute-apps=pid --format=csv,noheader").stdout(), "");
     assert!(session.run("nvidia-smi -q -d PIDS -i 0").stdout().contains("    Processes                             : None\n"));
 }
+
+#[test]
+fn an_uncorrectable_ecc_error_kills_its_rank_until_a_reset() {
+    let fault = "[[faults]]\nkind = \"gpu-ecc-uncorrectable\"\nnode = \"gpu-001\"\ngpu = 2\ncount = 1\nat = \"3m\"\n";
+    let (_, mut session) = lab(fault);
+    let id = job_id(&mut session);
+    session.run("sleep 900");
+    let log = session.run(&format!("cat ~/slurm-{id}.out")).stdout();
+    assert!(log.contains("[PG 0 (default_pg) Rank 2] Process group watchdog thread terminated with exception: CUDA error: uncorrectable ECC error encountered\n"), "{}", &log[log.len() - 1200..]);
+    assert!(log.ends_with("srun: error: gpu-001: tasks 0-1,3-7: Aborted (core dumped)\nsrun: error: gpu-002: tasks 8-15: Aborted (core dumped)\n"), "{}", &log[log.len() - 300..]);
+    assert!(session.run("sacct -n -X -o State").stdout().contains("FAILED"));
+    assert!(session.run("dmesg | grep Xid").stdout().contains(": 48, "));
+}

@@ -44,6 +44,8 @@ pub struct Pace {
 pub enum Stop {
     GpuLost { node: String, gpu: u32 },
     GpuHung { node: String, gpu: u32 },
+    /// An uncorrectable ECC error (Xid 48) killed the rank's CUDA context.
+    GpuEcc { node: String, gpu: u32 },
     NodeDown { node: String },
     RailDown { node: String, hca: String },
 }
@@ -130,6 +132,9 @@ pub fn stop(cluster: &Cluster, spec: &WorkloadSpec) -> Option<Stop> {
             match gpu.health {
                 GpuHealth::FallenOffBus => return Some(Stop::GpuLost { node: name.clone(), gpu: gpu.index }),
                 GpuHealth::Unresponsive => return Some(Stop::GpuHung { node: name.clone(), gpu: gpu.index }),
+                GpuHealth::Healthy if gpu.needs_reset && gpu.ecc.volatile_uncorrected > 0 => {
+                    return Some(Stop::GpuEcc { node: name.clone(), gpu: gpu.index })
+                }
                 GpuHealth::Healthy => {}
             }
         }

@@ -188,16 +188,17 @@ fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i
     let iteration = workload.iteration_at(at);
     let seq = u64::from(iteration) * 6 + 3;
     let (failed_node, failed_gpu) = match stop {
-        Stop::GpuLost { node, gpu } | Stop::GpuHung { node, gpu } => (node.clone(), Some(*gpu)),
+        Stop::GpuLost { node, gpu } | Stop::GpuHung { node, gpu } | Stop::GpuEcc { node, gpu } => (node.clone(), Some(*gpu)),
         Stop::NodeDown { node } => (node.clone(), None),
         Stop::RailDown { node, hca } => (node.clone(), hca.trim_start_matches("mlx5_").parse().ok()),
     };
     let failed_rank = failed_gpu.and_then(|gpu| workload.rank(&failed_node, gpu));
     match stop {
-        Stop::GpuLost { .. } | Stop::GpuHung { .. } => {
+        Stop::GpuLost { .. } | Stop::GpuHung { .. } | Stop::GpuEcc { .. } => {
             if let Some(rank) = failed_rank {
+                let cuda = if matches!(stop, Stop::GpuEcc { .. }) { "uncorrectable ECC error encountered" } else { "unspecified launch failure" };
                 out += &torch_prefix(rank, at, rng.range_u64(0, 999_999_999), 1515);
-                out += &format!("[PG 0 (default_pg) Rank {rank}] Process group watchdog thread terminated with exception: CUDA error: unspecified launch failure\n");
+                out += &format!("[PG 0 (default_pg) Rank {rank}] Process group watchdog thread terminated with exception: CUDA error: {cuda}\n");
                 out += "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n";
                 out += &format!("srun: error: {failed_node}: task {rank}: Aborted (core dumped)\n");
             }
