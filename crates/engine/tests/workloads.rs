@@ -275,3 +275,26 @@ fn an_uncorrectable_ecc_error_kills_its_rank_until_a_reset() {
     assert!(session.run("sacct -n -X -o State").stdout().contains("FAILED"));
     assert!(session.run("dmesg | grep Xid").stdout().contains(": 48, "));
 }
+
+#[test]
+fn a_relaunch_waits_for_its_nodes_and_starts_when_they_are_free() {
+    let (lab, mut session) = lab("");
+    // The job still runs: the new one waits for the nodes it holds.
+    let queued = session.run("sbatch ~/llama3-8b.sbatch").stdout();
+    let id = queued.trim().rsplit(' ').next().unwrap().to_string();
+    assert!(session.run("squeue").stdout().contains(&format!("{id:>18}       gpu llama3-8     user PD       0:00      2 (Resources)")), "{}", session.run("squeue").stdout());
+    // Drained, it waits on; resumed, with the old job cancelled, it starts.
+    session.run("sudo scontrol update nodename=gpu-002 state=drain reason=x");
+    session.run("scancel $(squeue -h | awk '$5 == \"R\" {print $1}')");
+    assert!(session.run("squeue -h").stdout().contains(" PD "), "{}", session.run("squeue").stdout());
+    session.run("sudo scontrol update nodename=gpu-002 state=resume");
+    let queue = session.run("squeue -h").stdout();
+    assert!(queue.contains(&format!("{id:>18}")) && queue.contains("  R "), "{queue}");
+    session.run("sleep 300");
+    let log = session.run(&format!("cat ~/slurm-{id}.out")).stdout();
+    assert!(log.contains("loading distributed checkpoint from /lustre/checkpoints/llama3-8b at iteration "), "{}", &log[..log.len().min(900)]);
+    // The same on a restored session.
+    let restored = Session::restore(lab.instantiate(0), session.snapshot());
+    let mut restored = restored;
+    assert_eq!(restored.run(&format!("cat ~/slurm-{id}.out; squeue; sacct")).stdout(), session.run(&format!("cat ~/slurm-{id}.out; squeue; sacct")).stdout());
+}

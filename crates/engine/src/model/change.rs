@@ -137,8 +137,9 @@ impl Cluster {
     /// those `sbatch` submitted.
     pub fn slurm_jobs(&self) -> Vec<super::job::Job> {
         let mut jobs: Vec<super::job::Job> = self.workloads.iter().map(super::workload::Workload::job).collect();
+        // A waiting workload's record gives way to the workload once it starts.
         jobs.extend(self.history.iter().filter_map(|(_, change)| match change {
-            Change::SubmitJob { job, .. } => Some(job.clone()),
+            Change::SubmitJob { job, .. } if !(job.workload && self.workloads.iter().any(|w| w.job_id == job.id)) => Some(job.clone()),
             _ => None,
         }));
         crate::sort::sort_by(&mut jobs, |a, b| a.id.cmp(&b.id));
@@ -221,6 +222,8 @@ impl Cluster {
         }
         self.apply_change_at(change, at);
         self.follow_workloads(at);
+        // What this change freed (a node resumed, a job cancelled) lets a waiting job start.
+        self.start_waiting_jobs(at, true);
         if let Change::RestartFabricManager { node } = change {
             // Fabric Manager came up: the fault that stopped it is over.
             if self.node(node).is_some_and(|n| n.fabric_manager == ServiceState::Active) {
@@ -260,6 +263,11 @@ impl Cluster {
     /// Starts the lab's workload `name` as job `id`, resuming from the last
     /// checkpoint an earlier run of it saved.
     fn launch_workload(&mut self, name: &str, id: i64, at: EpochSeconds) {
+        self.launch_workload_as(name, id, at, at);
+    }
+
+    /// Starts the lab's workload `name` as job `id`, submitted at `submitted`, at `at`.
+    pub(crate) fn launch_workload_as(&mut self, name: &str, id: i64, submitted: EpochSeconds, at: EpochSeconds) {
         let Some(spec) = self.workload_specs.iter().find(|spec| spec.name == name).cloned() else { return };
         // sbatch refuses past the bound; a crafted session is held to it too.
         if self.workloads.len() >= crate::limits::MAX_WORKLOAD_RUNS {
@@ -275,7 +283,7 @@ impl Cluster {
             }))
             .max()
             .unwrap_or(0);
-        self.start_workload(spec, id, at, at, resumed_from);
+        self.start_workload(spec, id, submitted, at, resumed_from);
     }
 
     /// Applies a change's effect without recording it (also for replays).

@@ -353,6 +353,7 @@ impl Cluster {
         self.now = now;
         if self.workloads.iter().any(|w| w.holding != w.running_at(now)) {
             self.hold_gpus();
+            self.start_waiting_jobs(now, false);
         }
     }
 

@@ -389,6 +389,7 @@ impl Workload {
             runtime,
             exit_code,
             cancelled,
+            workload: false,
         }
     }
 
@@ -476,6 +477,9 @@ impl Cluster {
     /// Starts `spec` as job `job_id` at `started` (its processes take the GPUs).
     pub fn start_workload(&mut self, spec: Rc<WorkloadSpec>, job_id: i64, submitted: EpochSeconds, started: EpochSeconds, resumed_from: u32) {
         let workload = Workload::new(spec, job_id, submitted, started, resumed_from, self.storage_gb_per_s());
+        if self.workloads.len() >= crate::limits::MAX_WORKLOAD_RUNS {
+            return;
+        }
         self.workloads.push(workload);
         self.follow_workloads(started);
     }
@@ -509,6 +513,42 @@ impl Cluster {
         }
         self.workloads = workloads;
         self.hold_gpus();
+    }
+
+    /// Starts the lab's jobs waiting in the queue whose nodes are free by
+    /// `now`: in service, and the jobs that held them ended. Each starts at
+    /// the later of `now` (when a change freed its nodes) and the end of the
+    /// last job on them, so a restored session starts it at the same instant.
+    pub(crate) fn start_waiting_jobs(&mut self, now: EpochSeconds, by_change: bool) {
+        if !self.history.iter().any(|(_, change)| matches!(change, super::change::Change::SubmitJob { job, .. } if job.workload)) {
+            return;
+        }
+        let waiting: Vec<(i64, String, EpochSeconds)> = self
+            .slurm_jobs()
+            .into_iter()
+            .filter(|job| job.workload && job.started.is_none() && !job.cancelled && !self.workloads.iter().any(|w| w.job_id == job.id))
+            .map(|job| (job.id, job.name, job.submitted))
+            .collect();
+        for (id, name, submitted) in waiting {
+            let Some(spec) = self.workload_specs.iter().find(|spec| spec.name == name).cloned() else { continue };
+            let in_service = spec.nodes.iter().all(|host| {
+                self.node(host).is_some_and(|node| node.reachable && node.scheduler == super::node::SchedulerState::Idle)
+            });
+            let mut freed = submitted;
+            let mut held = false;
+            for other in self.workloads.iter().filter(|w| w.spec.nodes.iter().any(|n| spec.nodes.contains(n))) {
+                match &other.end {
+                    Some((end, _)) if *end <= now => freed = freed.max(*end),
+                    _ => held = true,
+                }
+            }
+            if in_service && !held {
+                // A change that freed the nodes starts it then; the end of
+                // the job that held them starts it at that end.
+                let start = if by_change { freed.max(now) } else { freed };
+                self.launch_workload_as(&name, id, submitted, start);
+            }
+        }
     }
 
     /// Ends job `id` at `at` as `scancel` does. Whether it was running.

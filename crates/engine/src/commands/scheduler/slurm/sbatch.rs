@@ -141,7 +141,7 @@ impl Command for Sbatch {
         let id = super::next_job_id(cluster);
         let mut out = Output { stdout: format!("Submitted batch job {id}\n"), duration_ms: 1000, ..Output::default() };
         let user = invocation.env.get("USER").cloned().unwrap_or_else(|| "user".to_string());
-        let mut job = Job { id, name, user, nodes, nodelist: Vec::new(), submitted: cluster.now, started: None, reason, runtime: 0, exit_code: 0, cancelled: false };
+        let mut job = Job { id, name, user, nodes, nodelist: Vec::new(), submitted: cluster.now, started: None, reason, runtime: 0, exit_code: 0, cancelled: false, workload: false };
         if job.reason.is_empty() {
             let mut env = invocation.env.clone();
             env.insert("SLURM_JOB_ID".into(), id.to_string());
@@ -186,7 +186,7 @@ fn launch(invocation: &Invocation, file: &str) -> Output {
         out.changes.push(Change::LaunchWorkload { node: invocation.node.hostname.clone(), name: spec.name.clone(), job: id });
         return out;
     }
-    // It waits: Slurm's record only (nothing frees the nodes by itself here).
+    // It waits in the queue, and starts as the workload once its nodes are free.
     let unavailable: Vec<&str> = spec.nodes.iter().filter(|n| !usable(n)).map(String::as_str).collect();
     let reason = if unavailable.is_empty() { "Resources".to_string() } else { format!("ReqNodeNotAvail, UnavailableNodes:{}", hostlist::compress(&unavailable)) };
     let job = Job {
@@ -201,6 +201,7 @@ fn launch(invocation: &Invocation, file: &str) -> Output {
         runtime: 0,
         exit_code: 0,
         cancelled: false,
+        workload: true,
     };
     out.changes.push(Change::SubmitJob { node: invocation.node.hostname.clone(), job });
     out
