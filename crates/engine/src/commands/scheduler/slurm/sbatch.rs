@@ -165,13 +165,8 @@ impl Command for Sbatch {
 /// for any file the simulation does not have.
 fn launch(invocation: &Invocation, file: &str) -> Output {
     let cluster = invocation.cluster;
-    let home = format!("/home/{}", crate::model::node::USER);
-    let cwd = invocation.env.get("PWD").cloned().unwrap_or_else(|| home.clone());
-    let path = match file.strip_prefix("~/") {
-        Some(rest) => format!("{home}/{rest}"),
-        None if file.starts_with('/') => file.to_string(),
-        None => format!("{cwd}/{}", file.trim_start_matches("./")),
-    };
+    // The shell has expanded `~`; a relative path is from the working directory.
+    let path = crate::commands::files::View::for_command(invocation).resolve(file);
     let Some(spec) = cluster.workload_specs.iter().find(|spec| spec.script_path() == path) else {
         return fail(&format!("Unable to open file {file}"));
     };

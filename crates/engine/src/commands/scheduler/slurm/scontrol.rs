@@ -321,7 +321,7 @@ fn show_jobs(cluster: &Cluster, id: Option<&str>, one_line: bool) -> Output {
         let time = |at: Option<EpochSeconds>| at.map_or_else(|| "Unknown".to_string(), timestamp);
         let workload = cluster.workloads.iter().find(|w| w.job_id == job.id);
         let script = workload.map_or_else(|| "(null)".to_string(), |w| w.spec.script_path());
-        let log = format!("/home/{}/slurm-{}.out", crate::model::node::USER, job.id);
+        let log = crate::commands::files::generated::job_log_path(job.id);
         let (tasks, per_node) = workload.map_or((job.nodes, 1), |w| (w.spec.world() as usize, w.spec.gpus_per_node as usize));
         let ran = job.started.is_some();
         let alloc_cpus = if ran { cpus * job.nodes } else { 0 };
