@@ -39,6 +39,10 @@ pub const MAX_LINE_BYTES: usize = 1 << 20;
 /// fails, as it does at a process limit.
 pub const MAX_JOBS: usize = 1024;
 
+/// Executions one command line records for grading (a loop may run a
+/// program many more times; past this the rest run unrecorded).
+pub const MAX_EXECUTIONS_PER_LINE: usize = 1024;
+
 /// Shells one lab may have open at once (terminal tabs): enough for a
 /// server and a client, a monitor and a spare.
 pub const MAX_SHELLS: usize = 4;

@@ -10,6 +10,7 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::commands::execution::Execution;
 use crate::grading::{self, Grade};
 use crate::lab::{Lab, Question};
 use crate::model::time::EpochSeconds;
@@ -62,6 +63,10 @@ pub struct Entry {
     /// The shell (terminal tab) the line ran in.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub shell: usize,
+    /// The programs the line ran, in the order they started: what `task`
+    /// questions are judged on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub executions: Vec<Execution>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -83,6 +88,7 @@ impl Entry {
             trimmed: 0,
             trimmed_lines: 0,
             shell: 0,
+            executions: transcript.executions,
         }
     }
 
@@ -122,6 +128,7 @@ impl Entry {
             trimmed: 0,
             trimmed_lines: 0,
             shell: 0,
+            executions: Vec::new(),
         }
     }
 

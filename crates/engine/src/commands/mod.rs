@@ -7,6 +7,7 @@
 //! copies. One module per command, as in uutils/coreutils.
 
 pub mod collectives;
+pub mod execution;
 pub mod fabric;
 pub mod files;
 pub mod gpu;
@@ -124,6 +125,9 @@ pub trait Runner {
     /// no builtins. None when there is no such program, so that each caller
     /// words that error as its real tool does.
     fn run_program(&self, call: Call, argv: &[String]) -> Option<Output>;
+    /// The log of what runs, for a command that runs a program itself
+    /// (a launcher spreading `all_reduce_perf` over nodes).
+    fn executions(&self) -> &execution::ExecLog;
 }
 
 /// What a command produced.

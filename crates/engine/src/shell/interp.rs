@@ -22,6 +22,7 @@ use super::parse::{self, Command, Compound, CondItem, Connector, List, ParamOp, 
 use super::session::Interactive;
 use super::{arith, builtins, condition, jobs, login_env, Stream, Transcript};
 use crate::pattern;
+use crate::commands::execution::{ExecLog, Execution, Slot};
 use crate::commands::{self, files, Call, Env, Invocation, Output, Runner};
 use crate::limits::{self, MAX_BRACE_WORDS, MAX_NESTED_COMMANDS, MAX_OUTPUT_BYTES, MAX_SHELL_COMMANDS, MAX_SHELL_WORK_BYTES, MAX_WORD_BYTES};
 use crate::model::change::Change;
@@ -156,6 +157,11 @@ pub(crate) struct Interp<'c, 's> {
     /// prints as a client here ends it goes to `diverted`, for its shell.
     pub servers_elsewhere: Vec<(String, u16)>,
     pub diverted: Vec<((String, u16), String)>,
+    /// What runs, for grading: shared with every nested line.
+    pub log: ExecLog,
+    /// Where the log stood when the command running now started, and its
+    /// own record: an interrupt ends it there.
+    running: (usize, Option<Slot>),
 }
 
 /// The most bytes of variables and functions one shell may hold.
@@ -189,6 +195,8 @@ impl<'c, 's> Interp<'c, 's> {
             process_files: Vec::new(),
             servers_elsewhere: Vec::new(),
             diverted: Vec::new(),
+            log: ExecLog::default(),
+            running: (0, None),
         }
     }
 
@@ -208,7 +216,7 @@ impl<'c, 's> Interp<'c, 's> {
 
     /// The runner a command started from this shell gets.
     pub fn runner(&self) -> Nesting {
-        Nesting { depth: self.depth }
+        Nesting { depth: self.depth, log: self.log.clone() }
     }
 
     fn stopped(&self) -> bool {
@@ -688,6 +696,8 @@ impl<'c, 's> Interp<'c, 's> {
             self.emit(out, Stream::Stderr, output.started_stderr);
             self.emit(out, Stream::Stdout, lines[..shown.min(lines.len())].concat());
             self.emit(out, Stream::Stderr, output.interrupt_stderr);
+            let (mark, slot) = std::mem::take(&mut self.running);
+            self.log.interrupt(mark, slot, ran);
             self.line_ms = at;
             out.timeline.push((self.line_ms, out.len()));
             self.interrupted = true;
@@ -1016,6 +1026,7 @@ impl<'c, 's> Interp<'c, 's> {
         if self.cluster.now != now {
             self.cluster.to_mut().advance_to(now);
         }
+        self.running = (self.log.len(), None);
         if let Some(output) = builtins::run(self, argv, stdin, from_terminal) {
             return output;
         }
@@ -1027,8 +1038,13 @@ impl<'c, 's> Interp<'c, 's> {
         let Some(node) = cluster.node(&self.shell.host) else {
             return Output::error(format!("-bash: {name}: host {} is not in this lab\n", self.shell.host), 1);
         };
+        let started = Execution::new(Some(command.signature()), &self.shell.host, argv, commands::is_root(&self.shell.env), now_ms(self.started_ms, self.line_ms));
+        let slot = self.log.start(cluster, started);
         let invocation = Invocation { cluster, node, argv, env: &self.shell.env, stdin, runner: &runner };
-        command.run(&invocation)
+        let output = command.run(&invocation);
+        self.log.finish(slot, output.status, output.duration_ms, &output.stdout);
+        self.running.1 = Some(slot);
+        output
     }
 
     /// Applies what a command changed, at the time it ended.
@@ -1831,10 +1847,17 @@ mod braces {
     }
 }
 
+/// When a command starts: the line's start plus the time it has run.
+fn now_ms(started_ms: i64, line_ms: u64) -> i64 {
+    started_ms.saturating_add(i64::try_from(line_ms).unwrap_or(i64::MAX))
+}
+
 /// The [`Runner`] commands get: nested lines run in a fresh non-interactive
-/// shell one level deeper, over the view of the cluster the call gives.
+/// shell one level deeper, over the view of the cluster the call gives,
+/// and record what they run in the same log.
 pub(crate) struct Nesting {
     pub depth: u32,
+    pub log: ExecLog,
 }
 
 impl Nesting {
@@ -1852,6 +1875,7 @@ impl Runner for Nesting {
         let env = call.env.cloned().unwrap_or_else(|| login_env(call.host));
         let mut shell = ShellState { host: call.host.to_string(), env, last_status: 0, functions: BTreeMap::new() };
         let mut interp = Interp::new(Cow::Borrowed(call.cluster), &mut shell, None, depth, call.cluster.now * 1000);
+        interp.log = self.log.clone();
         let transcript = interp.run_line(line, call.stdin);
         Output {
             stdout: transcript.stdout(),
@@ -1872,9 +1896,23 @@ impl Runner for Nesting {
             return Some(Output::error(format!("{}: host {} is not in this lab\n", argv[0], call.host), 1));
         };
         let env = call.env.cloned().unwrap_or_else(|| login_env(call.host));
-        let invocation =
-            Invocation { cluster: call.cluster, node, argv, env: &env, stdin: call.stdin, runner: &Nesting { depth } };
-        Some(command.run(&invocation))
+        let started = Execution::new(Some(command.signature()), call.host, argv, commands::is_root(&env), call.cluster.now * 1000);
+        let slot = self.log.start(call.cluster, started);
+        let invocation = Invocation {
+            cluster: call.cluster,
+            node,
+            argv,
+            env: &env,
+            stdin: call.stdin,
+            runner: &Nesting { depth, log: self.log.clone() },
+        };
+        let output = command.run(&invocation);
+        self.log.finish(slot, output.status, output.duration_ms, &output.stdout);
+        Some(output)
+    }
+
+    fn executions(&self) -> &ExecLog {
+        &self.log
     }
 }
 

@@ -50,6 +50,8 @@ pub struct Transcript {
     /// milliseconds into the line, bytes printed so far). A terminal reveals
     /// each command's output over the time it ran.
     pub timeline: Vec<(u64, usize)>,
+    /// The programs the line ran, in the order they started.
+    pub executions: Vec<crate::commands::execution::Execution>,
 }
 
 impl Transcript {
@@ -96,7 +98,8 @@ impl Transcript {
 /// when there is no such program.
 pub fn run_program(cluster: &crate::model::Cluster, host: &str, argv: &[String]) -> Option<crate::commands::Output> {
     use crate::commands::{Call, Runner};
-    interp::Nesting { depth: 0 }.run_program(Call { cluster, host, env: None, stdin: "" }, argv)
+    let log = crate::commands::execution::ExecLog::default();
+    interp::Nesting { depth: 0, log }.run_program(Call { cluster, host, env: None, stdin: "" }, argv)
 }
 
 pub use crate::model::node::USER;

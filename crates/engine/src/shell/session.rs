@@ -24,6 +24,8 @@ use crate::limits::{MAX_LINE_BYTES, MAX_SHELLS};
 use crate::model::change::Change;
 use crate::model::time::EpochSeconds;
 use crate::model::Cluster;
+use crate::commands::execution::{ExecLog, Observer};
+use std::rc::Rc;
 
 /// What only an interactive shell has.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,6 +65,8 @@ pub struct Session {
     /// When the lab's clock started, and the simulated time spent since.
     start: EpochSeconds,
     elapsed_ms: u64,
+    /// What the lab watches as programs run (its facts and output patterns).
+    observer: Option<Rc<dyn Observer>>,
 }
 
 /// Shell ids are small numbers (a tab's); one past this is refused.
@@ -116,7 +120,14 @@ impl Session {
             printed_elsewhere: Vec::new(),
             start,
             elapsed_ms: 0,
+            observer: None,
         }
+    }
+
+    /// Notes, as each program runs, what `observer` watches: the lab's
+    /// facts that hold and the output patterns its output matches.
+    pub fn observe(&mut self, observer: Rc<dyn Observer>) {
+        self.observer = Some(observer);
     }
 
     /// The session `snapshot` describes, over the lab's initial `cluster`.
@@ -136,6 +147,7 @@ impl Session {
             printed_elsewhere: Vec::new(),
             start,
             elapsed_ms: snapshot.elapsed_ms,
+            observer: None,
         };
         session.sync_clock();
         session
@@ -330,10 +342,12 @@ impl Session {
             let mut interp =
                 Interp::new(Cow::Borrowed(&self.cluster), &mut self.shell, Some(&mut self.interactive), 0, started_ms);
             interp.servers_elsewhere = servers_elsewhere;
+            interp.log = ExecLog::new(self.observer.clone());
             if let Some(at) = interrupt_at_ms {
                 interp = interp.interrupt_at(at);
             }
-            let transcript = interp.run_line(line, "");
+            let mut transcript = interp.run_line(line, "");
+            transcript.executions = interp.log.take();
             let diverted = std::mem::take(&mut interp.diverted);
             (transcript, interp.into_changed_cluster(), diverted)
         };

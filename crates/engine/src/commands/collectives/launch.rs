@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use super::nccl_tests::{program, run_job, Job};
 use crate::commands::scheduler::slurm::hostlist;
+use crate::commands::execution::Execution;
 use crate::commands::{self, Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::node::SchedulerState;
 use crate::limits::MAX_TASKS;
@@ -128,12 +129,21 @@ pub(super) fn read_nccl_conf(invocation: &Invocation, env: &mut BTreeMap<String,
 /// Runs the step's program on every task.
 fn launch(cluster: &Cluster, invocation: &Invocation, command: &[String], job: Job, launcher: &str) -> Output {
     let Some(name) = command.first() else { return Output::default() };
+    let base = name.rsplit('/').next().unwrap_or(name);
     if let Some(coll) = program(name) {
         let mut job = job;
         read_nccl_conf(invocation, &mut job.env);
-        return run_job(cluster, coll, command, &job);
+        // One program over every task's node: recorded once, with its nodes.
+        let signature = commands::find(base).map(|command| command.signature());
+        let root = commands::is_root(&job.env);
+        let mut record = Execution::new(signature, &invocation.node.hostname, command, root, cluster.now * 1000);
+        record.hosts = job.nodes.iter().map(|(node, _)| node.hostname.clone()).collect();
+        let log = invocation.runner.executions();
+        let slot = log.start(cluster, record);
+        let output = run_job(cluster, coll, command, &job);
+        log.finish(slot, output.status, output.duration_ms, &output.stdout);
+        return output;
     }
-    let base = name.rsplit('/').next().unwrap_or(name);
     // Tasks run programs; a launcher inside a step is not emulated.
     let runnable = commands::find(base).is_some() && !["srun", "mpirun"].contains(&base);
     if !runnable {
