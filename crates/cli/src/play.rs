@@ -47,7 +47,8 @@ enum Step {
 
 impl Play {
     pub fn new(lab: Lab, seed: u64, host: &str) -> Play {
-        let session = Session::new(lab.instantiate(seed), host);
+        let mut session = Session::new(lab.instantiate(seed), host);
+        session.observe(Rc::new(lab.watch(seed)));
         let digest = Entry::new(&lab, &lab.to_json()).digest;
         let state = LabState::new(&lab, &digest, seed, SessionJson::initial(host));
         let questions = Questions { variant: lab.variant(seed), state };

@@ -3,9 +3,9 @@
 //! store does, so a rehearsal grades exactly as the page will.
 
 use clusterlab_engine::grading::{self, HandoffRecord};
-use clusterlab_engine::lab::authoring::solution::evidence_response;
+use clusterlab_engine::lab::evidence::{self, Baseline};
 use clusterlab_engine::lab::{Question, QuestionKind, Tolerance, Variant};
-use clusterlab_engine::store::LabState;
+use clusterlab_engine::store::{Evidence, LabState, Submitted};
 use clusterlab_engine::Session;
 
 use crate::doc_text::{render, safe};
@@ -117,39 +117,24 @@ impl Questions {
             Ok(question) => question.clone(),
             Err(said) => return said,
         };
-        let response = evidence_response(&question, session, &self.state).unwrap_or_else(|| response(&question, value));
-        let Some(grade) = self.state.answer(&question, &response) else {
-            let why = if self.state.grade(&question).is_some_and(|g| g.correct) { "it is answered correctly" } else { "no attempts are left" };
-            return Said::Err(format!("answer: question {} takes no more answers: {why}\n", safe(&question.id)));
+        // The engine decides: what ran, the cluster's facts, how it reads the answer.
+        let met = evidence::met(&self.variant.questions, &session.cluster, &Baseline::default());
+        let grade = match self.state.submit(&question, &response(&question, value), Evidence { met: &met }) {
+            Submitted::Graded(grade) => grade,
+            Submitted::Unclear(why) => return Said::Err(format!("answer: {}: {why} (no attempt used)\n", safe(&question.id))),
+            Submitted::Closed(why) => return Said::Err(format!("answer: question {}: {why}\n", safe(&question.id))),
         };
-        let attempts = self.state.answers.get(&question.id).map_or(1, |saved| saved.attempts);
-        let given = match &question.kind {
-            QuestionKind::Handoff { .. } => "the handoff record".to_string(),
-            _ => safe(&grading::items(&response).join(", ")),
-        };
-        let mut out = format!(
-            "{} \u{2014} {}/{} point{} \u{b7} answered \u{201c}{given}\u{201d}{}\n",
-            match (&question.kind, grade.correct) {
-                (QuestionKind::Handoff { .. }, true) => "Recorded",
-                (QuestionKind::Handoff { .. }, false) => "Recorded in part",
-                (QuestionKind::Task { .. } | QuestionKind::State { .. }, true) => "Done",
-                (QuestionKind::Task { .. } | QuestionKind::State { .. }, false) => "Not yet",
-                (_, true) => "Correct",
-                (_, false) => "Not quite",
-            },
-            grade.points,
-            grade.possible,
-            plural(grade.possible),
-            if attempts > 1 { format!(" \u{b7} {attempts} attempts") } else { String::new() }
-        );
+        let verdict = self.state.verdict(&question).map(|v| v.line()).unwrap_or_default();
+        let mut out = format!("{}\n", safe(&verdict));
         // The explanation is shown once the answer is right, as on the page.
         if let Some(feedback) = &grade.feedback {
             out += &render(feedback, "  ");
         }
-        if grade.correct && !grade.explanation.is_empty() {
+        let open = self.state.open(&question);
+        if (grade.correct || !open) && !grade.explanation.is_empty() {
             out += &render(&grade.explanation, "  ");
         }
-        if !grade.correct && !question.hints.is_empty() {
+        if !grade.correct && open && !question.hints.is_empty() {
             out += &format!("  `hint {}` shows a hint.\n", safe(&question.id));
         }
         Said::Out(out + &format!("{}\n", self.score()))
@@ -190,7 +175,7 @@ fn plural(count: u32) -> &'static str {
 fn shown(question: &Question) -> Vec<String> {
     match &question.kind {
         QuestionKind::Choice { choices, .. } | QuestionKind::Multi { choices, .. } => choices.clone(),
-        QuestionKind::Order { items } => grading::shuffled(items, &question.id),
+        QuestionKind::Order { items } => grading::shuffled(items, question),
         // A cluster's entities can be thousands: `answer` takes the name.
         QuestionKind::Entity { .. } | QuestionKind::Text { .. } | QuestionKind::Number { .. } => Vec::new(),
         QuestionKind::Handoff { rubric, .. } => rubric.clone(),
@@ -213,7 +198,7 @@ fn how_to_answer(question: &Question) -> String {
         QuestionKind::State { .. } => format!("answer {id}  (checks the cluster now)"),
         QuestionKind::Handoff { fields, .. } => format!(
             "answer {id} TEXT | TEXT ... | rubric: N N ...  (one text per field: {}; then the numbers of the rubric items above your record meets)",
-            fields.iter().map(|f| safe(f)).collect::<Vec<_>>().join("; ")
+            fields.iter().map(|f| safe(&f.name)).collect::<Vec<_>>().join("; ")
         ),
         QuestionKind::Number { unit, tolerance, .. } => {
             let within = match tolerance {
@@ -265,7 +250,7 @@ fn response(question: &Question, value: &str) -> String {
                 }
                 None => Vec::new(),
             };
-            HandoffRecord { fields, checked }.to_response()
+            HandoffRecord { fields, checked, ..HandoffRecord::default() }.to_response()
         }
         QuestionKind::Task { .. } | QuestionKind::State { .. } => String::new(),
     }

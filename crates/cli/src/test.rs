@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clusterlab_engine::lab::authoring::compile;
+use clusterlab_engine::lab::authoring::adversary;
 use clusterlab_engine::lab::authoring::solution::{self, Run};
 
 use crate::doc_text::safe;
@@ -36,8 +37,9 @@ fn failures(run: &Run, want_correct: bool) -> Vec<String> {
     for outcome in &run.outcomes {
         let full = outcome.correct && outcome.points == outcome.possible;
         let scored = outcome.points > 0 || outcome.correct;
+        let why = outcome.why.as_ref().map_or(String::new(), |why| format!(": {}", safe(why)));
         if want_correct && !full {
-            lines.push(format!("question `{}` scored {}/{} with \u{201c}{}\u{201d}", outcome.question, outcome.points, outcome.possible, safe(&outcome.response)));
+            lines.push(format!("question `{}` scored {}/{} with \u{201c}{}\u{201d}{why}", outcome.question, outcome.points, outcome.possible, safe(&outcome.response)));
         }
         if !want_correct && scored {
             lines.push(format!("question `{}` scored {}/{} for the wrong answer \u{201c}{}\u{201d}", outcome.question, outcome.points, outcome.possible, safe(&outcome.response)));
@@ -85,6 +87,15 @@ fn test_file(path: &Path, out: &mut dyn Write) -> bool {
             }
             ok &= problems.is_empty();
         }
+    }
+    // The adversary: no gaming strategy may earn more than its share.
+    for verdict in adversary::play(&compiled) {
+        let passes = verdict.passes();
+        let _ = writeln!(out, "test {} adversary: {} ... {}", compiled.lab.id, verdict.line(), if passes { "ok" } else { "FAILED" });
+        if !passes {
+            let _ = writeln!(out, "  a lab must not pay more than {:.0}% of its points for this: judge outcomes, limit attempts, or weigh the questions differently", adversary::LIMIT * 100.0);
+        }
+        ok &= passes;
     }
     ok
 }

@@ -3,6 +3,7 @@
 //! natively and fast, and shared by the browser app and the CLI.
 
 pub mod commands;
+pub mod facts;
 pub mod grading;
 pub mod lab;
 pub mod limits;

@@ -83,7 +83,7 @@ fn readable(question: &Question, response: &str) -> String {
             fields
                 .iter()
                 .zip(record.fields.iter().chain(std::iter::repeat(&String::new())))
-                .map(|(field, text)| format!("{field}: {}", text.trim()))
+                .map(|(field, text)| format!("{}: {}", field.name, text.trim()))
                 .collect::<Vec<_>>()
                 .join("\n")
         }
@@ -282,9 +282,9 @@ mod tests {
         }
         let variant = lab.variant(1);
         let which = variant.questions.iter().find(|q| q.id == "which-node").unwrap();
-        state.answer(which, &variant.values["bad_node"]);
+        state.submit(which, &variant.values["bad_node"], Default::default());
         let rate = variant.questions.iter().find(|q| q.id == "rate").unwrap();
-        state.answer(rate, "=1+1");
+        state.submit(rate, "=1+1", Default::default());
         let report = report(&lab, &state);
         assert_eq!((report.score, report.possible, report.passed, report.completed), (1, 10, false, false));
         assert_eq!(report.verdict(), "1 / 10 points (10%); pass mark 70%: not passed");

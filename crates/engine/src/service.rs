@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::lab::evidence::Baseline;
+use crate::facts::Baseline;
 use crate::lab::Setup;
 use crate::model::time::EpochSeconds;
 use crate::shell::{Session, SessionJson, SessionSnapshot};
@@ -106,6 +106,8 @@ struct Open {
     session: Session,
     last: Option<(u64, String, SessionSnapshot)>,
     baseline: Baseline,
+    /// What the session watches as programs run (the lab's tasks' facts).
+    watch: Rc<crate::facts::Watch>,
 }
 
 impl Open {
@@ -146,11 +148,13 @@ impl Service {
                 (Err(message), _) | (_, Err(message)) => Reply::Failed { message },
                 (Ok(lab), Ok(snapshot)) => {
                     let initial = lab.instantiate(seed);
-                    let session = match snapshot {
+                    let mut session = match snapshot {
                         Some(snapshot) => Session::restore(initial, snapshot),
                         None => Session::new(initial, lab.first_host()),
                     };
-                    let open = Open { lab, seed, session, last: None, baseline: Baseline::default() };
+                    let watch = Rc::new(lab.watch(seed));
+                    session.observe(watch.clone());
+                    let open = Open { lab, seed, session, last: None, baseline: Baseline::default(), watch };
                     let reply = Reply::Opened {
                         prompt: open.session.prompt(),
                         host: open.session.host().to_string(),
@@ -183,6 +187,7 @@ impl Service {
                     return Reply::Failed { message: format!("no line {id} to interrupt") };
                 };
                 open.session = Session::restore(open.lab.instantiate(open.seed), before);
+                open.session.observe(open.watch.clone());
                 let mut entry = run(&mut open.session, &line, Some(at_ms));
                 entry.stopped = Some(Stop::Interrupted);
                 // What the line printed elsewhere was shown when it first ran.

@@ -11,8 +11,8 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 
 use crate::commands::execution::Execution;
-use crate::grading::{self, Grade};
-use crate::lab::{Lab, Question};
+use crate::grading::{self, Grade, HandoffRecord, Reading};
+use crate::lab::{Lab, Question, QuestionKind};
 use crate::model::time::EpochSeconds;
 use crate::shell::{SessionJson, Stream, Transcript};
 
@@ -188,6 +188,28 @@ impl Entry {
 pub struct Answer {
     pub response: String,
     pub attempts: u32,
+    /// What the engine saw when it checked (a task's runs that did not
+    /// count), for the verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// What became of a submitted answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Submitted {
+    /// Recorded and graded.
+    Graded(Grade),
+    /// Not clear enough to grade: nothing was recorded, no attempt used.
+    Unclear(String),
+    /// The question takes no more answers: why.
+    Closed(String),
+}
+
+/// What the engine's worker last reported of the cluster: the ids of the
+/// lab's state questions (and closed handoffs) whose facts hold.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Evidence<'a> {
+    pub met: &'a [String],
 }
 
 /// Everything one trainee has done in one lab. Cloning it is cheap (the
@@ -256,22 +278,70 @@ impl LabState {
         question.open(saved.map_or(0, |answer| answer.attempts), grade.as_ref())
     }
 
-    /// Records an answer (another attempt) and grades it; None, recording
-    /// nothing, when the question takes no more answers.
-    pub fn answer(&mut self, question: &Question, response: &str) -> Option<Grade> {
-        if !self.open(question) {
-            return None;
-        }
-        let saved = self.answers.entry(question.id.clone()).or_default();
-        saved.response = response.to_string();
-        saved.attempts += 1;
-        Some(self.grade(question).unwrap_or_else(|| question.grade(response)))
+    /// The executions of the lines that ran, in the order they started
+    /// (lines given up at the prompt never ran).
+    pub fn executions(&self) -> impl Iterator<Item = &Execution> {
+        self.transcript.iter().filter(|entry| entry.stopped != Some(Stop::Cancelled)).flat_map(|entry| entry.executions.iter())
     }
 
-    /// The grade of an answered question, less what its revealed hints cost.
+    /// Submits an answer: the engine reads it, decides it (a task on what
+    /// ran, a state question on `evidence`, a handoff on its facts and what
+    /// was done), records it as another attempt and grades it.
+    pub fn submit(&mut self, question: &Question, response: &str, evidence: Evidence) -> Submitted {
+        if !self.open(question) {
+            let why = if self.grade(question).is_some_and(|g| g.correct) { "it is answered correctly" } else { "no attempts are left" };
+            return Submitted::Closed(format!("This question takes no more answers: {why}."));
+        }
+        let mut note = None;
+        let response = match &question.kind {
+            QuestionKind::Task { run, after } => {
+                let reading = crate::lab::evidence::task_done(&question.id, run, after.as_ref(), self.executions());
+                if !reading.done && !reading.tried.is_empty() {
+                    note = Some(format!("your runs of {} that did not count: {}", run.program, reading.tried.join("; ")));
+                }
+                if reading.done { grading::DONE } else { grading::NOT_YET }.to_string()
+            }
+            QuestionKind::State { .. } => {
+                if evidence.met.contains(&question.id) { grading::DONE } else { grading::NOT_YET }.to_string()
+            }
+            QuestionKind::Handoff { closed_when, .. } => {
+                let mut record = HandoffRecord::from_response(response);
+                record.closed = closed_when.is_empty() || evidence.met.contains(&question.id);
+                record.done = crate::lab::evidence::actions_taken(self.executions());
+                record.to_response()
+            }
+            _ => match question.read(response) {
+                Reading::Unclear(why) => return Submitted::Unclear(why),
+                Reading::Read { .. } => response.trim().to_string(),
+            },
+        };
+        let saved = self.answers.entry(question.id.clone()).or_default();
+        saved.response = response;
+        saved.attempts += 1;
+        saved.note = note;
+        match self.grade(question) {
+            Some(grade) => Submitted::Graded(grade),
+            None => Submitted::Closed("This question takes no more answers.".to_string()),
+        }
+    }
+
+    /// The grade of an answered question, with what its retries and
+    /// revealed hints cost.
     pub fn grade(&self, question: &Question) -> Option<Grade> {
         let answer = self.answers.get(&question.id)?;
-        Some(question.grade_after_hints(&answer.response, self.hints_shown.get(&question.id).copied().unwrap_or(0)))
+        let hints = self.hints_shown.get(&question.id).copied().unwrap_or(0);
+        let mut grade = question.grade_attempt(&answer.response, answer.attempts, hints);
+        if grade.reading.is_none() {
+            grade.reading = answer.note.clone();
+        }
+        Some(grade)
+    }
+
+    /// The engine's words for an answered question.
+    pub fn verdict(&self, question: &Question) -> Option<grading::Verdict> {
+        let answer = self.answers.get(&question.id)?;
+        let grade = self.grade(question)?;
+        Some(grading::verdict(question, &answer.response, answer.attempts, &grade))
     }
 
     pub fn show_hint(&mut self, question: &str) {
@@ -375,7 +445,7 @@ fn migrate_v1(text: &str, lab: &Lab, digest: &str, initial: &SessionJson) -> Loa
         match fields.as_slice() {
             ["seed", seed] => state.seed = seed.parse().unwrap_or(1),
             ["answer", question, attempts, response] => {
-                let answer = Answer { response: unescape(response), attempts: attempts.parse().unwrap_or(1) };
+                let answer = Answer { response: unescape(response), attempts: attempts.parse().unwrap_or(1), note: None };
                 state.answers.insert(unescape(question), answer);
             }
             ["hints", question, count] => {
@@ -479,7 +549,7 @@ mod tests {
         let text = "clusterlab-progress 1\nseed\t7\nanswer\tq\\t1\t3\ta\\nb\nhints\tq2\t2\nran\tnvidia-smi -L\nran\tawk 'BEGIN{while(1);}'\n";
         let Loaded::Migrated(state, notice) = LabState::load(text, &lab(), "d1", &SessionJson::of(&session().snapshot())) else { panic!() };
         assert_eq!(state.seed, 7);
-        assert_eq!(state.answers["q\t1"], Answer { response: "a\nb".into(), attempts: 3 });
+        assert_eq!(state.answers["q\t1"], Answer { response: "a\nb".into(), attempts: 3, note: None });
         assert_eq!(state.hints_shown["q2"], 2);
         assert_eq!(state.session.shells().1[0].history, ["nvidia-smi -L", "awk 'BEGIN{while(1);}'"]);
         assert!(state.transcript.is_empty());

@@ -2,12 +2,12 @@
 //! state and handoff questions, attempts, hint costs, per-choice feedback,
 //! and the lab solutions `clusterlab test` runs.
 
-use clusterlab_engine::grading::{parse_number, HandoffRecord, DONE, NOT_YET};
-use clusterlab_engine::lab::authoring::solution::{self, evidence_response};
+use clusterlab_engine::grading::{parse_number, HandoffRecord};
+use clusterlab_engine::lab::authoring::solution;
 use clusterlab_engine::lab::authoring::{compile, Compiled};
-use clusterlab_engine::lab::QuestionKind;
-use clusterlab_engine::store::{Entry, LabState};
+use clusterlab_engine::lab::{evidence, QuestionKind};
 use clusterlab_engine::shell::SessionJson;
+use clusterlab_engine::store::{Evidence, LabState, Submitted};
 use clusterlab_engine::Session;
 
 #[test]
@@ -40,8 +40,10 @@ const LAB: &str = r#"
 id = "curriculum-test"
 title = "Curriculum test"
 summary = "Every new question type."
-hint_cost = 1
 pass = 70
+
+[policy]
+hint_cost = 1
 
 [cluster]
 preset = "hgx-h100"
@@ -71,15 +73,15 @@ attempts = 2
 id = "remote-ibstat"
 type = "task"
 prompt = "Look at gpu-002's ports."
+program = "ibstat"
 host = "gpu-002"
-command = "ibstat*"
 
 [[questions]]
 id = "re-measured"
 type = "task"
 prompt = "Measure again after the repair."
-command = "*ib_write_bw*"
-after = "dctech *"
+program = "ib_write_bw"
+after = { repaired = true, node = "gpu-002" }
 
 [[questions]]
 id = "drained"
@@ -97,7 +99,7 @@ expect = [{ repaired = true }, { all_reduce_within = "5%" }]
 id = "first"
 type = "choice"
 prompt = "First?"
-choices = ["Drain", "Reboot"]
+choices = ["Drain", "Reboot", "Wait", "Reseat"]
 answer = "Drain"
 feedback = { Reboot = "Rebooting loses the evidence." }
 retry = true
@@ -106,9 +108,14 @@ retry = true
 id = "record"
 type = "handoff"
 prompt = "Hand over."
-fields = ["Scope and owner", "Next action"]
+expect = [{ repaired = true }]
+fields = [
+  "Scope and owner",
+  { name = "Fault", states = ["gpu-002", "{bad_hca}"] },
+  { name = "Changes", actions = ["drain", "repair"] },
+]
 rubric = ["names the node", "names the ticket", "states the next step"]
-points = 3
+points = 2
 
 [solution]
 steps = ["ssh gpu-002 ibstat", "answer port"]
@@ -120,14 +127,21 @@ fn lab() -> Compiled {
 
 fn session_after(compiled: &Compiled, lines: &[&str]) -> (Session, LabState) {
     let lab = &compiled.lab;
-    let mut session = Session::new(lab.instantiate(1), lab.first_host());
+    let mut session = lab.session(1);
     let mut state = LabState::new(lab, "d", 1, SessionJson::of(&session.snapshot()));
     for line in lines {
-        let (host, prompt, at) = (session.host().to_string(), session.prompt(), session.now());
-        let transcript = session.run(line);
-        state.record(Entry::new(&host, &prompt, line, at, transcript), SessionJson::of(&session.snapshot()));
+        solution::run_line(&mut session, &mut state, line);
     }
     (session, state)
+}
+
+/// What the engine records when the trainee checks the question now.
+fn check(compiled: &Compiled, id: &str, lines: &[&str]) -> bool {
+    let variant = compiled.lab.variant(1);
+    let (session, mut state) = session_after(compiled, lines);
+    let question = variant.questions.iter().find(|q| q.id == id).unwrap();
+    let met = evidence::met(&variant.questions, &session.cluster, &Default::default());
+    matches!(state.submit(question, "check", Evidence { met: &met }), Submitted::Graded(grade) if grade.correct)
 }
 
 #[test]
@@ -139,39 +153,61 @@ fn entity_questions_pick_from_the_model() {
     assert_eq!(choices[9], "gpu-002 mlx5_1");
     let bad = &variant.values["bad_hca"];
     assert!(variant.questions[0].grade(&format!("  GPU-002   {bad} ")).correct);
+    assert!(variant.questions[0].grade(&format!("gpu-002:{bad}")).correct);
     assert!(!variant.questions[0].grade("gpu-001 mlx5_1").correct);
 }
 
 #[test]
-fn tasks_follow_the_transcript_ssh_included_and_in_order() {
+fn tasks_follow_what_ran_wherever_it_ran() {
     let compiled = lab();
-    let variant = compiled.lab.variant(1);
-    let (remote, measured) = (&variant.questions[1], &variant.questions[2]);
-    let (session, state) = session_after(&compiled, &["ibstat", "ib_write_bw -d mlx5_0 gpu-002"]);
-    assert_eq!(evidence_response(remote, &session, &state).as_deref(), Some(NOT_YET), "ibstat ran on gpu-001");
-    assert_eq!(evidence_response(measured, &session, &state).as_deref(), Some(NOT_YET), "measured before any repair");
-    let (session, state) = session_after(&compiled, &["ssh -o BatchMode=yes gpu-002 ibstat mlx5_1", "dctech list", "ib_write_bw gpu-002"]);
-    assert_eq!(evidence_response(remote, &session, &state).as_deref(), Some(DONE));
-    assert_eq!(evidence_response(measured, &session, &state).as_deref(), Some(DONE));
-    let (session, state) = session_after(&compiled, &["ssh gpu-002", "ibstat"]);
-    assert_eq!(evidence_response(remote, &session, &state).as_deref(), Some(DONE), "typed at gpu-002's prompt");
+    for lines in [
+        &["ssh -o BatchMode=yes gpu-002 ibstat mlx5_1"][..],
+        &["ssh gpu-002", "ibstat"],
+        &["pdsh -w gpu-002 ibstat"],
+        &["clush -w gpu-[001-002] ibstat"],
+        &["for n in gpu-001 gpu-002; do ssh $n ibstat; done"],
+        &["bash -c 'ssh gpu-002 ibstat | head -3'"],
+        &["f() { ssh $1 ibstat; }; f gpu-002"],
+        &["echo gpu-002 | xargs -I{} ssh {} ibstat"],
+        &["srun -w gpu-002 ibstat"],
+    ] {
+        assert!(check(&compiled, "remote-ibstat", lines), "{lines:?}");
+    }
+    for lines in [
+        &["ibstat"][..],
+        &["echo ssh gpu-002 ibstat"],
+        &["ssh gpu-002 ibstat --bogus"],
+        &["# ssh gpu-002 ibstat"],
+        &["ssh gpu-002 'ibstat mlx5_99'"],
+    ] {
+        assert!(!check(&compiled, "remote-ibstat", lines), "{lines:?}");
+    }
+}
+
+#[test]
+fn a_task_after_a_fact_counts_only_once_the_fact_held() {
+    let compiled = lab();
+    let bad = compiled.lab.variant(1).values["bad_hca"].clone();
+    let drain = "sudo scontrol update nodename=gpu-002 state=drain reason=\"slow rail\"";
+    let reseat = format!("dctech reseat-cable gpu-002 {bad}");
+    let serve = format!("ssh gpu-002 ib_write_bw -d {bad} &");
+    let client = format!("ib_write_bw -d {bad} gpu-002");
+    assert!(!check(&compiled, "re-measured", &[&serve, &client]), "measured before any repair");
+    assert!(!check(&compiled, "re-measured", &["dctech list", &serve, &client]), "a list of actions repairs nothing");
+    assert!(!check(&compiled, "re-measured", &[&serve, &client, drain, &reseat]), "measured before the repair");
+    assert!(check(&compiled, "re-measured", &[drain, &reseat, &serve, &client]));
 }
 
 #[test]
 fn state_questions_read_the_cluster() {
     let compiled = lab();
-    let variant = compiled.lab.variant(1);
-    let bad = variant.values["bad_hca"].clone();
-    let (drained, fixed) = (&variant.questions[3], &variant.questions[4]);
-    let (session, state) = session_after(&compiled, &["sudo scontrol update nodename=gpu-002 state=drain reason=maintenance"]);
-    assert_eq!(evidence_response(drained, &session, &state).as_deref(), Some(NOT_YET), "the reason must match");
+    let bad = compiled.lab.variant(1).values["bad_hca"].clone();
+    assert!(!check(&compiled, "drained", &["sudo scontrol update nodename=gpu-002 state=drain reason=maintenance"]), "the reason must match");
     let drain = "sudo scontrol update nodename=gpu-002 state=drain reason=\"slow rail\"";
-    let (session, state) = session_after(&compiled, &[drain]);
-    assert_eq!(evidence_response(drained, &session, &state).as_deref(), Some(DONE));
-    assert_eq!(evidence_response(fixed, &session, &state).as_deref(), Some(NOT_YET), "not repaired, and the collective is slow");
+    assert!(check(&compiled, "drained", &[drain]));
+    assert!(!check(&compiled, "fixed", &[drain]), "not repaired, and the collective is slow");
     let reseat = format!("dctech reseat-cable gpu-002 {bad}");
-    let (session, state) = session_after(&compiled, &[drain, &reseat]);
-    assert_eq!(evidence_response(fixed, &session, &state).as_deref(), Some(DONE));
+    assert!(check(&compiled, "fixed", &[drain, &reseat]));
 }
 
 #[test]
@@ -179,38 +215,64 @@ fn attempts_locks_hint_costs_and_feedback() {
     let compiled = lab();
     let variant = compiled.lab.variant(1);
     let (port, first) = (&variant.questions[0], &variant.questions[5]);
+    let none = Evidence::default();
+    let graded = |submitted: Submitted| match submitted {
+        Submitted::Graded(grade) => Some(grade),
+        _ => None,
+    };
     let (_, mut state) = session_after(&compiled, &[]);
     state.show_hint("port");
-    assert!(!state.answer(port, "gpu-001 mlx5_0").unwrap().correct);
     let right = format!("gpu-002 {}", variant.values["bad_hca"]);
-    let grade = state.answer(port, &right).unwrap();
+    let grade = graded(state.submit(port, &right, none)).unwrap();
     assert!(grade.correct);
     assert_eq!((grade.points, grade.possible), (1, 2), "one hint cost one point");
-    assert_eq!(state.answer(port, "gpu-001 mlx5_0"), None, "a correct answer is locked");
-    // Two attempts allowed: a second wrong one ends it.
+    assert!(matches!(state.submit(port, "gpu-001 mlx5_0", none), Submitted::Closed(_)), "a correct answer is locked");
+    // Two attempts allowed: a second wrong one ends it; a right one after a wrong one earns half.
     let (_, mut other) = session_after(&compiled, &[]);
-    assert!(other.answer(port, "gpu-001 mlx5_0").is_some() && other.answer(port, "gpu-001 mlx5_2").is_some());
-    assert_eq!(other.answer(port, &right), None, "no attempts left");
+    assert!(!graded(other.submit(port, "gpu-001 mlx5_0", none)).unwrap().correct);
+    assert_eq!(graded(other.submit(port, &right, none)).unwrap().points, 1, "the second attempt keeps half");
+    let (_, mut other) = session_after(&compiled, &[]);
+    assert!(graded(other.submit(port, "gpu-001 mlx5_0", none)).is_some() && graded(other.submit(port, "gpu-001 mlx5_2", none)).is_some());
+    assert!(matches!(other.submit(port, &right, none), Submitted::Closed(_)), "no attempts left");
+    // An answer the engine cannot read uses no attempt.
+    let (_, mut unclear) = session_after(&compiled, &[]);
+    assert!(matches!(unclear.submit(port, "mlx5_9", none), Submitted::Unclear(_)));
+    assert!(matches!(unclear.submit(port, "the slow one", none), Submitted::Unclear(_)));
+    assert!(unclear.answers.is_empty());
     // Per-choice feedback, and `retry` lets a right answer change.
-    let grade = state.answer(first, "Reboot").unwrap();
+    let grade = graded(state.submit(first, "Reboot", none)).unwrap();
     assert_eq!(grade.feedback.map(|doc| format!("{doc:?}").contains("loses the evidence")), Some(true));
-    assert!(state.answer(first, "Drain").unwrap().correct);
-    assert!(state.answer(first, "Reboot").is_some(), "retry = true keeps it open");
+    assert!(graded(state.submit(first, "Drain", none)).unwrap().correct);
 }
 
 #[test]
-fn handoff_records_earn_partial_credit_once_written() {
+fn handoff_records_are_graded_on_facts_not_self_ticks() {
     let compiled = lab();
-    let question = &compiled.lab.variant(1).questions[6];
-    let record = |fields: &[&str], checked: &[usize]| {
-        HandoffRecord { fields: fields.iter().map(|f| f.to_string()).collect(), checked: checked.to_vec() }.to_response()
+    let variant = compiled.lab.variant(1);
+    let bad = variant.values["bad_hca"].clone();
+    let question = &variant.questions[6];
+    let submit = |lines: &[&str], fields: &[&str]| {
+        let (session, mut state) = session_after(&compiled, lines);
+        let met = evidence::met(&variant.questions, &session.cluster, &Default::default());
+        let record = HandoffRecord { fields: fields.iter().map(|f| f.to_string()).collect(), checked: vec![0, 1, 2], ..Default::default() };
+        match state.submit(question, &record.to_response(), Evidence { met: &met }) {
+            Submitted::Graded(grade) => grade,
+            other => panic!("{other:?}"),
+        }
     };
-    let grade = question.grade(&record(&["gpu-002, me", "resume after burn-in"], &[0, 2]));
-    assert_eq!((grade.correct, grade.points), (false, 2));
-    let grade = question.grade(&record(&["gpu-002, me", "resume after burn-in"], &[0, 1, 2, 2, 9]));
-    assert_eq!((grade.correct, grade.points), (true, 3));
-    assert_eq!(question.grade(&record(&["gpu-002, me", " "], &[0, 1, 2])).points, 0, "every field must be written");
-    assert_eq!(question.grade("not json").points, 0);
+    let drain = "sudo scontrol update nodename=gpu-002 state=drain reason=\"slow rail\"";
+    let reseat = format!("dctech reseat-cable gpu-002 {bad}");
+    let fault = format!("gpu-002 {bad} trained at 200 Gb/s");
+    let grade = submit(&[drain, &reseat], &["me", &fault, "drained it; the technician reseated the cable"]);
+    assert_eq!((grade.correct, grade.points), (true, 2), "{grade:?}");
+    assert_eq!(grade.review, ["Scope and owner"]);
+    // Ticking the whole rubric earns nothing; placeholders neither.
+    assert_eq!(submit(&[drain, &reseat], &["x", "x", "x"]).points, 0);
+    // Before the incident is closed, nothing.
+    assert_eq!(submit(&[drain], &["me", &fault, "drained it; the technician reseated the cable"]).points, 0);
+    // A claimed action that did not happen.
+    let claimed = submit(&[drain, &reseat], &["me", &fault, "drained, reseated the cable, then a reset of the GPU"]);
+    assert!(!claimed.correct);
 }
 
 #[test]
@@ -222,7 +284,9 @@ fn a_solution_runs_answers_in_place_and_a_wrong_diagnosis_scores_nothing() {
     let run = solution::run(&compiled, &solution, seeds[0]);
     let by_id = |id: &str| run.outcomes.iter().find(|o| o.question == id).unwrap().clone();
     assert!(by_id("port").correct && by_id("remote-ibstat").correct);
-    assert!(!by_id("drained").correct, "the steps never drained the node");
+    let drained = by_id("drained");
+    assert!(!drained.correct, "the steps never drained the node");
+    assert!(drained.why.as_deref().is_some_and(|why| why.contains("expected gpu-002 drained in Slurm") && why.contains("observed: gpu-002 is idle")), "{drained:?}");
     let wrong = solution::run_wrong(&compiled, &solution, seeds[0]);
     assert!(wrong.outcomes.iter().all(|o| o.points == 0 && !o.correct), "{:?}", wrong.outcomes);
 }
@@ -231,7 +295,8 @@ fn a_solution_runs_answers_in_place_and_a_wrong_diagnosis_scores_nothing() {
 fn new_fields_are_checked_where_they_are_written() {
     let bad = LAB
         .replace("entity = \"hca\"", "entity = \"rack\"")
-        .replace("command = \"ibstat*\"", "answer = \"x\"\ncommand = \"ibstat*\"")
+        .replace("program = \"ibstat\"", "answer = \"x\"\nprogram = \"ibstat\"")
+        .replace("program = \"ib_write_bw\"", "command = \"*ib_write_bw*\"")
         .replace("slurm = \"drained\"", "slurm = \"sleepy\"")
         .replace("attempts = 2", "attempts = 0")
         .replace("pass = 70", "pass = 170")
@@ -240,6 +305,7 @@ fn new_fields_are_checked_where_they_are_written() {
     for expected in [
         "unknown entity `rack`",
         "a task question takes no `answer`",
+        "tasks are judged on what ran, not on the typed text",
         "`slurm` must be one of idle, allocated, draining, drained, down, not `sleepy`",
         "`attempts` must be at least 1",
         "`pass` is a percentage",
@@ -277,11 +343,7 @@ prompt = "Fix both."
 expect = [{ repaired = true }, { node = "gpu-001", fabric_manager = "active" }]
 "#;
     let compiled = compile(source).unwrap_or_else(|problems| panic!("{problems:?}"));
-    let question = &compiled.lab.variant(1).questions[0];
-    let (session, state) = session_after(&compiled, &["sudo nvidia-smi -r -i 2"]);
-    assert_eq!(evidence_response(question, &session, &state).as_deref(), Some(NOT_YET), "another GPU's reset repairs nothing");
-    let (session, state) = session_after(&compiled, &["sudo nvidia-smi -r -i 3"]);
-    assert_eq!(evidence_response(question, &session, &state).as_deref(), Some(NOT_YET), "Fabric Manager is still down");
-    let (session, state) = session_after(&compiled, &["sudo nvidia-smi -r -i 3", "sudo systemctl restart nvidia-fabricmanager"]);
-    assert_eq!(evidence_response(question, &session, &state).as_deref(), Some(DONE));
+    assert!(!check(&compiled, "fixed", &["sudo nvidia-smi -r -i 2"]), "another GPU's reset repairs nothing");
+    assert!(!check(&compiled, "fixed", &["sudo nvidia-smi -r -i 3"]), "Fabric Manager is still down");
+    assert!(check(&compiled, "fixed", &["sudo nvidia-smi -r -i 3", "sudo systemctl restart nvidia-fabricmanager"]));
 }

@@ -228,7 +228,9 @@ fn topo_shows_nvlinks_down_as_fewer_links_or_a_pcie_path() {
     assert_eq!(rows[2][1..5], ["NV17", " X ", "NV17", "NV17"]);
     assert_eq!(rows[6][1..9], ["SYS", "SYS", "SYS", "SYS", "NODE", " X ", "NODE", "NODE"]);
     assert_eq!(rows[6][9..11], ["SYS", "SYS"]);
-    assert_eq!(rows[6][14], "PIX");
+    // GPU 5's rail is mlx5_4 (NIC4): the preset's NICs are not numbered with their GPUs.
+    assert_eq!(rows[6][13], "PIX");
+    assert_eq!(rows[6][14], "NODE");
 }
 
 // ---------------------------------------------------------------- dmon

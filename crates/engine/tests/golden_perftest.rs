@@ -298,9 +298,9 @@ fn mtu_pcie_and_placement_cut_the_numbers() {
     let gen4 = write_avg(&mut cluster, "mlx5_2", "");
     assert!((200.0..=232.0).contains(&gen4), "NDR behind Gen4 x16: {gen4}");
 
-    let same_switch = write_avg(&mut cluster, "mlx5_0", "--use_cuda=0");
+    let same_switch = write_avg(&mut cluster, "mlx5_0", "--use_cuda=1");
     let cross_socket = write_avg(&mut cluster, "mlx5_0", "--use_cuda=7");
-    assert!(within(same_switch, healthy, 0.03), "GPU 0 shares mlx5_0's switch: {same_switch}");
+    assert!(within(same_switch, healthy, 0.03), "GPU 1 shares mlx5_0's switch: {same_switch}");
     assert!(cross_socket < same_switch * 0.7, "GPU 7 is on the other socket: {cross_socket}");
 }
 

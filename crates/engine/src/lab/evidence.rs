@@ -1,135 +1,208 @@
 //! What the terminal and the cluster show, for `task` and `state`
 //! questions: the engine decides whether one is done, never the trainee's
-//! typing. The app checks tasks over its transcript and asks the engine's
-//! worker which `state` questions the cluster meets; `clusterlab play` and
-//! `clusterlab test` do both here.
+//! typing. A task is judged on the executions the engine recorded (what
+//! ran, where, how it ended, what held when it started); a state question
+//! on the cluster's facts ([`crate::facts`]).
 
 use serde::Deserialize;
 
-use super::spec::ExpectSpec;
+use super::spec::{AfterSpec, ExpectSpec};
 use super::template::Values;
-use super::{Expect, Step};
-use crate::model::node::ServiceState;
-use crate::perf::collective::all_reduce_busbw;
+use super::{After, Fact, OptionMatch, RunMatch, StatusMatch};
+use crate::commands::execution::Execution;
+pub use crate::facts::Baseline;
+use crate::facts::{Observed, Watch};
 use crate::model::Cluster;
-use crate::store::Entry;
 
-/// Whether `step` matches a line typed on `host`. `ssh HOST CMD` counts as
-/// CMD run on HOST, as the trainee meant it.
-fn step_matches(step: &Step, host: &str, line: &str) -> bool {
-    let line = line.trim();
-    let (host, line) = remote(host, line);
-    step.host.as_deref().is_none_or(|pattern| crate::pattern::matches(pattern, host)) && crate::pattern::matches(&step.command, line)
+/// The id under which a task's `after` fact is watched.
+pub fn after_id(question: &str) -> String {
+    format!("{question}/after")
 }
 
-fn remote<'a>(host: &'a str, line: &'a str) -> (&'a str, &'a str) {
-    let Some(rest) = line.strip_prefix("ssh ") else { return (host, line) };
-    let mut rest = rest.trim_start();
-    loop {
-        if let Some(option) = rest.strip_prefix('-') {
-            // Options that take a value (`-p 22`, `-o X=Y`, `-i key`, `-l user`).
-            let (flag, tail) = option.split_at(option.find(' ').unwrap_or(option.len()));
-            rest = tail.trim_start();
-            if matches!(flag, "p" | "o" | "i" | "l" | "F" | "J") {
-                rest = rest.split_once(' ').map_or("", |(_, tail)| tail).trim_start();
+/// The id under which a task's output pattern is watched.
+pub fn output_id(question: &str) -> String {
+    format!("{question}/output")
+}
+
+/// Whether `execution` is the run `wanted` describes, the hosts aside
+/// (checked by the caller, over one or several runs).
+fn run_matches(wanted: &RunMatch, execution: &Execution, question: &str) -> bool {
+    let status = match wanted.status {
+        StatusMatch::Success => execution.status == 0,
+        StatusMatch::Failure => execution.status != 0,
+        StatusMatch::Any => true,
+    };
+    let options = wanted.options.iter().all(|(name, matcher)| match (matcher, execution.option(name)) {
+        (OptionMatch::Present, found) => found.is_some(),
+        (OptionMatch::Absent, found) => found.is_none(),
+        (OptionMatch::Value(pattern), Some(Some(value))) => crate::pattern::matches(pattern, value),
+        (OptionMatch::Value(_), _) => false,
+    });
+    let mut operands = execution.operands.iter();
+    let operands_ok = wanted.operands.iter().all(|pattern| operands.any(|operand| crate::pattern::matches(pattern, operand)));
+    let span = wanted.span.is_none_or(|span| execution.ran_on().len() >= span as usize);
+    let output = wanted.output.is_none() || execution.matched.contains(&output_id(question));
+    execution.program == wanted.program && status && options && operands_ok && span && output
+}
+
+fn host_matches(wanted: &RunMatch, execution: &Execution) -> bool {
+    wanted.host.as_deref().is_none_or(|pattern| execution.ran_on().iter().any(|host| crate::pattern::matches(pattern, host)))
+}
+
+/// What a task check found: whether it is done, and the trainee's runs of
+/// the program that did not count (for "how it was read").
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TaskReading {
+    pub done: bool,
+    /// The last few runs of the program that did not count, in words.
+    pub tried: Vec<String>,
+}
+
+/// Whether `executions` (in the order they started, lines that never ran
+/// left out) show the task `question` done: `run` (after `after`).
+pub fn task_done<'e>(question: &str, run: &RunMatch, after: Option<&After>, executions: impl IntoIterator<Item = &'e Execution>) -> TaskReading {
+    let executions: Vec<&Execution> = executions.into_iter().collect();
+    let start = match after {
+        Some(After::Run(first)) => {
+            match executions.iter().position(|e| run_matches(first, e, question) && host_matches(first, e) && covers(first, &[e])) {
+                Some(at) => at + 1,
+                None => executions.len(),
             }
-            continue;
         }
-        break;
-    }
-    match rest.split_once(' ') {
-        Some((target, command)) if !command.trim().is_empty() => {
-            (target.rsplit('@').next().unwrap_or(target), command.trim())
-        }
-        _ => (host, line),
-    }
+        _ => 0,
+    };
+    let after_fact = |execution: &Execution| match after {
+        Some(After::Fact(_)) => execution.held.contains(&after_id(question)),
+        _ => true,
+    };
+    let counted: Vec<&Execution> =
+        executions[start..].iter().copied().filter(|e| run_matches(run, e, question) && host_matches(run, e) && after_fact(e)).collect();
+    let done = !counted.is_empty() && covers(run, &counted);
+    let mut tried: Vec<String> = executions
+        .iter()
+        .filter(|e| e.program == run.program && !counted.iter().any(|c| std::ptr::eq(*c, **e)))
+        .map(|e| {
+            let hosts = e.ran_on().join(",");
+            let ended = match e.status {
+                0 => "succeeded".to_string(),
+                status => format!("exited {status}"),
+            };
+            format!("`{}` on {hosts} {ended}", e.display())
+        })
+        .collect();
+    let keep = tried.len().saturating_sub(3);
+    tried.drain(..keep);
+    TaskReading { done, tried }
 }
 
-/// Whether the transcript shows a `task` done: `ran` (after `after`, when
-/// given). Lines that never ran (given up at the prompt) do not count.
-pub fn task_done(ran: &Step, after: Option<&Step>, transcript: &[impl AsRef<Entry>]) -> bool {
-    let ran_lines = transcript.iter().map(AsRef::as_ref).filter(|entry| entry.stopped != Some(crate::store::Stop::Cancelled));
-    let mut waiting_for_after = after.is_some();
-    for entry in ran_lines {
-        if waiting_for_after {
-            waiting_for_after = !after.is_some_and(|after| step_matches(after, &entry.host, &entry.line));
-        } else if step_matches(ran, &entry.host, &entry.line) {
-            return true;
-        }
-    }
-    false
+/// Whether the runs together reached every host the task names.
+fn covers(run: &RunMatch, executions: &[&Execution]) -> bool {
+    run.hosts.iter().all(|host| executions.iter().any(|e| e.ran_on().contains(&host.as_str())))
 }
 
-/// The healthy cluster's all_reduce bus bandwidth, worked out once: a
-/// large cluster costs a build of every node.
-#[derive(Default)]
-pub struct Baseline(std::cell::OnceCell<Option<f64>>);
-
-impl Baseline {
-    fn busbw(&self, cluster: &Cluster) -> Option<f64> {
-        *self.0.get_or_init(|| all_reduce_busbw(&cluster.healthy()))
-    }
+/// Whether the cluster shows every one of `expect`, and what it shows.
+pub fn state_observed(expect: &[Fact], cluster: &Cluster, baseline: &Baseline) -> Vec<(Fact, Observed)> {
+    expect.iter().map(|fact| (fact.clone(), fact.observe(cluster, baseline))).collect()
 }
 
 /// Whether the cluster shows every one of `expect`.
-pub fn state_met(expect: &[Expect], cluster: &Cluster, baseline: &Baseline) -> bool {
-    expect.iter().all(|fact| fact_holds(fact, cluster, baseline))
+pub fn state_met(expect: &[Fact], cluster: &Cluster, baseline: &Baseline) -> bool {
+    expect.iter().all(|fact| fact.holds(cluster, baseline))
 }
 
-fn fact_holds(fact: &Expect, cluster: &Cluster, baseline: &Baseline) -> bool {
-    match fact {
-        Expect::Slurm { node, state, reason } => cluster.node(node).is_some_and(|node| {
-            // A drained node still running a job is draining, not drained.
-            crate::model::node::SlurmShown::of(node).long() == state
-                && reason.as_deref().is_none_or(|pattern| {
-                    node.scheduler_reason.as_deref().is_some_and(|given| crate::pattern::matches(pattern, given))
-                })
-        }),
-        Expect::Repaired { node } => {
-            cluster.injected.iter().filter(|injected| node.as_deref().is_none_or(|node| injected.fault.node() == node)).all(|i| i.repaired)
-        }
-        Expect::FabricManager { node, active } => {
-            cluster.node(node).is_some_and(|node| (node.fabric_manager == ServiceState::Active) == *active)
-        }
-        Expect::AllReduce { within } => match (all_reduce_busbw(cluster), baseline.busbw(cluster)) {
-            (Some(now), Some(healthy)) => now >= healthy * (1.0 - within),
-            _ => false,
-        },
-        // The job's latest run: an earlier one still waiting does not count.
-        Expect::JobProgress { job, within } => cluster.workloads.iter().rev().find(|w| w.spec.name == *job).is_some_and(|workload| {
-            let now = cluster.now;
-            let pace = match workload.segments.last() {
-                Some((_, Ok(pace))) => *pace,
-                _ => return false,
-            };
-            let progressing = workload.spec.name == *job && workload.running_at(now) && workload.iteration_at(now) > workload.resumed_from;
-            progressing
-                && within.is_none_or(|within| {
-                    let healthy = crate::perf::training::pace(&cluster.healthy(), &workload.spec, cluster.storage_gb_per_s());
-                    healthy.is_ok_and(|healthy| pace.step_ms <= healthy.step_ms * (1.0 + within))
-                })
-        }),
-    }
-}
-
-/// A `state` question as the engine's worker reads it from the lab data:
-/// its id and what it expects, the rest of the question skipped.
+/// What the engine's worker reads of a question from the lab data: its id,
+/// and what a `state` or `task` question watches; the rest is skipped.
 #[derive(Clone, Debug, Deserialize)]
-pub struct StateProbe {
+pub struct QuestionProbe {
     pub id: String,
     #[serde(default)]
     pub expect: Vec<ExpectSpec>,
+    #[serde(default)]
+    pub after: Option<AfterSpec>,
+    #[serde(default)]
+    pub run: Option<RunProbe>,
+}
+
+/// A task's run, as far as the worker watches it.
+#[derive(Clone, Debug, Deserialize)]
+pub struct RunProbe {
+    #[serde(default)]
+    pub output: Option<String>,
 }
 
 /// The ids of the state questions the cluster meets, with the variant's values.
-pub fn states_met(probes: &[StateProbe], values: &Values, cluster: &Cluster, baseline: &Baseline) -> Vec<String> {
+pub fn states_met(probes: &[QuestionProbe], values: &Values, cluster: &Cluster, baseline: &Baseline) -> Vec<String> {
     probes
         .iter()
         .filter(|probe| !probe.expect.is_empty())
         .filter(|probe| {
-            let expect: Result<Vec<Expect>, _> = probe.expect.iter().map(|spec| spec.resolve(values)).collect();
+            let expect: Result<Vec<Fact>, _> = probe.expect.iter().map(|spec| spec.resolve(values)).collect();
             expect.is_ok_and(|expect| state_met(&expect, cluster, baseline))
         })
         .map(|probe| probe.id.clone())
+        .collect()
+}
+
+/// What a session of this variant watches as programs run: each task's
+/// `after` fact and output pattern, by [`after_id`] and [`output_id`].
+pub fn watch(probes: &[QuestionProbe], values: &Values) -> Watch {
+    let mut facts = Vec::new();
+    let mut outputs = Vec::new();
+    for probe in probes {
+        if let Some(Ok(super::After::Fact(fact))) = probe.after.as_ref().map(|after| after.resolve(values)) {
+            facts.push((after_id(&probe.id), fact));
+        }
+        if let Some(pattern) = probe.run.as_ref().and_then(|run| run.output.as_ref()) {
+            if let Ok(pattern) = super::template::substitute(pattern, values) {
+                outputs.push((output_id(&probe.id), pattern));
+            }
+        }
+    }
+    Watch::new(facts, outputs)
+}
+
+/// The actions the executions show taken, by the names a handoff claims
+/// them with (`drain`, `resume`, `reset`, `repair`, `restart`, `cancel`,
+/// `relaunch`): each a program that succeeded.
+pub fn actions_taken<'e>(executions: impl IntoIterator<Item = &'e Execution>) -> Vec<String> {
+    let mut taken: Vec<String> = Vec::new();
+    for execution in executions.into_iter().filter(|e| e.status == 0) {
+        let operand = |wanted: &[&str]| {
+            execution.operands.iter().any(|operand| {
+                let operand = operand.to_ascii_lowercase();
+                wanted.iter().any(|w| operand == *w || operand.starts_with(&format!("state={w}")))
+            })
+        };
+        let action = match execution.program.as_str() {
+            "scontrol" if operand(&["drain"]) => Some("drain"),
+            "scontrol" if operand(&["resume", "undrain", "idle"]) => Some("resume"),
+            "nvidia-smi" if execution.option("gpu-reset").is_some() => Some("reset"),
+            "dctech" if execution.operands.first().is_some_and(|action| crate::model::change::REPAIR_ACTIONS.iter().any(|(name, _)| name == action)) => {
+                Some("repair")
+            }
+            "systemctl" if operand(&["restart", "start"]) => Some("restart"),
+            "scancel" => Some("cancel"),
+            "sbatch" => Some("relaunch"),
+            _ => None,
+        };
+        if let Some(action) = action.filter(|a| !taken.iter().any(|t| t == a)) {
+            taken.push(action.to_string());
+        }
+    }
+    taken
+}
+
+/// The ids of the questions whose facts the cluster shows: state questions
+/// met, handoffs whose incident is closed. What the worker reports as
+/// `met`, worked out from resolved questions (the CLI's sessions).
+pub fn met(questions: &[super::Question], cluster: &Cluster, baseline: &Baseline) -> Vec<String> {
+    questions
+        .iter()
+        .filter(|q| match &q.kind {
+            super::QuestionKind::State { expect } => state_met(expect, cluster, baseline),
+            super::QuestionKind::Handoff { closed_when, .. } => !closed_when.is_empty() && state_met(closed_when, cluster, baseline),
+            _ => false,
+        })
+        .map(|q| q.id.clone())
         .collect()
 }

@@ -21,6 +21,7 @@ pub mod template;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::facts::Fact;
 use crate::model::fault::Fault;
 use crate::model::workload::WorkloadSpec;
 use crate::model::{Cluster, ClusterConfig};
@@ -44,9 +45,12 @@ pub struct Lab {
     /// The share of the points that passes the lab, in percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pass: Option<u32>,
-    /// Points each revealed hint costs, in every question.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub hint_cost: u32,
+    /// What guessing and hints cost (`[policy]`).
+    #[serde(default)]
+    pub policy: Policy,
+    /// Minutes an exam of this lab allows (`#/exam/ID`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exam_minutes: Option<u32>,
     pub cluster: ClusterConfig,
     pub vars: Vec<Var>,
     pub faults: Vec<FaultSpec>,
@@ -72,6 +76,33 @@ pub struct Variant {
     pub questions: Vec<Question>,
 }
 
+/// What a lab charges for guessing and hints (`[policy]`). The defaults
+/// suit self-assessment: a second try at a choice costs half its points,
+/// a hint a quarter, and a right answer stays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Policy {
+    /// Attempts at choice, multi, entity and order questions. A choice
+    /// question allows at most its choices less two (at least one), so
+    /// that trying each in turn cannot pay.
+    pub attempts: u32,
+    /// Attempts at number and text questions.
+    pub number_attempts: u32,
+    /// The share (percent) of its points a right answer keeps for each
+    /// wrong attempt before it.
+    pub retry_credit: u32,
+    /// What each hint shown costs: a share (percent) of the question's points...
+    pub hint_cost_percent: u32,
+    /// ...or, when set, this many points.
+    pub hint_cost_points: Option<u32>,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy { attempts: 2, number_attempts: 3, retry_credit: 50, hint_cost_percent: 25, hint_cost_points: None }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Question {
     pub id: String,
@@ -79,44 +110,86 @@ pub struct Question {
     pub kind: QuestionKind,
     pub points: u32,
     pub hints: Vec<Doc>,
-    /// Points each revealed hint costs.
-    pub hint_cost: u32,
     /// Shown after answering.
     pub explanation: Doc,
-    /// Attempts allowed (None: as many as the trainee wants).
+    /// Attempts allowed (None: as many as the trainee wants, for checks).
     pub attempts: Option<u32>,
     /// Whether a correct answer may be changed.
     pub retry: bool,
+    /// The lab's charges for retries and hints.
+    pub policy: Policy,
     /// What to tell a trainee who gave this response (a choice's text).
     pub feedback: Vec<(String, Doc)>,
+    /// The trainee's variant seed: an order question's first order.
+    pub seed: u64,
 }
 
-/// A command line the trainee ran, as a `task` question describes it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Step {
-    /// Where it ran (a bash pattern over the hostname); anywhere when None.
+/// One field of a handoff record and the facts it must state.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HandoffField {
+    pub name: String,
+    /// Names it must mention (a node, an HCA, `GPU 3`, a fault's word)...
+    pub states: Vec<String>,
+    /// ...numbers within a tolerance...
+    pub numbers: Vec<(f64, Tolerance)>,
+    /// ...and actions, which must also have been taken (`drain`, `reset`,
+    /// `resume`, `repair`, `restart`).
+    pub actions: Vec<String>,
+    /// Names of the cluster's other nodes, HCAs and GPUs: stating one where
+    /// `states` names another of its kind contradicts the record.
+    pub others: Vec<String>,
+    /// No machine can decide it: an instructor reviews it, and it stays out
+    /// of the automatic score.
+    pub review: bool,
+}
+
+/// The execution a `task` question asks for, judged on what ran (see
+/// [`crate::commands::execution`]), never on the typed text.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunMatch {
+    /// The program, by name (`nvidia-smi`).
+    pub program: String,
+    /// Options by canonical name (long when the program declares one).
+    pub options: Vec<(String, OptionMatch)>,
+    /// Bash patterns, each matching an operand, in order.
+    pub operands: Vec<String>,
+    /// A bash pattern over a host it ran on.
     pub host: Option<String>,
-    /// A bash pattern over the command line.
-    pub command: String,
+    /// Hosts it must have run on, all of them, over one or several runs
+    /// (`pdsh`, a loop over `ssh`, `srun -N`).
+    pub hosts: Vec<String>,
+    /// One run spread over at least this many nodes (`srun -N 3`).
+    pub span: Option<u32>,
+    pub status: StatusMatch,
+    /// A bash pattern its standard output must match.
+    pub output: Option<String>,
 }
 
-/// A fact about the cluster that a `state` question expects.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Expect {
-    /// Slurm shows `node` in `state` (`idle`, `drained`, `down`), with a
-    /// reason matching `reason` (a bash pattern) when given.
-    Slurm { node: String, state: String, reason: Option<String> },
-    /// Every fault (on `node`, when given) has been repaired.
-    Repaired { node: Option<String> },
-    /// Fabric Manager runs on `node` (or does not).
-    FabricManager { node: String, active: bool },
-    /// `all_reduce_perf` over every node reaches this fraction of the
-    /// healthy cluster's bus bandwidth at large messages.
-    AllReduce { within: f64 },
-    /// The lab's job `job` runs and makes progress (an iteration done since
-    /// it last started), its step time within `within` of the healthy
-    /// cluster's when given.
-    JobProgress { job: String, within: Option<f64> },
+pub enum OptionMatch {
+    Present,
+    Absent,
+    /// A bash pattern over its value.
+    Value(String),
+}
+
+/// How the run must end.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StatusMatch {
+    /// Exit status 0: what a task asks for unless it says otherwise.
+    #[default]
+    Success,
+    Failure,
+    Any,
+}
+
+/// What must come before a task's execution.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum After {
+    /// The fact held when it started.
+    Fact(Fact),
+    /// It started after a run like this one.
+    Run(RunMatch),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -139,15 +212,77 @@ pub enum QuestionKind {
     /// The items, in the right order (shown shuffled).
     Order { items: Vec<String> },
     /// A node, GPU, HCA or port of the lab's cluster: `choices` come from
-    /// the model, `answer` indexes the right one.
-    Entity { entity: String, choices: Vec<String>, answer: usize },
-    /// Done by running `ran` (after `after`, when given) at the terminal.
-    Task { ran: Step, after: Option<Step> },
+    /// the model, `answer` indexes the right one; `aliases` are other names
+    /// of the choices (a GPU's PCI bus id and UUID, an HCA's bus id).
+    Entity { entity: String, choices: Vec<String>, answer: usize, aliases: Vec<(String, usize)> },
+    /// Done by running `run` (after `after`, when given) at the terminal.
+    Task { run: RunMatch, after: Option<After> },
     /// Done when the cluster shows every one of `expect`.
-    State { expect: Vec<Expect> },
-    /// A handoff record: free text under each of `fields`, self-assessed
-    /// against `rubric`.
-    Handoff { fields: Vec<String>, rubric: Vec<String> },
+    State { expect: Vec<Fact> },
+    /// A handoff record: free text under each of `fields`, graded on the
+    /// facts each must state once the incident is closed (every one of
+    /// `closed_when` holds); `rubric` is a self-check, recorded, never scored.
+    Handoff { fields: Vec<HandoffField>, rubric: Vec<String>, closed_when: Vec<Fact> },
+}
+
+impl Question {
+    /// The question as one trainee's variant shows it: choices in an order
+    /// of the variant's own (stable across reloads, different between
+    /// trainees), entities with their bus ids and UUIDs in this cluster.
+    pub fn for_variant(mut self, lab: &str, config: &ClusterConfig, seed: u64) -> Question {
+        self.seed = seed;
+        let mut rng = Rng::derive(seed, &["choices", lab, &self.id]);
+        let mut permute = |choices: &mut Vec<String>| -> Vec<usize> {
+            // order[new] = old
+            let mut order: Vec<usize> = (0..choices.len()).collect();
+            for at in (1..order.len()).rev() {
+                let with = rng.range_u64(0, at as u64) as usize;
+                order.swap(at, with);
+            }
+            let old = std::mem::take(choices);
+            *choices = order.iter().map(|at| old[*at].clone()).collect();
+            order
+        };
+        let new_index = |order: &[usize], old: usize| order.iter().position(|at| *at == old).unwrap_or(old);
+        match &mut self.kind {
+            QuestionKind::Choice { choices, answer } => {
+                let order = permute(choices);
+                *answer = new_index(&order, *answer);
+            }
+            QuestionKind::Multi { choices, answers } => {
+                let order = permute(choices);
+                for answer in answers.iter_mut() {
+                    *answer = new_index(&order, *answer);
+                }
+                crate::sort::sort(answers);
+            }
+            QuestionKind::Entity { entity, choices, aliases, .. } => {
+                let world = Rng::derive(seed, &["lab", lab]).next_u64();
+                for (at, name) in choices.iter().enumerate() {
+                    let mut words = name.split(' ');
+                    let (node, rest) = (words.next().unwrap_or(""), words.collect::<Vec<_>>());
+                    match (entity.as_str(), rest.as_slice()) {
+                        ("gpu", ["GPU", index]) => {
+                            let Ok(index) = index.parse::<u32>() else { continue };
+                            if let Some(bus) = config.preset.gpu_buses.get(index as usize) {
+                                aliases.push((format!("00000000:{bus:02x}:00.0"), at));
+                            }
+                            aliases.push((crate::model::gpu_uuid(world, node, index).to_ascii_lowercase(), at));
+                        }
+                        ("hca", [hca]) => {
+                            let index = hca.trim_start_matches("mlx5_").parse::<usize>().ok();
+                            if let Some(bus) = index.and_then(|i| config.preset.hca_buses.get(i)) {
+                                aliases.push((format!("0000:{bus:02x}:00.0"), at));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        self
+    }
 }
 
 impl QuestionKind {
@@ -207,10 +342,6 @@ pub const FAULT_KINDS: &[(&str, &[&str], &[&str])] = &[
     ("node-drain", &["node"], &["reason"]),
 ];
 
-fn is_zero(n: &u32) -> bool {
-    *n == 0
-}
-
 /// The most nodes a lab may declare.
 pub const MAX_NODES: u32 = 4096;
 /// How many variants the checks try at most (all of them when there are fewer).
@@ -238,8 +369,9 @@ pub struct Setup {
     pub faults: Vec<FaultSpec>,
     #[serde(default)]
     pub jobs: Vec<WorkloadSpec>,
-    /// The questions, of which only `state` ones carry anything read here.
-    pub questions: Vec<evidence::StateProbe>,
+    /// The questions, of which only `state` and `task` ones carry anything
+    /// read here.
+    pub questions: Vec<evidence::QuestionProbe>,
 }
 
 impl Setup {
@@ -257,11 +389,16 @@ impl Setup {
     }
 
     /// The ids of the state questions the cluster meets for this seed.
-    pub fn states_met(&self, seed: u64, cluster: &Cluster, baseline: &evidence::Baseline) -> Vec<String> {
+    pub fn states_met(&self, seed: u64, cluster: &Cluster, baseline: &crate::facts::Baseline) -> Vec<String> {
         if self.questions.iter().all(|probe| probe.expect.is_empty()) {
             return Vec::new();
         }
         evidence::states_met(&self.questions, &template::pick(&self.vars, &self.id, seed), cluster, baseline)
+    }
+
+    /// What a session of this seed's variant watches as programs run.
+    pub fn watch(&self, seed: u64) -> crate::facts::Watch {
+        evidence::watch(&self.questions, &template::pick(&self.vars, &self.id, seed))
     }
 }
 
@@ -362,7 +499,12 @@ impl Lab {
     pub fn variant(&self, seed: u64) -> Variant {
         let values = self.values(seed);
         let briefing = self.briefing.substitute(&values).unwrap_or_else(|_| self.briefing.clone());
-        let questions = self.questions.iter().filter_map(|question| question.resolve(&values, &self.cluster, self.hint_cost).ok()).collect();
+        let questions = self
+            .questions
+            .iter()
+            .filter_map(|question| question.resolve(&values, &self.cluster, &self.policy).ok())
+            .map(|question| question.for_variant(&self.id, &self.cluster, seed))
+            .collect();
         Variant { seed, values, briefing, questions }
     }
 
@@ -383,7 +525,7 @@ impl Lab {
             .iter()
             .enumerate()
             .filter_map(|(at, question)| {
-                question.resolve(values, &self.cluster, self.hint_cost).map_err(|e| problems.push(Unresolved::Question(at, e))).ok()
+                question.resolve(values, &self.cluster, &self.policy).map_err(|e| problems.push(Unresolved::Question(at, e))).ok()
             })
             .collect();
         (faults, questions, problems)
@@ -421,6 +563,30 @@ impl Lab {
 
     pub fn first_host(&self) -> &str {
         self.cluster.hostnames.first().map_or("", String::as_str)
+    }
+
+    /// What a session of this seed's variant watches as programs run (each
+    /// task's `after` fact and output pattern).
+    pub fn watch(&self, seed: u64) -> crate::facts::Watch {
+        let probes: Vec<evidence::QuestionProbe> = self
+            .questions
+            .iter()
+            .map(|q| evidence::QuestionProbe {
+                id: q.id.clone(),
+                expect: q.expect.clone(),
+                after: q.after.clone(),
+                run: q.run.as_ref().map(|run| evidence::RunProbe { output: run.output.clone() }),
+            })
+            .collect();
+        evidence::watch(&probes, &self.values(seed))
+    }
+
+    /// A session of this seed's variant, at the lab's start, watching what
+    /// its tasks need.
+    pub fn session(&self, seed: u64) -> crate::Session {
+        let mut session = crate::Session::new(self.instantiate(seed), self.first_host());
+        session.observe(std::rc::Rc::new(self.watch(seed)));
+        session
     }
 
     pub fn points_possible(&self) -> u32 {

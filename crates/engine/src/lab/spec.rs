@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::doc::Doc;
 use super::template::{self, Values};
-use super::{Expect, Question, QuestionKind, Step, Tolerance, HANDOFF_FIELDS, PORT_DOWN_STATES};
+use super::{After, Fact, HandoffField, OptionMatch, Policy, Question, QuestionKind, RunMatch, StatusMatch, Tolerance, HANDOFF_FIELDS, PORT_DOWN_STATES};
 use crate::model::ClusterConfig;
 use crate::limits::MAX_NVLINKS;
 use crate::model::fault::{Fault, PortDown};
@@ -91,7 +91,10 @@ pub struct FaultSpec {
 
 impl FaultSpec {
     pub fn resolve(&self, values: &Values) -> Result<Fault, ResolveError> {
-        let kind = self.kind.as_str();
+        let kind = text("kind", &self.kind, values)?;
+        let kind = kind.as_str();
+        // A kind a variable picks ignores the fields its kind does not take
+        // (`xid` for the variants that pick `gpu-fallen-off-bus`).
         let missing = |field: &'static str| error(field, format!("a `{kind}` fault needs `{field}`"));
         let required = |field: &'static str, value: &Option<String>| value.clone().ok_or_else(|| missing(field));
         let node = text("node", &required("node", &self.node)?, values)?;
@@ -178,7 +181,8 @@ pub enum AnswerSpec {
     List(Vec<String>),
 }
 
-/// One of a `state` question's `expect` tables, as written.
+/// One of a `state` question's `expect` tables (or a task's `after`
+/// fact), as written.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ExpectSpec {
@@ -189,7 +193,28 @@ pub struct ExpectSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_service: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub repaired: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub healthy: Option<bool>,
+    /// `dcgmi diag -r N` passes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diag: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hca: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_up: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pcie_full: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fabric_manager: Option<String>,
     /// `"5%"`: all_reduce_perf within 5% of the healthy cluster's.
@@ -203,52 +228,220 @@ pub struct ExpectSpec {
     pub step_time_within: Option<String>,
 }
 
+/// The keys that say what a fact is about; each entry has exactly one.
+pub const FACT_KINDS: &[&str] =
+    &["slurm", "in_service", "repaired", "healthy", "diag", "link_up", "rate", "pcie_full", "service", "fabric_manager", "all_reduce_within", "job"];
+
+fn percentage(field: &'static str, key: &str, within: &str) -> Result<f64, ResolveError> {
+    match parse_tolerance(within) {
+        Some(Tolerance::Relative(fraction)) if fraction < 1.0 => Ok(fraction),
+        _ => Err(error(field, format!("`{key}` must be a percentage below 100%, such as \"5%\", not `{within}`"))),
+    }
+}
+
 impl ExpectSpec {
-    pub fn resolve(&self, values: &Values) -> Result<Expect, ResolveError> {
-        let optional = |field: &'static str, value: &Option<String>| value.as_ref().map(|v| text(field, v, values)).transpose();
-        let node = optional("expect", &self.node)?;
-        let need_node = |what: &str| node.clone().ok_or_else(|| error("expect", format!("`{what}` in `expect` needs `node`")));
-        if let Some(state) = &self.slurm {
-            let state = text("expect", state, values)?.to_ascii_lowercase();
-            if !super::SLURM_STATES.contains(&state.as_str()) {
-                return Err(error("expect", format!("`slurm` must be one of {}, not `{state}`", super::SLURM_STATES.join(", "))));
+    /// The kinds of fact this entry names (one, when it is well written).
+    pub fn kinds(&self) -> Vec<&'static str> {
+        let present = [
+            self.slurm.is_some(),
+            self.in_service.is_some(),
+            self.repaired.is_some(),
+            self.healthy.is_some(),
+            self.diag.is_some(),
+            self.link_up.is_some(),
+            self.rate.is_some() && self.link_up.is_none(),
+            self.pcie_full.is_some(),
+            self.service.is_some(),
+            self.fabric_manager.is_some(),
+            self.all_reduce_within.is_some(),
+            self.job.is_some(),
+        ];
+        FACT_KINDS.iter().zip(present).filter(|(_, on)| *on).map(|(kind, _)| *kind).collect()
+    }
+
+    pub fn resolve(&self, values: &Values) -> Result<Fact, ResolveError> {
+        self.resolve_in("expect", values)
+    }
+
+    /// The fact, with errors naming `field` (`expect` or `after`).
+    pub fn resolve_in(&self, field: &'static str, values: &Values) -> Result<Fact, ResolveError> {
+        let optional = |value: &Option<String>| value.as_ref().map(|v| text(field, v, values)).transpose();
+        let node = optional(&self.node)?;
+        let need_node = |what: &str| node.clone().ok_or_else(|| error(field, format!("`{what}` in `{field}` needs `node`")));
+        let only_true = |key: &str, value: Option<bool>| -> Result<(), ResolveError> {
+            match value {
+                Some(false) => Err(error(field, format!("`{key}` can only be `true`: expect the outcome, not its absence"))),
+                _ => Ok(()),
             }
-            return Ok(Expect::Slurm { node: need_node("slurm")?, state, reason: optional("expect", &self.reason)? });
+        };
+        let gpu = |values: &Values| -> Result<Option<u32>, ResolveError> { self.gpu.as_ref().map(|g| whole(field, g, values)).transpose() };
+        let kinds = self.kinds();
+        let Some(kind) = kinds.first() else {
+            return Err(error(field, format!("each `{field}` entry needs one of {}", FACT_KINDS.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "))));
+        };
+        if kinds.len() > 1 {
+            return Err(error(field, format!("one `{field}` entry states one fact: `{}` and `{}` go in separate entries", kinds[0], kinds[1])));
         }
-        if let Some(repaired) = self.repaired {
-            if !repaired {
-                return Err(error("expect", "`repaired` can only be `true`: expect the repair, not its absence"));
+        let fact = match *kind {
+            "slurm" => {
+                let state = text(field, self.slurm.as_deref().unwrap_or_default(), values)?.to_ascii_lowercase();
+                if !super::SLURM_STATES.contains(&state.as_str()) {
+                    return Err(error(field, format!("`slurm` must be one of {}, not `{state}`", super::SLURM_STATES.join(", "))));
+                }
+                Fact::Slurm { node: need_node("slurm")?, state, reason: optional(&self.reason)? }
             }
-            return Ok(Expect::Repaired { node });
+            "in_service" => {
+                only_true("in_service", self.in_service)?;
+                Fact::InService { node: need_node("in_service")? }
+            }
+            "repaired" => {
+                only_true("repaired", self.repaired)?;
+                Fact::Repaired { node }
+            }
+            "healthy" => {
+                only_true("healthy", self.healthy)?;
+                Fact::GpuHealthy { node: need_node("healthy")?, gpu: gpu(values)? }
+            }
+            "diag" => {
+                let level: u8 = whole(field, self.diag.as_deref().unwrap_or_default(), values)?;
+                if !(1..=3).contains(&level) {
+                    return Err(error(field, format!("`diag` is a dcgmi run level: 1, 2 or 3, not {level}")));
+                }
+                Fact::DiagPasses { node: need_node("diag")?, level }
+            }
+            "link_up" | "rate" => {
+                only_true("link_up", self.link_up)?;
+                let hca = self.hca.as_ref().ok_or_else(|| error(field, format!("`{kind}` in `{field}` needs `hca`")))?;
+                let rate = self.rate.as_ref().map(|r| whole(field, r, values)).transpose()?;
+                Fact::HcaLink { node: need_node(kind)?, hca: text(field, hca, values)?, rate }
+            }
+            "pcie_full" => {
+                only_true("pcie_full", self.pcie_full)?;
+                let device = match (gpu(values)?, optional(&self.hca)?) {
+                    (Some(gpu), None) => crate::facts::Device::Gpu(gpu),
+                    (None, Some(hca)) => crate::facts::Device::Hca(hca),
+                    _ => return Err(error(field, "`pcie_full` needs `gpu` or `hca` (one of them)")),
+                };
+                Fact::PcieFull { node: need_node("pcie_full")?, device }
+            }
+            "service" => {
+                let service = text(field, self.service.as_deref().unwrap_or_default(), values)?;
+                if !crate::facts::SERVICES.contains(&service.as_str()) {
+                    return Err(error(field, format!("`service` must be one of {}, not `{service}`", crate::facts::SERVICES.join(", "))));
+                }
+                let active = self.active.ok_or_else(|| error(field, "`service` needs `active = true` (or false)"))?;
+                Fact::Service { node: need_node("service")?, service, active }
+            }
+            "fabric_manager" => {
+                let active = match text(field, self.fabric_manager.as_deref().unwrap_or_default(), values)?.as_str() {
+                    "active" => true,
+                    "inactive" => false,
+                    other => return Err(error(field, format!("`fabric_manager` must be `active` or `inactive`, not `{other}`"))),
+                };
+                Fact::Service { node: need_node("fabric_manager")?, service: "nvidia-fabricmanager".to_string(), active }
+            }
+            "all_reduce_within" => {
+                let within = text(field, self.all_reduce_within.as_deref().unwrap_or_default(), values)?;
+                Fact::AllReduce { within: percentage(field, "all_reduce_within", &within)? }
+            }
+            _ => {
+                let within = match &self.step_time_within {
+                    None => None,
+                    Some(within) => Some(percentage(field, "step_time_within", &text(field, within, values)?)?),
+                };
+                Fact::JobProgress { job: text(field, self.job.as_deref().unwrap_or_default(), values)?, within }
+            }
+        };
+        if self.step_time_within.is_some() && *kind != "job" {
+            return Err(error(field, format!("`step_time_within` in `{field}` needs `job`")));
         }
-        if let Some(state) = &self.fabric_manager {
-            let active = match text("expect", state, values)?.as_str() {
-                "active" => true,
-                "inactive" => false,
-                other => return Err(error("expect", format!("`fabric_manager` must be `active` or `inactive`, not `{other}`"))),
+        Ok(fact)
+    }
+}
+
+/// The execution a `task` asks for, as written (any field may hold `{var}`s).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunSpec {
+    pub program: String,
+    /// By name: `true` present, `false` absent, else a pattern over the value.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<(String, Option<String>, bool)>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub operands: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+}
+
+/// The statuses a task may ask for.
+pub const RUN_STATUSES: &[&str] = &["success", "failure", "any"];
+
+impl RunSpec {
+    pub fn resolve(&self, field: &'static str, values: &Values) -> Result<RunMatch, ResolveError> {
+        let program = text(field, &self.program, values)?;
+        let Some(command) = crate::commands::find(&program) else {
+            return Err(error(field, format!("`{program}` is not a program this simulation runs")));
+        };
+        let flags = command.signature().flags;
+        let mut options = Vec::new();
+        for (name, value, present) in &self.options {
+            let name = name.trim_start_matches('-');
+            // A letter or a long name, as the program declares it: one canonical name.
+            let flag = flags.iter().find(|flag| flag.long == Some(name) || (name.chars().count() == 1 && flag.short == name.chars().next()));
+            let canonical = match flag {
+                Some(flag) => flag.long.map_or_else(|| flag.short.map(String::from).unwrap_or_default(), str::to_string),
+                None => return Err(error(field, format!("`{program}` has no option `{name}`"))),
             };
-            return Ok(Expect::FabricManager { node: need_node("fabric_manager")?, active });
-        }
-        if let Some(within) = &self.all_reduce_within {
-            return match parse_tolerance(&text("expect", within, values)?) {
-                Some(Tolerance::Relative(fraction)) if fraction < 1.0 => Ok(Expect::AllReduce { within: fraction }),
-                _ => Err(error("expect", format!("`all_reduce_within` must be a percentage below 100%, such as \"5%\", not `{within}`"))),
+            let matcher = match value {
+                Some(pattern) if flag.is_some_and(|f| f.value.is_none()) => {
+                    return Err(error(field, format!("`{program}`'s `{name}` takes no value: write `{name} = true`, not a pattern `{pattern}`")))
+                }
+                Some(pattern) => OptionMatch::Value(text(field, pattern, values)?),
+                None if *present => OptionMatch::Present,
+                None => OptionMatch::Absent,
             };
+            options.push((canonical, matcher));
         }
-        if let Some(job) = &self.job {
-            let within = match &self.step_time_within {
-                None => None,
-                Some(within) => match parse_tolerance(&text("expect", within, values)?) {
-                    Some(Tolerance::Relative(fraction)) if fraction < 1.0 => Some(fraction),
-                    _ => return Err(error("expect", format!("`step_time_within` must be a percentage below 100%, such as \"5%\", not `{within}`"))),
-                },
-            };
-            return Ok(Expect::JobProgress { job: text("expect", job, values)?, within });
+        let status = match self.status.as_deref() {
+            None | Some("success") => StatusMatch::Success,
+            Some("failure") => StatusMatch::Failure,
+            Some("any") => StatusMatch::Any,
+            Some(other) => return Err(error(field, format!("`status` must be one of {}, not `{other}`", RUN_STATUSES.join(", ")))),
+        };
+        Ok(RunMatch {
+            program,
+            options,
+            operands: self.operands.iter().map(|o| text(field, o, values)).collect::<Result<_, _>>()?,
+            host: self.host.as_ref().map(|h| text(field, h, values)).transpose()?,
+            hosts: self.hosts.iter().map(|h| text(field, h, values)).collect::<Result<_, _>>()?,
+            span: self.span.as_ref().map(|n| whole(field, n, values)).transpose()?,
+            status,
+            output: self.output.as_ref().map(|o| text(field, o, values)).transpose()?,
+        })
+    }
+}
+
+/// What a task's `after` says, as written.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum AfterSpec {
+    Run(RunSpec),
+    Fact(ExpectSpec),
+}
+
+impl AfterSpec {
+    pub fn resolve(&self, values: &Values) -> Result<After, ResolveError> {
+        match self {
+            AfterSpec::Run(run) => run.resolve("after", values).map(After::Run),
+            AfterSpec::Fact(fact) => fact.resolve_in("after", values).map(After::Fact),
         }
-        if self.step_time_within.is_some() {
-            return Err(error("expect", "`step_time_within` in `expect` needs `job`"));
-        }
-        Err(error("expect", "each `expect` entry needs one of `slurm`, `repaired`, `fabric_manager`, `all_reduce_within`, `job`"))
     }
 }
 
@@ -267,21 +460,18 @@ pub struct QuestionSpec {
     /// `entity`: `node`, `gpu`, `hca` or `port`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entity: Option<String>,
-    /// `task`: where and what the trainee runs, and what must come first.
+    /// `task`: what the trainee runs, and what must come first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub host: Option<String>,
+    pub run: Option<RunSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub after: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub after_host: Option<String>,
+    pub after: Option<AfterSpec>,
     /// `state`: what the cluster must show.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<ExpectSpec>,
-    /// `handoff`: the record's fields and the rubric.
+    /// `handoff`: the record's fields (what each must state) and the
+    /// rubric; `expect` holds the facts that close the incident.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub fields: Vec<String>,
+    pub fields: Vec<HandoffFieldSpec>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rubric: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -301,6 +491,85 @@ pub struct QuestionSpec {
     pub hints: Vec<Doc>,
     #[serde(default, skip_serializing_if = "Doc::is_empty")]
     pub explanation: Doc,
+    /// Why an answer that shows before the question is answered is no
+    /// leak (the leak check reports it otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leak_waiver: Option<String>,
+}
+
+/// A handoff field as written: its name and the facts it must state.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HandoffFieldSpec {
+    pub name: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub states: Vec<String>,
+    /// (value, tolerance) as written: `"{busbw}"`, `"10%"`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub numbers: Vec<(String, String)>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<String>,
+    /// No facts declared: an instructor reviews it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub review: bool,
+}
+
+/// The actions a handoff field may claim, each with the words that say it.
+pub const HANDOFF_ACTIONS: &[(&str, &[&str])] = &[
+    ("drain", &["drain", "drained", "draining"]),
+    ("resume", &["resume", "resumed", "undrain", "undrained", "back in service", "returned to service"]),
+    ("reset", &["reset", "gpu reset"]),
+    ("repair", &["repair", "repaired", "reseat", "reseated", "replace", "replaced", "technician", "ticket", "dctech"]),
+    ("restart", &["restart", "restarted"]),
+    ("cancel", &["cancel", "cancelled", "scancel"]),
+    ("relaunch", &["relaunch", "relaunched", "resubmit", "resubmitted", "requeue", "requeued"]),
+];
+
+/// The tolerance a handoff number has unless it says.
+const HANDOFF_TOLERANCE: Tolerance = Tolerance::Relative(0.10);
+
+impl HandoffFieldSpec {
+    fn resolve(&self, values: &Values, cluster: &ClusterConfig) -> Result<HandoffField, ResolveError> {
+        let states: Vec<String> = self.states.iter().map(|s| text("fields", s, values)).collect::<Result<_, _>>()?;
+        let mut numbers = Vec::new();
+        for (value, tolerance) in &self.numbers {
+            let written = text("fields", value, values)?;
+            let number = written
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|n| n.is_finite())
+                .ok_or_else(|| error("fields", format!("a handoff number must be a number, not `{written}`")))?;
+            let tolerance = if tolerance.is_empty() {
+                HANDOFF_TOLERANCE
+            } else {
+                parse_tolerance(tolerance).ok_or_else(|| error("fields", format!("tolerance `{tolerance}` must be a number or a percentage")))?
+            };
+            numbers.push((number, tolerance));
+        }
+        for action in &self.actions {
+            if !HANDOFF_ACTIONS.iter().any(|(name, _)| name == action) {
+                let known: Vec<&str> = HANDOFF_ACTIONS.iter().map(|(name, _)| *name).collect();
+                return Err(error("fields", format!("`{action}` is not an action a handoff can claim; use one of {}", known.join(", "))));
+            }
+        }
+        // The cluster's other names of each kind a field states.
+        let mut others = Vec::new();
+        let hcas = cluster.hcas.unwrap_or(cluster.preset.hca_count());
+        let gpus = cluster.preset.gpu_buses.len();
+        let kinds: [Vec<String>; 3] = [
+            cluster.hostnames.clone(),
+            (0..hcas).map(|h| format!("mlx5_{h}")).collect(),
+            (0..gpus).map(|g| format!("GPU {g}")).collect(),
+        ];
+        for names in &kinds {
+            if states.iter().any(|s| names.iter().any(|n| n.eq_ignore_ascii_case(s))) {
+                others.extend(names.iter().filter(|n| !states.iter().any(|s| s.eq_ignore_ascii_case(n))).cloned());
+            }
+        }
+        let review = self.review || (states.is_empty() && numbers.is_empty() && self.actions.is_empty());
+        Ok(HandoffField { name: text("fields", &self.name, values)?, states, numbers, actions: self.actions.clone(), others, review })
+    }
 }
 
 /// `"5"` or `"10%"`.
@@ -331,7 +600,7 @@ pub fn entities(entity: &str, cluster: &ClusterConfig) -> Vec<String> {
 }
 
 impl QuestionSpec {
-    pub fn resolve(&self, values: &Values, cluster: &ClusterConfig, hint_cost: u32) -> Result<Question, ResolveError> {
+    pub fn resolve(&self, values: &Values, cluster: &ClusterConfig, policy: &Policy) -> Result<Question, ResolveError> {
         let qid = &self.id;
         let sub = |text: &str| self::text("answer", text, values);
         let choices = self.choices.iter().map(|choice| text("choices", choice, values)).collect::<Result<Vec<_>, _>>()?;
@@ -355,7 +624,6 @@ impl QuestionSpec {
                 _ => Err(error("answer", format!("question `{qid}`: the answer must be a list, e.g. [\"a\", \"b\"]"))),
             }
         };
-        let optional = |field: &'static str, value: &Option<String>| value.as_ref().map(|v| text(field, v, values)).transpose();
         let kind = match self.kind.as_str() {
             "choice" => QuestionKind::Choice { answer: position(&choices, &answer_text("one of the choices")?)?, choices },
             "multi" => {
@@ -397,16 +665,11 @@ impl QuestionSpec {
                 if choices.is_empty() {
                     return Err(error("entity", format!("question `{qid}`: `entity` must be one of {}", super::ENTITIES.join(", "))));
                 }
-                QuestionKind::Entity { answer: position(&choices, &answer_text("a string")?)?, entity, choices }
+                QuestionKind::Entity { answer: position(&choices, &answer_text("a string")?)?, entity, choices, aliases: Vec::new() }
             }
             "task" => {
-                let command = self.command.as_ref().ok_or_else(|| error("command", format!("question `{qid}`: a task question needs `command`")))?;
-                let ran = Step { host: optional("host", &self.host)?, command: text("command", command, values)? };
-                let after = match &self.after {
-                    Some(after) => Some(Step { host: optional("after_host", &self.after_host)?, command: text("after", after, values)? }),
-                    None => None,
-                };
-                QuestionKind::Task { ran, after }
+                let run = self.run.as_ref().ok_or_else(|| error("program", format!("question `{qid}`: a task question needs `program`")))?;
+                QuestionKind::Task { run: run.resolve("program", values)?, after: self.after.as_ref().map(|a| a.resolve(values)).transpose()? }
             }
             "state" => {
                 if self.expect.is_empty() {
@@ -416,11 +679,12 @@ impl QuestionSpec {
             }
             "handoff" => QuestionKind::Handoff {
                 fields: if self.fields.is_empty() {
-                    HANDOFF_FIELDS.iter().map(|f| f.to_string()).collect()
+                    HANDOFF_FIELDS.iter().map(|f| HandoffField { name: f.to_string(), review: true, ..HandoffField::default() }).collect()
                 } else {
-                    self.fields.iter().map(|f| text("fields", f, values)).collect::<Result<_, _>>()?
+                    self.fields.iter().map(|f| f.resolve(values, cluster)).collect::<Result<_, _>>()?
                 },
                 rubric: self.rubric.iter().map(|r| text("rubric", r, values)).collect::<Result<_, _>>()?,
+                closed_when: self.expect.iter().map(|e| e.resolve(values)).collect::<Result<_, _>>()?,
             },
             other => return Err(error("type", format!("unknown question type `{other}`"))),
         };
@@ -429,17 +693,28 @@ impl QuestionSpec {
             .iter()
             .map(|(response, why)| Ok((text("feedback", response, values)?, doc("feedback", why, values)?)))
             .collect::<Result<_, ResolveError>>()?;
+        // The lab's policy limits guessing: a question's own `attempts` wins.
+        let attempts = match &kind {
+            QuestionKind::Task { .. } | QuestionKind::State { .. } => self.attempts,
+            _ => Some(self.attempts.unwrap_or(match &kind {
+                QuestionKind::Choice { choices, .. } => policy.attempts.min(choices.len().saturating_sub(2).max(1) as u32),
+                QuestionKind::Number { .. } | QuestionKind::Text { .. } => policy.number_attempts,
+                QuestionKind::Handoff { .. } => 2,
+                _ => policy.attempts,
+            })),
+        };
         Ok(Question {
             id: qid.clone(),
             prompt: doc("prompt", &self.prompt, values)?,
             kind,
             points: self.points,
             hints: self.hints.iter().map(|hint| doc("hints", hint, values)).collect::<Result<_, _>>()?,
-            hint_cost,
             explanation: doc("explanation", &self.explanation, values)?,
-            attempts: self.attempts,
+            attempts: attempts.map(|a| a.max(1)),
             retry: self.retry,
+            policy: *policy,
             feedback,
+            seed: 0,
         })
     }
 }

@@ -15,6 +15,9 @@ pub enum VarSpec {
     OneOf(Vec<String>),
     /// Integers `lo..=hi`.
     Range(i64, i64),
+    /// Values that go together (a fault's kind and the Xid it leaves):
+    /// each a table, its keys read as `{var.key}`.
+    Records(Vec<Vec<(String, String)>>),
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -28,6 +31,7 @@ impl Var {
     pub fn cardinality(&self) -> u64 {
         match &self.spec {
             VarSpec::OneOf(values) => values.len() as u64,
+            VarSpec::Records(records) => records.len() as u64,
             // Lab data may come from anywhere: the span is computed without overflow.
             VarSpec::Range(lo, hi) => hi.checked_sub(*lo).and_then(|span| span.checked_add(1)).map_or(0, |n| n.max(0) as u64),
         }
@@ -37,6 +41,18 @@ impl Var {
         match &self.spec {
             VarSpec::OneOf(values) => values.get(at as usize).cloned().unwrap_or_default(),
             VarSpec::Range(lo, _) => lo.saturating_add(i64::try_from(at).unwrap_or(i64::MAX)).to_string(),
+            VarSpec::Records(_) => at.to_string(),
+        }
+    }
+
+    /// The values the variable's `at`th pick defines: itself, and for a
+    /// record each `var.key`.
+    pub fn define(&self, at: u64, values: &mut Values) {
+        values.insert(self.name.clone(), self.value_at(at));
+        if let VarSpec::Records(records) = &self.spec {
+            for (key, value) in records.get(at as usize).into_iter().flatten() {
+                values.insert(format!("{}.{key}", self.name), value.clone());
+            }
         }
     }
 }
@@ -46,13 +62,13 @@ pub type Values = BTreeMap<String, String>;
 
 /// The values a trainee seed picks.
 pub fn pick(vars: &[Var], lab_id: &str, seed: u64) -> Values {
-    vars.iter()
-        .map(|var| {
-            let mut rng = Rng::derive(seed, &["vars", lab_id, &var.name]);
-            let at = rng.range_u64(0, var.cardinality().saturating_sub(1));
-            (var.name.clone(), var.value_at(at))
-        })
-        .collect()
+    let mut values = Values::new();
+    for var in vars {
+        let mut rng = Rng::derive(seed, &["vars", lab_id, &var.name]);
+        let at = rng.range_u64(0, var.cardinality().saturating_sub(1));
+        var.define(at, &mut values);
+    }
+    values
 }
 
 /// Every combination of values, or `limit` seeded samples when there are more.
@@ -61,14 +77,14 @@ pub fn all_values(vars: &[Var], lab_id: &str, limit: u64) -> Vec<Values> {
     match total {
         Some(total) if total <= limit => (0..total)
             .map(|mut combination| {
-                vars.iter()
-                    .map(|var| {
-                        let n = var.cardinality().max(1);
-                        let at = combination % n;
-                        combination /= n;
-                        (var.name.clone(), var.value_at(at))
-                    })
-                    .collect()
+                let mut values = Values::new();
+                for var in vars {
+                    let n = var.cardinality().max(1);
+                    let at = combination % n;
+                    combination /= n;
+                    var.define(at, &mut values);
+                }
+                values
             })
             .collect(),
         _ => (0..limit).map(|seed| pick(vars, lab_id, seed)).collect(),
@@ -98,9 +114,13 @@ pub fn substitute(text: &str, values: &Values) -> Result<String, String> {
         if tail.starts_with('{') {
             // A name is identifier characters then `}`: look no further, so
             // text full of braces costs linear time.
-            let len = tail[1..].bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+            let len = tail[1..].bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.').count();
             let name = &tail[1..1 + len];
-            if tail.as_bytes().get(1 + len) == Some(&b'}') && is_var_name(name) {
+            let named = match name.split_once('.') {
+                Some((var, key)) => is_var_name(var) && is_var_name(key),
+                None => is_var_name(name),
+            };
+            if tail.as_bytes().get(1 + len) == Some(&b'}') && named {
                 match values.get(name) {
                     Some(value) => out.push_str(value),
                     None => return Err(name.to_string()),

@@ -114,7 +114,7 @@ impl Fault {
 
     /// What the fault acts on besides the node (`gpu 3`, `mlx5_1`), to seed
     /// each fault's timing apart from the others on the same node.
-    fn target(&self) -> String {
+    pub fn target(&self) -> String {
         match self {
             Fault::GpuXid { gpu, xid, .. } => format!("gpu {gpu} xid {xid}"),
             Fault::GpuFallenOffBus { gpu, .. }

@@ -569,7 +569,7 @@ fn build_hca(config: &ClusterConfig, hostname: &str, node_index: usize, index: u
         bus_id: format!("0000:{bus:02x}:00.0"),
         pcie: PcieLink::full(spec.pcie_gen, 16),
         numa_node: socket_of(index, config.preset.hca_count(), config.preset.host.sockets),
-        pcie_switch: index as u32,
+        pcie_switch: config.preset.hca_rails.get(index).copied().unwrap_or(index as u32),
         port: Port {
             number: 1,
             state: PortState::Active,
@@ -593,10 +593,20 @@ fn build_hca(config: &ClusterConfig, hostname: &str, node_index: usize, index: u
     }
 }
 
+/// The UUID GPU `index` of `hostname` has in a cluster built from `seed`
+/// (an answer may name a GPU by it).
+pub fn gpu_uuid(seed: u64, hostname: &str, index: u32) -> String {
+    uuid_from(&mut Rng::derive(seed, &[hostname, "gpu", &index.to_string()]))
+}
+
+fn uuid_from(rng: &mut Rng) -> String {
+    format!("GPU-{}-{}-{}-{}-{}", rng.hex(8), rng.hex(4), rng.hex(4), rng.hex(4), rng.hex(12))
+}
+
 fn build_gpu(preset: &Preset, hostname: &str, index: u32, bus: u8, persistence: bool, seed: u64) -> Gpu {
     let spec = &preset.gpu;
     let mut rng = Rng::derive(seed, &[hostname, "gpu", &index.to_string()]);
-    let uuid = format!("GPU-{}-{}-{}-{}-{}", rng.hex(8), rng.hex(4), rng.hex(4), rng.hex(4), rng.hex(12));
+    let uuid = uuid_from(&mut rng);
     let serial = format!("16{:011}", rng.range_u64(0, 99_999_999_999));
     let temperature_c = rng.range_u64(u64::from(spec.idle_temp_c.0), u64::from(spec.idle_temp_c.1)) as u32;
     Gpu {

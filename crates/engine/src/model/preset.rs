@@ -120,6 +120,12 @@ pub struct Preset {
     pub hca: HcaSpec,
     /// PCI bus of each compute HCA, in mlx5 index order.
     pub hca_buses: &'static [u8],
+    /// The GPU each HCA shares a PCIe switch with (its rail), in mlx5
+    /// order. Not the identity: the baseboard's NIC cages are cabled to the
+    /// switches out of step with how the kernel numbers the NICs, so an
+    /// operator reads the pairing off `nvidia-smi topo -m`, never assumes
+    /// GPU n is on mlx5_n. Pairs stay within a socket.
+    pub hca_rails: &'static [u32],
     /// The baseboard module (SXM slot) of each GPU, in nvidia-smi index order
     /// (`Module ID` in `nvidia-smi -q`).
     pub gpu_module_ids: &'static [u8],
@@ -203,6 +209,7 @@ pub const PRESETS: &[Preset] = &[
         gpu_buses: &[0x04, 0x23, 0x43, 0x64, 0x84, 0xa3, 0xc3, 0xe4],
         hca: CONNECTX7_NDR,
         hca_buses: HGX_H_HCA_BUSES,
+        hca_rails: &[1, 0, 3, 2, 5, 4, 7, 6],
         gpu_module_ids: HGX_H_MODULE_IDS,
         driver: "570.158.01",
         cuda: "12.8",
@@ -251,6 +258,7 @@ pub const PRESETS: &[Preset] = &[
         gpu_buses: &[0x19, 0x3b, 0x4c, 0x5d, 0x9b, 0xbb, 0xcb, 0xdb],
         hca: CONNECTX7_NDR,
         hca_buses: HGX_H_HCA_BUSES,
+        hca_rails: &[2, 3, 0, 1, 6, 7, 4, 5],
         gpu_module_ids: HGX_H_MODULE_IDS,
         driver: "570.124.06",
         cuda: "12.8",
@@ -312,6 +320,7 @@ pub const PRESETS: &[Preset] = &[
             guid_oui: 0x0c_42_a1,
         },
         hca_buses: &[0x0c, 0x12, 0x4b, 0x54, 0x8d, 0x94, 0xba, 0xcc],
+        hca_rails: &[1, 0, 3, 2, 5, 4, 7, 6],
         // GPUs 0, 1, 3 and 4 as an 8 x A100-SXM4-40GB node (535.129.03)
         // reports them; the other four are the remaining slots in order [K].
         gpu_module_ids: &[4, 2, 1, 6, 7, 3, 5, 8],

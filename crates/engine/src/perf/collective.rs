@@ -288,7 +288,7 @@ impl Plan {
                 let mut slowest = f64::INFINITY;
                 for (rank, gpu) in used(member).into_iter().enumerate() {
                     // Its own rail when that port is up, else PXN through the nearest NIC.
-                    let own = net.hcas.iter().copied().find(|&i| i == rank % node.hcas.len().max(1));
+                    let own = net.hcas.iter().copied().find(|&i| node.hcas[i].pcie_switch == gpu.pcie_switch);
                     let hca_index = own.unwrap_or(net.hcas[rank % net.hcas.len()]);
                     let hca = &node.hcas[hca_index];
                     let gdr = own.is_none()

@@ -1888,6 +1888,12 @@ impl Runner for Nesting {
     }
 
     fn run_program(&self, call: Call, argv: &[String]) -> Option<Output> {
+        // ssh is a program on a real host (`xargs ssh`, `sudo ssh`); here the
+        // shell implements it, so it runs as the one-word line it would be.
+        if argv.first().is_some_and(|name| name == "ssh") {
+            let quoted: Vec<String> = argv.iter().map(|word| format!("'{}'", word.replace('\'', "'\\''"))).collect();
+            return Some(self.run_line(call, &quoted.join(" ")));
+        }
         let command = commands::find(argv.first()?)?;
         let Some(depth) = self.deeper() else {
             return Some(Output::error(limits::nesting_error(&argv[0]), 126));

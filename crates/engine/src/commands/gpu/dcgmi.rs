@@ -303,6 +303,25 @@ fn skipped_rows(v4: bool, name: &str, gpus: &[&Gpu]) -> String {
     out
 }
 
+/// What `dcgmi diag -r LEVEL` on `host` would report now: the errors that
+/// fail it, none when it passes.
+pub fn diag_errors(cluster: &Cluster, host: &str, level: u8) -> Vec<String> {
+    let Some(node) = cluster.node(host) else { return vec![format!("{host} is not a node of this lab")] };
+    if !node.reachable {
+        return vec![format!("{host} does not answer")];
+    }
+    let gpus: Vec<&Gpu> = node.gpus.iter().filter(|gpu| gpu.is_visible() || lost_while_watched(gpu)).collect();
+    if diag(cluster, host, &gpus, level).status == 0 {
+        return Vec::new();
+    }
+    let errors: Vec<String> = findings(cluster, host, &gpus).into_iter().filter(|f| f.error).map(|f| f.message).collect();
+    if errors.is_empty() {
+        vec!["a test failed".to_string()]
+    } else {
+        errors
+    }
+}
+
 fn diag(cluster: &Cluster, host: &str, gpus: &[&Gpu], level: u8) -> Output {
     let v4 = cluster.versions.dcgm.split('.').next().and_then(|major| major.parse::<u32>().ok()).unwrap_or(0) >= 4;
     let found = findings(cluster, host, gpus);

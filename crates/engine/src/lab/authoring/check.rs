@@ -1,7 +1,8 @@
 //! The deeper authoring checks, run for every checked variant:
 //! - each fault is observable: some command, run on the fault's node, prints
 //!   something different from the same cluster without that fault;
-//! - each question's reference answer grades as correct.
+//! - each question's reference answer grades as correct;
+//! - no answer shows before its question is answered ([`super::leaks`]).
 //!
 //! The probe commands are the examples each command declares, so a new tool
 //! widens what counts as observable without touching this file.
@@ -94,6 +95,10 @@ pub fn deep(compiled: &Compiled, source: &str) -> Vec<Diagnostic> {
                 ));
             }
         }
+    }
+    for leak in super::leaks::leaks(lab) {
+        let span = compiled.map.questions[leak.question].table.clone();
+        found.insert((span.start, span.end, format!("{}; reword it, or give the question a `leak_waiver` saying why this is no leak", leak.message)));
     }
     found.into_iter().map(|(start, end, message)| Diagnostic::spanning(source, start..end, message)).collect()
 }

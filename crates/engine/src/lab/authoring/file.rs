@@ -25,6 +25,29 @@ pub struct LabFile {
     pub jobs: Vec<Spanned<JobTable>>,
     pub questions: Vec<Spanned<QuestionTable>>,
     pub solution: Option<Spanned<SolutionTable>>,
+    pub policy: Option<Spanned<PolicyTable>>,
+}
+
+/// `[policy]`: what guessing and hints cost.
+#[derive(Clone, Debug, Default)]
+pub struct PolicyTable {
+    pub attempts: Option<Spanned<u32>>,
+    pub number_attempts: Option<Spanned<u32>>,
+    /// `"50%"`.
+    pub retry_credit: Option<Spanned<String>>,
+    /// `"25%"` of a question's points, or a whole number of points.
+    pub hint_cost: Option<Spanned<Scalar>>,
+}
+
+/// A handoff field: a name alone (an instructor reviews it), or a table
+/// with the facts it must state.
+#[derive(Clone, Debug, Default)]
+pub struct FieldTable {
+    pub name: String,
+    pub states: Vec<String>,
+    pub numbers: Vec<(String, String)>,
+    pub actions: Vec<String>,
+    pub review: bool,
 }
 
 /// A `[[jobs]]` table: a training job and where it runs.
@@ -73,7 +96,9 @@ pub struct LabTable {
     pub stage: Option<Spanned<String>>,
     pub tags: Vec<String>,
     pub pass: Option<Spanned<u32>>,
-    pub hint_cost: Option<u32>,
+    pub exam_minutes: Option<Spanned<u32>>,
+    /// Retired: `[policy] hint_cost` replaced it.
+    pub hint_cost: Option<Range<usize>>,
 }
 
 pub struct ClusterTable {
@@ -96,6 +121,8 @@ pub struct ClusterTable {
 #[derive(Clone, Debug)]
 pub struct VarTable {
     pub one_of: Option<Vec<Scalar>>,
+    /// `one_of` whose entries are tables: values that go together.
+    pub records: Option<Vec<Vec<(String, String)>>>,
     /// Read past i64, so that a range over too many values says so.
     pub range: Option<Vec<i128>>,
 }
@@ -169,33 +196,78 @@ pub struct QuestionTable {
     pub hints: Vec<String>,
     pub explanation: String,
     pub entity: Option<Spanned<String>>,
-    pub host: Option<String>,
-    pub command: Option<Spanned<String>>,
-    pub after: Option<String>,
-    pub after_host: Option<String>,
+    /// A `task`: the execution it asks for (the question's `program`,
+    /// `options`, `operands`, `host`, `hosts`, `span`, `status`, `output`).
+    pub run: Option<Spanned<RunTable>>,
+    /// What must come first: a fact or another execution.
+    pub after: Option<Spanned<AfterTable>>,
+    /// Keys of the old text-matching tasks, reported with what replaced them.
+    pub retired: Vec<(Range<usize>, &'static str)>,
     pub expect: Option<Spanned<Vec<ExpectTable>>>,
-    pub fields: Vec<String>,
+    pub fields: Vec<FieldTable>,
     pub rubric: Vec<String>,
     pub attempts: Option<Spanned<u32>>,
     pub retry: Option<bool>,
     pub feedback: Option<Spanned<Vec<(String, String)>>>,
+    /// Why an answer that shows before the question is answered is no leak.
+    pub leak_waiver: Option<Spanned<String>>,
 }
 
-/// One entry of a `state` question's `expect`.
+/// One entry of a `state` question's `expect` (or a task's `after` fact).
 #[derive(Clone, Debug, Default)]
 pub struct ExpectTable {
     pub node: Option<String>,
     pub slurm: Option<String>,
     pub reason: Option<String>,
+    pub in_service: Option<bool>,
     pub repaired: Option<bool>,
+    pub gpu: Option<Scalar>,
+    pub healthy: Option<bool>,
+    pub diag: Option<Scalar>,
+    pub hca: Option<String>,
+    pub link_up: Option<bool>,
+    pub rate: Option<Scalar>,
+    pub pcie_full: Option<bool>,
+    pub service: Option<String>,
+    pub active: Option<bool>,
     pub fabric_manager: Option<String>,
     pub all_reduce_within: Option<String>,
     pub job: Option<String>,
     pub step_time_within: Option<String>,
 }
 
-pub(crate) const TOP_KEYS: &[&str] = &["lab", "cluster", "vars", "faults", "jobs", "questions", "solution"];
-pub(crate) const LAB_KEYS: &[&str] = &["id", "title", "summary", "briefing", "level", "minutes", "stage", "tags", "pass", "hint_cost"];
+/// The execution a `task` asks for.
+#[derive(Clone, Debug, Default)]
+pub struct RunTable {
+    pub program: Option<Spanned<String>>,
+    /// By name (a letter or a long name): `true` present, `false` absent,
+    /// a string a pattern over its value.
+    pub options: Vec<(Spanned<String>, OptionValue)>,
+    pub operands: Vec<String>,
+    pub host: Option<String>,
+    pub hosts: Vec<String>,
+    pub span: Option<Spanned<Scalar>>,
+    pub status: Option<Spanned<String>>,
+    pub output: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum OptionValue {
+    Present(bool),
+    Value(String),
+}
+
+/// A task's `after`: an execution (it has `program`) or a fact.
+#[derive(Clone, Debug)]
+pub enum AfterTable {
+    Run(RunTable),
+    Fact(ExpectTable),
+}
+
+pub(crate) const TOP_KEYS: &[&str] = &["lab", "cluster", "vars", "faults", "jobs", "questions", "solution", "policy"];
+pub(crate) const LAB_KEYS: &[&str] = &["id", "title", "summary", "briefing", "level", "minutes", "stage", "tags", "pass", "exam_minutes"];
+pub(crate) const POLICY_KEYS: &[&str] = &["attempts", "number_attempts", "retry_credit", "hint_cost"];
+pub(crate) const FIELD_KEYS: &[&str] = &["name", "states", "numbers", "actions", "review"];
 pub(crate) const CLUSTER_KEYS: &[&str] =
     &["preset", "nodes", "count", "driver", "cuda", "nccl", "dcgm", "fabric", "hcas", "persistence", "slurm", "kubernetes", "storage_gb_per_s"];
 pub(crate) const VAR_KEYS: &[&str] = &["one_of", "range"];
@@ -206,10 +278,19 @@ pub(crate) const JOB_KEYS: &[&str] = &[
     "loader_workers", "checkpoint_every", "steps", "launch", "start",
 ];
 pub(crate) const QUESTION_KEYS: &[&str] = &[
-    "id", "type", "prompt", "choices", "answer", "accept", "tolerance", "unit", "points", "hints", "explanation", "entity", "host",
-    "command", "after", "after_host", "expect", "fields", "rubric", "attempts", "retry", "feedback",
+    "id", "type", "prompt", "choices", "answer", "accept", "tolerance", "unit", "points", "hints", "explanation", "entity", "program",
+    "options", "operands", "host", "hosts", "span", "status", "output", "after", "expect", "fields", "rubric", "attempts", "retry",
+    "feedback", "leak_waiver",
 ];
-pub(crate) const EXPECT_KEYS: &[&str] = &["node", "slurm", "reason", "repaired", "fabric_manager", "all_reduce_within", "job", "step_time_within"];
+/// Keys that went, read only to say what replaced them.
+pub(crate) const RETIRED_QUESTION_KEYS: &[&str] = &["command", "after_host"];
+pub(crate) const RETIRED_LAB_KEYS: &[&str] = &["hint_cost"];
+/// What a task's execution may say.
+pub(crate) const RUN_KEYS: &[&str] = &["program", "options", "operands", "host", "hosts", "span", "status", "output"];
+pub(crate) const EXPECT_KEYS: &[&str] = &[
+    "node", "slurm", "reason", "in_service", "repaired", "gpu", "healthy", "diag", "hca", "link_up", "rate", "pcie_full", "service",
+    "active", "fabric_manager", "all_reduce_within", "job", "step_time_within",
+];
 pub(crate) const SOLUTION_KEYS: &[&str] = &["steps", "answers", "wrong"];
 
 /// Parses a lab file. Syntax errors stop at the first; everything else is
@@ -229,9 +310,27 @@ pub fn parse(source: &str) -> Result<LabFile, Vec<Problem>> {
                 DeValue::Table(entries) => {
                     let var = Table { name: "a variable", span: value.span(), entries };
                     var.check_keys(VAR_KEYS, &mut problems);
-                    let one_of = var.optional(&mut problems, "one_of", |v| list(v, scalar));
+                    let tables = var.get("one_of").is_some_and(|v| matches!(v.get_ref(), DeValue::Array(items) if items.first().is_some_and(|i| matches!(i.get_ref(), DeValue::Table(_)))));
+                    let (one_of, records) = if tables {
+                        let record = |item: &Value| -> Result<Vec<(String, String)>, String> {
+                            let DeValue::Table(entries) = item.get_ref() else { return Err("must all be tables, like the first".to_string()) };
+                            entries
+                                .iter()
+                                .map(|(key, value)| {
+                                    let name = key.get_ref().to_string();
+                                    if !super::super::template::is_var_name(&name) {
+                                        return Err(format!("key `{name}` must use only a-z, 0-9 and _"));
+                                    }
+                                    scalar(value).map(|s| (name, s.as_text()))
+                                })
+                                .collect()
+                        };
+                        (None, var.optional(&mut problems, "one_of", |v| list(v, record)))
+                    } else {
+                        (var.optional(&mut problems, "one_of", |v| list(v, scalar)), None)
+                    };
                     let range = var.optional(&mut problems, "range", |v| list(v, wide_integer));
-                    vars.insert(name, Spanned::new(value.span(), VarTable { one_of, range }));
+                    vars.insert(name, Spanned::new(value.span(), VarTable { one_of, records, range }));
                 }
                 _ => problems.push((value.span(), format!("variable `{name}` must be a table, e.g. {{ one_of = [...] }}"))),
             }
@@ -249,8 +348,18 @@ pub fn parse(source: &str) -> Result<LabFile, Vec<Problem>> {
         .filter_map(|t| question_table(t, &mut problems).map(|q| Spanned::new(t.span.clone(), q)))
         .collect();
     let solution = top.optional_table("solution", &mut problems).map(|t| Spanned::new(t.span.clone(), solution_table(&t, &mut problems)));
+    let policy = top.optional_table("policy", &mut problems).map(|t| {
+        t.check_keys(POLICY_KEYS, &mut problems);
+        let table = PolicyTable {
+            attempts: t.optional(&mut problems, "attempts", |v| unsigned(v).map(|n| Spanned::new(v.span(), n))),
+            number_attempts: t.optional(&mut problems, "number_attempts", |v| unsigned(v).map(|n| Spanned::new(v.span(), n))),
+            retry_credit: t.optional(&mut problems, "retry_credit", spanned_string),
+            hint_cost: t.optional(&mut problems, "hint_cost", spanned_scalar),
+        };
+        Spanned::new(t.span.clone(), table)
+    });
     match (lab.flatten(), cluster.flatten()) {
-        (Some(lab), Some(cluster)) if problems.is_empty() => Ok(LabFile { lab, cluster, vars, faults, jobs, questions, solution }),
+        (Some(lab), Some(cluster)) if problems.is_empty() => Ok(LabFile { lab, cluster, vars, faults, jobs, questions, solution, policy }),
         _ => Err(problems),
     }
 }
@@ -411,9 +520,14 @@ impl<'a, 'i> Table<'a, 'i> {
     }
 
     fn check_keys(&self, allowed: &[&str], problems: &mut Vec<Problem>) {
+        self.check_keys_with(allowed, &[], problems);
+    }
+
+    /// As `check_keys`, letting `retired` keys through for their own message.
+    fn check_keys_with(&self, allowed: &[&str], retired: &[&str], problems: &mut Vec<Problem>) {
         for (key, _) in self.entries.iter() {
             let name = key.get_ref();
-            if !allowed.contains(&name.as_ref()) {
+            if !allowed.contains(&name.as_ref()) && !retired.contains(&name.as_ref()) {
                 let hint = did_you_mean(name, allowed.iter().copied())
                     .map_or(String::new(), |close| format!(" (did you mean `{close}`?)"));
                 let expected: Vec<String> = allowed.iter().map(|k| format!("`{k}`")).collect();
@@ -506,6 +620,7 @@ fn section_name(key: &str) -> &'static str {
         "jobs" => "[[jobs]]",
         "questions" => "[[questions]]",
         "solution" => "[solution]",
+        "policy" => "[policy]",
         "expect" => "an `expect` entry",
         _ => "this table",
     }
@@ -601,7 +716,7 @@ fn list<T>(value: &Value, item: impl Fn(&Value) -> Result<T, String>) -> Result<
 }
 
 fn lab_table(t: &Table, problems: &mut Vec<Problem>) -> Option<LabTable> {
-    t.check_keys(LAB_KEYS, problems);
+    t.check_keys_with(LAB_KEYS, RETIRED_LAB_KEYS, problems);
     let id = t.required(problems, "id", spanned_string);
     let title = t.required(problems, "title", string);
     let summary = t.required(problems, "summary", string);
@@ -615,7 +730,8 @@ fn lab_table(t: &Table, problems: &mut Vec<Problem>) -> Option<LabTable> {
         stage: t.optional(problems, "stage", spanned_string),
         tags: t.optional(problems, "tags", |v| list(v, string)).unwrap_or_default(),
         pass: t.optional(problems, "pass", |v| unsigned(v).map(|n| Spanned::new(v.span(), n))),
-        hint_cost: t.optional(problems, "hint_cost", unsigned),
+        exam_minutes: t.optional(problems, "exam_minutes", |v| unsigned(v).map(|n| Spanned::new(v.span(), n))),
+        hint_cost: t.get("hint_cost").map(|v| v.span()),
     };
     Some(table)
 }
@@ -718,7 +834,7 @@ fn answer(value: &Value) -> Result<Spanned<AnswerValue>, String> {
 }
 
 fn question_table(t: &Table, problems: &mut Vec<Problem>) -> Option<QuestionTable> {
-    t.check_keys(QUESTION_KEYS, problems);
+    t.check_keys_with(QUESTION_KEYS, RETIRED_QUESTION_KEYS, problems);
     let id = t.required(problems, "id", spanned_string);
     let kind = t.required(problems, "type", spanned_string);
     let prompt = t.required(problems, "prompt", spanned_string);
@@ -733,10 +849,31 @@ fn question_table(t: &Table, problems: &mut Vec<Problem>) -> Option<QuestionTabl
         choices: t.optional(problems, "choices", |v| list(v, string).map(|c| Spanned::new(v.span(), c))),
         answer,
         entity: t.optional(problems, "entity", spanned_string),
-        host: t.optional(problems, "host", string),
-        command: t.optional(problems, "command", spanned_string),
-        after: t.optional(problems, "after", string),
-        after_host: t.optional(problems, "after_host", string),
+        run: RUN_KEYS.iter().any(|key| t.get(key).is_some()).then(|| Spanned::new(t.span.clone(), run_table(t, problems))),
+        after: t.get("after").and_then(|value| match value.get_ref() {
+            DeValue::Table(entries) => {
+                let table = Table { name: "`after`", span: value.span(), entries };
+                let after = if table.get("program").is_some() {
+                    table.check_keys(RUN_KEYS, problems);
+                    AfterTable::Run(run_table(&table, problems))
+                } else {
+                    table.check_keys(EXPECT_KEYS, problems);
+                    AfterTable::Fact(expect_table(&table, problems))
+                };
+                Some(Spanned::new(value.span(), after))
+            }
+            other => {
+                problems.push((
+                    value.span(),
+                    format!(
+                        "`after` must be a table: a fact such as {{ repaired = true, node = \"gpu-001\" }} or an execution such as {{ program = \"dctech\", operands = [\"reseat-cable\"] }}, not {}",
+                        describe(other)
+                    ),
+                ));
+                None
+            }
+        }),
+        retired: ["command", "after_host"].into_iter().filter_map(|key| t.get(key).map(|value| (value.span(), key))).collect(),
         expect: t.get("expect").and_then(|value| {
             let DeValue::Array(items) = value.get_ref() else {
                 problems.push((value.span(), "`expect` must be a list of tables, e.g. [{ node = \"gpu-001\", slurm = \"drained\" }]".into()));
@@ -754,10 +891,11 @@ fn question_table(t: &Table, problems: &mut Vec<Problem>) -> Option<QuestionTabl
                 .collect();
             Some(Spanned::new(value.span(), entries))
         }),
-        fields: t.optional(problems, "fields", |v| list(v, string)).unwrap_or_default(),
+        fields: t.optional(problems, "fields", |v| list(v, field_table)).unwrap_or_default(),
         rubric: t.optional(problems, "rubric", |v| list(v, string)).unwrap_or_default(),
         attempts: t.optional(problems, "attempts", |v| unsigned(v).map(|n| Spanned::new(v.span(), n))),
         retry: t.optional(problems, "retry", boolean),
+        leak_waiver: t.optional(problems, "leak_waiver", spanned_string),
         feedback: t.optional(problems, "feedback", |v| string_map(v).map(|m| Spanned::new(v.span(), m.into_iter().map(|(k, v)| (k.into_inner(), v)).collect()))),
         accept: t.optional(problems, "accept", |v| list(v, string)).unwrap_or_default(),
         tolerance: t.optional(problems, "tolerance", spanned_string),
@@ -774,11 +912,92 @@ fn expect_table(t: &Table, problems: &mut Vec<Problem>) -> ExpectTable {
         node: t.optional(problems, "node", string),
         slurm: t.optional(problems, "slurm", string),
         reason: t.optional(problems, "reason", string),
+        in_service: t.optional(problems, "in_service", boolean),
         repaired: t.optional(problems, "repaired", boolean),
+        gpu: t.optional(problems, "gpu", scalar),
+        healthy: t.optional(problems, "healthy", boolean),
+        diag: t.optional(problems, "diag", scalar),
+        hca: t.optional(problems, "hca", string),
+        link_up: t.optional(problems, "link_up", boolean),
+        rate: t.optional(problems, "rate", scalar),
+        pcie_full: t.optional(problems, "pcie_full", boolean),
+        service: t.optional(problems, "service", string),
+        active: t.optional(problems, "active", boolean),
         fabric_manager: t.optional(problems, "fabric_manager", string),
         all_reduce_within: t.optional(problems, "all_reduce_within", string),
         job: t.optional(problems, "job", string),
         step_time_within: t.optional(problems, "step_time_within", string),
+    }
+}
+
+/// A handoff field: `"Name"`, or `{ name = "...", states = [...], numbers
+/// = [{ value = "{x}", tolerance = "10%" }], actions = [...], review = true }`.
+fn field_table(value: &Value) -> Result<FieldTable, String> {
+    let DeValue::Table(entries) = value.get_ref() else {
+        return string(value).map(|name| FieldTable { name, review: true, ..FieldTable::default() });
+    };
+    let t = Table { name: "a handoff field", span: value.span(), entries };
+    let mut problems = Vec::new();
+    t.check_keys(FIELD_KEYS, &mut problems);
+    let number = |v: &Value| -> Result<(String, String), String> {
+        match v.get_ref() {
+            DeValue::Table(entries) => {
+                let n = Table { name: "a handoff number", span: v.span(), entries };
+                let mut inner = Vec::new();
+                n.check_keys(&["value", "tolerance"], &mut inner);
+                let value = n.required(&mut inner, "value", |x| scalar(x).map(|s| s.as_text()));
+                let tolerance = n.optional(&mut inner, "tolerance", string).unwrap_or_default();
+                match (inner.first(), value) {
+                    (Some((_, message)), _) => Err(message.clone()),
+                    (None, Some(value)) => Ok((value, tolerance)),
+                    (None, None) => Err("needs `value`".to_string()),
+                }
+            }
+            _ => scalar(v).map(|s| (s.as_text(), String::new())),
+        }
+    };
+    let field = FieldTable {
+        name: t.required(&mut problems, "name", string).unwrap_or_default(),
+        states: t.optional(&mut problems, "states", |v| list(v, |x| scalar(x).map(|s| s.as_text()))).unwrap_or_default(),
+        numbers: t.optional(&mut problems, "numbers", |v| list(v, number)).unwrap_or_default(),
+        actions: t.optional(&mut problems, "actions", |v| list(v, string)).unwrap_or_default(),
+        review: t.optional(&mut problems, "review", boolean).unwrap_or(false),
+    };
+    match problems.first() {
+        Some((_, message)) => Err(message.clone()),
+        None => Ok(field),
+    }
+}
+
+/// A task's execution, from the keys of `t` (a question or an `after`).
+fn run_table(t: &Table, problems: &mut Vec<Problem>) -> RunTable {
+    RunTable {
+        program: t.optional(problems, "program", spanned_string),
+        options: t
+            .optional(problems, "options", |v| {
+                let DeValue::Table(entries) = v.get_ref() else {
+                    return Err(format!("must be a table of options, e.g. {{ id = \"3\", gpu-reset = true }}, not {}", describe(v.get_ref())));
+                };
+                entries
+                    .iter()
+                    .map(|(key, value)| {
+                        let read = match value.get_ref() {
+                            DeValue::Boolean(present) => OptionValue::Present(*present),
+                            DeValue::Integer(_) | DeValue::Float(_) => OptionValue::Value(scalar(value)?.as_text()),
+                            DeValue::String(text) => OptionValue::Value(text.to_string()),
+                            other => return Err(format!("entry `{}` must be true, false or a pattern over its value, not {}", key.get_ref(), describe(other))),
+                        };
+                        Ok((Spanned::new(key.span(), key.get_ref().to_string()), read))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        operands: t.optional(problems, "operands", |v| list(v, |item| scalar(item).map(|s| s.as_text()))).unwrap_or_default(),
+        host: t.optional(problems, "host", string),
+        hosts: t.optional(problems, "hosts", |v| list(v, string)).unwrap_or_default(),
+        span: t.optional(problems, "span", spanned_scalar),
+        status: t.optional(problems, "status", spanned_string),
+        output: t.optional(problems, "output", string),
     }
 }
 
@@ -825,7 +1044,7 @@ mod tests {
         assert_eq!(
             found,
             [
-                "unknown key `extra`; expected one of `lab`, `cluster`, `vars`, `faults`, `jobs`, `questions`, `solution`",
+                "unknown key `extra`; expected one of `lab`, `cluster`, `vars`, `faults`, `jobs`, `questions`, `solution`, `policy`",
                 "`id` must be a string, not an integer",
                 "missing key `summary` in [lab]",
                 "`count` must be a whole number, not a string",

@@ -10,12 +10,14 @@
 //! correct). The format is documented in docs/authoring.md; its names are a
 //! contract.
 
+pub mod adversary;
 pub mod build;
 pub mod check;
 pub mod diagnostic;
 pub mod file;
 pub mod highlight;
 pub mod jobs;
+pub mod leaks;
 pub mod live;
 pub mod markdown;
 pub mod schema;
@@ -25,16 +27,16 @@ pub mod solution;
 use std::collections::BTreeSet;
 use std::ops::Range;
 
-use super::spec::{AnswerSpec, ExpectSpec, FaultSpec, LinksSpec, QuestionSpec};
+use super::spec::{parse_tolerance, AfterSpec, AnswerSpec, ExpectSpec, FaultSpec, HandoffFieldSpec, LinksSpec, QuestionSpec, RunSpec, RUN_STATUSES};
 use super::template::{self, Values, Var, VarSpec};
-use super::{Lab, Unresolved, ENTITIES, FABRICS, FAULT_KINDS, LEVELS, MAX_NODES, QUESTION_TYPES, STAGES, VARIANTS_CHECKED};
+use super::{Lab, Policy, Tolerance, Unresolved, ENTITIES, FABRICS, FAULT_KINDS, LEVELS, MAX_NODES, QUESTION_TYPES, STAGES, VARIANTS_CHECKED};
 use crate::model::change::{RepairTarget, REPAIR_ACTIONS};
 use crate::model::fabric::LinkLayer;
 use crate::model::fault;
 use crate::limits::{MAX_FAULTS, MAX_LAB_BYTES, MAX_QUESTIONS, MAX_VAR_VALUES};
 use crate::model::{preset, Cluster, ClusterConfig};
 pub use diagnostic::Diagnostic;
-use file::{AnswerValue, FaultTable, Links, Problem, QuestionTable, Scalar, Spanned};
+use file::{AfterTable, AnswerValue, ExpectTable, FaultTable, Links, OptionValue, Problem, QuestionTable, RunTable, Scalar, Spanned};
 
 /// Where a table's fields are in the file.
 #[derive(Clone, Debug, Default)]
@@ -114,6 +116,15 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
             problem(pass.span(), format!("`pass` is a percentage of the points, from 0 to 100, not {}", pass.get_ref()));
         }
     }
+    if let Some(span) = &lab.hint_cost {
+        problem(span.clone(), "`hint_cost` moved to [policy]: `hint_cost = \"25%\"` (a share of each question's points) or a whole number of points".to_string());
+    }
+    if let Some(minutes) = &lab.exam_minutes {
+        if !(1..=600).contains(minutes.get_ref()) {
+            problem(minutes.span(), format!("`exam_minutes` must be from 1 to 600, not {}", minutes.get_ref()));
+        }
+    }
+    let policy = file.policy.as_ref().map_or_else(Policy::default, |table| policy(table, &mut problem));
 
     let cluster = &file.cluster;
     let preset_name = cluster.preset.get_ref();
@@ -151,7 +162,8 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
             problem(table.span(), format!("variable name `{name}` must use only a-z, 0-9 and _, and not start with a digit"));
         }
         let Some(spec) = var_spec(table.get_ref()) else {
-            let message = match (&table.get_ref().one_of, &table.get_ref().range) {
+            let one_of = table.get_ref().one_of.clone().or_else(|| table.get_ref().records.as_ref().map(|r| vec![Scalar::Integer(0); r.len()]));
+            let message = match (&one_of, &table.get_ref().range) {
                 (None, Some(range)) => match range[..] {
                     [lo, hi] if lo > hi => format!("`range` must be [lo, hi] with lo <= hi, not [{lo}, {hi}]"),
                     [lo, hi] => match hi.checked_sub(lo).and_then(|span| span.checked_add(1)) {
@@ -217,7 +229,7 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
     // An unknown preset is already reported; check the rest against the first.
     let cluster_is_known = preset.is_some() && problems.is_empty();
     let preset = preset.unwrap_or(&preset::PRESETS[0]);
-    let compiled = assemble(file, preset, hostnames, vars, jobs);
+    let compiled = assemble(file, preset, hostnames, vars, jobs, policy);
     let apply_faults = cluster_is_known && !compiled.lab.cluster.hostnames.is_empty();
     problems.extend(variant_problems(&compiled, apply_faults));
     if problems.is_empty() {
@@ -276,7 +288,14 @@ fn scalar(value: &Spanned<Scalar>) -> String {
 
 /// Builds the lab and its source map from the parsed file, once its parts
 /// are known good (or reported).
-fn assemble(file: file::LabFile, preset: &'static preset::Preset, hostnames: Vec<String>, vars: Vec<Var>, jobs: Vec<crate::model::workload::WorkloadSpec>) -> Compiled {
+fn assemble(
+    file: file::LabFile,
+    preset: &'static preset::Preset,
+    hostnames: Vec<String>,
+    vars: Vec<Var>,
+    jobs: Vec<crate::model::workload::WorkloadSpec>,
+    policy: Policy,
+) -> Compiled {
     let cluster = file.cluster;
     let fabric = match cluster.fabric.as_ref().map(|f| f.get_ref().as_str()) {
         Some("roce") => LinkLayer::Ethernet,
@@ -315,7 +334,8 @@ fn assemble(file: file::LabFile, preset: &'static preset::Preset, hostnames: Vec
         stage: lab_table.stage.map(Spanned::into_inner),
         tags: lab_table.tags,
         pass: lab_table.pass.map(Spanned::into_inner),
-        hint_cost: lab_table.hint_cost.unwrap_or(0),
+        policy,
+        exam_minutes: lab_table.exam_minutes.map(Spanned::into_inner),
         cluster: ClusterConfig {
             driver: cluster.driver,
             cuda: cluster.cuda,
@@ -374,31 +394,17 @@ fn question_spec(table: &QuestionTable) -> QuestionSpec {
             AnswerValue::List(items) => AnswerSpec::List(items.clone()),
         }),
         entity: table.entity.as_ref().map(|e| e.get_ref().clone()),
-        host: table.host.clone(),
-        command: table.command.as_ref().map(|c| c.get_ref().clone()),
-        after: table.after.clone(),
-        after_host: table.after_host.clone(),
-        expect: table
-            .expect
-            .as_ref()
-            .map(|expect| {
-                expect
-                    .get_ref()
-                    .iter()
-                    .map(|e| ExpectSpec {
-                        node: e.node.clone(),
-                        slurm: e.slurm.clone(),
-                        reason: e.reason.clone(),
-                        repaired: e.repaired,
-                        fabric_manager: e.fabric_manager.clone(),
-                        all_reduce_within: e.all_reduce_within.clone(),
-                        job: e.job.clone(),
-                        step_time_within: e.step_time_within.clone(),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
-        fields: table.fields.clone(),
+        run: table.run.as_ref().filter(|run| run.get_ref().program.is_some()).map(|run| run_spec(run.get_ref())),
+        after: table.after.as_ref().map(|after| match after.get_ref() {
+            AfterTable::Run(run) => AfterSpec::Run(run_spec(run)),
+            AfterTable::Fact(fact) => AfterSpec::Fact(expect_spec(fact)),
+        }),
+        expect: table.expect.as_ref().map(|expect| expect.get_ref().iter().map(expect_spec).collect()).unwrap_or_default(),
+        fields: table
+            .fields
+            .iter()
+            .map(|f| HandoffFieldSpec { name: f.name.clone(), states: f.states.clone(), numbers: f.numbers.clone(), actions: f.actions.clone(), review: f.review })
+            .collect(),
         rubric: table.rubric.clone(),
         attempts: table.attempts.as_ref().map(|a| *a.get_ref()),
         retry: table.retry.unwrap_or(false),
@@ -413,7 +419,80 @@ fn question_spec(table: &QuestionTable) -> QuestionSpec {
         points: table.points.unwrap_or(1),
         hints: table.hints.iter().map(|hint| markdown::parse(hint)).collect(),
         explanation: markdown::parse(&table.explanation),
+        leak_waiver: table.leak_waiver.as_ref().map(|w| w.get_ref().clone()),
     }
+}
+
+fn expect_spec(e: &ExpectTable) -> ExpectSpec {
+    ExpectSpec {
+        node: e.node.clone(),
+        slurm: e.slurm.clone(),
+        reason: e.reason.clone(),
+        in_service: e.in_service,
+        repaired: e.repaired,
+        gpu: e.gpu.as_ref().map(Scalar::as_text),
+        healthy: e.healthy,
+        diag: e.diag.as_ref().map(Scalar::as_text),
+        hca: e.hca.clone(),
+        link_up: e.link_up,
+        rate: e.rate.as_ref().map(Scalar::as_text),
+        pcie_full: e.pcie_full,
+        service: e.service.clone(),
+        active: e.active,
+        fabric_manager: e.fabric_manager.clone(),
+        all_reduce_within: e.all_reduce_within.clone(),
+        job: e.job.clone(),
+        step_time_within: e.step_time_within.clone(),
+    }
+}
+
+fn run_spec(run: &RunTable) -> RunSpec {
+    RunSpec {
+        program: run.program.as_ref().map(|p| p.get_ref().clone()).unwrap_or_default(),
+        options: run
+            .options
+            .iter()
+            .map(|(name, value)| match value {
+                OptionValue::Present(present) => (name.get_ref().clone(), None, *present),
+                OptionValue::Value(pattern) => (name.get_ref().clone(), Some(pattern.clone()), true),
+            })
+            .collect(),
+        operands: run.operands.clone(),
+        host: run.host.clone(),
+        hosts: run.hosts.clone(),
+        span: run.span.as_ref().map(scalar),
+        status: run.status.as_ref().map(|s| s.get_ref().clone()),
+        output: run.output.clone(),
+    }
+}
+
+/// `[policy]`, with each value checked.
+fn policy(table: &Spanned<file::PolicyTable>, problem: &mut impl FnMut(Range<usize>, String)) -> Policy {
+    let table = table.get_ref();
+    let mut policy = Policy::default();
+    for (value, into) in [(&table.attempts, &mut policy.attempts), (&table.number_attempts, &mut policy.number_attempts)] {
+        if let Some(value) = value {
+            match *value.get_ref() {
+                0 => problem(value.span(), "attempts must be at least 1".to_string()),
+                n => *into = n,
+            }
+        }
+    }
+    if let Some(credit) = &table.retry_credit {
+        match parse_tolerance(credit.get_ref()) {
+            Some(Tolerance::Relative(share)) if share <= 1.0 => policy.retry_credit = (share * 100.0).round() as u32,
+            _ => problem(credit.span(), format!("`retry_credit` must be a percentage from 0% to 100%, not `{}`", credit.get_ref())),
+        }
+    }
+    if let Some(cost) = &table.hint_cost {
+        let text = cost.get_ref().as_text();
+        match (cost.get_ref(), parse_tolerance(&text)) {
+            (Scalar::Integer(points), _) if *points >= 0 && *points <= i64::from(u32::MAX) => policy.hint_cost_points = Some(*points as u32),
+            (Scalar::Text(_), Some(Tolerance::Relative(share))) if share <= 1.0 => policy.hint_cost_percent = (share * 100.0).round() as u32,
+            _ => problem(cost.span(), format!("`hint_cost` must be a percentage such as \"25%\" or a whole number of points, not `{text}`")),
+        }
+    }
+    policy
 }
 
 fn question_spans(table: &Spanned<QuestionTable>) -> FieldSpans {
@@ -424,7 +503,8 @@ fn question_spans(table: &Spanned<QuestionTable>) -> FieldSpans {
     let mut fields = vec![("id", question.id.span()), ("type", question.kind.span()), ("prompt", question.prompt.span()), ("answer", fallback.clone())];
     for (field, span) in [
         ("entity", question.entity.as_ref().map(Spanned::span)),
-        ("command", question.command.as_ref().map(Spanned::span)),
+        ("program", question.run.as_ref().and_then(|run| run.get_ref().program.as_ref()).map(Spanned::span)),
+        ("after", question.after.as_ref().map(Spanned::span)),
         ("expect", question.expect.as_ref().map(Spanned::span)),
         ("feedback", question.feedback.as_ref().map(Spanned::span)),
     ] {
@@ -440,7 +520,9 @@ fn question_spans(table: &Spanned<QuestionTable>) -> FieldSpans {
     }
     // Hints, accepted answers and the explanation carry no location of their
     // own in the parsed file: problems in them point at the answer.
-    for field in ["hints", "accept", "explanation", "host", "after", "after_host", "fields", "rubric"] {
+    let program = question.run.as_ref().and_then(|run| run.get_ref().program.as_ref()).map_or(fallback.clone(), Spanned::span);
+    fields.push(("program", program));
+    for field in ["hints", "accept", "explanation", "after", "fields", "rubric"] {
         fields.push((field, fallback.clone()));
     }
     FieldSpans { table: table.span(), fields }
@@ -454,6 +536,9 @@ fn counted_hostnames(n: u32) -> Vec<String> {
 }
 
 fn var_spec(table: &file::VarTable) -> Option<VarSpec> {
+    if let (Some(records), None) = (&table.records, &table.range) {
+        return (!records.is_empty() && records.len() as u64 <= MAX_VAR_VALUES).then(|| VarSpec::Records(records.clone()));
+    }
     match (&table.one_of, &table.range) {
         (Some(values), None) if !values.is_empty() && values.len() as u64 <= MAX_VAR_VALUES => Some(VarSpec::OneOf(values.iter().map(Scalar::as_text).collect())),
         (None, Some(range)) => match range[..] {
@@ -535,6 +620,10 @@ fn present_fields(fault: &FaultTable) -> Vec<(&'static str, Range<usize>)> {
 fn check_fault_fields(fault: &Spanned<FaultTable>, problem: &mut impl FnMut(Range<usize>, String)) {
     let table = fault.get_ref();
     let kind = table.kind.get_ref();
+    // A kind from a variable is checked in each variant, as it resolves.
+    if kind.contains('{') {
+        return;
+    }
     let Some((_, required, optional)) = FAULT_KINDS.iter().find(|(name, _, _)| name == kind) else {
         let hint = suggestion(kind, FAULT_KINDS.iter().map(|(name, _, _)| *name));
         problem(table.kind.span(), format!("unknown fault kind `{kind}`{hint}; see docs/authoring.md for the kinds"));
@@ -609,10 +698,26 @@ fn check_question_fields(table: &QuestionTable, problem: &mut impl FnMut(Range<u
         }
     };
     only("entity", table.entity.is_some(), "entity", problem);
-    for (field, present) in [("host", table.host.is_some()), ("command", table.command.is_some()), ("after", table.after.is_some()), ("after_host", table.after_host.is_some())] {
-        only(field, present, "task", problem);
+    for (span, key) in &table.retired {
+        let message = match *key {
+            "command" => "tasks are judged on what ran, not on the typed text: instead of `command`, name the `program` and, as needed, its `options`, `operands` and `host` (docs/authoring.md, Tasks)",
+            _ => "`after_host` went with the text patterns: `after` is now a table, an execution ({ program = \"...\", host = \"...\" }) or a fact ({ repaired = true, node = \"...\" })",
+        };
+        problem(span.clone(), format!("question `{qid}`: {message}"));
     }
-    only("expect", table.expect.is_some(), "state", problem);
+    if let Some(run) = &table.run {
+        only("program", true, "task", problem);
+        let run = run.get_ref();
+        if let Some(status) = &run.status {
+            if !RUN_STATUSES.contains(&status.get_ref().as_str()) {
+                problem(status.span(), format!("question `{qid}`: `status` must be one of {}", list(RUN_STATUSES.iter().copied())));
+            }
+        }
+    }
+    only("after", table.after.is_some(), "task", problem);
+    if kind != "state" && kind != "handoff" && table.expect.is_some() {
+        problem(table.kind.span(), format!("question `{qid}`: `expect` applies to state questions (and to handoffs, as the facts that close the incident)"));
+    }
     only("fields", !table.fields.is_empty(), "handoff", problem);
     only("rubric", !table.rubric.is_empty(), "handoff", problem);
     match kind {
@@ -624,11 +729,8 @@ fn check_question_fields(table: &QuestionTable, problem: &mut impl FnMut(Range<u
             }
             Some(_) => {}
         },
-        "task" if table.command.is_none() => {
-            problem(table.kind.span(), format!("question `{qid}`: a task question needs `command`, a pattern such as \"ib_write_bw*\""))
-        }
-        "task" if table.after_host.is_some() && table.after.is_none() => {
-            problem(table.kind.span(), format!("question `{qid}`: `after_host` needs `after`"))
+        "task" if table.run.as_ref().is_none_or(|run| run.get_ref().program.is_none()) && table.retired.is_empty() => {
+            problem(table.kind.span(), format!("question `{qid}`: a task question needs `program`, the program that must run, e.g. \"ib_write_bw\""))
         }
         "state" if table.expect.as_ref().is_none_or(|e| e.get_ref().is_empty()) => {
             problem(table.kind.span(), format!("question `{qid}`: a state question needs `expect`, e.g. [{{ node = \"gpu-001\", slurm = \"drained\" }}]"))

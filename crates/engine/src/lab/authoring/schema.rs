@@ -35,7 +35,47 @@ pub fn json_schema() -> String {
   "additionalProperties": false,
   "required": ["lab", "cluster"],
   "$defs": {{
-    "templated_int": {{ "oneOf": [{{ "type": "integer" }}, {{ "type": "string", "description": "a whole number or a {{var}}" }}] }}
+    "templated_int": {{ "oneOf": [{{ "type": "integer" }}, {{ "type": "string", "description": "a whole number or a {{var}}" }}] }},
+    "fact": {{
+      "type": "object",
+      "additionalProperties": false,
+      "description": "one fact the cluster must show: one of slurm, in_service, repaired, healthy, diag, link_up, rate, pcie_full, service, fabric_manager, all_reduce_within, job",
+      "properties": {{
+        "node": {{ "type": "string" }},
+        "slurm": {{ "enum": {slurm_states} }},
+        "reason": {{ "type": "string" }},
+        "in_service": {{ "const": true }},
+        "repaired": {{ "const": true }},
+        "gpu": {{ "$ref": "#/$defs/templated_int" }},
+        "healthy": {{ "const": true }},
+        "diag": {{ "$ref": "#/$defs/templated_int", "description": "dcgmi diag -r LEVEL passes" }},
+        "hca": {{ "type": "string" }},
+        "link_up": {{ "const": true }},
+        "rate": {{ "$ref": "#/$defs/templated_int", "description": "Gb/s" }},
+        "pcie_full": {{ "const": true }},
+        "service": {{ "enum": {services} }},
+        "active": {{ "type": "boolean" }},
+        "fabric_manager": {{ "enum": ["active", "inactive"] }},
+        "all_reduce_within": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$" }},
+        "job": {{ "type": "string", "description": "a [[jobs]] name: it runs and makes progress" }},
+        "step_time_within": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$" }}
+      }}
+    }},
+    "run": {{
+      "type": "object",
+      "additionalProperties": false,
+      "required": ["program"],
+      "properties": {{
+        "program": {{ "type": "string" }},
+        "options": {{ "type": "object", "additionalProperties": {{ "oneOf": [{{ "type": "boolean" }}, {{ "type": "string" }}, {{ "type": "number" }}] }} }},
+        "operands": {{ "type": "array", "items": {{ "oneOf": [{{ "type": "string" }}, {{ "type": "number" }}] }} }},
+        "host": {{ "type": "string" }},
+        "hosts": {{ "type": "array", "items": {{ "type": "string" }} }},
+        "span": {{ "$ref": "#/$defs/templated_int" }},
+        "status": {{ "enum": {run_statuses} }},
+        "output": {{ "type": "string" }}
+      }}
+    }}
   }},
   "properties": {{
     "lab": {{
@@ -52,7 +92,7 @@ pub fn json_schema() -> String {
         "stage": {{ "enum": {stages} }},
         "tags": {{ "type": "array", "items": {{ "type": "string" }} }},
         "pass": {{ "type": "integer", "minimum": 0, "maximum": 100, "description": "percent of the points that passes" }},
-        "hint_cost": {{ "type": "integer", "minimum": 0 }}
+        "exam_minutes": {{ "type": "integer", "minimum": 1, "maximum": 600, "description": "the time an exam of this lab allows" }}
       }}
     }},
     "cluster": {{
@@ -163,34 +203,52 @@ pub fn json_schema() -> String {
           "hints": {{ "type": "array", "items": {{ "type": "string" }} }},
           "explanation": {{ "type": "string", "description": "Markdown" }},
           "entity": {{ "enum": {entities} }},
-          "host": {{ "type": "string", "description": "task: a pattern over the host" }},
-          "command": {{ "type": "string", "description": "task: a pattern over the command line" }},
-          "after": {{ "type": "string" }},
-          "after_host": {{ "type": "string" }},
-          "expect": {{
+          "program": {{ "type": "string", "description": "task: the program that must run" }},
+          "options": {{ "$ref": "#/$defs/run/properties/options" }},
+          "operands": {{ "$ref": "#/$defs/run/properties/operands" }},
+          "host": {{ "type": "string", "description": "task: a pattern over a host it ran on" }},
+          "hosts": {{ "type": "array", "items": {{ "type": "string" }}, "description": "task: it ran on all of these" }},
+          "span": {{ "$ref": "#/$defs/templated_int", "description": "task: one run over at least this many nodes" }},
+          "status": {{ "enum": {run_statuses} }},
+          "output": {{ "type": "string", "description": "task: a pattern its output must match" }},
+          "after": {{ "oneOf": [{{ "$ref": "#/$defs/run" }}, {{ "$ref": "#/$defs/fact" }}] }},
+          "expect": {{ "type": "array", "minItems": 1, "items": {{ "$ref": "#/$defs/fact" }} }},
+          "fields": {{
             "type": "array",
-            "minItems": 1,
             "items": {{
-              "type": "object",
-              "additionalProperties": false,
-              "properties": {{
-                "node": {{ "type": "string" }},
-                "slurm": {{ "enum": {slurm_states} }},
-                "reason": {{ "type": "string" }},
-                "repaired": {{ "const": true }},
-                "fabric_manager": {{ "enum": ["active", "inactive"] }},
-                "all_reduce_within": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$" }},
-                "job": {{ "type": "string", "description": "a [[jobs]] name: it runs and makes progress" }},
-                "step_time_within": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$" }}
-              }}
+              "oneOf": [
+                {{ "type": "string" }},
+                {{
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": ["name"],
+                  "properties": {{
+                    "name": {{ "type": "string" }},
+                    "states": {{ "type": "array", "items": {{ "type": "string" }} }},
+                    "numbers": {{ "type": "array", "items": {{ "oneOf": [{{ "type": "number" }}, {{ "type": "string" }}, {{ "type": "object", "properties": {{ "value": {{}}, "tolerance": {{ "type": "string" }} }} }}] }} }},
+                    "actions": {{ "type": "array", "items": {{ "enum": {actions} }} }},
+                    "review": {{ "type": "boolean" }}
+                  }}
+                }}
+              ]
             }}
           }},
-          "fields": {{ "type": "array", "items": {{ "type": "string" }} }},
           "rubric": {{ "type": "array", "items": {{ "type": "string" }} }},
           "attempts": {{ "type": "integer", "minimum": 1 }},
           "retry": {{ "type": "boolean" }},
-          "feedback": {{ "type": "object", "additionalProperties": {{ "type": "string" }} }}
+          "feedback": {{ "type": "object", "additionalProperties": {{ "type": "string" }} }},
+          "leak_waiver": {{ "type": "string", "description": "why an answer shown before the question is answered is no leak" }}
         }}
+      }}
+    }},
+    "policy": {{
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {{
+        "attempts": {{ "type": "integer", "minimum": 1, "description": "choice, multi, entity and order questions (default 2)" }},
+        "number_attempts": {{ "type": "integer", "minimum": 1, "description": "number and text questions (default 3)" }},
+        "retry_credit": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$", "description": "share a right answer keeps per wrong attempt before it (default 50%)" }},
+        "hint_cost": {{ "oneOf": [{{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$" }}, {{ "type": "integer", "minimum": 0 }}], "description": "per hint: a share of the question's points (default 25%) or points" }}
       }}
     }},
     "solution": {{
@@ -216,6 +274,9 @@ pub fn json_schema() -> String {
         question_types = strings(QUESTION_TYPES.iter().copied()),
         entities = strings(ENTITIES.iter().copied()),
         slurm_states = strings(SLURM_STATES.iter().copied()),
+        services = strings(crate::facts::SERVICES.iter().copied()),
+        run_statuses = strings(crate::lab::spec::RUN_STATUSES.iter().copied()),
+        actions = strings(crate::lab::spec::HANDOFF_ACTIONS.iter().map(|(name, _)| *name)),
         repairs = strings(crate::model::change::REPAIR_ACTIONS.iter().map(|(name, _)| *name)),
         fault_rules = fault_rules.join(",\n"),
     )
@@ -250,7 +311,11 @@ mod tests {
         assert_eq!(keys(&top["faults"]["items"]), sorted(file::FAULT_KEYS));
         assert_eq!(keys(&top["jobs"]["items"]), sorted(file::JOB_KEYS));
         assert_eq!(keys(&top["questions"]["items"]), sorted(file::QUESTION_KEYS));
-        assert_eq!(keys(&top["questions"]["items"]["properties"]["expect"]["items"]), sorted(file::EXPECT_KEYS));
+        assert_eq!(keys(&schema["$defs"]["fact"]), sorted(file::EXPECT_KEYS));
+        assert_eq!(keys(&schema["$defs"]["run"]), sorted(file::RUN_KEYS));
+        assert_eq!(keys(&top["policy"]), sorted(file::POLICY_KEYS));
+        let field = &top["questions"]["items"]["properties"]["fields"]["items"]["oneOf"][1];
+        assert_eq!(keys(field), sorted(file::FIELD_KEYS));
         assert_eq!(keys(&top["solution"]), sorted(file::SOLUTION_KEYS));
     }
 }

@@ -13,11 +13,11 @@ use std::ops::Range;
 
 use super::file::{SolutionTable, Spanned};
 use super::Compiled;
-use crate::grading::{DONE, NOT_YET};
-use crate::lab::evidence::{state_met, task_done, Baseline};
-use crate::lab::{template, Question, QuestionKind, Tolerance};
+use crate::grading::NOT_YET;
+use crate::lab::evidence::{self, Baseline};
+use crate::lab::{template, After, Question, QuestionKind, Tolerance};
 use crate::shell::{Session, SessionJson};
-use crate::store::{Entry, LabState};
+use crate::store::{Entry, Evidence, LabState, Submitted};
 
 /// The most steps a solution may have.
 pub const MAX_STEPS: usize = 200;
@@ -66,6 +66,8 @@ pub struct Outcome {
     pub correct: bool,
     pub points: u32,
     pub possible: u32,
+    /// Why it fell short: the expectation and what was observed.
+    pub why: Option<String>,
 }
 
 /// A run of the solution (or of a wrong diagnosis) on one variant.
@@ -121,39 +123,77 @@ fn play(
     mut outcomes: Option<&mut Vec<Outcome>>,
 ) -> (Session, LabState) {
     let lab = &compiled.lab;
-    let mut session = Session::new(lab.instantiate(seed), lab.first_host());
+    let mut session = lab.session(seed);
     let mut state = LabState::new(lab, "test", seed, SessionJson::of(&session.snapshot()));
     for line in lines {
         if let Some(rest) = line.trim_start().strip_prefix("answer ") {
             let (id, value) = rest.trim().split_once(' ').map_or((rest.trim(), ""), |(id, value)| (id, value.trim()));
             if let (Some(question), Some(outcomes)) = (questions.iter().find(|q| q.id == id), outcomes.as_deref_mut()) {
                 let given = if value.is_empty() { question.reference_answer() } else { value.to_string() };
-                outcomes.push(answer_one(question, &given, &session, &mut state));
+                outcomes.push(answer_one(question, questions, &given, &session, &mut state));
             }
             continue;
         }
-        let (host, prompt, at) = (session.host().to_string(), session.prompt(), session.now());
-        let transcript = session.run(line);
-        state.record(Entry::new(&host, &prompt, line, at, transcript), SessionJson::of(&session.snapshot()));
+        run_line(&mut session, &mut state, line);
     }
     (session, state)
 }
 
-fn answer_one(question: &Question, given: &str, session: &Session, state: &mut LabState) -> Outcome {
-    let response = evidence_response(question, session, state).unwrap_or_else(|| given.to_string());
-    let grade = state.answer(question, &response).unwrap_or_else(|| question.grade(&response));
-    Outcome { question: question.id.clone(), response, correct: grade.correct, points: grade.points, possible: grade.possible }
+/// Runs `line` in the session and records it, as the app does.
+pub fn run_line(session: &mut Session, state: &mut LabState, line: &str) {
+    let (host, prompt, at) = (session.host().to_string(), session.prompt(), session.now());
+    let transcript = session.run(line);
+    state.record(Entry::new(&host, &prompt, line, at, transcript), SessionJson::of(&session.snapshot()));
 }
 
-/// What the engine records for a task or state question, as the app and
-/// `clusterlab play` do when the trainee asks for a check.
-pub fn evidence_response(question: &Question, session: &Session, state: &LabState) -> Option<String> {
-    let done = match &question.kind {
-        QuestionKind::Task { ran, after } => task_done(ran, after.as_ref(), &state.transcript),
-        QuestionKind::State { expect } => state_met(expect, &session.cluster, &Baseline::default()),
-        _ => return None,
+/// Submits `given` for `question` as the app does: the engine reads it and
+/// decides it, task and state questions on what the session shows.
+pub fn answer_one(question: &Question, questions: &[Question], given: &str, session: &Session, state: &mut LabState) -> Outcome {
+    let met = evidence::met(questions, &session.cluster, &Baseline::default());
+    let submitted = state.submit(question, given, Evidence { met: &met });
+    let why = match &submitted {
+        Submitted::Graded(grade) if grade.correct => None,
+        Submitted::Graded(grade) => Some(explain(question, session, state, grade.reading.as_deref())),
+        Submitted::Unclear(why) | Submitted::Closed(why) => Some(why.clone()),
     };
-    Some(if done { DONE } else { NOT_YET }.to_string())
+    let response = state.answers.get(&question.id).map_or_else(|| given.to_string(), |a| a.response.clone());
+    let (correct, points) = match &submitted {
+        Submitted::Graded(grade) => (grade.correct, grade.points),
+        _ => (false, 0),
+    };
+    Outcome { question: question.id.clone(), response, correct, points, possible: question.points, why }
+}
+
+/// Why a question did not earn its points: what it expected and what the
+/// cluster or the transcript showed (for `clusterlab test`, never the trainee).
+pub fn explain(question: &Question, session: &Session, state: &LabState, reading: Option<&str>) -> String {
+    match &question.kind {
+        QuestionKind::State { expect } | QuestionKind::Handoff { closed_when: expect, .. } if !expect.is_empty() => {
+            let baseline = Baseline::default();
+            let failing: Vec<String> = expect
+                .iter()
+                .map(|fact| (fact, fact.observe(&session.cluster, &baseline)))
+                .filter(|(_, seen)| !seen.holds)
+                .map(|(fact, seen)| format!("expected {}; observed: {}", fact.describe(), seen.seen))
+                .collect();
+            if failing.is_empty() {
+                reading.unwrap_or("every fact holds").to_string()
+            } else {
+                failing.join("; ")
+            }
+        }
+        QuestionKind::Task { run, after } => {
+            let after = match after {
+                Some(After::Fact(fact)) => format!(" once {} held", fact.describe()),
+                Some(After::Run(first)) => format!(" after a successful run of {}", first.program),
+                None => String::new(),
+            };
+            let tried: Vec<String> = state.executions().filter(|e| e.program == run.program).map(|e| format!("`{}` on {} exit {}", e.display(), e.ran_on().join(","), e.status)).collect();
+            let seen = if tried.is_empty() { format!("no run of {}", run.program) } else { tried.join("; ") };
+            format!("expected a successful run of {}{after}; observed: {seen}", run.program)
+        }
+        _ => reading.unwrap_or("a wrong answer").to_string(),
+    }
 }
 
 /// Answers the questions not answered yet, in the lab's order.
@@ -166,7 +206,7 @@ fn answer_rest(
 ) {
     for question in questions {
         if !outcomes.iter().any(|o| o.question == question.id) {
-            outcomes.push(answer_one(question, &question_answers(question), session, state));
+            outcomes.push(answer_one(question, questions, &question_answers(question), session, state));
         }
     }
     // The report lists questions in the lab's order.
@@ -229,6 +269,13 @@ pub fn wrong_answer(question: &Question) -> String {
         }
         QuestionKind::Order { items } => items.iter().rev().cloned().collect::<Vec<_>>().join("\n"),
         QuestionKind::Task { .. } | QuestionKind::State { .. } => NOT_YET.to_string(),
-        QuestionKind::Handoff { .. } => String::new(),
+        QuestionKind::Handoff { fields, .. } => {
+            grading_placeholder(fields.len())
+        }
     }
+}
+
+/// A record of placeholders, one a field.
+fn grading_placeholder(fields: usize) -> String {
+    crate::grading::HandoffRecord { fields: vec!["x".to_string(); fields], ..Default::default() }.to_response()
 }

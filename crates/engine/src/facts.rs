@@ -1,0 +1,319 @@
+//! Facts about the cluster: what a lab expects the model to show once the
+//! trainee has done the work (a node drained, a GPU healthy again, a link
+//! back at full rate, a diagnostic passing, a job back at its pace).
+//!
+//! A fact is judged on the model, never on what was typed; each judgement
+//! says what it observed, so that a failing `clusterlab test` or a "not
+//! yet" names the expectation and what the cluster shows instead.
+
+use std::cell::OnceCell;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::fault::Fault;
+use crate::model::node::{ServiceState, SlurmShown};
+use crate::model::Cluster;
+use crate::perf::collective::all_reduce_busbw;
+
+/// A fact a lab expects of the cluster.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Fact {
+    /// Slurm shows `node` in `state` (`idle`, `allocated`, `draining`,
+    /// `drained`, `down`), with a reason matching `reason` (a bash pattern).
+    Slurm { node: String, state: String, reason: Option<String> },
+    /// Slurm can place jobs on `node`: idle or allocated, not drained or down.
+    InService { node: String },
+    /// Every fault (on `node`, when given) has been repaired.
+    Repaired { node: Option<String> },
+    /// GPU `gpu` of `node` (every GPU of it when None) is healthy: on the
+    /// bus and answering, no remap pending or failed, nothing waiting for a
+    /// reset, no uncorrectable ECC error since the last reset.
+    GpuHealthy { node: String, gpu: Option<u32> },
+    /// `dcgmi diag -r LEVEL` on `node` passes now.
+    DiagPasses { node: String, level: u8 },
+    /// HCA `hca` of `node` is Active and LinkUp at `rate` Gb/s (its full
+    /// rate when None).
+    HcaLink { node: String, hca: String, rate: Option<u32> },
+    /// The PCIe link of a GPU (or an HCA) of `node` runs at its full
+    /// generation and width.
+    PcieFull { node: String, device: Device },
+    /// A service on `node` is active (or not).
+    Service { node: String, service: String, active: bool },
+    /// `all_reduce_perf` over every node reaches `1 - within` of the
+    /// healthy cluster's bus bandwidth at large messages.
+    AllReduce { within: f64 },
+    /// The lab's job `job` runs and makes progress (an iteration done since
+    /// it last started), its step time within `within` of the healthy
+    /// cluster's when given.
+    JobProgress { job: String, within: Option<f64> },
+}
+
+/// A device with a PCIe link.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Device {
+    Gpu(u32),
+    Hca(String),
+}
+
+/// The services a node runs that facts may name.
+pub const SERVICES: &[&str] = &["nvidia-fabricmanager"];
+
+/// What a fact's judgement saw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Observed {
+    pub holds: bool,
+    /// What the cluster shows, in words (`gpu-002 is drained`).
+    pub seen: String,
+}
+
+fn seen(holds: bool, seen: impl Into<String>) -> Observed {
+    Observed { holds, seen: seen.into() }
+}
+
+/// The healthy cluster's all_reduce bus bandwidth, worked out once: a
+/// large cluster costs a build of every node.
+#[derive(Default)]
+pub struct Baseline(OnceCell<Option<f64>>);
+
+impl Baseline {
+    pub fn busbw(&self, cluster: &Cluster) -> Option<f64> {
+        *self.0.get_or_init(|| all_reduce_busbw(&cluster.healthy()))
+    }
+}
+
+fn percent(fraction: f64) -> String {
+    format!("{}%", (fraction * 1000.0).round() / 10.0)
+}
+
+impl Fact {
+    /// The fact in words, as an expectation.
+    pub fn describe(&self) -> String {
+        match self {
+            Fact::Slurm { node, state, reason } => match reason.as_deref() {
+                Some("?*" | "*?") => format!("{node} {state} in Slurm, with a reason"),
+                Some(reason) => format!("{node} {state} in Slurm, its reason matching `{reason}`"),
+                None => format!("{node} {state} in Slurm"),
+            },
+            Fact::InService { node } => format!("{node} in service in Slurm (idle or allocated)"),
+            Fact::Repaired { node: Some(node) } => format!("every fault on {node} repaired"),
+            Fact::Repaired { node: None } => "every fault repaired".to_string(),
+            Fact::GpuHealthy { node, gpu: Some(gpu) } => format!("GPU {gpu} of {node} healthy"),
+            Fact::GpuHealthy { node, gpu: None } => format!("every GPU of {node} healthy"),
+            Fact::DiagPasses { node, level } => format!("`dcgmi diag -r {level}` passing on {node}"),
+            Fact::HcaLink { node, hca, rate: Some(rate) } => format!("{hca} of {node} Active at {rate} Gb/s"),
+            Fact::HcaLink { node, hca, rate: None } => format!("{hca} of {node} Active at its full rate"),
+            Fact::PcieFull { node, device: Device::Gpu(gpu) } => format!("the PCIe link of GPU {gpu} of {node} at full speed and width"),
+            Fact::PcieFull { node, device: Device::Hca(hca) } => format!("the PCIe link of {hca} of {node} at full speed and width"),
+            Fact::Service { node, service, active: true } => format!("{service} active on {node}"),
+            Fact::Service { node, service, active: false } => format!("{service} stopped on {node}"),
+            Fact::AllReduce { within } => format!("all_reduce_perf over every node within {} of the healthy cluster's bus bandwidth", percent(*within)),
+            Fact::JobProgress { job, within: Some(within) } => format!("the job {job} training within {} of its baseline step time", percent(*within)),
+            Fact::JobProgress { job, within: None } => format!("the job {job} training"),
+        }
+    }
+
+    /// Whether the cluster shows the fact, and what it shows.
+    pub fn observe(&self, cluster: &Cluster, baseline: &Baseline) -> Observed {
+        let no_node = |node: &str| seen(false, format!("{node} is not a node of this lab"));
+        match self {
+            Fact::Slurm { node, state, reason } => {
+                let Some(found) = cluster.node(node) else { return no_node(node) };
+                let shown = SlurmShown::of(found).long();
+                let given = found.scheduler_reason.as_deref();
+                let reason_ok = reason.as_deref().is_none_or(|pattern| given.is_some_and(|given| crate::pattern::matches(pattern, given)));
+                let words = match given {
+                    Some(given) if shown != "idle" && shown != "allocated" => format!("{node} is {shown} (reason: {given})"),
+                    _ => format!("{node} is {shown}"),
+                };
+                seen(shown == state && reason_ok, words)
+            }
+            Fact::InService { node } => {
+                let Some(found) = cluster.node(node) else { return no_node(node) };
+                let shown = SlurmShown::of(found);
+                seen(matches!(shown, SlurmShown::Idle | SlurmShown::Allocated) && found.reachable, format!("{node} is {}", shown.long()))
+            }
+            Fact::Repaired { node } => {
+                let open: Vec<String> = cluster
+                    .injected
+                    .iter()
+                    .filter(|injected| node.as_deref().is_none_or(|node| injected.fault.node() == node) && !injected.repaired)
+                    .map(|injected| describe_fault(&injected.fault))
+                    .collect();
+                if open.is_empty() {
+                    seen(true, "every fault repaired")
+                } else {
+                    seen(false, format!("not repaired: {}", open.join("; ")))
+                }
+            }
+            Fact::GpuHealthy { node, gpu } => {
+                let Some(found) = cluster.node(node) else { return no_node(node) };
+                let gpus: Vec<_> = found.gpus.iter().filter(|g| gpu.is_none_or(|index| g.index == index)).collect();
+                if gpus.is_empty() {
+                    return seen(false, format!("{node} has no GPU {}", gpu.map_or(String::new(), |g| g.to_string())));
+                }
+                let problems: Vec<String> = gpus.iter().filter_map(|g| gpu_problem(g).map(|problem| format!("GPU {}: {problem}", g.index))).collect();
+                if problems.is_empty() {
+                    seen(true, "healthy")
+                } else {
+                    seen(false, problems.join("; "))
+                }
+            }
+            Fact::DiagPasses { node, level } => {
+                let errors = crate::commands::gpu::dcgmi::diag_errors(cluster, node, *level);
+                match errors.first() {
+                    None => seen(true, format!("`dcgmi diag -r {level}` passes on {node}")),
+                    Some(first) => seen(false, format!("`dcgmi diag -r {level}` on {node} fails: {first}")),
+                }
+            }
+            Fact::HcaLink { node, hca, rate } => {
+                let Some(found) = cluster.node(node) else { return no_node(node) };
+                let Some(device) = found.hca(hca) else { return seen(false, format!("{node} has no {hca}")) };
+                let port = &device.port;
+                let full = port.max_lane_speed.gbps() * u32::from(port.max_width);
+                let wanted = rate.unwrap_or(full);
+                let now = port.rate_gbps();
+                let words = format!("{hca} of {node} is {} ({}) at {now} Gb/s", port.state.label(), port.phys_state.label());
+                seen(port.is_up() && now >= wanted, words)
+            }
+            Fact::PcieFull { node, device } => {
+                let Some(found) = cluster.node(node) else { return no_node(node) };
+                let (name, link) = match device {
+                    Device::Gpu(index) => (format!("GPU {index}"), found.gpu(*index).map(|g| g.pcie)),
+                    Device::Hca(name) => (name.clone(), found.hca(name).map(|h| h.pcie)),
+                };
+                let Some(link) = link else { return seen(false, format!("{node} has no {name}")) };
+                let words = format!("{name} of {node} runs PCIe Gen{} x{} (capable of Gen{} x{})", link.gen, link.width, link.max_gen, link.max_width);
+                seen(!link.is_degraded(), words)
+            }
+            Fact::Service { node, service, active } => {
+                let Some(found) = cluster.node(node) else { return no_node(node) };
+                let state = match service.as_str() {
+                    "nvidia-fabricmanager" => found.fabric_manager,
+                    other => return seen(false, format!("{other} is not a service this lab models")),
+                };
+                let word = match state {
+                    ServiceState::Active => "active",
+                    ServiceState::Failed => "failed",
+                    ServiceState::Inactive => "inactive",
+                };
+                seen((state == ServiceState::Active) == *active && found.reachable, format!("{service} is {word} on {node}"))
+            }
+            Fact::AllReduce { within } => match (all_reduce_busbw(cluster), baseline.busbw(cluster)) {
+                (Some(now), Some(healthy)) => {
+                    let words = format!("all_reduce_perf reaches {now:.1} GB/s bus bandwidth against {healthy:.1} GB/s healthy");
+                    seen(now >= healthy * (1.0 - within), words)
+                }
+                _ => seen(false, "all_reduce_perf cannot run over every node"),
+            },
+            Fact::JobProgress { job, within } => observe_job(cluster, job, *within),
+        }
+    }
+
+    /// Whether the cluster shows the fact.
+    pub fn holds(&self, cluster: &Cluster, baseline: &Baseline) -> bool {
+        self.observe(cluster, baseline).holds
+    }
+
+    /// The node the fact is about, if one.
+    pub fn node(&self) -> Option<&str> {
+        match self {
+            Fact::Slurm { node, .. }
+            | Fact::InService { node }
+            | Fact::GpuHealthy { node, .. }
+            | Fact::DiagPasses { node, .. }
+            | Fact::HcaLink { node, .. }
+            | Fact::PcieFull { node, .. }
+            | Fact::Service { node, .. } => Some(node),
+            Fact::Repaired { node } => node.as_deref(),
+            Fact::AllReduce { .. } | Fact::JobProgress { .. } => None,
+        }
+    }
+}
+
+/// What keeps a GPU from being healthy, if anything.
+fn gpu_problem(gpu: &crate::model::gpu::Gpu) -> Option<String> {
+    use crate::model::gpu::GpuHealth;
+    match gpu.health {
+        GpuHealth::FallenOffBus => return Some("fallen off the bus".to_string()),
+        GpuHealth::Unresponsive => return Some("not responding".to_string()),
+        GpuHealth::Healthy => {}
+    }
+    if gpu.row_remap.pending {
+        return Some("row remap pending".to_string());
+    }
+    if gpu.row_remap.failure {
+        return Some("row remapping failed".to_string());
+    }
+    if gpu.needs_reset {
+        return Some("waiting for a reset".to_string());
+    }
+    if gpu.ecc.volatile_uncorrected > 0 {
+        return Some(format!("{} volatile uncorrectable ECC errors", gpu.ecc.volatile_uncorrected));
+    }
+    None
+}
+
+/// A fault in words, for an observation.
+pub fn describe_fault(fault: &Fault) -> String {
+    match fault.target() {
+        target if target.is_empty() => format!("{} on {}", fault.kind(), fault.node()),
+        target => format!("{} on {} {target}", fault.kind(), fault.node()),
+    }
+}
+
+fn observe_job(cluster: &Cluster, job: &str, within: Option<f64>) -> Observed {
+    // The job's latest run: an earlier one still waiting does not count.
+    let Some(workload) = cluster.workloads.iter().rev().find(|w| w.spec.name == job) else {
+        return seen(false, format!("no job {job} in this lab"));
+    };
+    let now = cluster.now;
+    if !workload.running_at(now) {
+        let state = workload.job().state_at(now).long();
+        return seen(false, format!("job {} ({job}) is {state}", workload.job_id));
+    }
+    if workload.iteration_at(now) <= workload.resumed_from {
+        return seen(false, format!("job {job} is RUNNING but has not finished an iteration since it started"));
+    }
+    let pace = match workload.segments.last() {
+        Some((_, Ok(pace))) => *pace,
+        _ => return seen(false, format!("job {job} is RUNNING and makes no progress")),
+    };
+    let Some(within) = within else { return seen(true, format!("job {job} is RUNNING at {:.0} ms a step", pace.step_ms)) };
+    match crate::perf::training::pace(&cluster.healthy(), &workload.spec, cluster.storage_gb_per_s()) {
+        Ok(healthy) => {
+            let words = format!("job {job} is RUNNING at {:.0} ms a step against {:.0} ms healthy", pace.step_ms, healthy.step_ms);
+            seen(pace.step_ms <= healthy.step_ms * (1.0 + within), words)
+        }
+        Err(_) => seen(false, format!("job {job} has no healthy baseline")),
+    }
+}
+
+/// The facts and output patterns a lab watches as programs run, by id:
+/// what an execution records as holding when it started, and as matching
+/// its output ([`crate::commands::execution::Observer`]).
+#[derive(Default)]
+pub struct Watch {
+    pub facts: Vec<(String, Fact)>,
+    pub outputs: Vec<(String, String)>,
+    baseline: Baseline,
+}
+
+impl Watch {
+    pub fn new(facts: Vec<(String, Fact)>, outputs: Vec<(String, String)>) -> Watch {
+        Watch { facts, outputs, baseline: Baseline::default() }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.facts.is_empty() && self.outputs.is_empty()
+    }
+}
+
+impl crate::commands::execution::Observer for Watch {
+    fn facts(&self, cluster: &Cluster) -> Vec<String> {
+        self.facts.iter().filter(|(_, fact)| fact.holds(cluster, &self.baseline)).map(|(id, _)| id.clone()).collect()
+    }
+
+    fn outputs(&self, stdout: &str) -> Vec<String> {
+        self.outputs.iter().filter(|(_, pattern)| crate::pattern::matches(pattern, stdout)).map(|(id, _)| id.clone()).collect()
+    }
+}

@@ -1,0 +1,147 @@
+//! The leak check: no answer shows before its question is answered.
+//!
+//! What a trainee sees before answering a question: the lab's title,
+//! summary and briefing, every question's prompt (all are on the page at
+//! once), the other questions' choices, and the hints they may reveal. A
+//! question leaks when that text
+//! - states its answer: the right choice and none of the wrong ones, the
+//!   entity, an accepted text, a number within the tolerance; or
+//! - changes with a variable its answer depends on: the text then tells
+//!   the variants apart as the answer does (`{bad_node}` in a later prompt
+//!   gives away which node an earlier question asks for).
+//!
+//! A question's `leak_waiver` (a reason) silences it.
+
+use std::collections::BTreeSet;
+
+use crate::grading::mentions;
+use crate::lab::template::{self, Values};
+use crate::lab::{Lab, Question, QuestionKind, Tolerance};
+
+/// How many variants the check samples, and how many other values of each
+/// variable it tries against each sample.
+const SAMPLES: u64 = 12;
+const ALTERNATIVES: u64 = 6;
+
+/// A leak: the question (its index in the lab) and what gives it away.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Leak {
+    pub question: usize,
+    pub message: String,
+}
+
+/// The texts a trainee sees before answering question `at`, by where they
+/// are: `(where, text)`.
+fn visible(lab: &Lab, values: &Values, questions: &[Question], at: usize) -> Vec<(String, String)> {
+    let mut texts = vec![
+        ("the title".to_string(), lab.title.clone()),
+        ("the summary".to_string(), lab.summary.clone()),
+        ("the briefing".to_string(), lab.briefing.substitute(values).unwrap_or_default().plain_text()),
+    ];
+    for (k, question) in questions.iter().enumerate() {
+        texts.push((format!("the prompt of question `{}`", question.id), question.prompt.plain_text()));
+        if k == at {
+            continue;
+        }
+        let choices = match &question.kind {
+            QuestionKind::Choice { choices, .. } | QuestionKind::Multi { choices, .. } => choices.join("\n"),
+            QuestionKind::Order { items } => items.join("\n"),
+            _ => String::new(),
+        };
+        texts.push((format!("the choices of question `{}`", question.id), choices));
+        let hints: Vec<String> = question.hints.iter().map(|hint| hint.plain_text()).collect();
+        texts.push((format!("the hints of question `{}`", question.id), hints.join("\n")));
+    }
+    texts
+}
+
+/// The answer of an answerable question as text, to compare variants by.
+fn answer_of(question: &Question) -> Option<String> {
+    match &question.kind {
+        QuestionKind::Task { .. } | QuestionKind::State { .. } | QuestionKind::Handoff { .. } => None,
+        _ => Some(question.reference_answer()),
+    }
+}
+
+/// Whether `text` states the answer of `question`.
+fn states_answer(question: &Question, text: &str) -> bool {
+    let singles_out = |right: &[&String], wrong: &[&String]| {
+        right.iter().all(|r| mentions(text, r)) && !wrong.iter().any(|w| mentions(text, w))
+    };
+    match &question.kind {
+        QuestionKind::Choice { choices, answer } | QuestionKind::Entity { choices, answer, .. } => {
+            let right: Vec<&String> = choices.get(*answer).into_iter().collect();
+            let wrong: Vec<&String> = choices.iter().enumerate().filter(|(at, _)| at != answer).map(|(_, c)| c).collect();
+            singles_out(&right, &wrong)
+        }
+        QuestionKind::Multi { choices, answers } => {
+            let right: Vec<&String> = answers.iter().filter_map(|at| choices.get(*at)).collect();
+            let wrong: Vec<&String> = choices.iter().enumerate().filter(|(at, _)| !answers.contains(at)).map(|(_, c)| c).collect();
+            singles_out(&right, &wrong)
+        }
+        QuestionKind::Text { accepted } => accepted.iter().any(|a| mentions(text, a)),
+        QuestionKind::Number { answer, tolerance, .. } => {
+            let allowed = match tolerance {
+                Tolerance::Absolute(delta) => *delta,
+                Tolerance::Relative(fraction) => answer.abs() * fraction,
+            };
+            crate::grading::numbers_in(text).iter().any(|n| (n - answer).abs() <= allowed + 1e-9 * answer.abs().max(1.0))
+        }
+        _ => false,
+    }
+}
+
+/// Every leak in the lab, over a sample of its variants.
+pub fn leaks(lab: &Lab) -> Vec<Leak> {
+    let mut found: BTreeSet<Leak> = BTreeSet::new();
+    let waived: Vec<bool> = lab.questions.iter().map(|q| q.leak_waiver.as_ref().is_some_and(|w| !w.trim().is_empty())).collect();
+    for values in template::all_values(&lab.vars, &lab.id, SAMPLES) {
+        let (_, questions, _) = lab.resolve(&values);
+        if questions.len() != lab.questions.len() {
+            continue; // Reported by the variant checks.
+        }
+        for (at, question) in questions.iter().enumerate() {
+            if waived[at] {
+                continue;
+            }
+            let Some(answer) = answer_of(question) else { continue };
+            let texts = visible(lab, &values, &questions, at);
+            for (place, text) in &texts {
+                if states_answer(question, text) {
+                    found.insert(Leak {
+                        question: at,
+                        message: format!("question `{}`: {place} states its answer{}", question.id, super::describe(&values)),
+                    });
+                }
+            }
+            // Another value of a variable the answer depends on.
+            for var in &lab.vars {
+                let count = var.cardinality();
+                for pick in 0..count.min(ALTERNATIVES) {
+                    let mut other = values.clone();
+                    var.define(pick, &mut other);
+                    if other == values {
+                        continue;
+                    }
+                    let (_, other_questions, _) = lab.resolve(&other);
+                    if other_questions.len() != questions.len() || answer_of(&other_questions[at]).as_ref() == Some(&answer) {
+                        continue;
+                    }
+                    let other_texts = visible(lab, &other, &other_questions, at);
+                    for ((place, text), (_, other_text)) in texts.iter().zip(&other_texts) {
+                        if text != other_text {
+                            found.insert(Leak {
+                                question: at,
+                                message: format!(
+                                    "question `{}`: its answer depends on `{}`, and {place} changes with it: it gives the answer away before the question is answered",
+                                    question.id, var.name
+                                ),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    found.into_iter().collect()
+}
