@@ -50,6 +50,8 @@ pub struct LoadedLab {
     pub data: Rc<str>,
     pub entry: Entry,
     pub keep: Keep,
+    /// Taken as an exam, at this variant.
+    pub exam: Option<u64>,
 }
 
 /// Whether a lab's progress is kept.
@@ -64,7 +66,14 @@ pub enum Keep {
 
 impl PartialEq for LoadedLab {
     fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.lab, &other.lab)
+        Rc::ptr_eq(&self.lab, &other.lab) && self.exam == other.exam
+    }
+}
+
+impl LoadedLab {
+    /// The name its record is kept under (`exam.ID` for an exam).
+    pub fn record_id(&self) -> String {
+        crate::storage::record_id(&self.lab.id, self.exam.is_some())
     }
 }
 
@@ -81,5 +90,5 @@ pub async fn lab(entry: &Entry) -> Result<LoadedLab, String> {
         None => text(&format!("{LABS}{}?v={}", entry.file, entry.digest)).await?,
     };
     let lab = Lab::from_json(&data).map_err(|message| format!("lab `{}`: {message}", entry.id))?;
-    Ok(LoadedLab { lab: Rc::new(lab), data: data.into(), entry: entry.clone(), keep: Keep::Saved })
+    Ok(LoadedLab { lab: Rc::new(lab), data: data.into(), entry: entry.clone(), keep: Keep::Saved, exam: None })
 }

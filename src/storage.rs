@@ -17,9 +17,47 @@ fn storage() -> Option<web_sys::Storage> {
     gloo::utils::window().local_storage().ok().flatten()
 }
 
-/// The key of a lab's saved state.
-pub fn key(lab_id: &str) -> String {
-    format!("clusterlab.lab.{lab_id}")
+/// The key of a lab's saved state; an exam of it is kept apart
+/// (`exam.ID`), so practice never touches an exam's record.
+pub fn key(record: &str) -> String {
+    format!("clusterlab.lab.{record}")
+}
+
+/// The name a lab's record is kept under: its id, or `exam.ID` for an exam.
+pub fn record_id(lab_id: &str, exam: bool) -> String {
+    if exam {
+        format!("exam.{lab_id}")
+    } else {
+        lab_id.to_string()
+    }
+}
+
+/// An exam not started yet: when it starts and how long it lasts.
+#[derive(Clone, Copy, Debug)]
+pub struct ExamStart {
+    pub seed: u64,
+    pub minutes: u32,
+}
+
+/// Who takes this browser's exams: the learner an LMS launched (cmi5),
+/// else an id this browser made up once and keeps. An exam's variant is
+/// drawn from it.
+pub fn learner() -> String {
+    const KEY: &str = "clusterlab.learner";
+    let Some(storage) = storage() else { return "anonymous".to_string() };
+    if let Some(known) = storage.get_item(KEY).ok().flatten().filter(|id| !id.is_empty()) {
+        return known;
+    }
+    let made = format!("browser-{:016x}", (js_sys::Math::random() * 2f64.powi(53)) as u64);
+    let _ = storage.set_item(KEY, &made);
+    made
+}
+
+/// Remembers who the learner is (an LMS's launch says).
+pub fn set_learner(id: &str) {
+    if let Some(storage) = storage() {
+        let _ = storage.set_item("clusterlab.learner", id);
+    }
 }
 
 /// Version 1 kept progress here.
@@ -40,15 +78,26 @@ fn back_up(storage: &web_sys::Storage, lab_id: &str, text: &str) -> Option<Strin
     storage.set_item(&key, text).ok().map(|_| key)
 }
 
-/// The lab's saved state, or a fresh one; never a silent replacement.
-pub fn load(lab: &Lab, digest: &str, seed: u64, initial: &SessionJson) -> Restored {
-    let fresh = || LabState::new(lab, digest, seed, initial.clone());
+/// The lab's saved state, or a fresh one; never a silent replacement. An
+/// exam that has a record goes on from it, whatever variant is asked for:
+/// an exam is taken once.
+pub fn load(lab: &Lab, digest: &str, seed: u64, initial: &SessionJson, exam: Option<ExamStart>) -> Restored {
+    let fresh = || match exam {
+        Some(exam) => {
+            let mut state = LabState::new(lab, digest, exam.seed, initial.clone());
+            state.start_exam(js_sys::Date::now() as i64, exam.minutes);
+            state
+        }
+        None => LabState::new(lab, digest, seed, initial.clone()),
+    };
     let Some(storage) = storage() else {
         return Restored { state: fresh(), notice: Some("This browser does not let the page keep data: progress will not survive a reload.".into()) };
     };
-    let (text, from_old) = match storage.get_item(&key(&lab.id)).ok().flatten() {
+    let record = record_id(&lab.id, exam.is_some());
+    let old = if exam.is_some() { None } else { storage.get_item(&old_key(&lab.id)).ok().flatten() };
+    let (text, from_old) = match storage.get_item(&key(&record)).ok().flatten() {
         Some(text) => (text, false),
-        None => match storage.get_item(&old_key(&lab.id)).ok().flatten() {
+        None => match old {
             Some(text) => (text, true),
             None => return Restored { state: fresh(), notice: None },
         },
@@ -75,7 +124,7 @@ pub fn load(lab: &Lab, digest: &str, seed: u64, initial: &SessionJson) -> Restor
                 ),
                 None => format!(
                     "Your saved progress for this lab could not be read: {reason}. There was no room to keep a copy, so it stays under \u{201c}{}\u{201d} until this lab saves again.",
-                    key(&lab.id)
+                    key(&record)
                 ),
             };
             Restored { state: fresh(), notice: Some(notice) }
@@ -83,9 +132,9 @@ pub fn load(lab: &Lab, digest: &str, seed: u64, initial: &SessionJson) -> Restor
     }
 }
 
-/// Reads the saved record as another tab left it.
-pub fn reload(lab: &Lab, digest: &str, initial: &SessionJson) -> Option<LabState> {
-    let text = storage()?.get_item(&key(&lab.id)).ok().flatten()?;
+/// Reads the saved record (the lab's, or its exam's) as another tab left it.
+pub fn reload(lab: &Lab, digest: &str, initial: &SessionJson, exam: bool) -> Option<LabState> {
+    let text = storage()?.get_item(&key(&record_id(&lab.id, exam))).ok().flatten()?;
     match LabState::load(&text, lab, digest, initial) {
         Loaded::Restored(state) | Loaded::Migrated(state, _) => Some(state),
         Loaded::Unreadable(_) => None,
@@ -95,7 +144,7 @@ pub fn reload(lab: &Lab, digest: &str, initial: &SessionJson) -> Option<LabState
 /// Saves the state; a notice when it could not be saved whole.
 pub fn save(state: &LabState) -> Result<(), String> {
     let Some(storage) = storage() else { return Err("This browser does not let the page keep data.".into()) };
-    let key = key(&state.lab);
+    let key = key(&record_id(&state.lab, state.exam.is_some()));
     if storage.set_item(&key, &state.save(OUTPUT_BUDGET)).is_ok() {
         return Ok(());
     }

@@ -9,14 +9,13 @@
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use clusterlab_engine::grading::{Grade, DONE, NOT_YET};
-use clusterlab_engine::lab::evidence::task_done;
-use clusterlab_engine::lab::{Doc, Question, QuestionKind, Variant};
+use clusterlab_engine::grading::Grade;
+use clusterlab_engine::lab::{Doc, Question, Variant};
 use clusterlab_engine::model::time::EpochSeconds;
 use clusterlab_engine::service::Reply;
 use clusterlab_engine::limits::MAX_SHELLS;
 use clusterlab_engine::shell::{SessionJson, ShellView};
-use clusterlab_engine::store::{Entry, LabState, Stop};
+use clusterlab_engine::store::{Entry, Evidence, LabState, Stop, Submitted};
 use yew::Reducible;
 
 use crate::engine::{EngineEvent, RUNAWAY_MS};
@@ -101,6 +100,9 @@ pub struct LabStore {
     pub access: Access,
     /// The state questions the cluster meets, as the engine last said.
     pub met: Vec<String>,
+    /// The engine could not read the last answer to this question: why
+    /// (nothing was recorded; the card asks again).
+    pub unclear: Option<(String, String)>,
     /// The metrics panel: whether it is shown, what the engine last drew,
     /// and a count of the requests to draw it (each one sent once).
     pub metrics_shown: bool,
@@ -135,6 +137,9 @@ pub enum Action {
     CloseShell(usize),
     Answer { question: String, response: String },
     ShowHint { question: String },
+    /// Submit the exam now (`now_ms`, the wall clock); `at_limit` when its
+    /// time ran out.
+    SubmitExam { now_ms: i64, at_limit: bool },
     /// Start over, with the same variant or another one.
     Restart { seed: u64 },
     Notice(String),
@@ -186,6 +191,7 @@ impl LabStore {
             notices: notice.into_iter().collect(),
             access: Access::Owner,
             met: Vec::new(),
+            unclear: None,
             metrics_shown: false,
             metrics: None,
             metrics_asked: 0,
@@ -439,6 +445,7 @@ impl Reducible for LabStore {
             | Action::Cancel(_)
             | Action::Answer { .. }
             | Action::ShowHint { .. }
+            | Action::SubmitExam { .. }
             | Action::ClearScreen
             | Action::Restart { .. }
             | Action::NewShell
@@ -513,18 +520,25 @@ impl Reducible for LabStore {
             }
             Action::Answer { question, response } => {
                 if let Some(q) = next.variant.clone().questions.iter().find(|q| q.id == question) {
-                    // Task and state questions: the transcript and the
-                    // cluster decide, whatever the card sent.
-                    let done = match &q.kind {
-                        QuestionKind::Task { ran, after } => Some(task_done(ran, after.as_ref(), &next.state.transcript)),
-                        QuestionKind::State { .. } => Some(next.met.contains(&q.id)),
-                        _ => None,
-                    };
-                    let response = done.map_or(response, |done| if done { DONE } else { NOT_YET }.to_string());
-                    next.state.answer(q, &response);
+                    // The engine decides: what ran, the cluster's facts as
+                    // the worker last reported them, how it reads the answer.
+                    let met = next.met.clone();
+                    next.unclear = None;
+                    match next.state.submit(q, &response, Evidence { met: &met }) {
+                        Submitted::Graded(_) | Submitted::Held => {}
+                        Submitted::Unclear(why) => next.unclear = Some((q.id.clone(), why)),
+                        Submitted::Closed(why) => next.notices.push(why),
+                    }
                 }
             }
+            Action::SubmitExam { now_ms, at_limit } => {
+                let met = next.met.clone();
+                let questions = next.variant.questions.clone();
+                next.state.submit_exam(&questions, Evidence { met: &met }, now_ms, at_limit);
+            }
             Action::ShowHint { question } => next.state.show_hint(&question),
+            // An exam is taken once: it never starts over.
+            Action::Restart { .. } if next.state.exam.is_some() => return self,
             Action::Restart { seed } => {
                 let host = next.lab.lab.first_host().to_string();
                 let state = LabState::new(&next.lab.lab, &next.lab.entry.digest, seed, SessionJson::initial(&host));

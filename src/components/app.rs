@@ -31,7 +31,12 @@ pub fn app() -> Html {
             </main>
         },
         (Some(Ok(catalog)), Route::Catalog) => html! { <CatalogPage catalog={catalog.clone()} navigate={navigate.clone()} /> },
-        (Some(Ok(catalog)), Route::Lab(id, variant)) => match catalog.find(id) {
+        (Some(Ok(catalog)), Route::Lab(id, variant) | Route::Exam(id, variant)) => match catalog.find(id) {
+            Some(entry) if matches!(route, Route::Exam(..)) => {
+                // The link's variant, else the one drawn for this learner.
+                let seed = variant.unwrap_or_else(|| clusterlab_engine::store::exam_variant(id, &crate::storage::learner()));
+                html! { <LabLoader key={format!("exam.{id}")} entry={entry.clone()} exam={Some(seed)} /> }
+            }
             Some(entry) => html! { <LabLoader key={id.clone()} entry={entry.clone()} variant={*variant} /> },
             None => html! {
                 <main class="page missing">

@@ -18,12 +18,21 @@ pub struct LabLoaderProps {
     /// The variant the address names (`#/lab/ID/variant/N`).
     #[prop_or_default]
     pub variant: Option<u64>,
+    /// Taken as an exam at this variant (`#/exam/ID`).
+    #[prop_or_default]
+    pub exam: Option<u64>,
 }
 
 /// Fetches the lab's data, then shows the lab.
 #[function_component(LabLoader)]
 pub fn lab_loader(props: &LabLoaderProps) -> Html {
-    let loaded = use_fetched(props.entry.clone(), |entry| async move { fetch::lab(&entry).await });
+    let exam = props.exam;
+    let loaded = use_fetched(props.entry.clone(), move |entry| async move {
+        fetch::lab(&entry).await.map(|mut loaded| {
+            loaded.exam = exam;
+            loaded
+        })
+    });
     match loaded {
         None => html! { <main class="page lab loading"><p>{ format!("Loading {}\u{2026}", props.entry.title) }</p></main> },
         Some(Err(message)) => html! {
@@ -90,10 +99,17 @@ pub fn lab_page(props: &LabPageProps) -> Html {
             let id = question.id.clone();
             Callback::from(move |()| store.dispatch(Action::ShowHint { question: id.clone() }))
         };
+        // The engine's grade and words; an exam holds them back until it is submitted.
+        let reveals = store.state.reveals();
+        let grade = store.state.grade(question).filter(|_| reveals);
+        let verdict = store.state.verdict(question).filter(|_| reveals);
+        let open = if store.state.exam.is_some() { store.state.exam_running() } else { store.state.open(question) };
+        let unclear = store.unclear.as_ref().filter(|(id, _)| *id == question.id).map(|(_, why)| why.clone());
         html! {
             <QuestionCard key={question.id.clone()} question={question.clone()} number={at + 1}
                 saved={store.state.answers.get(&question.id).cloned()}
                 hints_shown={store.state.hints_shown.get(&question.id).copied().unwrap_or(0) as usize}
+                {grade} {verdict} {open} exam={store.state.exam.is_some()} {unclear}
                 enabled={owner} {on_answer} {on_hint} />
         }
     });
@@ -115,6 +131,66 @@ pub fn lab_page(props: &LabPageProps) -> Html {
         Callback::from(move |at| store.dispatch(Action::Dismiss(at)))
     };
     let trainee = props.lab.keep == Keep::Saved;
+    let exam = store.state.exam.clone();
+    // An exam's clock: the wall clock, read every second while it runs.
+    let now_ms = use_state(|| js_sys::Date::now() as i64);
+    {
+        let now_ms = now_ms.clone();
+        let running = store.state.exam_running();
+        use_effect_with(running, move |running| {
+            let ticking = running.then(|| gloo::timers::callback::Interval::new(1000, move || now_ms.set(js_sys::Date::now() as i64)));
+            move || drop(ticking)
+        });
+    }
+    {
+        // At the time limit the exam submits itself.
+        let store = store.clone();
+        let due = exam.as_ref().is_some_and(|exam| exam.submitted.is_none() && exam.left_ms(*now_ms) == 0);
+        use_effect_with(due, move |due| {
+            if *due && store.owner() {
+                store.dispatch(Action::SubmitExam { now_ms: js_sys::Date::now() as i64, at_limit: true });
+            }
+        });
+    }
+    let submit_exam = {
+        let store = store.clone();
+        Callback::from(move |_| {
+            if gloo::dialogs::confirm("Submit the exam? Your answers are final, and the checks are decided on the cluster as it is now.") {
+                store.dispatch(Action::SubmitExam { now_ms: js_sys::Date::now() as i64, at_limit: false });
+            }
+        })
+    };
+    let exam_bar = match &exam {
+        None => html! {},
+        Some(exam) => {
+            let review = format!("#/review/{}/exam", lab.id);
+            match exam.submitted {
+                None => {
+                    let left = exam.left_ms(*now_ms) / 1000;
+                    html! {
+                        <section class="exam-bar" aria-label="Exam">
+                            <p>
+                                <strong>{ "Exam" }</strong>
+                                { format!(" \u{b7} variant {} \u{b7} no hints, no verdicts until you submit \u{b7} ", store.state.seed) }
+                                <span role="timer" aria-live="off" class="exam-clock">{ format!("{}:{:02} left", left / 60, left % 60) }</span>
+                            </p>
+                            <button type="button" class="submit-exam" onclick={submit_exam} disabled={!owner}>{ "Submit the exam" }</button>
+                        </section>
+                    }
+                }
+                Some(submission) => html! {
+                    <section class="exam-bar submitted" aria-label="Exam" role="status">
+                        <p>
+                            <strong>{ "Exam submitted" }</strong>
+                            { if submission.at_limit { " at the time limit" } else { "" } }
+                            { format!(" \u{b7} {} / {} points \u{b7} ", store.score(), lab.points_possible()) }
+                            <a href={review}>{ "Review your exam" }</a>
+                        </p>
+                    </section>
+                },
+            }
+        }
+    };
     {
         // The page is named after the lab, and the keyboard starts in its terminal.
         let title = format!("{} \u{2014} ClusterLab", lab.title);
@@ -139,7 +215,7 @@ pub fn lab_page(props: &LabPageProps) -> Html {
         // The variant last asked for: each request is acted on once.
         let asked = use_mut_ref(|| None::<u64>);
         use_effect_with((wanted, store.state.seed), move |(wanted, seed)| {
-            if !trainee {
+            if !trainee || store.state.exam.is_some() {
                 return;
             }
             let new_request = *wanted != std::mem::replace(&mut *asked.borrow_mut(), *wanted);
@@ -173,19 +249,22 @@ pub fn lab_page(props: &LabPageProps) -> Html {
                     <h1>{ &lab.title }</h1>
                     <p class="summary">{ &lab.summary }</p>
                 </div>
-                <div class="score" aria-live="polite">
-                    <span class="score-value">{ format!("{} / {}", store.score(), lab.points_possible()) }</span>
-                    <span class="score-label">{ "points" }</span>
-                    if trainee {
-                        <a class="review-link" href={format!("#/review/{}", lab.id)}>{ "Review" }</a>
-                    }
-                    <button type="button" class="reset-button" onclick={reset} disabled={!owner}>{ "Start over" }</button>
-                    if !lab.vars.is_empty() {
-                        <button type="button" class="variant-button" onclick={new_variant} disabled={!owner}
-                            title="The same lab with other faulty parts">{ format!("Variant {} \u{2192} next", store.state.seed) }</button>
-                    }
-                </div>
+                if exam.is_none() {
+                    <div class="score" aria-live="polite">
+                        <span class="score-value">{ format!("{} / {}", store.score(), lab.points_possible()) }</span>
+                        <span class="score-label">{ "points" }</span>
+                        if trainee {
+                            <a class="review-link" href={format!("#/review/{}", lab.id)}>{ "Review" }</a>
+                        }
+                        <button type="button" class="reset-button" onclick={reset} disabled={!owner}>{ "Start over" }</button>
+                        if !lab.vars.is_empty() {
+                            <button type="button" class="variant-button" onclick={new_variant} disabled={!owner}
+                                title="The same lab with other faulty parts">{ format!("Variant {} \u{2192} next", store.state.seed) }</button>
+                        }
+                    </div>
+                }
             </div>
+            { exam_bar }
             { held_elsewhere }
             <Notices notices={store.notices.clone()} on_dismiss={dismiss} />
             // Briefing, terminal, questions: one column on a narrow screen

@@ -2,6 +2,7 @@ pub mod app;
 #[cfg(feature = "authoring")]
 pub mod author;
 pub mod catalog_page;
+pub mod cmi5_bar;
 pub mod find_bar;
 pub mod lab_page;
 pub mod lrs_panel;

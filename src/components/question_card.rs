@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use clusterlab_engine::grading::{items, shuffled, HandoffRecord};
+use clusterlab_engine::grading::{items, shuffled, Grade, HandoffRecord, Verdict};
 use clusterlab_engine::lab::{Question, QuestionKind};
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
@@ -21,6 +21,18 @@ pub struct QuestionCardProps {
     #[prop_or(true)]
     pub enabled: bool,
     pub hints_shown: usize,
+    /// The engine's grade and words for the saved answer (None while an
+    /// exam holds them back).
+    pub grade: Option<Grade>,
+    pub verdict: Option<Verdict>,
+    /// Whether the question takes another answer.
+    pub open: bool,
+    /// An exam: no hints, answers kept without a verdict until it is submitted.
+    #[prop_or(false)]
+    pub exam: bool,
+    /// Why the engine could not read the last answer (no attempt used).
+    #[prop_or_default]
+    pub unclear: Option<String>,
     pub on_answer: Callback<String>,
     pub on_hint: Callback<()>,
 }
@@ -32,6 +44,11 @@ impl PartialEq for QuestionCardProps {
             && self.saved == other.saved
             && self.hints_shown == other.hints_shown
             && self.enabled == other.enabled
+            && self.grade == other.grade
+            && self.verdict == other.verdict
+            && self.open == other.open
+            && self.exam == other.exam
+            && self.unclear == other.unclear
     }
 }
 
@@ -62,7 +79,7 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
             // An untouched order question is answered in the order shown;
             // a task or state question is checked by the store, whatever is sent.
             let response = match &question.kind {
-                QuestionKind::Order { items } if draft.is_empty() => shuffled(items, &question.id).join("\n"),
+                QuestionKind::Order { items } if draft.is_empty() => shuffled(items, &question).join("\n"),
                 QuestionKind::Task { .. } | QuestionKind::State { .. } => "check".to_string(),
                 _ => (*draft).clone(),
             };
@@ -140,25 +157,31 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
             }
         }
         QuestionKind::Entity { choices, entity, .. } => {
-            let picked = {
+            // Typed as an operator writes it (`GPU5`, `gpu-001:5`, a bus id),
+            // with the cluster's names offered as the trainee types.
+            let typed = {
                 let draft = draft.clone();
-                Callback::from(move |event: Event| {
-                    let field: web_sys::HtmlSelectElement = event.target_unchecked_into();
+                Callback::from(move |event: InputEvent| {
+                    let field: HtmlInputElement = event.target_unchecked_into();
                     draft.set(field.value());
                 })
             };
+            let list = format!("entities-{}", question.id);
+            let example = choices.first().cloned().unwrap_or_default();
             html! {
-                <select class="entity-answer" onchange={picked} aria-label={format!("Answer to question {}: a {entity}", props.number)}>
-                    <option value="" selected={draft.is_empty()}>{ format!("Pick a {entity}\u{2026}") }</option>
-                    { for choices.iter().map(|choice| html! {
-                        <option value={choice.clone()} selected={*draft == *choice}>{ choice }</option>
-                    }) }
-                </select>
+                <div class="answer-row">
+                    <input class="entity-answer" type="text" list={list.clone()} value={(*draft).clone()} oninput={typed}
+                        placeholder={format!("a {entity}, e.g. {example}")} autocomplete="off" spellcheck="false"
+                        aria-label={format!("Answer to question {}: a {entity}", props.number)} />
+                    <datalist id={list}>
+                        { for choices.iter().map(|choice| html! { <option value={choice.clone()} /> }) }
+                    </datalist>
+                </div>
             }
         }
         QuestionKind::Task { .. } => html! { <p class="check-note">{ "Do it at the terminal, then check: what you ran decides." }</p> },
         QuestionKind::State { .. } => html! { <p class="check-note">{ "Change the cluster at the terminal, then check: its state decides." }</p> },
-        QuestionKind::Handoff { fields, rubric } => {
+        QuestionKind::Handoff { fields, rubric, .. } => {
             let record = HandoffRecord::from_response(&draft);
             let update = |change: Rc<dyn Fn(&mut HandoffRecord)>| {
                 let draft = draft.clone();
@@ -185,14 +208,17 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
                         });
                         html! {
                             <label class="handoff-field">
-                                <span>{ field }</span>
+                                <span>{ field.name.clone() }</span>
+                                if field.review {
+                                    <span class="review-note">{ " (reviewed by an instructor)" }</span>
+                                }
                                 <textarea rows="2" value={record.fields.get(at).cloned().unwrap_or_default()} oninput={typed} />
                             </label>
                         }
                     }) }
                     if !rubric.is_empty() {
                         <fieldset class="choices rubric">
-                            <legend>{ "Check your record against the rubric" }</legend>
+                            <legend>{ "Check your record against the rubric (for yourself: not scored)" }</legend>
                             { for rubric.iter().enumerate().map(|(at, item)| {
                                 let checked = record.checked.contains(&at);
                                 let toggle = update(Rc::new(move |record: &mut HandoffRecord| {
@@ -213,7 +239,7 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
         QuestionKind::Order { items: reference } => {
             // Until the trainee moves something, show the items shuffled.
             let shown: Vec<String> = if draft.is_empty() {
-                shuffled(reference, &question.id)
+                shuffled(reference, question)
             } else {
                 items(&draft).into_iter().map(String::from).collect()
             };
@@ -253,44 +279,48 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
             }
         });
     }
-    let grade = props.saved.as_ref().map(|saved| question.grade_after_hints(&saved.response, props.hints_shown as u32));
-    let attempts = props.saved.as_ref().map_or(0, |saved| saved.attempts);
-    let open = question.open(attempts, grade.as_ref());
+    let open = props.open;
     let checked_by_engine = matches!(question.kind, QuestionKind::Task { .. } | QuestionKind::State { .. });
-    let verdict = match (&grade, &props.saved) {
-        (Some(grade), Some(saved)) => {
-            let (word, given) = match &question.kind {
-                _ if checked_by_engine => (if grade.correct { "Done" } else { "Not yet" }, String::new()),
-                QuestionKind::Handoff { .. } => (if grade.correct { "Recorded" } else { "Recorded in part" }, String::new()),
-                _ => (if grade.correct { "Correct" } else { "Not quite" }, format!(" \u{b7} answered \u{201c}{}\u{201d}", items(&saved.response).join(", "))),
-            };
-            let left = question.attempts.map(|allowed| allowed.saturating_sub(attempts));
-            html! {
-                <div class={classes!("verdict", if grade.correct { "correct" } else { "incorrect" })} role="status" tabindex="-1" ref={verdict_ref.clone()}>
-                    <p>
-                        <strong>{ word }</strong>
-                        { format!(" \u{2014} {} / {} point{}{given}", grade.points, grade.possible, if grade.possible == 1 { "" } else { "s" }) }
-                        { if attempts > 1 { format!(" \u{b7} {attempts} attempts") } else { String::new() } }
-                        { match left { Some(left) if !grade.correct => format!(" \u{b7} {left} left"), _ => String::new() } }
-                    </p>
-                    if let Some(feedback) = &grade.feedback {
-                        <Markdown doc={Rc::new(feedback.clone())} />
-                    }
-                    if (grade.correct || !open) && !grade.explanation.is_empty() {
-                        <Markdown doc={Rc::new(grade.explanation.clone())} />
-                    }
-                </div>
-            }
-        }
+    let verdict = match (&props.grade, &props.verdict) {
+        (Some(grade), Some(verdict)) => html! {
+            <div class={classes!("verdict", if grade.correct { "correct" } else { "incorrect" })} role="status" tabindex="-1" ref={verdict_ref.clone()}>
+                <p>
+                    <strong>{ verdict.word }</strong>
+                    { format!(" \u{2014} {}{}{}", verdict.points, verdict.answered, verdict.attempts) }
+                </p>
+                if let Some(reading) = &verdict.reading {
+                    <p class="reading">{ reading.clone() }</p>
+                }
+                if let Some(feedback) = &grade.feedback {
+                    <Markdown doc={Rc::new(feedback.clone())} />
+                }
+                if (grade.correct || !open) && !grade.explanation.is_empty() {
+                    <Markdown doc={Rc::new(grade.explanation.clone())} />
+                }
+            </div>
+        },
+        // An exam keeps the answer and says so, without a verdict.
+        _ if props.exam && props.saved.is_some() && !checked_by_engine => html! {
+            <div class="verdict held" role="status" tabindex="-1" ref={verdict_ref.clone()}>
+                <p><strong>{ "Recorded" }</strong>{ " \u{2014} you may change it until you submit the exam" }</p>
+            </div>
+        },
         _ => html! {},
     };
+    let unclear = match &props.unclear {
+        Some(why) => html! { <p class="unclear" role="alert">{ format!("{why} No attempt was used.") }</p> },
+        None => html! {},
+    };
     let button = match (checked_by_engine, props.saved.is_some(), open) {
+        (true, _, _) if props.exam => "Decided when you submit",
         (_, _, false) => "Answered",
         (true, false, _) => "Check",
         (true, true, _) => "Check again",
         (false, false, _) => "Answer",
+        (false, true, _) if props.exam => "Change answer",
         (false, true, _) => "Answer again",
     };
+    let button_enabled = props.enabled && open && !(props.exam && checked_by_engine);
     let shown = props.hints_shown.min(question.hints.len());
     // A hint asked for takes the focus: the button may be gone (the last
     // hint), and the hint is what to read next.
@@ -309,7 +339,7 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
             }
         });
     }
-    let hint_button = if shown < question.hints.len() {
+    let hint_button = if shown < question.hints.len() && !props.exam {
         let on_hint = props.on_hint.clone();
         let asked_hint = asked_hint.clone();
         let ask = move |_| {
@@ -327,13 +357,14 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
             <form onsubmit={submit}>
                 { input }
                 <div class="actions">
-                    <button type="submit" class="answer-button" disabled={!props.enabled || !open}>{ button }</button>
+                    <button type="submit" class="answer-button" disabled={!button_enabled}>{ button }</button>
                     { hint_button }
                 </div>
             </form>
             if shown > 0 {
                 <ul class="hints" ref={hints_ref}>{ for question.hints[..shown].iter().map(|hint| html! { <li tabindex="-1"><Markdown doc={Rc::new(hint.clone())} /></li> }) }</ul>
             }
+            { unclear }
             { verdict }
         </section>
     }

@@ -26,7 +26,12 @@ enum Loaded {
     Failed(String),
 }
 
-async fn load(id: String) -> Loaded {
+async fn load(address: String) -> Loaded {
+    // `#/review/ID/exam` reviews the lab's exam.
+    let (id, exam) = match address.strip_suffix("/exam") {
+        Some(id) => (id.to_string(), true),
+        None => (address, false),
+    };
     let catalog = match fetch::catalog().await {
         Ok(catalog) => catalog,
         Err(message) => return Loaded::Failed(message),
@@ -39,7 +44,7 @@ async fn load(id: String) -> Loaded {
         Err(message) => return Loaded::Failed(message),
     };
     let initial = SessionJson::initial(loaded.lab.first_host());
-    match storage::reload(&loaded.lab, &entry.digest, &initial) {
+    match storage::reload(&loaded.lab, &entry.digest, &initial, exam) {
         Some(state) => Loaded::Report(Rc::new(report::report(&loaded.lab, &state))),
         None => Loaded::NotStarted(loaded.lab.title.clone()),
     }

@@ -13,6 +13,9 @@ pub enum Route {
     Catalog,
     /// `#/lab/ID`, or `#/lab/ID/variant/N`: a lab, at a variant the address names.
     Lab(String, Option<u64>),
+    /// `#/exam/ID`, or `#/exam/ID/variant/N`: the lab as an exam, at the
+    /// variant the address names or the one drawn for the learner.
+    Exam(String, Option<u64>),
     /// `#/author...` or `#/shared/...` (the author module's pages) and
     /// `#/review/...` (the results module's): this app shows nothing there.
     ModulePage,
@@ -24,10 +27,22 @@ impl Route {
         if path == "/author" || path.starts_with("/author/") || path.starts_with("/shared/") || path.starts_with("/review/") {
             return Route::ModulePage;
         }
-        let Some(rest) = path.strip_prefix("/lab/").filter(|rest| !rest.is_empty()) else { return Route::Catalog };
-        match rest.split_once("/variant/") {
-            Some((id, n)) => Route::Lab(id.to_string(), n.parse().ok().filter(|n| *n >= 1)),
-            None => Route::Lab(rest.trim_end_matches('/').to_string(), None),
+        let (exam, rest) = match (path.strip_prefix("/lab/"), path.strip_prefix("/exam/")) {
+            (Some(rest), _) => (false, rest),
+            (_, Some(rest)) => (true, rest),
+            _ => return Route::Catalog,
+        };
+        if rest.is_empty() {
+            return Route::Catalog;
+        }
+        let (id, variant) = match rest.split_once("/variant/") {
+            Some((id, n)) => (id.to_string(), n.parse().ok().filter(|n| *n >= 1)),
+            None => (rest.trim_end_matches('/').to_string(), None),
+        };
+        if exam {
+            Route::Exam(id, variant)
+        } else {
+            Route::Lab(id, variant)
         }
     }
 
@@ -36,6 +51,8 @@ impl Route {
             Route::Catalog => "#/".to_string(),
             Route::Lab(id, None) => format!("#/lab/{id}"),
             Route::Lab(id, Some(variant)) => format!("#/lab/{id}/variant/{variant}"),
+            Route::Exam(id, None) => format!("#/exam/{id}"),
+            Route::Exam(id, Some(variant)) => format!("#/exam/{id}/variant/{variant}"),
             // Never navigated to from this app: the modules link their own pages.
             Route::ModulePage => "#/".to_string(),
         }

@@ -25,6 +25,12 @@ fn fingerprint(state: &LabState) -> (usize, usize, usize, u32, u32, usize, u64) 
     (Rc::as_ptr(&state.session) as usize, state.transcript.len(), last, attempts, hints, state.screen_from, state.seed)
 }
 
+/// The minutes an exam of `lab` allows: its `exam_minutes`, else its
+/// `minutes`, else half an hour.
+pub fn exam_minutes(lab: &clusterlab_engine::lab::Lab) -> u32 {
+    lab.exam_minutes.or(lab.minutes).unwrap_or(30).max(1)
+}
+
 /// Changes are saved this long after the last one (and at once when the
 /// page is hidden or left), so that saving never delays a frame.
 const SAVE_AFTER_MS: u32 = 250;
@@ -41,7 +47,10 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
             let initial = SessionJson::initial(lab.lab.first_host());
             crate::mark("clusterlab:lab-data");
             let restored = match lab.keep {
-                Keep::Saved => storage::load(&lab.lab, &lab.entry.digest, 1, &initial),
+                Keep::Saved => {
+                    let exam = lab.exam.map(|seed| storage::ExamStart { seed, minutes: exam_minutes(&lab.lab) });
+                    storage::load(&lab.lab, &lab.entry.digest, 1, &initial, exam)
+                }
                 Keep::Preview { seed } => storage::Restored { state: LabState::new(&lab.lab, &lab.entry.digest, seed, initial), notice: None },
             };
             crate::mark("clusterlab:store");
@@ -125,7 +134,7 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
     {
         let store = store.clone();
         use_effect_with((store.score(), store.access.clone()), move |(score, access)| {
-            if *access == Access::Owner && store.lab.keep == Keep::Saved {
+            if *access == Access::Owner && store.lab.keep == Keep::Saved && store.lab.exam.is_none() {
                 storage::save_summary(&store.lab.lab.id, *score, store.lab.lab.points_possible());
             }
         });
@@ -219,7 +228,7 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
                         }
                         Signal::Released if now.access == Access::TakingOver => {
                             let initial = SessionJson::initial(now.lab.lab.first_host());
-                            dispatcher.dispatch(Action::TookOver(storage::reload(&now.lab.lab, &now.lab.entry.digest, &initial)));
+                            dispatcher.dispatch(Action::TookOver(storage::reload(&now.lab.lab, &now.lab.entry.digest, &initial, now.lab.exam.is_some())));
                         }
                         _ => {}
                     }
@@ -232,13 +241,14 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
                     let now = latest.borrow().clone();
                     if !now.owner() {
                         let initial = SessionJson::initial(now.lab.lab.first_host());
-                        if let Some(state) = storage::reload(&now.lab.lab, &now.lab.entry.digest, &initial) {
+                        if let Some(state) = storage::reload(&now.lab.lab, &now.lab.entry.digest, &initial, now.lab.exam.is_some()) {
                             dispatcher.dispatch(Action::Follow(state));
                         }
                     }
                 })
             };
-            let joined = TabLink::join(&lab.lab.id, storage::key(&lab.lab.id), on_signal, on_saved);
+            let record = lab.record_id();
+            let joined = TabLink::join(&record, storage::key(&record), on_signal, on_saved);
             joined.say(Signal::Hello);
             *link.borrow_mut() = Some(joined);
             link
@@ -261,7 +271,7 @@ pub fn use_lab_store(lab: LoadedLab) -> (UseReducerHandle<LabStore>, Rc<Engine>,
                 let now = latest.borrow().clone();
                 if now.access == Access::TakingOver {
                     let initial = SessionJson::initial(now.lab.lab.first_host());
-                    dispatcher.dispatch(Action::TookOver(storage::reload(&now.lab.lab, &now.lab.entry.digest, &initial)));
+                    dispatcher.dispatch(Action::TookOver(storage::reload(&now.lab.lab, &now.lab.entry.digest, &initial, now.lab.exam.is_some())));
                 }
             }));
         })

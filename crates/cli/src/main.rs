@@ -2,6 +2,7 @@
 //! engine the browser app uses.
 
 mod doc_text;
+mod package;
 mod play;
 mod questions;
 mod test;
@@ -59,9 +60,14 @@ enum Command {
         /// The directory of lab files
         #[arg(value_name = "LAB_DIR")]
         dir: PathBuf,
-        /// Where to write the lab data and the catalog
-        #[arg(long, value_name = "DIR")]
-        out: PathBuf,
+        /// Where to write the lab data and the catalog [default: APP/labs]
+        #[arg(long, value_name = "DIR", required_unless_present = "app")]
+        out: Option<PathBuf>,
+        /// The built app (Trunk's output): write the labs into APP/labs, name
+        /// the service worker's cache after the build, and write the cmi5
+        /// course package (APP/cmi5.xml, APP/clusterlab-cmi5.zip)
+        #[arg(long, value_name = "APP")]
+        app: Option<PathBuf>,
         /// How problems are printed
         #[arg(long, value_enum, default_value_t = Format::Pretty)]
         format: Format,
@@ -96,6 +102,10 @@ enum Command {
         /// Keep the line editor's history in FILE between sessions
         #[arg(long, value_name = "FILE")]
         history: Option<PathBuf>,
+        /// Take the lab as an exam: no hints, no verdicts until `submit`, one
+        /// answer a question, the lab's time limit on the wall clock
+        #[arg(long)]
+        exam: bool,
     },
     /// Run every lab's solution and a wrong diagnosis through the engine
     #[command(long_about = "Run each lab's [solution] through the engine on at least two trainee variants:\n\
@@ -134,10 +144,13 @@ pub(crate) enum Format {
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Check { files, format } => check(&files, format),
-        Command::Build { dir, out, format } => build_labs(&dir, &out, format),
+        Command::Build { dir, out, app, format } => {
+            let out = out.or_else(|| app.as_ref().map(|app| app.join("labs"))).expect("clap requires one of them");
+            build_labs(&dir, &out, app.as_deref(), format)
+        }
         Command::Run { lab, variant, line } => run(&lab, &variant, &line),
-        Command::Play { lab, variant, history } => match open(&lab, &variant) {
-            Ok((lab, host)) => play::play(lab, variant.seed, &host, history.as_deref()),
+        Command::Play { lab, variant, history, exam } => match open(&lab, &variant) {
+            Ok((lab, host)) => play::play(lab, variant.seed, &host, history.as_deref(), exam),
             Err(code) => code,
         },
         Command::Test { paths } => test::test(&paths),
@@ -205,7 +218,7 @@ fn check(paths: &[PathBuf], format: Format) -> ExitCode {
     }
 }
 
-fn build_labs(dir: &Path, out: &Path, format: Format) -> ExitCode {
+fn build_labs(dir: &Path, out: &Path, app: Option<&Path>, format: Format) -> ExitCode {
     let mut paths: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(entries) => entries
             .filter_map(|entry| entry.ok().map(|entry| entry.path()))
@@ -258,6 +271,14 @@ fn build_labs(dir: &Path, out: &Path, format: Format) -> ExitCode {
     }
     let count = built.catalog.labs.len();
     eprintln!("clusterlab: built {count} lab{} into {}", plural(count), out.display());
+    if let Some(app) = app {
+        let packaged = package::stamp_service_worker(app).and_then(|()| package::write_package(app, &built.catalog));
+        if let Err(error) = packaged {
+            eprintln!("clusterlab: {}: cannot write the cmi5 package: {error}", app.display());
+            return ExitCode::from(2);
+        }
+        eprintln!("clusterlab: wrote the cmi5 course package {}", app.join(package::PACKAGE).display());
+    }
     ExitCode::SUCCESS
 }
 

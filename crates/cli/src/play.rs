@@ -46,11 +46,14 @@ enum Step {
 }
 
 impl Play {
-    pub fn new(lab: Lab, seed: u64, host: &str) -> Play {
+    pub fn new(lab: Lab, seed: u64, host: &str, exam: bool) -> Play {
         let mut session = Session::new(lab.instantiate(seed), host);
         session.observe(Rc::new(lab.watch(seed)));
         let digest = Entry::new(&lab, &lab.to_json()).digest;
-        let state = LabState::new(&lab, &digest, seed, SessionJson::initial(host));
+        let mut state = LabState::new(&lab, &digest, seed, SessionJson::initial(host));
+        if exam {
+            state.start_exam(now_ms(), lab.exam_minutes.or(lab.minutes).unwrap_or(30));
+        }
         let questions = Questions { variant: lab.variant(seed), state };
         Play { lab, session: Rc::new(RefCell::new(session)), questions, at_line_start: true }
     }
@@ -65,6 +68,12 @@ impl Play {
             out += "\n";
         }
         let count = self.questions.variant.questions.len();
+        if let Some(exam) = &self.questions.state.exam {
+            out += &format!(
+                "This is an exam: {} minutes on the wall clock from now, no hints, and no verdicts until you type `submit` (or the time runs out). `answer ID VALUE` keeps one answer a question; a later one replaces it. Task and state questions are decided when you submit, on what you did and the cluster as it is then.\n\n",
+                exam.minutes
+            );
+        }
         out += &format!(
             "{count} question{}: `questions` lists them, `answer ID VALUE` grades one, `hint ID` and `score` help.\n\
              `help` lists the emulated commands; `exit` or Ctrl-D ends.\n\n",
@@ -83,6 +92,11 @@ impl Play {
 
     /// Runs one line: a play word, or a shell line.
     fn line(&mut self, line: &str, out: &mut dyn Write, err: &mut dyn Write) -> Step {
+        // The exam's time limit submits it, whatever the line was.
+        let review = self.questions.time_up(now_ms(), &self.session.borrow());
+        if let Some(review) = review {
+            self.write(out, &review);
+        }
         if line.len() > MAX_LINE_BYTES {
             // The session says so, as bash would.
             let transcript = self.session.borrow_mut().run(line);
@@ -162,9 +176,14 @@ impl Play {
     }
 }
 
+/// The wall clock, in milliseconds since the epoch (an exam's time limit).
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
 /// Runs the session: with the line editor on a terminal, else line by line.
-pub fn play(lab: Lab, seed: u64, host: &str, history: Option<&Path>) -> ExitCode {
-    let mut play = Play::new(lab, seed, host);
+pub fn play(lab: Lab, seed: u64, host: &str, history: Option<&Path>, exam: bool) -> ExitCode {
+    let mut play = Play::new(lab, seed, host, exam);
     if std::io::stdin().is_terminal() {
         match interactive(&mut play, history) {
             Ok(()) => play.status(),

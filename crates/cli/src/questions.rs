@@ -11,7 +11,7 @@ use clusterlab_engine::Session;
 use crate::doc_text::{render, safe};
 
 /// The words `play` takes before the shell sees a line.
-pub const WORDS: &[&str] = &["questions", "answer", "hint", "score"];
+pub const WORDS: &[&str] = &["questions", "answer", "hint", "score", "submit"];
 
 /// What a word printed: for standard output, or an error for standard error.
 pub enum Said {
@@ -43,6 +43,12 @@ impl Questions {
         Some(match word {
             "questions" => Said::Out(self.list()),
             "score" => Said::Out(format!("{}\n", self.score())),
+            "submit" => match &self.state.exam {
+                None => Said::Err("submit: this is not an exam: each answer is graded as you give it (`play --exam` takes the lab as an exam)\n".to_string()),
+                Some(exam) if exam.submitted.is_some() => Said::Err("submit: the exam is submitted already\n".to_string()),
+                Some(_) => Said::Out(self.submit_exam(session, false)),
+            },
+            "hint" if self.state.exam.is_some() => Said::Err("hint: an exam gives no hints\n".to_string()),
             "answer" if !id.is_empty() && self.checked_by_engine(id) => self.answer(id, value, session),
             "answer" if id.is_empty() || value.is_empty() => {
                 Said::Err(format!("answer: usage: answer ID VALUE; the ids are {}\n", self.ids()))
@@ -51,6 +57,32 @@ impl Questions {
             _ if id.is_empty() => Said::Err(format!("hint: usage: hint ID; the ids are {}\n", self.ids())),
             _ => self.hint(id),
         })
+    }
+
+    /// Submits the exam: decides every check on the session now, then
+    /// shows each question's verdict, as the review does.
+    fn submit_exam(&mut self, session: &Session, at_limit: bool) -> String {
+        let met = evidence::met(&self.variant.questions, &session.cluster, &Baseline::default());
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+        self.state.submit_exam(&self.variant.questions, Evidence { met: &met }, now, at_limit);
+        let mut out = String::from(if at_limit { "Time is up: the exam was submitted.\n\n" } else { "The exam is submitted.\n\n" });
+        for (at, question) in self.variant.questions.iter().enumerate() {
+            let line = self.state.verdict(question).map_or_else(|| "not answered".to_string(), |v| v.line());
+            out += &format!("{}. {}: {}\n", at + 1, safe(&question.id), safe(&line));
+            if let Some(grade) = self.state.grade(question) {
+                if !grade.explanation.is_empty() {
+                    out += &render(&grade.explanation, "   ");
+                }
+            }
+        }
+        out + &format!("\n{}\n", self.score())
+    }
+
+    /// When an exam's time is up at `now_ms` and it is not submitted yet:
+    /// submits it and gives the review to print.
+    pub fn time_up(&mut self, now_ms: i64, session: &Session) -> Option<String> {
+        let due = self.state.exam.as_ref().is_some_and(|exam| exam.submitted.is_none() && exam.left_ms(now_ms) == 0);
+        due.then(|| self.submit_exam(session, true))
     }
 
     /// Whether `id` is a task or state question, which `answer ID` checks.
@@ -101,6 +133,17 @@ impl Questions {
 
     fn score(&self) -> String {
         let questions = &self.variant.questions;
+        if let Some(exam) = self.state.exam.as_ref().filter(|exam| exam.submitted.is_none()) {
+            let answered = questions.iter().filter(|q| self.state.answers.contains_key(&q.id)).count();
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+            let left = exam.left_ms(now) / 1000;
+            return format!(
+                "Exam: {answered} of {} questions answered; {}:{:02} left. The score shows when you `submit`.",
+                questions.len(),
+                left / 60,
+                left % 60
+            );
+        }
         let possible: u32 = questions.iter().map(|q| q.points).sum();
         let answered = questions.iter().filter(|q| self.state.answers.contains_key(&q.id)).count();
         format!(
@@ -123,6 +166,7 @@ impl Questions {
             Submitted::Graded(grade) => grade,
             Submitted::Unclear(why) => return Said::Err(format!("answer: {}: {why} (no attempt used)\n", safe(&question.id))),
             Submitted::Closed(why) => return Said::Err(format!("answer: question {}: {why}\n", safe(&question.id))),
+            Submitted::Held => return Said::Out(format!("Recorded: {} (the exam shows verdicts once it is submitted).\n", safe(&question.id))),
         };
         let verdict = self.state.verdict(&question).map(|v| v.line()).unwrap_or_default();
         let mut out = format!("{}\n", safe(&verdict));

@@ -199,7 +199,12 @@ pub fn parse_number(response: &str, expected: Option<&str>) -> Option<f64> {
     if rest.is_empty() {
         return Some(value);
     }
-    let expected = expected?;
+    let Some(expected) = expected else {
+        // A count with what it counts after it (`24 GPUs`), but never a unit
+        // of some quantity the question does not ask for (`5 W`).
+        let words = rest.split_whitespace().all(|w| w.chars().all(|c| c.is_alphabetic()));
+        return (words && unit(rest).is_none() && rest.split_whitespace().all(|w| unit(w).is_none())).then_some(value);
+    };
     // `Gb/s` written for a question in GB/s is bits: an exact spelling
     // wins; otherwise the question's own unit in any case is that unit.
     let exact = UNITS.iter().any(|(name, _, _)| *name == rest);
@@ -562,7 +567,8 @@ pub fn mentions(text: &str, word: &str) -> bool {
 pub fn numbers_in(text: &str) -> Vec<f64> {
     text.split(|c: char| c.is_whitespace() || matches!(c, ';' | '(' | ')' | '[' | ']' | '"' | '`'))
         .filter_map(|word| {
-            let word = word.trim_end_matches([',', '.', ':']).replace(',', "");
+            // `~1,250/h`, `≈466`, `>400`: a sign of approximation is no part of the number.
+            let word = word.trim_start_matches(['~', '\u{2248}', '<', '>', '=']).trim_end_matches([',', '.', ':']).replace(',', "");
             let end = word.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(word.len());
             let (number, unit) = word.split_at(end);
             // A unit may follow (`466GB/s`, `5%`); letters then digits is a name.

@@ -2,6 +2,7 @@
 //! shell and grading. Pure Rust with no web dependencies, so that it is tested
 //! natively and fast, and shared by the browser app and the CLI.
 
+pub mod cmi5;
 pub mod commands;
 pub mod facts;
 pub mod grading;

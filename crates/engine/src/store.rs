@@ -201,6 +201,8 @@ pub enum Submitted {
     Graded(Grade),
     /// Not clear enough to grade: nothing was recorded, no attempt used.
     Unclear(String),
+    /// An exam's answer, kept without a verdict until the exam is submitted.
+    Held,
     /// The question takes no more answers: why.
     Closed(String),
 }
@@ -228,6 +230,46 @@ pub struct LabState {
     pub hints_shown: BTreeMap<String, u32>,
     /// The terminal shows the transcript from this entry on (after Ctrl-L).
     pub screen_from: usize,
+    /// Taken as an exam: no hints, no verdicts until it is submitted, one
+    /// answer a question, a time limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exam: Option<Exam>,
+}
+
+/// An exam's clock and its submission. Times are wall-clock milliseconds
+/// since the epoch, as the browser (or the CLI) reads them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Exam {
+    pub started_ms: i64,
+    pub minutes: u32,
+    /// When it was submitted, and whether the time limit submitted it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submitted: Option<Submission>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Submission {
+    pub at_ms: i64,
+    pub at_limit: bool,
+}
+
+impl Exam {
+    /// When the time is up.
+    pub fn ends_ms(&self) -> i64 {
+        self.started_ms.saturating_add(i64::from(self.minutes) * 60_000)
+    }
+
+    /// Milliseconds left at `now_ms` (none once it is over).
+    pub fn left_ms(&self, now_ms: i64) -> i64 {
+        (self.ends_ms() - now_ms).max(0)
+    }
+}
+
+/// The variant an exam takes for a learner: drawn from who they are, so
+/// that the same learner gets the same variant and neighbours different
+/// ones (1 to 9999, as `#/exam/ID/variant/N` writes it).
+pub fn exam_variant(lab: &str, learner: &str) -> u64 {
+    1 + crate::rng::Rng::derive(crate::rng::stable_hash(learner.trim().to_ascii_lowercase().as_bytes()), &["exam", lab]).range_u64(0, 9998)
 }
 
 /// The saved form: a version, then the state.
@@ -261,6 +303,44 @@ impl LabState {
             answers: BTreeMap::new(),
             hints_shown: BTreeMap::new(),
             screen_from: 0,
+            exam: None,
+        }
+    }
+
+    /// Starts this lab as an exam at `now_ms`, with `minutes` to take it.
+    pub fn start_exam(&mut self, now_ms: i64, minutes: u32) {
+        self.exam = Some(Exam { started_ms: now_ms, minutes: minutes.max(1), submitted: None });
+    }
+
+    /// Whether verdicts, feedback and explanations may be shown: always in
+    /// practice, in an exam once it is submitted.
+    pub fn reveals(&self) -> bool {
+        self.exam.as_ref().is_none_or(|exam| exam.submitted.is_some())
+    }
+
+    /// Whether this is an exam still being taken.
+    pub fn exam_running(&self) -> bool {
+        self.exam.as_ref().is_some_and(|exam| exam.submitted.is_none())
+    }
+
+    /// Submits the exam: every task, state and handoff question is decided
+    /// on what was done and what the cluster shows now (`evidence`), and no
+    /// answer changes after. `at_limit` when the time limit submitted it.
+    pub fn submit_exam(&mut self, questions: &[Question], evidence: Evidence, now_ms: i64, at_limit: bool) {
+        if !self.exam_running() {
+            return;
+        }
+        for question in questions {
+            let decided = matches!(question.kind, QuestionKind::Task { .. } | QuestionKind::State { .. })
+                || (matches!(question.kind, QuestionKind::Handoff { .. }) && self.answers.contains_key(&question.id));
+            if decided {
+                let response = self.answers.get(&question.id).map_or_else(String::new, |a| a.response.clone());
+                let (response, note) = self.decide(question, &response, evidence);
+                self.answers.insert(question.id.clone(), Answer { response, attempts: 1, note });
+            }
+        }
+        if let Some(exam) = self.exam.as_mut() {
+            exam.submitted = Some(Submission { at_ms: now_ms, at_limit });
         }
     }
 
@@ -288,33 +368,33 @@ impl LabState {
     /// ran, a state question on `evidence`, a handoff on its facts and what
     /// was done), records it as another attempt and grades it.
     pub fn submit(&mut self, question: &Question, response: &str, evidence: Evidence) -> Submitted {
+        if let Some(exam) = &self.exam {
+            if exam.submitted.is_some() {
+                return Submitted::Closed("The exam is submitted: no answer changes now.".to_string());
+            }
+            // One answer a question, changed at will until the exam is
+            // submitted; no verdict until then. Checks are decided at submission.
+            let kept = match &question.kind {
+                QuestionKind::Task { .. } | QuestionKind::State { .. } => return Submitted::Held,
+                QuestionKind::Handoff { .. } => response.to_string(),
+                _ => match question.read(response) {
+                    Reading::Unclear(why) => return Submitted::Unclear(why),
+                    Reading::Read { .. } => response.trim().to_string(),
+                },
+            };
+            self.answers.insert(question.id.clone(), Answer { response: kept, attempts: 1, note: None });
+            return Submitted::Held;
+        }
         if !self.open(question) {
             let why = if self.grade(question).is_some_and(|g| g.correct) { "it is answered correctly" } else { "no attempts are left" };
             return Submitted::Closed(format!("This question takes no more answers: {why}."));
         }
-        let mut note = None;
-        let response = match &question.kind {
-            QuestionKind::Task { run, after } => {
-                let reading = crate::lab::evidence::task_done(&question.id, run, after.as_ref(), self.executions());
-                if !reading.done && !reading.tried.is_empty() {
-                    note = Some(format!("your runs of {} that did not count: {}", run.program, reading.tried.join("; ")));
-                }
-                if reading.done { grading::DONE } else { grading::NOT_YET }.to_string()
+        if !matches!(question.kind, QuestionKind::Task { .. } | QuestionKind::State { .. } | QuestionKind::Handoff { .. }) {
+            if let Reading::Unclear(why) = question.read(response) {
+                return Submitted::Unclear(why);
             }
-            QuestionKind::State { .. } => {
-                if evidence.met.contains(&question.id) { grading::DONE } else { grading::NOT_YET }.to_string()
-            }
-            QuestionKind::Handoff { closed_when, .. } => {
-                let mut record = HandoffRecord::from_response(response);
-                record.closed = closed_when.is_empty() || evidence.met.contains(&question.id);
-                record.done = crate::lab::evidence::actions_taken(self.executions());
-                record.to_response()
-            }
-            _ => match question.read(response) {
-                Reading::Unclear(why) => return Submitted::Unclear(why),
-                Reading::Read { .. } => response.trim().to_string(),
-            },
-        };
+        }
+        let (response, note) = self.decide(question, response, evidence);
         let saved = self.answers.entry(question.id.clone()).or_default();
         saved.response = response;
         saved.attempts += 1;
@@ -322,6 +402,30 @@ impl LabState {
         match self.grade(question) {
             Some(grade) => Submitted::Graded(grade),
             None => Submitted::Closed("This question takes no more answers.".to_string()),
+        }
+    }
+
+    /// What the engine records for `response`: a task's and a state
+    /// question's check, a handoff with what was seen at submission, or the
+    /// answer as given; and a note of what it saw.
+    fn decide(&self, question: &Question, response: &str, evidence: Evidence) -> (String, Option<String>) {
+        match &question.kind {
+            QuestionKind::Task { run, after } => {
+                let reading = crate::lab::evidence::task_done(&question.id, run, after.as_ref(), self.executions());
+                let note = (!reading.done && !reading.tried.is_empty())
+                    .then(|| format!("your runs of {} that did not count: {}", run.program, reading.tried.join("; ")));
+                (if reading.done { grading::DONE } else { grading::NOT_YET }.to_string(), note)
+            }
+            QuestionKind::State { .. } => {
+                (if evidence.met.contains(&question.id) { grading::DONE } else { grading::NOT_YET }.to_string(), None)
+            }
+            QuestionKind::Handoff { closed_when, .. } => {
+                let mut record = HandoffRecord::from_response(response);
+                record.closed = closed_when.is_empty() || evidence.met.contains(&question.id);
+                record.done = crate::lab::evidence::actions_taken(self.executions());
+                (record.to_response(), None)
+            }
+            _ => (response.trim().to_string(), None),
         }
     }
 
@@ -345,6 +449,10 @@ impl LabState {
     }
 
     pub fn show_hint(&mut self, question: &str) {
+        // An exam gives no hints.
+        if self.exam.is_some() {
+            return;
+        }
         *self.hints_shown.entry(question.to_string()).or_default() += 1;
     }
 

@@ -141,6 +141,7 @@ mod tests {
             attempts: u32::from(answer.is_some()),
             hints: 0,
             explanation: String::new(),
+            reading: None,
         };
         Report {
             lab: "slow-rail".into(),
@@ -154,6 +155,7 @@ mod tests {
             completed: false,
             questions: vec![row("a", Some("gpu-002"), true), row("b", Some("mlx5_0"), false), row("c", None, false)],
             commands: Vec::<Command>::new(),
+            exam: None,
         }
     }
 

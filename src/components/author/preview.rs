@@ -29,6 +29,7 @@ pub fn preview(props: &PreviewProps) -> Html {
             data: built.data.as_str().into(),
             entry: built.entry.clone(),
             keep: Keep::Preview { seed: *seed },
+            exam: None,
         })
     });
     let seed = props.seed;

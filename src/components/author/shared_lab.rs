@@ -24,7 +24,7 @@ fn shared(built: &Built) -> Result<LoadedLab, String> {
     lab.id = format!("shared-{}", lab.id);
     let data = lab.to_json();
     let entry = Entry::new(&lab, &data);
-    Ok(LoadedLab { lab: Rc::new(lab), data: data.into(), entry, keep: Keep::Saved })
+    Ok(LoadedLab { lab: Rc::new(lab), data: data.into(), entry, keep: Keep::Saved, exam: None })
 }
 
 #[derive(Properties, PartialEq)]

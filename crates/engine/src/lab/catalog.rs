@@ -28,6 +28,9 @@ pub struct Entry {
     /// Whether trainees get different variants.
     pub variants: bool,
     pub points: u32,
+    /// The pass mark in percent, when the lab sets one (an LMS's mastery score).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass: Option<u32>,
     /// The data file, relative to the catalog.
     pub file: String,
     /// A hash of the data: it names this version of the lab, for caches
@@ -55,6 +58,7 @@ impl Entry {
             preset: lab.cluster.preset.id.to_string(),
             variants: !lab.vars.is_empty(),
             points: lab.points_possible(),
+            pass: lab.pass,
             file: format!("{}.json", lab.id),
             digest: digest(data),
         }

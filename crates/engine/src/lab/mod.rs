@@ -462,7 +462,7 @@ pub fn topology_text(config: &ClusterConfig) -> String {
     let fabric = if config.fabric == crate::model::fabric::LinkLayer::Ethernet { "RoCE (Ethernet)" } else { "InfiniBand" };
     let hcas = config.hcas.unwrap_or(config.preset.hca_count());
     format!(
-        "{} node{}: {}{more}. Each is an {}. GPU n and HCA mlx5_n sit on one PCIe switch and form rail n, {hcas} rails per node over {fabric}; the GPUs of a node talk over NVLink through the NVSwitches.",
+        "{} node{}: {}{more}. Each is an {}. Each GPU shares a PCIe switch with one HCA, its rail (`nvidia-smi topo -m` shows which), {hcas} rails per node over {fabric}; the GPUs of a node talk over NVLink through the NVSwitches.",
         names.len(),
         if names.len() == 1 { "" } else { "s" },
         shown.join(", "),
@@ -618,7 +618,7 @@ mod tests {
         assert_eq!(
             text,
             "2 nodes: gpu-001, gpu-002. Each is an HGX H100 8-GPU: 8 x H100 80GB HBM3 SXM5, NVSwitch, 8 x ConnectX-7 NDR 400 Gb/s. \
-             GPU n and HCA mlx5_n sit on one PCIe switch and form rail n, 8 rails per node over InfiniBand; the GPUs of a node talk over NVLink through the NVSwitches."
+             Each GPU shares a PCIe switch with one HCA, its rail (`nvidia-smi topo -m` shows which), 8 rails per node over InfiniBand; the GPUs of a node talk over NVLink through the NVSwitches."
         );
     }
 

@@ -556,7 +556,11 @@ fn completion_error(cluster: &Cluster, node: &Node, hca: usize, ranks: &[Rank], 
     if level < 2 {
         return;
     }
-    let Some(rank) = ranks.iter().find(|r| r.node.hostname == node.hostname && r.local as usize % node.hcas.len().max(1) == hca) else { return };
+    // The rank whose GPU shares the HCA's PCIe switch: the one sending through it.
+    let switch = node.hcas.get(hca).map(|h| h.pcie_switch);
+    let on_rail = |r: &&Rank| r.node.hostname == node.hostname && node.gpus.get(r.local as usize).map(|g| g.pcie_switch) == switch;
+    let fallback = |r: &&Rank| r.node.hostname == node.hostname && r.local as usize % node.hcas.len().max(1) == hca;
+    let Some(rank) = ranks.iter().find(on_rail).or_else(|| ranks.iter().find(fallback)) else { return };
     let when = if nccl_code(&cluster.versions.nccl) >= 22600 {
         let c = civil(cluster.now);
         format!("[{:04}-{:02}-{:02} {:02}:{:02}:{:02}] ", c.year, c.month, c.day, c.hour, c.minute, c.second)

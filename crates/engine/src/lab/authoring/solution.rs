@@ -155,6 +155,7 @@ pub fn answer_one(question: &Question, questions: &[Question], given: &str, sess
         Submitted::Graded(grade) if grade.correct => None,
         Submitted::Graded(grade) => Some(explain(question, session, state, grade.reading.as_deref())),
         Submitted::Unclear(why) | Submitted::Closed(why) => Some(why.clone()),
+        Submitted::Held => None,
     };
     let response = state.answers.get(&question.id).map_or_else(|| given.to_string(), |a| a.response.clone());
     let (correct, points) = match &submitted {
