@@ -95,6 +95,16 @@ pub fn review_app() -> Html {
     html! { <main class="page review">{ body }</main> }
 }
 
+/// An exam's time and submission, in words.
+fn exam_line(exam: &report::ExamReport) -> String {
+    if !exam.submitted {
+        return format!("Exam in progress ({} minutes allowed): the results show once it is submitted.", exam.minutes);
+    }
+    let took = exam.took_ms.max(0) / 60_000;
+    let how = if exam.at_limit { "at the time limit" } else { "by the learner" };
+    format!("Exam: submitted {how} after {took} of {} minutes.", exam.minutes)
+}
+
 #[derive(Properties, PartialEq)]
 struct ReviewViewProps {
     report: Rc<Report>,
@@ -115,14 +125,26 @@ fn review_view(props: &ReviewViewProps) -> Html {
         })
     };
     let verdict_class = if report.passed { "passed" } else { "not-passed" };
+    let submitted = report.exam.as_ref().is_none_or(|exam| exam.submitted);
     html! {
         <>
             <h1>{ format!("Review: {}", report.title) }</h1>
-            <p class="review-meta">{ format!("Variant {} \u{b7} ", report.variant) }<a href={format!("#/lab/{}/variant/{}", report.lab, report.variant)}>{ "Back to the lab" }</a></p>
-            <p class={classes!("review-score", verdict_class)} role="status">
-                <strong>{ report.verdict() }</strong>
-                if !report.completed { { " \u{b7} some questions are not answered yet" } }
+            <p class="review-meta">{ format!("Variant {} \u{b7} ", report.variant) }
+                if report.exam.is_some() {
+                    <a href={format!("#/exam/{}/variant/{}", report.lab, report.variant)}>{ "Back to the exam" }</a>
+                } else {
+                    <a href={format!("#/lab/{}/variant/{}", report.lab, report.variant)}>{ "Back to the lab" }</a>
+                }
             </p>
+            if let Some(exam) = &report.exam {
+                <p class="review-exam">{ exam_line(exam) }</p>
+            }
+            if report.exam.as_ref().is_none_or(|exam| exam.submitted) {
+                <p class={classes!("review-score", verdict_class)} role="status">
+                    <strong>{ report.verdict() }</strong>
+                    if !report.completed { { " \u{b7} some questions are not answered yet" } }
+                </p>
+            }
             <p class="review-note">{ report.note }</p>
             <div class="review-downloads" role="group" aria-label="Downloads">
                 <button type="button" onclick={save("evidence.md", "text/markdown", Report::markdown)}>{ "Download the evidence (Markdown)" }</button>
@@ -139,12 +161,15 @@ fn review_view(props: &ReviewViewProps) -> Html {
                     <li class={classes!("review-question", if row.correct { "correct" } else { "incorrect" })} data-question={row.id.clone()}>
                         <p class="review-prompt">{ &row.prompt }</p>
                         <p class="review-answer">
-                            <strong>{ if row.answer.is_none() { "Not answered" } else if row.correct { "Correct" } else { "Not correct" } }</strong>
+                            <strong>{ if row.answer.is_none() { "Not answered" } else if !submitted { "Answered" } else if row.correct { "Correct" } else { "Not correct" } }</strong>
                             { format!(" \u{2014} {} / {} point{}", row.points, row.possible, if row.possible == 1 { "" } else { "s" }) }
                             { if row.hints > 0 { format!(" \u{b7} {} hint{}", row.hints, if row.hints == 1 { "" } else { "s" }) } else { String::new() } }
                         </p>
                         if let Some(answer) = &row.answer {
                             <pre class="review-given">{ answer }</pre>
+                        }
+                        if let Some(reading) = &row.reading {
+                            <p class="review-reading">{ reading }</p>
                         }
                         if !row.explanation.trim().is_empty() {
                             <p class="review-explanation">{ &row.explanation }</p>

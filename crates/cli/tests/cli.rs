@@ -78,7 +78,7 @@ fn check_reports_as_cargo_does_by_default() {
     assert_eq!(
         stdout,
         format!(
-            "error: unknown key `titel` (did you mean `title`?); expected one of `id`, `title`, `summary`, `briefing`, `level`, `minutes`, `stage`, `tags`, `pass`, `hint_cost`\n \
+            "error: unknown key `titel` (did you mean `title`?); expected one of `id`, `title`, `summary`, `briefing`, `level`, `minutes`, `stage`, `tags`, `pass`, `exam_minutes`\n \
              --> {bad}:3:1\n  |\n3 | titel = \"t\"\n  | ^^^^^\n\n\
              error: could not check `{bad}` due to 1 previous error\n"
         )
@@ -201,8 +201,9 @@ fn arguments_that_are_not_utf8_do_not_panic() {
 fn test_runs_solutions_and_wrong_diagnoses() {
     let (stdout, _, status) = clusterlab(&["test", "labs/slow-rail.toml"]);
     assert_eq!(status, 0, "{stdout}");
-    assert!(stdout.contains("test slow-rail seed 1 (with bad_hca = \"mlx5_3\", bad_node = \"gpu-002\"): solution 10/10 ... ok\n"), "{stdout}");
-    assert!(stdout.contains(": wrong diagnosis 0/10 ... ok\n"), "{stdout}");
+    assert!(stdout.contains("test slow-rail seed 1 (with bad_hca = \"mlx5_3\", bad_node = \"gpu-002\"): solution 11/11 ... ok\n"), "{stdout}");
+    assert!(stdout.contains(": wrong diagnosis 0/11 ... ok\n"), "{stdout}");
+    assert!(stdout.contains("test slow-rail adversary: strategy a (answer everything with nothing run) earns "), "{stdout}");
     assert!(stdout.ends_with("test result: ok. 1 lab passed; 0 failed\n"), "{stdout}");
 
     // A solution that skips the repair, and a lab without one.
@@ -216,8 +217,9 @@ fn test_runs_solutions_and_wrong_diagnoses() {
     std::fs::write(dir.join("b-unsolved.toml"), unsolved).unwrap();
     let (stdout, _, status) = clusterlab(&["test", &dir.to_string_lossy()]);
     assert_eq!(status, 1, "{stdout}");
-    assert!(stdout.contains("solution 7/10 ... FAILED\n  question `back-to-baseline` scored 0/2 with \u{201c}not yet\u{201d}\n"), "{stdout}");
-    assert!(stdout.contains("question `repeat-the-comparison` scored 0/1"), "{stdout}");
+    // A failure names the expectation and what the cluster showed.
+    assert!(stdout.contains("solution 6/11 ... FAILED\n  question `back-to-baseline` scored 0/3 with \u{201c}not yet\u{201d}: expected every fault on gpu-002 repaired; observed: not repaired: hca-link-degraded on gpu-002 mlx5_3;"), "{stdout}");
+    assert!(stdout.contains("question `repeat-the-comparison` scored 0/2 with \u{201c}not yet\u{201d}: expected a successful run of all_reduce_perf once mlx5_3 of gpu-002 Active at its full rate held; observed: "), "{stdout}");
     assert!(stdout.contains("test unsolved ... FAILED\n"), "{stdout}");
     assert!(stdout.contains("has no [solution]"), "{stdout}");
     assert!(stdout.contains("test result: FAILED. 0 labs passed; 2 failed"), "{stdout}");

@@ -30,13 +30,13 @@ fn play_piped(args: &[&str], input: &str) -> (String, String, i32) {
 
 #[test]
 fn piped_lines_run_in_turn_without_prompts() {
-    let script = "nvidia-smi -L | wc -l\nfor i in 1 2\ndo echo x$i\ndone\nanswer driver 570.158.01\nanswer power-cap 1\nscore\nssh gpu-002\nhostname\nexit\nhostname\n";
+    let script = "nvidia-smi -L | wc -l\nfor i in 1 2\ndo echo x$i\ndone\nanswer driver 570.158.01\nanswer power-cap 400 W\nscore\nssh gpu-002\nhostname\nexit\nhostname\n";
     let (stdout, stderr, status) = play_piped(&["labs/first-look.toml", "--seed", "1"], script);
     assert_eq!(status, 0, "{stderr}");
     let expected = "8\nx1\nx2\n\
-        Correct \u{2014} 1/1 point \u{b7} answered \u{201c}570.158.01\u{201d}\n  The header of `nvidia-smi` shows `Driver Version: 570.158.01` and the CUDA version that driver supports (12.8).\n\
+        Correct \u{2014} 1 / 1 point \u{b7} answered \u{201c}570.158.01\u{201d}\n  The header of `nvidia-smi` shows `Driver Version: 570.158.01` and the CUDA version that driver supports (12.8).\n\
         Score: 1 of 6 points; 1 of 5 questions answered.\n\
-        Not quite \u{2014} 0/1 point \u{b7} answered \u{201c}400 W\u{201d}\n  `hint power-cap` shows a hint.\n\
+        Not quite \u{2014} 0 / 1 point \u{b7} answered \u{201c}400 W\u{201d} \u{b7} 1 left\n  `hint power-cap` shows a hint.\n\
         Score: 1 of 6 points; 2 of 5 questions answered.\n\
         Score: 1 of 6 points; 2 of 5 questions answered.\n\
         gpu-002\nlogout\ngpu-001\n";
@@ -79,21 +79,34 @@ fn piped_mistakes_are_told_not_fatal() {
 
 #[test]
 fn questions_list_this_variants_questions() {
-    let (stdout, _, _) = play_piped(&["labs/lost-gpu.toml", "--seed", "3"], "questions\nanswer xid 79\nquestions\n");
-    let first = stdout.split("Score:").next().unwrap();
-    assert!(first.starts_with("1. count (number, 1 point): not answered\n   How many GPUs does `nvidia-smi -L` list?\n   answer count NUMBER\n\n"), "{first}");
-    assert!(first.contains("3. xid (choice, 1 point): not answered\n   Which Xid did the kernel log for it?\n     1) 13\n     2) 48\n     3) 79\n     4) 119\n"), "{first}");
-    assert!(stdout.contains("3. xid (choice, 1 point): answered, correct (1/1), 1 attempt\n"), "{stdout}");
-    // The variant's own answer: the missing GPU's index grades as correct.
+    let (stdout, _, _) = play_piped(&["labs/lost-gpu.toml", "--seed", "3"], "questions\n");
+    assert!(stdout.starts_with("1. which-gpu (entity, 2 points): not answered\n   Which GPU of the node failed?\n   answer which-gpu NAME  (a gpu of this cluster, e.g. gpu-001 GPU 0)\n\n"), "{stdout}");
+    assert!(stdout.contains("3. xid (choice, 1 point): not answered\n   Which Xid did the driver log for that GPU?\n     1) "), "{stdout}");
+    // The variant's own answers: the GPU as an operator writes it, the Xid by its value.
     let lab = clusterlab_engine::load(&std::fs::read_to_string(format!("{}/labs/lost-gpu.toml", workspace())).unwrap()).unwrap();
-    let gpu = lab.variant(3).values["bad_gpu"].clone();
-    let (stdout, _, _) = play_piped(&["labs/lost-gpu.toml", "--seed", "3"], &format!("answer which-gpu {gpu}\n"));
-    assert!(stdout.starts_with("Correct \u{2014} 2/2 points"), "{stdout}");
+    let values = lab.variant(3).values;
+    let script = format!("answer which-gpu GPU{}\nanswer xid Xid {}\nquestions\n", values["bad_gpu"], values["incident.xid"]);
+    let (stdout, _, _) = play_piped(&["labs/lost-gpu.toml", "--seed", "3"], &script);
+    assert!(stdout.starts_with(&format!("Correct \u{2014} 2 / 2 points \u{b7} answered \u{201c}GPU{}\u{201d} (read as gpu-001 GPU {})", values["bad_gpu"], values["bad_gpu"])), "{stdout}");
+    assert!(stdout.contains("3. xid (choice, 1 point): answered, correct (1/1), 1 attempt\n"), "{stdout}");
+}
+
+#[test]
+fn an_exam_holds_its_verdicts_until_it_is_submitted() {
+    let script = "answer driver 570.158.01\nhint driver\nanswer power-cap 400 W\nanswer power-cap 700 W\nscore\nsubmit\nanswer driver 550.90.07\n";
+    let (stdout, stderr, _) = play_piped(&["labs/first-look.toml", "--exam"], script);
+    assert!(stdout.starts_with("Recorded: driver (the exam shows verdicts once it is submitted).\nRecorded: power-cap"), "{stdout}");
+    assert!(stdout.contains("Exam: 2 of 5 questions answered;"), "{stdout}");
+    assert!(stdout.contains("The exam is submitted.\n\n1. driver: Correct \u{2014} 1 / 1 point"), "{stdout}");
+    assert!(stdout.contains("3. power-cap: Correct \u{2014} 1 / 1 point \u{b7} answered \u{201c}700 W\u{201d}\n"), "the last answer counts, with no charge for changing it: {stdout}");
+    assert!(stdout.contains("Score: 2 of 6 points"), "{stdout}");
+    assert!(stderr.contains("hint: an exam gives no hints\n"), "{stderr}");
+    assert!(stderr.contains("The exam is submitted: no answer changes now."), "{stderr}");
 }
 
 #[test]
 fn play_words_hide_no_emulated_command() {
-    for word in ["questions", "answer", "hint", "score"] {
+    for word in ["questions", "answer", "hint", "score", "submit"] {
         assert!(clusterlab_engine::commands::find(word).is_none(), "`{word}` is an emulated command too");
         assert!(!clusterlab_engine::shell::BUILTINS.contains(&word), "`{word}` is a shell builtin too");
     }
@@ -129,13 +142,13 @@ fn play_under_a_pseudo_terminal() {
 
     p.send_line("questions").unwrap();
     p.exp_string("1. driver (choice, 1 point): not answered").unwrap();
-    p.exp_string("3) 570.158.01").unwrap();
+    p.exp_string(") 570.158.01").unwrap();
     p.exp_string("Score: 0 of 6 points; 0 of 5 questions answered.").unwrap();
     p.exp_string("user@gpu-001:~$ ").unwrap();
 
-    p.send_line("answer driver 3").unwrap();
+    p.send_line("answer driver 570.158.01").unwrap();
     p.exp_string("Correct").unwrap();
-    p.exp_string("1/1 point").unwrap();
+    p.exp_string("1 / 1 point").unwrap();
     p.exp_string("Score: 1 of 6 points; 1 of 5 questions answered.").unwrap();
     p.exp_string("user@gpu-001:~$ ").unwrap();
 

@@ -179,6 +179,11 @@ fn unit(written: &str) -> Option<(&'static str, f64)> {
     }
 }
 
+/// Whether `word` is a unit some answer may carry.
+pub fn is_unit(word: &str) -> bool {
+    unit(word.trim_end_matches([',', '.', ';', ':', ')'])).is_some()
+}
+
 /// Reads `391.5`, `1,024`, `391.5 Gb/s` or `45GB/s` as a number in `expected`
 /// units: a response in another unit of the same quantity is converted; a
 /// unit of another quantity, or one that cannot be read, is no number.
@@ -824,6 +829,23 @@ mod tests {
         assert!(!q.grade("a1").correct);
         assert!(!q.grade("a1\nb2\nc3").correct);
         assert!(!q.grade("a1\nc3\nzzz").correct);
+    }
+
+    #[test]
+    fn order_items_are_never_shown_in_the_right_order_and_differ_between_variants() {
+        let items: Vec<String> = ["a", "b", "c", "d"].iter().map(|s| s.to_string()).collect();
+        let mut orders = std::collections::BTreeSet::new();
+        for seed in 1..20 {
+            let mut q = question(QuestionKind::Order { items: items.clone() });
+            q.seed = seed;
+            let order = shuffled(&items, &q);
+            assert_ne!(order, items);
+            let mut sorted = order.clone();
+            sorted.sort();
+            assert_eq!(sorted, items);
+            orders.insert(order);
+        }
+        assert!(orders.len() > 3, "{orders:?}");
     }
 
     #[test]

@@ -395,9 +395,14 @@ impl LabState {
             }
         }
         let (response, note) = self.decide(question, response, evidence);
+        // A handoff sent before the incident is closed scores nothing and
+        // uses no attempt: it is kept, and may be sent again once closed.
+        let premature = matches!(question.kind, QuestionKind::Handoff { .. }) && !HandoffRecord::from_response(&response).closed;
         let saved = self.answers.entry(question.id.clone()).or_default();
         saved.response = response;
-        saved.attempts += 1;
+        if !premature {
+            saved.attempts += 1;
+        }
         saved.note = note;
         match self.grade(question) {
             Some(grade) => Submitted::Graded(grade),

@@ -519,7 +519,7 @@ pub const HANDOFF_ACTIONS: &[(&str, &[&str])] = &[
     ("drain", &["drain", "drained", "draining"]),
     ("resume", &["resume", "resumed", "undrain", "undrained", "back in service", "returned to service"]),
     ("reset", &["reset", "gpu reset"]),
-    ("repair", &["repair", "repaired", "reseat", "reseated", "replace", "replaced", "technician", "ticket", "dctech"]),
+    ("repair", &["repair", "repaired", "reseat", "reseated", "replace", "replaced"]),
     ("restart", &["restart", "restarted"]),
     ("cancel", &["cancel", "cancelled", "scancel"]),
     ("relaunch", &["relaunch", "relaunched", "resubmit", "resubmitted", "requeue", "requeued"]),

@@ -80,12 +80,26 @@ fn states_answer(question: &Question, text: &str) -> bool {
             singles_out(&right, &wrong)
         }
         QuestionKind::Text { accepted } => accepted.iter().any(|a| mentions(text, a)),
-        QuestionKind::Number { answer, tolerance, .. } => {
+        QuestionKind::Number { answer, tolerance, unit } => {
             let allowed = match tolerance {
                 Tolerance::Absolute(delta) => *delta,
                 Tolerance::Relative(fraction) => answer.abs() * fraction,
             };
-            crate::grading::numbers_in(text).iter().any(|n| (n - answer).abs() <= allowed + 1e-9 * answer.abs().max(1.0))
+            // Each number with the word after it as its unit: `400 Gb/s` is
+            // no statement of 408 GB/s; a number of no unit compares as it is.
+            let words: Vec<&str> = text.split_whitespace().collect();
+            let near = |n: f64| (n - answer).abs() <= allowed + 1e-9 * answer.abs().max(1.0);
+            words.iter().enumerate().any(|(at, word)| {
+                let Some(&plain) = crate::grading::numbers_in(word).first() else { return false };
+                let with_unit = words.get(at + 1).and_then(|next| crate::grading::parse_number(&format!("{plain} {next}"), unit.as_deref()));
+                let attached = crate::grading::parse_number(word.trim_end_matches([',', '.', ';', ':', ')']), unit.as_deref());
+                match (attached.or(with_unit), unit) {
+                    (Some(converted), _) => near(converted),
+                    // A unit that is not the question's quantity: not this answer.
+                    (None, Some(_)) if words.get(at + 1).is_some_and(|next| crate::grading::is_unit(next)) => false,
+                    (None, _) => near(plain),
+                }
+            })
         }
         _ => false,
     }
@@ -95,7 +109,18 @@ fn states_answer(question: &Question, text: &str) -> bool {
 pub fn leaks(lab: &Lab) -> Vec<Leak> {
     let mut found: BTreeSet<Leak> = BTreeSet::new();
     let waived: Vec<bool> = lab.questions.iter().map(|q| q.leak_waiver.as_ref().is_some_and(|w| !w.trim().is_empty())).collect();
-    for values in template::all_values(&lab.vars, &lab.id, SAMPLES) {
+    let samples = template::all_values(&lab.vars, &lab.id, SAMPLES);
+    // An answer that changes between variants is checked against text
+    // that changes with it (below); text naming it in one variant (a prompt
+    // saying "on gpu-001") tells nothing when the text is the same in all.
+    let constant: Vec<bool> = (0..lab.questions.len())
+        .map(|at| {
+            let answers: BTreeSet<Option<String>> =
+                samples.iter().map(|values| lab.resolve(values).1.get(at).and_then(answer_of)).collect();
+            answers.len() <= 1
+        })
+        .collect();
+    for values in samples.clone() {
         let (_, questions, _) = lab.resolve(&values);
         if questions.len() != lab.questions.len() {
             continue; // Reported by the variant checks.
@@ -106,7 +131,7 @@ pub fn leaks(lab: &Lab) -> Vec<Leak> {
             }
             let Some(answer) = answer_of(question) else { continue };
             let texts = visible(lab, &values, &questions, at);
-            for (place, text) in &texts {
+            for (place, text) in texts.iter().filter(|_| constant[at]) {
                 if states_answer(question, text) {
                     found.insert(Leak {
                         question: at,
@@ -128,8 +153,11 @@ pub fn leaks(lab: &Lab) -> Vec<Leak> {
                         continue;
                     }
                     let other_texts = visible(lab, &other, &other_questions, at);
+                    // The question's own prompt may change with its variant
+                    // (it says which GPU it asks about): that is the question.
+                    let own = format!("the prompt of question `{}`", question.id);
                     for ((place, text), (_, other_text)) in texts.iter().zip(&other_texts) {
-                        if text != other_text {
+                        if text != other_text && *place != own {
                             found.insert(Leak {
                                 question: at,
                                 message: format!(

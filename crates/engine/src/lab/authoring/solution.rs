@@ -88,18 +88,24 @@ impl Run {
 }
 
 /// The seeds `clusterlab test` runs: at least two, and enough to reach
-/// different variants where the lab has them (up to four).
+/// every value of every variable where the lab has few (up to eight
+/// variants), so that a value no test reached cannot hide a broken variant.
 pub fn seeds(compiled: &Compiled) -> Vec<u64> {
     let lab = &compiled.lab;
+    let mut covered: BTreeSet<(String, String)> = BTreeSet::new();
+    let wanted: usize = lab.vars.iter().map(|var| var.cardinality().min(8) as usize).sum();
     let mut seen = Vec::new();
     let mut seeds = Vec::new();
-    for seed in 1..=64u64 {
+    for seed in 1..=256u64 {
         let values = lab.values(seed);
-        if !seen.contains(&values) {
+        let fresh = values.iter().filter(|(name, _)| !name.contains('.')).any(|pair| !covered.contains(&(pair.0.clone(), pair.1.clone())));
+        if !seen.contains(&values) && (fresh || seeds.len() < 4) {
+            covered.extend(values.iter().map(|(k, v)| (k.clone(), v.clone())));
             seen.push(values);
             seeds.push(seed);
         }
-        if seeds.len() == 4 {
+        let all_covered = covered.iter().filter(|(name, _)| !name.contains('.')).count() >= wanted;
+        if seeds.len() == 8 || (seeds.len() >= 4 && all_covered) {
             break;
         }
     }
