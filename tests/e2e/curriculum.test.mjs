@@ -17,7 +17,7 @@ async function check(page, id) {
   return question;
 }
 
-test('slow-rail to full marks: drained, repaired, re-measured, with the rate in GB/s', async () => {
+test('slow-rail: drained, repaired, re-measured, answers read as operators write them, a retry charged', async () => {
   const context = await app.browser.newContext({ viewport: { width: 1400, height: 1000 } });
   const page = await open(context, `${app.base}#/lab/slow-rail/variant/1`);
   const input = await terminal(page);
@@ -53,44 +53,53 @@ test('slow-rail to full marks: drained, repaired, re-measured, with the rate in 
   const answer = async (id, value) => {
     const question = page.locator(`section[data-question="${id}"]`);
     if (value.radio) await question.locator(`input[value="${value.radio}"]`).check();
+    else if (value.entity) await question.locator('input.entity-answer').fill(value.entity);
     else await question.locator('input.text-answer').fill(value.text);
     await question.locator('button.answer-button').click();
     await question.locator('.verdict.correct').waitFor();
+    return question;
   };
-  await answer('which-node', { radio: bad.node });
-  await answer('which-hca', { radio: bad.hca });
+  // An HCA without its node is asked again, at no cost; `node:hca` is read.
+  const which = page.locator('section[data-question="which-hca"]');
+  await which.locator('input.entity-answer').fill(bad.hca);
+  await which.locator('button.answer-button').click();
+  await which.locator('.unclear').waitFor();
+  assert.match(await which.locator('.unclear').textContent(), /on which node\? .*No attempt was used/);
+  const read = await answer('which-hca', { entity: `${bad.node}:${bad.hca}` });
+  assert.match(await read.locator('.verdict').textContent(), new RegExp(`Correct — 2 / 2 points .*read as ${bad.node} ${bad.hca}`));
   await answer('rate', { text: '25 GB/s' });
   await answer('lane-speed', { radio: '50.0 Gbps (64)' });
-  // A tempting wrong choice says why it is wrong.
+  // A tempting wrong choice says why it is wrong, and the right one after it keeps half its point (rounded down).
   const first = page.locator('section[data-question="first-step"]');
   await first.locator('input[value="Reboot the node"]').check();
   await first.locator('button.answer-button').click();
   await first.locator('.verdict.incorrect').waitFor();
   assert.match(await first.locator('.verdict').textContent(), /loses the evidence/);
-  await answer('first-step', { radio: 'Drain the node in Slurm so no new job lands on it' });
+  const retried = await answer('first-step', { radio: 'Drain the node in Slurm so no new job lands on it' });
+  assert.match(await retried.locator('.verdict').textContent(), /Correct — 0 \/ 1 point .* 2 attempts/);
 
-  // Full marks, and they survive a reload.
+  // The score, which survives a reload.
   const score = async () => (await page.locator('.score').first().textContent());
-  assert.match(await score(), /10 \/ 10|10 of 10/);
+  assert.match(await score(), /10 \/ 11/);
   await page.reload();
   await terminal(page);
-  assert.match(await score(), /10 \/ 10|10 of 10/);
+  assert.match(await score(), /10 \/ 11/);
 
   // The review page, and the evidence bundle it downloads.
   await page.locator('a.review-link').click();
   await page.locator('.review-score').waitFor();
-  assert.match(await page.locator('.review-score').textContent(), /10 \/ 10 points \(100%\); pass mark 70%: passed/);
-  assert.equal(await page.locator('.review-question.correct').count(), 8);
-  assert.match(await page.title(), /^Review: One slow rail/);
+  assert.match(await page.locator('.review-score').textContent(), /10 \/ 11 points \(90%\); pass mark 70%: passed/);
+  assert.equal(await page.locator('.review-question.correct').count(), 7);
+  assert.match(await page.title(), /^Review: Multi-node jobs run slower/);
   const fetch = async (label) => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: label }).click()]);
     return { name: download.suggestedFilename(), text: await readFile(await download.path(), 'utf8') };
   };
   const bundle = await fetch('Download the evidence (Markdown)');
   assert.equal(bundle.name, 'clusterlab-slow-rail-variant-1-evidence.md');
-  assert.match(bundle.text, /^# Evidence: One slow rail \(slow-rail\), variant 1\n/);
+  assert.match(bundle.text, /^# Evidence: Multi-node jobs run slower \(slow-rail\), variant 1\n/);
   assert.match(bundle.text, /nothing ran on a real cluster/);
-  assert.match(bundle.text, /\*\*Score:\*\* 10 \/ 10 points \(100%\); pass mark 70%: passed/);
+  assert.match(bundle.text, /\*\*Score:\*\* 10 \/ 11 points \(90%\); pass mark 70%: passed/);
   assert.match(bundle.text, new RegExp(`### 2026-03-09T\\d\\d:\\d\\d:\\d\\dZ on gpu-001: exit 0\\n\\n\`\`\`\\n\\$ dctech reseat-cable ${bad.node} ${bad.hca}\\n`));
   const json = JSON.parse((await fetch('Download the evidence (JSON)')).text);
   assert.equal(json.score, 10);
@@ -101,7 +110,7 @@ test('slow-rail to full marks: drained, repaired, re-measured, with the rate in 
   // Back to the lab, which the review left as it was.
   await page.getByRole('link', { name: 'Back to the lab' }).click();
   await terminal(page);
-  assert.match(await score(), /10 \/ 10/);
+  assert.match(await score(), /10 \/ 11/);
   assert.deepEqual(page.errors, []);
   await context.close();
 });

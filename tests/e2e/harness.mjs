@@ -24,9 +24,12 @@ const types = {
 /// Serves dist/ and starts Chromium. Returns { base, browser, close }.
 /// `proxy` ({ prefix, target }) forwards requests under `prefix` to another
 /// server, from the app's own origin (the test LRS answers no CORS).
-export async function start({ proxy } = {}) {
+/// `routes(request, response, path)` may answer a request itself (a test's
+/// stand-in LMS), returning true when it did.
+export async function start({ proxy, routes } = {}) {
   const server = createServer(async (request, response) => {
     const path = decodeURIComponent(new URL(request.url, 'http://localhost').pathname);
+    if (routes && await routes(request, response, path)) return;
     if (proxy && path.startsWith(proxy.prefix)) {
       const target = new URL(request.url, proxy.target);
       const upstream = forward(target, { method: request.method, headers: { ...request.headers, host: target.host } }, (answer) => {

@@ -21,8 +21,8 @@ test('a reload after 200 commands restores the same screen and answers within 20
   const context = await app.browser.newContext({ viewport: { width: 1400, height: 1000 } });
   const page = await open(context, `${app.base}#/lab/slow-rail`);
   const input = await terminal(page);
-  const question = page.locator('section[data-question="which-node"]');
-  await question.locator('input[value="gpu-002"]').check();
+  const question = page.locator('section[data-question="which-hca"]');
+  await question.locator('input.entity-answer').fill('gpu-002 mlx5_3');
   await question.locator('button.answer-button').click();
   await question.locator('.verdict').waitFor();
   // A drain and a login change the session; long outputs fill the screen.

@@ -68,7 +68,7 @@ test('the keyboard leaves the terminal with Escape then Tab, and reaches the que
   const question = page.locator('section[data-question="which-gpu"]');
   await question.getByRole('button', { name: 'Show a hint' }).click();
   await page.waitForFunction(() => document.activeElement?.closest('.hints') !== null);
-  assert.equal(await page.title(), 'A GPU went missing \u2014 ClusterLab');
+  assert.equal(await page.title(), 'A job lost one of its GPUs \u2014 ClusterLab');
   assert.deepEqual(page.errors, []);
   await context.close();
 });
@@ -292,7 +292,7 @@ test('the catalog filters by stage, level and tag and shows each lab\'s score an
   await page.goto(`${app.base}#/`);
   const card = page.locator('.lab-card[data-lab="lost-gpu"]');
   await card.waitFor();
-  assert.equal(await card.locator('.progress').textContent(), 'Score 1 / 9 \u00b7 best 1');
+  assert.equal(await card.locator('.progress').textContent(), 'Score 1 / 10 \u00b7 best 1');
   assert.equal(await page.locator('.lab-card[data-lab="slow-rail"] .progress').textContent(), 'Not started');
   // The counts the catalog the build wrote gives.
   const catalog = JSON.parse(await readFile(join(dist, 'labs', 'index.json'), 'utf8'));

@@ -176,7 +176,11 @@ pub fn report(lab: &Lab, state: &LabState) -> Report {
         possible,
         pass: lab.pass,
         passed,
-        completed: questions.iter().all(|row| row.answer.is_some()),
+        // An exam is complete once submitted; practice once every question has an answer.
+        completed: match &state.exam {
+            Some(exam) => exam.submitted.is_some(),
+            None => questions.iter().all(|row| row.answer.is_some()),
+        },
         questions,
         commands,
         exam: state.exam.as_ref().map(|exam| ExamReport {

@@ -81,7 +81,7 @@ impl Reducible for Draft {
                 next.checked = Some(checked);
             }
             DraftAction::Heard(Heard::Failed(message)) => {
-                next.checked = Some(Rc::new(Checked { problems: vec![Problem { line: 1, column: 1, message }], built: None, complete: true }));
+                next.checked = Some(Rc::new(Checked { problems: vec![Problem { line: 1, column: 1, message }], built: None, complete: true, gaming: Vec::new() }));
             }
             DraftAction::Seed(seed) => next.seed = seed,
             DraftAction::JumpTo(line, column) => {
@@ -327,6 +327,13 @@ pub fn editor_page(props: &EditorPageProps) -> Html {
                 <section class="author-editor" aria-label="Editor">
                     <CodeEditor text={draft.source.clone()} {on_change} problems={draft.problems()} jump={draft.jump} {on_drop_file} />
                     <ProblemList problems={draft.problems()} status={AttrValue::from(draft.status())} on_pick={Some(on_pick_problem)} />
+                    if let Some(checked) = draft.checked.as_ref().filter(|checked| !checked.gaming.is_empty()) {
+                        <section class="gaming" aria-labelledby="gaming-heading">
+                            <h3 id="gaming-heading">{ "Gaming check" }</h3>
+                            <p>{ "What each gaming strategy earns on this lab (at most 20% passes), as clusterlab test plays them:" }</p>
+                            <ul>{ for checked.gaming.iter().map(|line| html! { <li>{ line.clone() }</li> }) }</ul>
+                        </section>
+                    }
                 </section>
                 if let Some(built) = &draft.built {
                     <Preview built={built.clone()} seed={draft.seed} {on_seed} {stale} />

@@ -2,7 +2,8 @@
 //! - each fault is observable: some command, run on the fault's node, prints
 //!   something different from the same cluster without that fault;
 //! - each question's reference answer grades as correct;
-//! - no answer shows before its question is answered ([`super::leaks`]).
+//! - no answer shows before its question is answered, and no state
+//!   question expects facts that cannot hold together ([`super::leaks`]).
 //!
 //! The probe commands are the examples each command declares, so a new tool
 //! widens what counts as observable without touching this file.
@@ -95,6 +96,10 @@ pub fn deep(compiled: &Compiled, source: &str) -> Vec<Diagnostic> {
                 ));
             }
         }
+    }
+    for contradiction in super::leaks::contradictions(lab) {
+        let span = compiled.map.questions[contradiction.question].table.clone();
+        found.insert((span.start, span.end, format!("{}; drop one of the facts, or ask for them in separate questions", contradiction.message)));
     }
     for leak in super::leaks::leaks(lab) {
         let span = compiled.map.questions[leak.question].table.clone();

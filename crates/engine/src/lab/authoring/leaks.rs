@@ -173,3 +173,59 @@ pub fn leaks(lab: &Lab) -> Vec<Leak> {
     }
     found.into_iter().collect()
 }
+
+/// Facts one `state` question (or a handoff's closing facts) expects that
+/// cannot hold together: a node in two Slurm states, drained yet in service,
+/// idle or drained while a job expected to train runs on it, a service both
+/// active and stopped. (question index, message), over a sample of variants.
+pub fn contradictions(lab: &Lab) -> Vec<Leak> {
+    use crate::facts::Fact;
+    let jobs = lab.jobs();
+    let mut found: BTreeSet<Leak> = BTreeSet::new();
+    for values in template::all_values(&lab.vars, &lab.id, SAMPLES) {
+        let (_, questions, _) = lab.resolve(&values);
+        for (at, question) in questions.iter().enumerate() {
+            let facts = match &question.kind {
+                QuestionKind::State { expect } => expect,
+                QuestionKind::Handoff { closed_when, .. } => closed_when,
+                _ => continue,
+            };
+            let slurm_of = |node: &str| facts.iter().find_map(|f| match f {
+                Fact::Slurm { node: n, state, .. } if n == node => Some(state.as_str()),
+                _ => None,
+            });
+            let mut say = |message: String| {
+                found.insert(Leak { question: at, message: format!("question `{}`: {message}: no cluster can show both{}", question.id, super::describe(&values)) });
+            };
+            for (k, fact) in facts.iter().enumerate() {
+                for other in &facts[k + 1..] {
+                    match (fact, other) {
+                        (Fact::Slurm { node: a, state: x, .. }, Fact::Slurm { node: b, state: y, .. }) if a == b && x != y => {
+                            say(format!("it expects {a} both {x} and {y} in Slurm"))
+                        }
+                        (Fact::Service { node: a, service: s, active: x }, Fact::Service { node: b, service: t, active: y }) if a == b && s == t && x != y => {
+                            say(format!("it expects {s} on {a} both active and stopped"))
+                        }
+                        _ => {}
+                    }
+                }
+                match fact {
+                    Fact::InService { node } => {
+                        if let Some(state @ ("drained" | "down" | "draining")) = slurm_of(node) {
+                            say(format!("it expects {node} in service and {state}"));
+                        }
+                    }
+                    Fact::JobProgress { job, .. } => {
+                        for node in jobs.iter().filter(|j| j.name == *job).flat_map(|j| j.nodes.iter()) {
+                            if let Some(state @ ("idle" | "drained" | "down")) = slurm_of(node) {
+                                say(format!("it expects the job {job} to train on {node} while {node} is {state}"));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    found.into_iter().collect()
+}

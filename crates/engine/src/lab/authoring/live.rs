@@ -45,6 +45,10 @@ pub struct Checked {
     pub built: Option<Built>,
     /// Whether the deep checks ran too (or could not: the lab did not compile).
     pub complete: bool,
+    /// What each gaming strategy earns, as `clusterlab test` says it
+    /// (`strategy b (...) earns 45% ...`): played once the lab checks clean.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gaming: Vec<String>,
 }
 
 /// Checks `source`, reporting after the quick pass and, when the lab
@@ -53,15 +57,30 @@ pub fn check_in_passes(source: &str, mut report: impl FnMut(Checked)) {
     let compiled = match compile(source) {
         Ok(compiled) => compiled,
         Err(found) => {
-            report(Checked { problems: found.into_iter().map(Problem::from).collect(), built: None, complete: true });
+            report(Checked { problems: found.into_iter().map(Problem::from).collect(), built: None, complete: true, gaming: Vec::new() });
             return;
         }
     };
     let data = compiled.lab.to_json();
     let built = Built { entry: Entry::new(&compiled.lab, &data), data };
-    report(Checked { problems: Vec::new(), built: Some(built.clone()), complete: false });
-    let problems = check::deep(&compiled, source).into_iter().map(Problem::from).collect();
-    report(Checked { problems, built: Some(built), complete: true });
+    report(Checked { problems: Vec::new(), built: Some(built.clone()), complete: false, gaming: Vec::new() });
+    let mut problems: Vec<Problem> = check::deep(&compiled, source).into_iter().map(Problem::from).collect();
+    // The adversary, as `clusterlab test` plays it, on a lab that checks clean.
+    let mut gaming = Vec::new();
+    if problems.is_empty() {
+        for verdict in super::adversary::play(&compiled) {
+            if !verdict.passes() {
+                let message = format!(
+                    "{}: a lab must not pay more than {:.0}% of its points for gaming; judge outcomes, limit attempts, or weigh the questions differently",
+                    verdict.line(),
+                    super::adversary::LIMIT * 100.0
+                );
+                problems.push(Problem::from(Diagnostic::spanning(source, compiled.map.id.clone(), message)));
+            }
+            gaming.push(verdict.line());
+        }
+    }
+    report(Checked { problems, built: Some(built), complete: true, gaming });
 }
 
 #[cfg(test)]

@@ -446,17 +446,36 @@ fn expect_spec(e: &ExpectTable) -> ExpectSpec {
     }
 }
 
+/// The canonical name of option `name` (a letter or a long name) of
+/// `program`, as recorded executions name it: its long name when declared.
+fn canonical_option(program: &str, name: &str) -> Option<(String, bool)> {
+    let command = crate::commands::find(program)?;
+    let name = name.trim_start_matches('-');
+    let flag = command
+        .signature()
+        .flags
+        .iter()
+        .find(|flag| flag.long == Some(name) || (name.chars().count() == 1 && flag.short == name.chars().next()))?;
+    let canonical = flag.long.map_or_else(|| flag.short.map(String::from).unwrap_or_default(), str::to_string);
+    Some((canonical, flag.value.is_some()))
+}
+
+/// A task's run as lab data, its options named canonically.
 fn run_spec(run: &RunTable) -> RunSpec {
+    let program = run.program.as_ref().map(|p| p.get_ref().clone()).unwrap_or_default();
     RunSpec {
-        program: run.program.as_ref().map(|p| p.get_ref().clone()).unwrap_or_default(),
         options: run
             .options
             .iter()
-            .map(|(name, value)| match value {
-                OptionValue::Present(present) => (name.get_ref().clone(), None, *present),
-                OptionValue::Value(pattern) => (name.get_ref().clone(), Some(pattern.clone()), true),
+            .map(|(name, value)| {
+                let name = canonical_option(&program, name.get_ref()).map_or_else(|| name.get_ref().clone(), |(canonical, _)| canonical);
+                match value {
+                    OptionValue::Present(present) => (name, None, *present),
+                    OptionValue::Value(pattern) => (name, Some(pattern.clone()), true),
+                }
             })
             .collect(),
+        program,
         operands: run.operands.clone(),
         host: run.host.clone(),
         hosts: run.hosts.clone(),
@@ -678,6 +697,31 @@ fn check_fault_fields(fault: &Spanned<FaultTable>, problem: &mut impl FnMut(Rang
     }
 }
 
+/// A task's program and options, against what the program declares.
+fn check_run(qid: &str, run: &RunTable, problem: &mut dyn FnMut(Range<usize>, String)) {
+    let Some(program) = &run.program else { return };
+    let name = program.get_ref();
+    if crate::commands::find(name).is_none() {
+        let message = if name.contains('{') {
+            format!("question `{qid}`: `program` names the program itself, not a variable: options and operands may hold `{{var}}`s")
+        } else {
+            format!("question `{qid}`: `{name}` is not a program this simulation runs")
+        };
+        problem(program.span(), message);
+        return;
+    }
+    for (option, value) in &run.options {
+        match (canonical_option(name, option.get_ref()), value) {
+            (None, _) => problem(option.span(), format!("question `{qid}`: `{name}` has no option `{}`", option.get_ref())),
+            (Some((_, false)), OptionValue::Value(pattern)) => problem(
+                option.span(),
+                format!("question `{qid}`: `{name}`'s `{}` takes no value: write `{} = true`, not a pattern `{pattern}`", option.get_ref(), option.get_ref()),
+            ),
+            _ => {}
+        }
+    }
+}
+
 fn check_question_fields(table: &QuestionTable, problem: &mut impl FnMut(Range<usize>, String)) {
     let qid = table.id.get_ref();
     let kind = table.kind.get_ref().as_str();
@@ -708,6 +752,7 @@ fn check_question_fields(table: &QuestionTable, problem: &mut impl FnMut(Range<u
     if let Some(run) = &table.run {
         only("program", true, "task", problem);
         let run = run.get_ref();
+        check_run(qid, run, problem);
         if let Some(status) = &run.status {
             if !RUN_STATUSES.contains(&status.get_ref().as_str()) {
                 problem(status.span(), format!("question `{qid}`: `status` must be one of {}", list(RUN_STATUSES.iter().copied())));
@@ -715,6 +760,9 @@ fn check_question_fields(table: &QuestionTable, problem: &mut impl FnMut(Range<u
         }
     }
     only("after", table.after.is_some(), "task", problem);
+    if let Some(AfterTable::Run(run)) = table.after.as_ref().map(Spanned::get_ref) {
+        check_run(qid, run, problem);
+    }
     if kind != "state" && kind != "handoff" && table.expect.is_some() {
         problem(table.kind.span(), format!("question `{qid}`: `expect` applies to state questions (and to handoffs, as the facts that close the incident)"));
     }
