@@ -293,13 +293,14 @@ fn observe_job(cluster: &Cluster, job: &str, within: Option<f64>) -> Observed {
 /// its output ([`crate::commands::execution::Observer`]).
 #[derive(Default)]
 pub struct Watch {
-    pub facts: Vec<(String, Fact)>,
+    /// (id, the fact, the program whose runs it must precede).
+    pub facts: Vec<(String, Fact, String)>,
     pub outputs: Vec<(String, String)>,
     baseline: Baseline,
 }
 
 impl Watch {
-    pub fn new(facts: Vec<(String, Fact)>, outputs: Vec<(String, String)>) -> Watch {
+    pub fn new(facts: Vec<(String, Fact, String)>, outputs: Vec<(String, String)>) -> Watch {
         Watch { facts, outputs, baseline: Baseline::default() }
     }
 
@@ -309,8 +310,12 @@ impl Watch {
 }
 
 impl crate::commands::execution::Observer for Watch {
-    fn facts(&self, cluster: &Cluster) -> Vec<String> {
-        self.facts.iter().filter(|(_, fact)| fact.holds(cluster, &self.baseline)).map(|(id, _)| id.clone()).collect()
+    fn facts(&self, cluster: &Cluster, program: &str) -> Vec<String> {
+        self.facts
+            .iter()
+            .filter(|(_, fact, wanted)| wanted == program && fact.holds(cluster, &self.baseline))
+            .map(|(id, _, _)| id.clone())
+            .collect()
     }
 
     fn outputs(&self, stdout: &str) -> Vec<String> {

@@ -239,8 +239,10 @@ fn expand_hosts(program: &str, list: &str) -> String {
 /// its output patterns match. Implemented by the lab's grading, so that
 /// commands know nothing of labs.
 pub trait Observer {
-    /// The ids of the watched facts that hold on `cluster` now.
-    fn facts(&self, cluster: &Cluster) -> Vec<String>;
+    /// The ids of the watched facts that hold on `cluster` now, of those
+    /// that matter to a run of `program` (each fact is watched for the
+    /// task whose program it must precede: a loop of `echo`s costs nothing).
+    fn facts(&self, cluster: &Cluster, program: &str) -> Vec<String>;
     /// The ids of the watched output patterns that `stdout` matches.
     fn outputs(&self, stdout: &str) -> Vec<String>;
 }
@@ -273,7 +275,7 @@ impl ExecLog {
             return Slot(None);
         }
         if let Some(observer) = &log.observer {
-            execution.held = observer.facts(cluster);
+            execution.held = observer.facts(cluster, &execution.program);
         }
         log.records.push(execution);
         Slot(Some(log.records.len() - 1))

@@ -127,6 +127,8 @@ pub struct QuestionProbe {
 #[derive(Clone, Debug, Deserialize)]
 pub struct RunProbe {
     #[serde(default)]
+    pub program: String,
+    #[serde(default)]
     pub output: Option<String>,
 }
 
@@ -150,7 +152,8 @@ pub fn watch(probes: &[QuestionProbe], values: &Values) -> Watch {
     let mut outputs = Vec::new();
     for probe in probes {
         if let Some(Ok(super::After::Fact(fact))) = probe.after.as_ref().map(|after| after.resolve(values)) {
-            facts.push((after_id(&probe.id), fact));
+            let program = probe.run.as_ref().map_or_else(String::new, |run| run.program.clone());
+            facts.push((after_id(&probe.id), fact, program));
         }
         if let Some(pattern) = probe.run.as_ref().and_then(|run| run.output.as_ref()) {
             if let Ok(pattern) = super::template::substitute(pattern, values) {

@@ -348,7 +348,8 @@ pub const MAX_NODES: u32 = 4096;
 pub const VARIANTS_CHECKED: u64 = 64;
 
 /// The version of the lab data format; the app refuses data of another.
-pub const DATA_FORMAT: u32 = 1;
+/// 2: tasks as runs (`run`, `after`), facts as maps, handoff fields with facts, the policy.
+pub const DATA_FORMAT: u32 = 2;
 
 /// A lab as it is stored: the format version, then the lab.
 #[derive(Serialize, Deserialize)]
@@ -575,7 +576,7 @@ impl Lab {
                 id: q.id.clone(),
                 expect: q.expect.clone(),
                 after: q.after.clone(),
-                run: q.run.as_ref().map(|run| evidence::RunProbe { output: run.output.clone() }),
+                run: q.run.as_ref().map(|run| evidence::RunProbe { program: run.program.clone(), output: run.output.clone() }),
             })
             .collect();
         evidence::watch(&probes, &self.values(seed))
@@ -605,7 +606,7 @@ mod tests {
         let back = Lab::from_json(&text).unwrap();
         assert_eq!(back.to_json(), text);
         assert_eq!(back.variant(3).values, lab.variant(3).values);
-        let newer = text.replacen("\"format\":1", "\"format\":2", 1);
+        let newer = text.replacen("\"format\":2", "\"format\":3", 1);
         assert!(Lab::from_json(&newer).unwrap_err().contains("rebuild the lab"));
         assert!(Lab::from_json("{").unwrap_err().starts_with("not ClusterLab lab data"));
         let unknown_preset = text.replacen("hgx-h100", "hgx-h999", 1);

@@ -182,51 +182,12 @@ pub enum AnswerSpec {
 }
 
 /// One of a `state` question's `expect` tables (or a task's `after`
-/// fact), as written.
+/// fact), as written: its keys and their values as text (`node`, `slurm`,
+/// `reason`, `in_service = "true"`, ...). A map, not a struct of options,
+/// keeps the code that reads lab data small in the trainee's page.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ExpectSpec {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub slurm: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub in_service: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub repaired: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gpu: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub healthy: Option<bool>,
-    /// `dcgmi diag -r N` passes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub diag: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hca: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub link_up: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pcie_full: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub service: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub active: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fabric_manager: Option<String>,
-    /// `"5%"`: all_reduce_perf within 5% of the healthy cluster's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub all_reduce_within: Option<String>,
-    /// A job of the lab's that must run and make progress again...
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub job: Option<String>,
-    /// ...at a step time within this of the healthy cluster's (`"5%"`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub step_time_within: Option<String>,
-}
+#[serde(transparent)]
+pub struct ExpectSpec(pub std::collections::BTreeMap<String, String>);
 
 /// The keys that say what a fact is about; each entry has exactly one.
 pub const FACT_KINDS: &[&str] =
@@ -240,21 +201,31 @@ fn percentage(field: &'static str, key: &str, within: &str) -> Result<f64, Resol
 }
 
 impl ExpectSpec {
+    /// The value of `key`, as written.
+    pub fn get(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+
+    /// `key = true` or `false`, as written.
+    fn flag(&self, key: &str) -> Option<bool> {
+        self.0.get(key).map(|value| value == "true")
+    }
+
     /// The kinds of fact this entry names (one, when it is well written).
     pub fn kinds(&self) -> Vec<&'static str> {
         let present = [
-            self.slurm.is_some(),
-            self.in_service.is_some(),
-            self.repaired.is_some(),
-            self.healthy.is_some(),
-            self.diag.is_some(),
-            self.link_up.is_some(),
-            self.rate.is_some() && self.link_up.is_none(),
-            self.pcie_full.is_some(),
-            self.service.is_some(),
-            self.fabric_manager.is_some(),
-            self.all_reduce_within.is_some(),
-            self.job.is_some(),
+            self.get("slurm").is_some(),
+            self.flag("in_service").is_some(),
+            self.flag("repaired").is_some(),
+            self.flag("healthy").is_some(),
+            self.get("diag").is_some(),
+            self.flag("link_up").is_some(),
+            self.get("rate").is_some() && self.flag("link_up").is_none(),
+            self.flag("pcie_full").is_some(),
+            self.get("service").is_some(),
+            self.get("fabric_manager").is_some(),
+            self.get("all_reduce_within").is_some(),
+            self.get("job").is_some(),
         ];
         FACT_KINDS.iter().zip(present).filter(|(_, on)| *on).map(|(kind, _)| *kind).collect()
     }
@@ -266,7 +237,7 @@ impl ExpectSpec {
     /// The fact, with errors naming `field` (`expect` or `after`).
     pub fn resolve_in(&self, field: &'static str, values: &Values) -> Result<Fact, ResolveError> {
         let optional = |value: &Option<String>| value.as_ref().map(|v| text(field, v, values)).transpose();
-        let node = optional(&self.node)?;
+        let node = optional(&self.get("node"))?;
         let need_node = |what: &str| node.clone().ok_or_else(|| error(field, format!("`{what}` in `{field}` needs `node`")));
         let only_true = |key: &str, value: Option<bool>| -> Result<(), ResolveError> {
             match value {
@@ -274,7 +245,7 @@ impl ExpectSpec {
                 _ => Ok(()),
             }
         };
-        let gpu = |values: &Values| -> Result<Option<u32>, ResolveError> { self.gpu.as_ref().map(|g| whole(field, g, values)).transpose() };
+        let gpu = |values: &Values| -> Result<Option<u32>, ResolveError> { self.get("gpu").as_ref().map(|g| whole(field, g, values)).transpose() };
         let kinds = self.kinds();
         let Some(kind) = kinds.first() else {
             return Err(error(field, format!("each `{field}` entry needs one of {}", FACT_KINDS.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "))));
@@ -284,40 +255,40 @@ impl ExpectSpec {
         }
         let fact = match *kind {
             "slurm" => {
-                let state = text(field, self.slurm.as_deref().unwrap_or_default(), values)?.to_ascii_lowercase();
+                let state = text(field, self.get("slurm").as_deref().unwrap_or_default(), values)?.to_ascii_lowercase();
                 if !super::SLURM_STATES.contains(&state.as_str()) {
                     return Err(error(field, format!("`slurm` must be one of {}, not `{state}`", super::SLURM_STATES.join(", "))));
                 }
-                Fact::Slurm { node: need_node("slurm")?, state, reason: optional(&self.reason)? }
+                Fact::Slurm { node: need_node("slurm")?, state, reason: optional(&self.get("reason"))? }
             }
             "in_service" => {
-                only_true("in_service", self.in_service)?;
+                only_true("in_service", self.flag("in_service"))?;
                 Fact::InService { node: need_node("in_service")? }
             }
             "repaired" => {
-                only_true("repaired", self.repaired)?;
+                only_true("repaired", self.flag("repaired"))?;
                 Fact::Repaired { node }
             }
             "healthy" => {
-                only_true("healthy", self.healthy)?;
+                only_true("healthy", self.flag("healthy"))?;
                 Fact::GpuHealthy { node: need_node("healthy")?, gpu: gpu(values)? }
             }
             "diag" => {
-                let level: u8 = whole(field, self.diag.as_deref().unwrap_or_default(), values)?;
+                let level: u8 = whole(field, self.get("diag").as_deref().unwrap_or_default(), values)?;
                 if !(1..=3).contains(&level) {
                     return Err(error(field, format!("`diag` is a dcgmi run level: 1, 2 or 3, not {level}")));
                 }
                 Fact::DiagPasses { node: need_node("diag")?, level }
             }
             "link_up" | "rate" => {
-                only_true("link_up", self.link_up)?;
-                let hca = self.hca.as_ref().ok_or_else(|| error(field, format!("`{kind}` in `{field}` needs `hca`")))?;
-                let rate = self.rate.as_ref().map(|r| whole(field, r, values)).transpose()?;
-                Fact::HcaLink { node: need_node(kind)?, hca: text(field, hca, values)?, rate }
+                only_true("link_up", self.flag("link_up"))?;
+                let hca = self.get("hca").ok_or_else(|| error(field, format!("`{kind}` in `{field}` needs `hca`")))?;
+                let rate = self.get("rate").as_ref().map(|r| whole(field, r, values)).transpose()?;
+                Fact::HcaLink { node: need_node(kind)?, hca: text(field, &hca, values)?, rate }
             }
             "pcie_full" => {
-                only_true("pcie_full", self.pcie_full)?;
-                let device = match (gpu(values)?, optional(&self.hca)?) {
+                only_true("pcie_full", self.flag("pcie_full"))?;
+                let device = match (gpu(values)?, optional(&self.get("hca"))?) {
                     (Some(gpu), None) => crate::facts::Device::Gpu(gpu),
                     (None, Some(hca)) => crate::facts::Device::Hca(hca),
                     _ => return Err(error(field, "`pcie_full` needs `gpu` or `hca` (one of them)")),
@@ -325,15 +296,15 @@ impl ExpectSpec {
                 Fact::PcieFull { node: need_node("pcie_full")?, device }
             }
             "service" => {
-                let service = text(field, self.service.as_deref().unwrap_or_default(), values)?;
+                let service = text(field, self.get("service").as_deref().unwrap_or_default(), values)?;
                 if !crate::facts::SERVICES.contains(&service.as_str()) {
                     return Err(error(field, format!("`service` must be one of {}, not `{service}`", crate::facts::SERVICES.join(", "))));
                 }
-                let active = self.active.ok_or_else(|| error(field, "`service` needs `active = true` (or false)"))?;
+                let active = self.flag("active").ok_or_else(|| error(field, "`service` needs `active = true` (or false)"))?;
                 Fact::Service { node: need_node("service")?, service, active }
             }
             "fabric_manager" => {
-                let active = match text(field, self.fabric_manager.as_deref().unwrap_or_default(), values)?.as_str() {
+                let active = match text(field, self.get("fabric_manager").as_deref().unwrap_or_default(), values)?.as_str() {
                     "active" => true,
                     "inactive" => false,
                     other => return Err(error(field, format!("`fabric_manager` must be `active` or `inactive`, not `{other}`"))),
@@ -341,18 +312,18 @@ impl ExpectSpec {
                 Fact::Service { node: need_node("fabric_manager")?, service: "nvidia-fabricmanager".to_string(), active }
             }
             "all_reduce_within" => {
-                let within = text(field, self.all_reduce_within.as_deref().unwrap_or_default(), values)?;
+                let within = text(field, self.get("all_reduce_within").as_deref().unwrap_or_default(), values)?;
                 Fact::AllReduce { within: percentage(field, "all_reduce_within", &within)? }
             }
             _ => {
-                let within = match &self.step_time_within {
+                let within = match &self.get("step_time_within") {
                     None => None,
                     Some(within) => Some(percentage(field, "step_time_within", &text(field, within, values)?)?),
                 };
-                Fact::JobProgress { job: text(field, self.job.as_deref().unwrap_or_default(), values)?, within }
+                Fact::JobProgress { job: text(field, self.get("job").as_deref().unwrap_or_default(), values)?, within }
             }
         };
-        if self.step_time_within.is_some() && *kind != "job" {
+        if self.get("step_time_within").is_some() && *kind != "job" {
             return Err(error(field, format!("`step_time_within` in `{field}` needs `job`")));
         }
         Ok(fact)

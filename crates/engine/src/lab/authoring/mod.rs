@@ -424,26 +424,32 @@ fn question_spec(table: &QuestionTable) -> QuestionSpec {
 }
 
 fn expect_spec(e: &ExpectTable) -> ExpectSpec {
-    ExpectSpec {
-        node: e.node.clone(),
-        slurm: e.slurm.clone(),
-        reason: e.reason.clone(),
-        in_service: e.in_service,
-        repaired: e.repaired,
-        gpu: e.gpu.as_ref().map(Scalar::as_text),
-        healthy: e.healthy,
-        diag: e.diag.as_ref().map(Scalar::as_text),
-        hca: e.hca.clone(),
-        link_up: e.link_up,
-        rate: e.rate.as_ref().map(Scalar::as_text),
-        pcie_full: e.pcie_full,
-        service: e.service.clone(),
-        active: e.active,
-        fabric_manager: e.fabric_manager.clone(),
-        all_reduce_within: e.all_reduce_within.clone(),
-        job: e.job.clone(),
-        step_time_within: e.step_time_within.clone(),
-    }
+    let mut map = std::collections::BTreeMap::new();
+    let mut put = |key: &str, value: Option<String>| {
+        if let Some(value) = value {
+            map.insert(key.to_string(), value);
+        }
+    };
+    let flag = |value: Option<bool>| value.map(|b| b.to_string());
+    put("node", e.node.clone());
+    put("slurm", e.slurm.clone());
+    put("reason", e.reason.clone());
+    put("in_service", flag(e.in_service));
+    put("repaired", flag(e.repaired));
+    put("gpu", e.gpu.as_ref().map(Scalar::as_text));
+    put("healthy", flag(e.healthy));
+    put("diag", e.diag.as_ref().map(Scalar::as_text));
+    put("hca", e.hca.clone());
+    put("link_up", flag(e.link_up));
+    put("rate", e.rate.as_ref().map(Scalar::as_text));
+    put("pcie_full", flag(e.pcie_full));
+    put("service", e.service.clone());
+    put("active", flag(e.active));
+    put("fabric_manager", e.fabric_manager.clone());
+    put("all_reduce_within", e.all_reduce_within.clone());
+    put("job", e.job.clone());
+    put("step_time_within", e.step_time_within.clone());
+    ExpectSpec(map)
 }
 
 /// The canonical name of option `name` (a letter or a long name) of
