@@ -160,7 +160,7 @@ fn build_writes_lab_data_and_a_catalog_or_nothing() {
     assert!(labs.len() >= 3);
     for lab in labs {
         let file = out.join(lab["file"].as_str().unwrap());
-        assert!(std::fs::read_to_string(file).unwrap().starts_with("{\"format\":1,\"lab\":{\"id\":"));
+        assert!(std::fs::read_to_string(file).unwrap().starts_with("{\"format\":2,\"lab\":{\"id\":"));
     }
 
     // A broken lab fails the build with its located problem, and nothing is written.
