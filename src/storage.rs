@@ -23,10 +23,12 @@ pub fn key(record: &str) -> String {
     format!("clusterlab.lab.{record}")
 }
 
-/// The name a lab's record is kept under: its id, or `exam.ID` for an exam.
+/// The name a lab's record is kept under: its id, or, for an exam,
+/// `exam.ID.LEARNER` (the learner as a digest): each learner on a shared
+/// browser, and each LMS registration, takes an exam of their own.
 pub fn record_id(lab_id: &str, exam: bool) -> String {
     if exam {
-        format!("exam.{lab_id}")
+        format!("exam.{lab_id}.{:016x}", clusterlab_engine::rng::stable_hash(learner().as_bytes()))
     } else {
         lab_id.to_string()
     }
@@ -58,6 +60,17 @@ pub fn set_learner(id: &str) {
     if let Some(storage) = storage() {
         let _ = storage.set_item("clusterlab.learner", id);
     }
+}
+
+/// Whether this browser's learner has an exam of the lab under way: its
+/// practice then stays closed (hints and verdicts there would answer it).
+/// Read with the browser's JSON parser, as the catalog's summaries are.
+pub fn exam_running(lab_id: &str) -> bool {
+    let Some(text) = storage().and_then(|s| s.get_item(&key(&record_id(lab_id, true))).ok().flatten()) else { return false };
+    let Ok(value) = js_sys::JSON::parse(&text) else { return false };
+    let get = |value: &wasm_bindgen::JsValue, name: &str| js_sys::Reflect::get(value, &name.into()).ok().filter(|v| !v.is_undefined() && !v.is_null());
+    let exam = get(&value, "state").and_then(|state| get(&state, "exam"));
+    exam.is_some_and(|exam| get(&exam, "submitted").is_none())
 }
 
 /// Version 1 kept progress here.

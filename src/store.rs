@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use clusterlab_engine::grading::Grade;
-use clusterlab_engine::lab::{Doc, Question, Variant};
+use clusterlab_engine::lab::{Doc, Question, QuestionKind, Variant};
 use clusterlab_engine::model::time::EpochSeconds;
 use clusterlab_engine::service::Reply;
 use clusterlab_engine::limits::MAX_SHELLS;
@@ -135,7 +135,8 @@ pub enum Action {
     SwitchShell(usize),
     NewShell,
     CloseShell(usize),
-    Answer { question: String, response: String },
+    /// An answer, given at `now_ms` on the wall clock (an exam's limit).
+    Answer { question: String, response: String, now_ms: i64 },
     ShowHint { question: String },
     /// Submit the exam now (`now_ms`, the wall clock); `at_limit` when its
     /// time ran out.
@@ -518,13 +519,20 @@ impl Reducible for LabStore {
                     }
                 }
             }
-            Action::Answer { question, response } => {
+            Action::Answer { question, response, now_ms } => {
                 if let Some(q) = next.variant.clone().questions.iter().find(|q| q.id == question) {
+                    // A check waits for the line that runs: its output may
+                    // still be revealing, and Ctrl-C could undo what it did.
+                    let checked = matches!(q.kind, QuestionKind::Task { .. } | QuestionKind::State { .. } | QuestionKind::Handoff { .. });
+                    if checked && (next.busy() || next.engine != EngineStatus::Ready) {
+                        next.unclear = Some((q.id.clone(), "The terminal is still busy: check once the command line has finished.".to_string()));
+                        return Rc::new(next);
+                    }
                     // The engine decides: what ran, the cluster's facts as
                     // the worker last reported them, how it reads the answer.
                     let met = next.met.clone();
                     next.unclear = None;
-                    match next.state.submit(q, &response, Evidence { met: &met }) {
+                    match next.state.submit(q, &response, Evidence { met: &met, now_ms }) {
                         Submitted::Graded(_) | Submitted::Held => {}
                         Submitted::Unclear(why) => next.unclear = Some((q.id.clone(), why)),
                         Submitted::Closed(why) => next.notices.push(why),
@@ -532,9 +540,15 @@ impl Reducible for LabStore {
                 }
             }
             Action::SubmitExam { now_ms, at_limit } => {
+                // Decided on the cluster as the engine last reported it: not
+                // while a line runs or before the engine has opened the lab.
+                if next.busy() || next.engine != EngineStatus::Ready {
+                    next.notices.push("The exam is submitted once the command line running has finished.".to_string());
+                    return Rc::new(next);
+                }
                 let met = next.met.clone();
                 let questions = next.variant.questions.clone();
-                next.state.submit_exam(&questions, Evidence { met: &met }, now_ms, at_limit);
+                next.state.submit_exam(&questions, Evidence { met: &met, now_ms }, now_ms, at_limit);
             }
             Action::ShowHint { question } => next.state.show_hint(&question),
             // An exam is taken once: it never starts over.

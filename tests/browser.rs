@@ -72,7 +72,7 @@ fn host(props: &HostProps) -> Html {
 fn loaded() -> LoadedLab {
     let catalog = Catalog::from_json(INDEX).unwrap();
     let entry = catalog.find("first-look").unwrap().clone();
-    LoadedLab { lab: Rc::new(Lab::from_json(LAB).unwrap()), data: LAB.into(), entry, keep: Keep::Saved }
+    LoadedLab { lab: Rc::new(Lab::from_json(LAB).unwrap()), data: LAB.into(), entry, keep: Keep::Saved, exam: None }
 }
 
 fn key(input: &HtmlInputElement, key: &str) {

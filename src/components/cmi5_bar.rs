@@ -27,8 +27,28 @@ struct Kept {
     terminated: bool,
 }
 
+/// One session per launch: the registration holds every AU of a course,
+/// and each launch has a fetch URL of its own.
 fn kept_key(launch: &Launch) -> String {
-    format!("clusterlab.cmi5.{}", launch.registration)
+    let launch_id = format!("{}|{}|{}", launch.registration, launch.activity_id, launch.fetch);
+    format!("clusterlab.cmi5.{:016x}", clusterlab_engine::rng::stable_hash(launch_id.as_bytes()))
+}
+
+/// Where the browser remembers that an AU's outcome went out for a
+/// registration: cmi5 takes passed, failed and completed once.
+fn outcome_key(launch: &Launch) -> String {
+    let id = format!("{}|{}", launch.registration, launch.activity_id);
+    format!("clusterlab.cmi5.outcome.{:016x}", clusterlab_engine::rng::stable_hash(id.as_bytes()))
+}
+
+fn outcome_sent(launch: &Launch) -> bool {
+    gloo::utils::window().local_storage().ok().flatten().and_then(|s| s.get_item(&outcome_key(launch)).ok().flatten()).is_some()
+}
+
+fn remember_outcome(launch: &Launch) {
+    if let Some(storage) = gloo::utils::window().local_storage().ok().flatten() {
+        let _ = storage.set_item(&outcome_key(launch), "sent");
+    }
 }
 
 fn session_storage() -> Option<web_sys::Storage> {
@@ -137,9 +157,13 @@ async fn finish(session: Rc<Session>, kept: Kept) -> Result<Option<String>, Stri
     let state = storage::reload(&loaded.lab, &entry.digest, &initial, launch.exam).ok_or("this browser has no record of the lab yet")?;
     let report = clusterlab_engine::report::report(&loaded.lab, &state);
     let elapsed = js_sys::Date::now() as i64 - kept.started_ms;
-    let mut statements = session.outcome(&report, &now_iso(), elapsed);
+    let mut statements = if outcome_sent(launch) { Vec::new() } else { session.outcome(&report, &now_iso(), elapsed) };
+    let recorded = !statements.is_empty();
     statements.push(session.terminated(&now_iso(), elapsed));
     send(launch, &kept.token, statements).await?;
+    if recorded {
+        remember_outcome(launch);
+    }
     let mut kept = kept;
     kept.terminated = true;
     write_kept(launch, &kept);
@@ -173,15 +197,25 @@ pub fn cmi5_bar() -> Html {
         let (launch, status, session) = (launch.clone(), status.clone(), session.clone());
         use_effect_with((), move |_| {
             if let Some(launch) = (*launch).clone() {
-                storage::set_learner(&launch.learner());
+                // The learner as the LMS names them, in this registration: a
+                // retake under a new registration is a new exam.
+                storage::set_learner(&format!("{}|{}", launch.learner(), launch.registration));
                 wasm_bindgen_futures::spawn_local(async move {
                     match start(launch.clone()).await {
                         Ok((started, kept)) => {
                             let terminated = kept.terminated;
+                            let looking = !started.data.records_outcome();
                             session.set(Some((Rc::new(started), kept)));
                             status.set(if terminated { Status::Done(None) } else { Status::Ready });
-                            // Open the lab, or the exam at the learner's variant.
-                            let hash = if launch.exam { format!("#/exam/{}", launch.lab) } else { format!("#/lab/{}", launch.lab) };
+                            // Open the lab, or the exam at the learner's variant;
+                            // Browse and Review launches show the review, so
+                            // that looking uses no attempt of an exam.
+                            let hash = match (launch.exam, looking) {
+                                (true, true) => format!("#/review/{}/exam", launch.lab),
+                                (false, true) => format!("#/review/{}", launch.lab),
+                                (true, false) => format!("#/exam/{}", launch.lab),
+                                (false, false) => format!("#/lab/{}", launch.lab),
+                            };
                             let at = gloo::utils::window().location().hash().unwrap_or_default();
                             if !at.starts_with(&hash) {
                                 let _ = gloo::utils::window().location().set_hash(&hash);

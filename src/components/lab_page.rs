@@ -33,6 +33,15 @@ pub fn lab_loader(props: &LabLoaderProps) -> Html {
             loaded
         })
     });
+    if exam.is_none() && crate::storage::exam_running(&props.entry.id) {
+        return html! {
+            <main class="page lab">
+                <h1>{ &props.entry.title }</h1>
+                <p class="notice" role="status">{ "An exam of this lab is under way in this browser: its practice opens again once the exam is submitted." }</p>
+                <a href={format!("#/exam/{}", props.entry.id)}>{ "Back to the exam" }</a>
+            </main>
+        };
+    }
     match loaded {
         None => html! { <main class="page lab loading"><p>{ format!("Loading {}\u{2026}", props.entry.title) }</p></main> },
         Some(Err(message)) => html! {
@@ -92,7 +101,7 @@ pub fn lab_page(props: &LabPageProps) -> Html {
         let on_answer = {
             let store = store.clone();
             let id = question.id.clone();
-            Callback::from(move |response| store.dispatch(Action::Answer { question: id.clone(), response }))
+            Callback::from(move |response| store.dispatch(Action::Answer { question: id.clone(), response, now_ms: js_sys::Date::now() as i64 }))
         };
         let on_hint = {
             let store = store.clone();
@@ -143,9 +152,11 @@ pub fn lab_page(props: &LabPageProps) -> Html {
         });
     }
     {
-        // At the time limit the exam submits itself.
+        // At the time limit the exam submits itself, once the engine has the
+        // lab open and no line runs (its checks are decided on the cluster).
         let store = store.clone();
-        let due = exam.as_ref().is_some_and(|exam| exam.submitted.is_none() && exam.left_ms(*now_ms) == 0);
+        let ready = store.engine == crate::store::EngineStatus::Ready && !store.busy() && store.owner();
+        let due = ready && exam.as_ref().is_some_and(|exam| exam.submitted.is_none() && exam.left_ms(*now_ms) == 0);
         use_effect_with(due, move |due| {
             if *due && store.owner() {
                 store.dispatch(Action::SubmitExam { now_ms: js_sys::Date::now() as i64, at_limit: true });

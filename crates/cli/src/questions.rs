@@ -64,7 +64,7 @@ impl Questions {
     fn submit_exam(&mut self, session: &Session, at_limit: bool) -> String {
         let met = evidence::met(&self.variant.questions, &session.cluster, &Baseline::default());
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
-        self.state.submit_exam(&self.variant.questions, Evidence { met: &met }, now, at_limit);
+        self.state.submit_exam(&self.variant.questions, Evidence { met: &met, now_ms: 0 }, now, at_limit);
         let mut out = String::from(if at_limit { "Time is up: the exam was submitted.\n\n" } else { "The exam is submitted.\n\n" });
         for (at, question) in self.variant.questions.iter().enumerate() {
             let line = self.state.verdict(question).map_or_else(|| "not answered".to_string(), |v| v.line());
@@ -162,7 +162,7 @@ impl Questions {
         };
         // The engine decides: what ran, the cluster's facts, how it reads the answer.
         let met = evidence::met(&self.variant.questions, &session.cluster, &Baseline::default());
-        let grade = match self.state.submit(&question, &response(&question, value), Evidence { met: &met }) {
+        let grade = match self.state.submit(&question, &response(&question, value), Evidence { met: &met, now_ms: 0 }) {
             Submitted::Graded(grade) => grade,
             Submitted::Unclear(why) => return Said::Err(format!("answer: {}: {why} (no attempt used)\n", safe(&question.id))),
             Submitted::Closed(why) => return Said::Err(format!("answer: question {}: {why}\n", safe(&question.id))),

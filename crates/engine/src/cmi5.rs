@@ -233,7 +233,11 @@ impl Session {
                 extensions.insert(MASTERY_SCORE.into(), json!(score));
             }
         }
-        let what = format!("{}|{verb}|{}", self.launch.registration, result.as_ref().map_or(String::new(), Value::to_string));
+        // Stable across retries: passed, failed and completed once per
+        // registration and AU; initialized and terminated once per session.
+        let session = self.data.context_template.pointer("/extensions/https:~1~1w3id.org~1xapi~1cmi5~1context~1extensions~1sessionid").map_or(String::new(), Value::to_string);
+        let once_per_session = matches!(verb, INITIALIZED | TERMINATED);
+        let what = format!("{}|{}|{verb}|{}", self.launch.registration, self.launch.activity_id, if once_per_session { session.as_str() } else { "" });
         let mut statement = json!({
             "id": uuid_for(&what),
             "actor": self.launch.actor,

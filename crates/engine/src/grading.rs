@@ -313,14 +313,20 @@ fn read_entity(entity: &str, choices: &[String], aliases: &[(String, usize)], re
         }
         seen
     };
+    // The longest hostname named as a word of its own (`gpu1` is not in `gpu10`).
+    let mut nodes = nodes;
+    nodes.sort_by_key(|n| std::cmp::Reverse(n.len()));
     let mut node: Option<&str> = None;
     let mut rest = lower.clone();
-    for candidate in &nodes {
-        let at = lower.find(&candidate.to_ascii_lowercase());
-        if let Some(at) = at {
-            node = Some(candidate);
-            rest = format!("{} {}", &lower[..at], &lower[at + candidate.len()..]);
-            break;
+    let boundary = |c: Option<char>| c.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.'));
+    'found: for candidate in &nodes {
+        let wanted = candidate.to_ascii_lowercase();
+        for (at, _) in lower.match_indices(&wanted) {
+            if boundary(lower[..at].chars().next_back()) && boundary(lower[at + wanted.len()..].chars().next()) {
+                node = Some(candidate);
+                rest = format!("{} {}", &lower[..at], &lower[at + wanted.len()..]);
+                break 'found;
+            }
         }
     }
     let rest = rest.replace([':', '/', ','], " ");
@@ -633,7 +639,11 @@ fn judge_field(field: &HandoffField, text: &str, done: &[String]) -> Option<Stri
         let _ = missing;
         return Some("it does not name what failed".to_string());
     }
-    if field.others.iter().any(|other| mentions(text, other)) {
+    // Naming another node or device beside what failed is natural (a peer,
+    // a healthy rail for comparison); naming more of them than what failed
+    // is a list of everything.
+    let others = field.others.iter().filter(|other| mentions(text, other)).count();
+    if others > field.states.len() {
         return Some("it names more than what failed".to_string());
     }
     let stated = numbers_in(text);
@@ -647,12 +657,13 @@ fn judge_field(field: &HandoffField, text: &str, done: &[String]) -> Option<Stri
     if field.numbers.iter().any(|expected| !stated.iter().any(|given| within(*given, expected))) {
         return Some("a measured number is missing or off".to_string());
     }
-    // A number near an expected one but outside its tolerance contradicts it.
-    let contradicts = stated.iter().any(|given| {
-        field.numbers.iter().any(|(value, _)| *given >= value / 2.0 && *given <= value * 2.0)
-            && !field.numbers.iter().any(|expected| within(*given, expected))
-    });
-    if contradicts {
+    // Numbers near an expected one but outside its tolerance: a "before"
+    // figure beside the right one is fine, more of them than right ones is
+    // a list of guesses.
+    let near = |given: &f64| field.numbers.iter().any(|(value, _)| *given >= value / 2.0 && *given <= value * 2.0);
+    let right = stated.iter().filter(|given| field.numbers.iter().any(|expected| within(**given, expected))).count();
+    let off = stated.iter().filter(|given| near(given) && !field.numbers.iter().any(|expected| within(**given, expected))).count();
+    if off > right {
         return Some("it states a number the measurements do not support".to_string());
     }
     for (action, words) in HANDOFF_ACTIONS {

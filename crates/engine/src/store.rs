@@ -208,10 +208,13 @@ pub enum Submitted {
 }
 
 /// What the engine's worker last reported of the cluster: the ids of the
-/// lab's state questions (and closed handoffs) whose facts hold.
+/// lab's state questions (and closed handoffs) whose facts hold; and the
+/// wall clock (milliseconds since the epoch; 0 when not known), against
+/// which an exam's time limit holds.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Evidence<'a> {
     pub met: &'a [String],
+    pub now_ms: i64,
 }
 
 /// Everything one trainee has done in one lab. Cloning it is cheap (the
@@ -371,6 +374,9 @@ impl LabState {
         if let Some(exam) = &self.exam {
             if exam.submitted.is_some() {
                 return Submitted::Closed("The exam is submitted: no answer changes now.".to_string());
+            }
+            if evidence.now_ms > 0 && evidence.now_ms >= exam.ends_ms() {
+                return Submitted::Closed("The exam's time is up: it is being submitted with the answers given before.".to_string());
             }
             // One answer a question, changed at will until the exam is
             // submitted; no verdict until then. Checks are decided at submission.

@@ -141,7 +141,7 @@ fn check(compiled: &Compiled, id: &str, lines: &[&str]) -> bool {
     let (session, mut state) = session_after(compiled, lines);
     let question = variant.questions.iter().find(|q| q.id == id).unwrap();
     let met = evidence::met(&variant.questions, &session.cluster, &Default::default());
-    matches!(state.submit(question, "check", Evidence { met: &met }), Submitted::Graded(grade) if grade.correct)
+    matches!(state.submit(question, "check", Evidence { met: &met, now_ms: 0 }), Submitted::Graded(grade) if grade.correct)
 }
 
 #[test]
@@ -255,7 +255,7 @@ fn handoff_records_are_graded_on_facts_not_self_ticks() {
         let (session, mut state) = session_after(&compiled, lines);
         let met = evidence::met(&variant.questions, &session.cluster, &Default::default());
         let record = HandoffRecord { fields: fields.iter().map(|f| f.to_string()).collect(), checked: vec![0, 1, 2], ..Default::default() };
-        match state.submit(question, &record.to_response(), Evidence { met: &met }) {
+        match state.submit(question, &record.to_response(), Evidence { met: &met, now_ms: 0 }) {
             Submitted::Graded(grade) => grade,
             other => panic!("{other:?}"),
         }

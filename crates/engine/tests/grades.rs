@@ -32,7 +32,7 @@ fn points(compiled: &Compiled, seed: u64, lines: &[&str], id: &str, response: &s
     let (session, mut state) = after(compiled, seed, lines);
     let question = variant.questions.iter().find(|q| q.id == id).unwrap_or_else(|| panic!("no question {id}"));
     let met = evidence::met(&variant.questions, &session.cluster, &Default::default());
-    match state.submit(question, response, Evidence { met: &met }) {
+    match state.submit(question, response, Evidence { met: &met, now_ms: 0 }) {
         Submitted::Graded(grade) => grade.points,
         _ => 0,
     }
@@ -115,7 +115,7 @@ fn a_handoff_of_placeholders_scores_nothing() {
             (session, state)
         };
         let met = evidence::met(&variant.questions, &session.cluster, &Default::default());
-        let Submitted::Graded(grade) = state.submit(question, &placeholders.to_response(), Evidence { met: &met }) else { panic!() };
+        let Submitted::Graded(grade) = state.submit(question, &placeholders.to_response(), Evidence { met: &met, now_ms: 0 }) else { panic!() };
         assert_eq!(grade.points, 0, "seed {seed}: {grade:?}");
     }
 }

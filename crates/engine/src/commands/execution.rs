@@ -313,6 +313,8 @@ impl ExecLog {
         if let Some(record) = own.and_then(|at| log.records.get_mut(at)) {
             record.status = 130;
             record.duration_ms = duration_ms;
+            // Output it never printed matches nothing.
+            record.matched.clear();
         }
     }
 

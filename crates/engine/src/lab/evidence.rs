@@ -29,7 +29,8 @@ pub fn output_id(question: &str) -> String {
 fn run_matches(wanted: &RunMatch, execution: &Execution, question: &str) -> bool {
     let status = match wanted.status {
         StatusMatch::Success => execution.status == 0,
-        StatusMatch::Failure => execution.status != 0,
+        // A failure of its own: Ctrl-C (130) stops a program, it does not fail it.
+        StatusMatch::Failure => execution.status != 0 && execution.status != 130,
         StatusMatch::Any => true,
     };
     let options = wanted.options.iter().all(|(name, matcher)| match (matcher, execution.option(name)) {
@@ -152,7 +153,7 @@ pub fn watch(probes: &[QuestionProbe], values: &Values) -> Watch {
     let mut outputs = Vec::new();
     for probe in probes {
         if let Some(Ok(super::After::Fact(fact))) = probe.after.as_ref().map(|after| after.resolve(values)) {
-            let program = probe.run.as_ref().map_or_else(String::new, |run| run.program.clone());
+            let program = probe.run.as_ref().map_or_else(String::new, |run| super::template::substitute(&run.program, values).unwrap_or_default());
             facts.push((after_id(&probe.id), fact, program));
         }
         if let Some(pattern) = probe.run.as_ref().and_then(|run| run.output.as_ref()) {
@@ -176,16 +177,17 @@ pub fn actions_taken<'e>(executions: impl IntoIterator<Item = &'e Execution>) ->
                 wanted.iter().any(|w| operand == *w || operand.starts_with(&format!("state={w}")))
             })
         };
+        let first = execution.operands.first().map(|word| word.to_ascii_lowercase());
+        let first = first.as_deref();
         let action = match execution.program.as_str() {
-            "scontrol" if operand(&["drain"]) => Some("drain"),
-            "scontrol" if operand(&["resume", "undrain", "idle"]) => Some("resume"),
+            "scontrol" if first == Some("update") && operand(&["drain"]) => Some("drain"),
+            "scontrol" if first == Some("update") && operand(&["resume", "undrain", "idle"]) => Some("resume"),
             "nvidia-smi" if execution.option("gpu-reset").is_some() => Some("reset"),
-            "dctech" if execution.operands.first().is_some_and(|action| crate::model::change::REPAIR_ACTIONS.iter().any(|(name, _)| name == action)) => {
-                Some("repair")
-            }
-            "systemctl" if operand(&["restart", "start"]) => Some("restart"),
-            "scancel" => Some("cancel"),
-            "sbatch" => Some("relaunch"),
+            "dctech" if first.is_some_and(|action| crate::model::change::REPAIR_ACTIONS.iter().any(|(name, _)| *name == action)) => Some("repair"),
+            "systemctl" if matches!(first, Some("restart" | "start")) => Some("restart"),
+            // A job named, a script (or --wrap) submitted: not `--help`.
+            "scancel" if !execution.operands.is_empty() => Some("cancel"),
+            "sbatch" if first.is_some() || execution.option("wrap").is_some() => Some("relaunch"),
             _ => None,
         };
         if let Some(action) = action.filter(|a| !taken.iter().any(|t| t == a)) {

@@ -156,7 +156,7 @@ pub fn run_line(session: &mut Session, state: &mut LabState, line: &str) {
 /// decides it, task and state questions on what the session shows.
 pub fn answer_one(question: &Question, questions: &[Question], given: &str, session: &Session, state: &mut LabState) -> Outcome {
     let met = evidence::met(questions, &session.cluster, &Baseline::default());
-    let submitted = state.submit(question, given, Evidence { met: &met });
+    let submitted = state.submit(question, given, Evidence { met: &met, now_ms: 0 });
     let why = match &submitted {
         Submitted::Graded(grade) if grade.correct => None,
         Submitted::Graded(grade) => Some(explain(question, session, state, grade.reading.as_deref())),
