@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use clusterlab_engine::report::{self, Report};
+use clusterlab_engine::report::{self, points, Report};
 use clusterlab_engine::shell::SessionJson;
 use gloo::events::EventListener;
 use yew::prelude::*;
@@ -125,7 +125,8 @@ fn review_view(props: &ReviewViewProps) -> Html {
         })
     };
     let verdict_class = if report.passed { "passed" } else { "not-passed" };
-    let submitted = report.exam.as_ref().is_none_or(|exam| exam.submitted);
+    // While an exam is being taken the answers show, their grades do not.
+    let graded = report.graded;
     html! {
         <>
             <h1>{ format!("Review: {}", report.title) }</h1>
@@ -139,7 +140,7 @@ fn review_view(props: &ReviewViewProps) -> Html {
             if let Some(exam) = &report.exam {
                 <p class="review-exam">{ exam_line(exam) }</p>
             }
-            if report.exam.as_ref().is_none_or(|exam| exam.submitted) {
+            if graded {
                 <p class={classes!("review-score", verdict_class)} role="status">
                     <strong>{ report.verdict() }</strong>
                     if !report.completed { { " \u{b7} some questions are not answered yet" } }
@@ -154,15 +155,17 @@ fn review_view(props: &ReviewViewProps) -> Html {
             if let Some(message) = &*failed {
                 <p class="notice bad" role="alert">{ message }</p>
             }
-            <LrsPanel report={report.clone()} />
+            if graded {
+                <LrsPanel report={report.clone()} />
+            }
             <h2>{ "Answers" }</h2>
             <ol class="review-questions">
                 { for report.questions.iter().map(|row| html! {
-                    <li class={classes!("review-question", if row.correct { "correct" } else { "incorrect" })} data-question={row.id.clone()}>
+                    <li class={classes!("review-question", if !graded { "held" } else if row.correct { "correct" } else { "incorrect" })} data-question={row.id.clone()}>
                         <p class="review-prompt">{ &row.prompt }</p>
                         <p class="review-answer">
-                            <strong>{ if row.answer.is_none() { "Not answered" } else if !submitted { "Answered" } else if row.correct { "Correct" } else { "Not correct" } }</strong>
-                            { format!(" \u{2014} {} / {} point{}", row.points, row.possible, if row.possible == 1 { "" } else { "s" }) }
+                            <strong>{ if row.answer.is_none() { "Not answered" } else if !graded { "Answered" } else if row.correct { "Correct" } else { "Not correct" } }</strong>
+                            { if graded { format!(" \u{2014} {} / {}", row.points, points(row.possible)) } else { format!(" \u{2014} {} possible", points(row.possible)) } }
                             { if row.hints > 0 { format!(" \u{b7} {} hint{}", row.hints, if row.hints == 1 { "" } else { "s" }) } else { String::new() } }
                         </p>
                         if let Some(answer) = &row.answer {

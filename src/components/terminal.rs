@@ -1001,7 +1001,7 @@ pub fn terminal(props: &TerminalProps) -> Html {
             if let Some((text, kind, rows)) = (*pager).clone() {
                 <PagerView {text} {kind} {rows} on_close={close_pager} />
             }
-            <div ref={screen_ref} class={classes!("screen", pager.is_some().then_some("behind-pager"))} role="log" aria-live="off" aria-label="Terminal output">
+            <div ref={screen_ref} class={classes!("screen", pager.is_some().then_some("behind-pager"))} role="log" aria-live="off" aria-label="Terminal output" aria-busy={store.busy().to_string()}>
                 <div class="scrollback" ref={scrollback_ref}></div>
                 if !completions.is_empty() {
                     <div class="line completions">{ completions.join("  ") }</div>

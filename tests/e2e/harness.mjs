@@ -99,7 +99,9 @@ export async function run(page, input, line) {
   await input.fill(line);
   await input.press('Enter');
   await page.waitForFunction(
-    (n) => document.querySelectorAll('.scrollback .entry').length > n && document.querySelector('label.prompt').textContent.includes('$'),
+    // Ended: its entry shown, the prompt back and the line no longer running or revealing.
+    (n) => document.querySelectorAll('.scrollback .entry').length > n && document.querySelector('label.prompt').textContent.includes('$')
+      && document.querySelector('.screen').getAttribute('aria-busy') === 'false',
     before,
   );
 }

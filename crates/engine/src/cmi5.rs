@@ -259,9 +259,10 @@ impl Session {
 
     /// What the learner achieved: `passed` or `failed` (against the LMS's
     /// masteryScore, else the lab's pass mark) and `completed` once every
-    /// question is answered; nothing outside Normal mode.
+    /// question is answered; nothing outside Normal mode, nor while an exam
+    /// is still being taken.
     pub fn outcome(&self, report: &Report, now: &str, elapsed_ms: i64) -> Vec<Value> {
-        if !self.data.records_outcome() {
+        if !self.data.records_outcome() || !report.graded {
             return Vec::new();
         }
         let scaled = if report.possible == 0 { 1.0 } else { f64::from(report.score) / f64::from(report.possible) };
@@ -372,7 +373,7 @@ mod tests {
         let categories = first["context"]["contextActivities"]["category"].as_array().unwrap();
         assert_eq!(categories.len(), 1);
         assert_eq!(first["context"]["extensions"]["https://w3id.org/xapi/cmi5/context/extensions/sessionid"], "s1");
-        let report = Report { lab: "slow-rail".into(), title: "t".into(), variant: 3, note: "", score: 7, possible: 10, pass: Some(70), passed: true, completed: true, questions: vec![], commands: vec![], exam: None };
+        let report = Report { lab: "slow-rail".into(), title: "t".into(), variant: 3, note: "", score: 7, possible: 10, pass: Some(70), passed: true, graded: true, completed: true, questions: vec![], commands: vec![], exam: None };
         let outcome = session.outcome(&report, "2026-12-03T10:30:00Z", 1_800_000);
         // 0.7 against the LMS's masteryScore of 0.8: failed, whatever the lab's own pass mark.
         assert_eq!(outcome[0]["verb"]["id"], FAILED);

@@ -61,6 +61,10 @@ pub struct Report {
     /// The pass mark in percent, when the lab sets one.
     pub pass: Option<u32>,
     pub passed: bool,
+    /// Verdicts are given: false while an exam is being taken, when the
+    /// answers are kept but their points, the score and pass wait for the
+    /// submission.
+    pub graded: bool,
     /// Every question answered.
     pub completed: bool,
     pub questions: Vec<Row>,
@@ -175,7 +179,8 @@ pub fn report(lab: &Lab, state: &LabState) -> Report {
         score,
         possible,
         pass: lab.pass,
-        passed,
+        passed: passed && reveals,
+        graded: reveals,
         // An exam is complete once submitted; practice once every question has an answer.
         completed: match &state.exam {
             Some(exam) => exam.submitted.is_some(),
@@ -209,6 +214,9 @@ impl Report {
 
     /// The score line: `7 / 10 points (70%); pass mark 70%: passed`.
     pub fn verdict(&self) -> String {
+        if !self.graded {
+            return format!("held until the exam is submitted ({} points possible)", self.possible);
+        }
         let pass = match self.pass {
             Some(pass) => format!("; pass mark {pass}%: {}", if self.passed { "passed" } else { "not passed" }),
             None => String::new(),
@@ -232,6 +240,9 @@ impl Report {
             out += &format!("### {}. {} ({}, {})\n\n{}\n\n", at + 1, row.id, row.kind, points(row.possible), row.prompt.trim());
             match &row.answer {
                 None => out += "- Answer: not answered\n",
+                Some(answer) if !self.graded => {
+                    out += &format!("- Answer: {}\n- Result: held until the exam is submitted\n", answer.replace('\n', "; "));
+                }
                 Some(answer) => {
                     let verdict = if row.correct { "correct" } else { "not correct" };
                     out += &format!("- Answer: {}\n- Result: {verdict}, {} / {}", answer.replace('\n', "; "), row.points, points(row.possible));
@@ -269,6 +280,7 @@ impl Report {
     }
 
     /// One row per question: lab, variant, question, type, answer, correct, points, possible.
+    /// While an exam is being taken, `correct` and `points` are empty.
     pub fn csv(&self) -> String {
         let mut out = String::from("lab,variant,question,type,answer,correct,points,possible,attempts,hints\n");
         for row in &self.questions {
@@ -278,8 +290,8 @@ impl Report {
                 row.id.clone(),
                 row.kind.to_string(),
                 row.answer.clone().unwrap_or_default(),
-                row.correct.to_string(),
-                row.points.to_string(),
+                if self.graded { row.correct.to_string() } else { String::new() },
+                if self.graded { row.points.to_string() } else { String::new() },
                 row.possible.to_string(),
                 row.attempts.to_string(),
                 row.hints.to_string(),
@@ -291,7 +303,8 @@ impl Report {
     }
 }
 
-fn points(n: u32) -> String {
+/// `1 point`, `2 points`.
+pub fn points(n: u32) -> String {
     format!("{n} point{}", if n == 1 { "" } else { "s" })
 }
 
@@ -349,5 +362,34 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&report.json()).unwrap();
         assert_eq!(json["questions"][0]["answer"], written.as_str());
         assert_eq!(json["note"], SIMULATION_NOTE);
+    }
+
+    #[test]
+    fn an_exam_being_taken_shows_answers_but_no_grades_in_any_download() {
+        let lab = crate::load(include_str!("../../../labs/slow-rail.toml")).unwrap();
+        let session = Session::new(lab.instantiate(1), lab.first_host());
+        let mut state = LabState::new(&lab, "d", 1, SessionJson::of(&session.snapshot()));
+        state.start_exam(1_000, 30);
+        let variant = lab.variant(1);
+        let which = variant.questions.iter().find(|q| q.id == "which-hca").unwrap();
+        let right = format!("{} {}", variant.values["bad_node"], variant.values["bad_hca"]);
+        state.submit(which, &right, Default::default());
+        let report = report(&lab, &state);
+        assert!(!report.graded && !report.passed);
+        assert_eq!(report.score, 0, "no points are counted before the submission");
+        assert_eq!(report.verdict(), "held until the exam is submitted (11 points possible)");
+        let md = report.markdown();
+        assert!(md.contains(&format!("- Answer: {right}\n- Result: held until the exam is submitted\n")), "{md}");
+        assert!(!md.contains("not correct") && !md.contains("Explanation"), "{md}");
+        assert!(report.csv().contains(&format!("slow-rail,1,which-hca,entity,{right},,,2,1,0\n")), "{}", report.csv());
+        let json: serde_json::Value = serde_json::from_str(&report.json()).unwrap();
+        assert_eq!(json["graded"], false);
+        let actor = crate::xapi::Actor { name: "A".into(), email: "a@example.org".into() };
+        assert!(crate::xapi::statements(&report, &actor, "https://x", "2026-01-01T00:00:00Z").is_empty());
+        // Submitted, the same answer is graded everywhere.
+        state.submit_exam(&variant.questions, Default::default(), 2_000, false);
+        let report = super::report(&lab, &state);
+        assert!(report.graded && report.score >= 2);
+        assert!(report.markdown().contains("- Result: correct, 2 / 2 points"));
     }
 }
