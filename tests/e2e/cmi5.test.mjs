@@ -4,28 +4,18 @@
 // (Ralph, installed by scripts/setup.sh --test into target/ralph).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { start, terminal, run, root, dist } from './harness.mjs';
+import { start, terminal, run, dist } from './harness.mjs';
+import { startRalph } from './lrs.mjs';
 
-const ralph = join(root, 'target', 'ralph', 'bin', 'ralph');
-const python = join(root, 'target', 'ralph', 'bin', 'python');
-// As in xapi.test.mjs: Ralph's app in one uvicorn process, its file backend appending.
-const serve = (port) => [
-  '-c',
-  'import sys, uvicorn; from ralph.backends.data.base import BaseOperationType; from ralph.backends.lrs.fs import FSLRSBackend; '
-    + 'FSLRSBackend.default_operation_type = BaseOperationType.APPEND; '
-    + `uvicorn.run("ralph.api:app", host="127.0.0.1", port=${port}, log_level="warning")`,
-];
 const [user, password] = ['lms', 'also-not-a-secret'];
 const token = Buffer.from(`${user}:${password}`).toString('base64');
 const registration = '2f3b2c1e-6c1a-4a63-9d57-0f0c8f5a9e11';
 const auId = 'https://clusterlab.invalid/course/labs/first-look/exam';
 const actor = { objectType: 'Agent', name: 'Ada Learner', account: { homePage: 'https://lms.example.org', name: 'ada-7' } };
-let app, lrs, lrsUrl, dir;
+let app, ralph, lrsUrl;
 const lms = { fetches: 0, launchDataReads: 0 };
 
 async function statements() {
@@ -78,37 +68,13 @@ async function routes(request, response, path) {
 }
 
 before(async () => {
-  // Never skipped: a missing LRS is a failed setup.
-  assert.ok(existsSync(ralph), `${ralph} is missing: run ./scripts/setup.sh --test`);
-  dir = await mkdtemp(join(tmpdir(), 'clusterlab-cmi5-'));
-  const env = {
-    ...process.env,
-    RALPH_APP_DIR: join(dir, 'app'),
-    RALPH_RUNSERVER_BACKEND: 'fs',
-    RALPH_BACKENDS__LRS__FS__DEFAULT_DIRECTORY_PATH: join(dir, 'data'),
-  };
-  const made = spawnSync(ralph, ['auth', '-u', user, '-p', password, '-s', 'all', '-M', `mailto:${user}@example.org`, '-w'], { env });
-  assert.equal(made.status, 0, String(made.stderr));
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  lrsUrl = `http://127.0.0.1:${port}`;
-  await mkdir(join(dir, 'data'), { recursive: true });
-  lrs = spawn(python, serve(port), { env, stdio: 'ignore' });
-  for (let tries = 0; ; tries++) {
-    try {
-      await statements();
-      break;
-    } catch (error) {
-      if (tries > 120) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
+  ralph = await startRalph({ user, password, ready: async (url) => { lrsUrl = url; await statements(); } });
   app = await start({ proxy: { prefix: '/xAPI/', target: lrsUrl }, routes });
 });
 
 after(async () => {
   await app?.close();
-  lrs?.kill();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await ralph?.stop();
 });
 
 test('the build writes a cmi5 course package whose units are the labs and their exams', async () => {

@@ -3,29 +3,12 @@
 // statements made offline wait and go when the network is back.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { start, open, terminal, root } from './harness.mjs';
+import { start, open, terminal } from './harness.mjs';
+import { startRalph } from './lrs.mjs';
 
-const ralph = join(root, 'target', 'ralph', 'bin', 'ralph');
-const python = join(root, 'target', 'ralph', 'bin', 'python');
-// Ralph 5.1's file-system LRS creates its statements file on the first
-// POST and refuses every later one ("already exists and overwrite is not
-// allowed"), and `ralph runserver` starts uvicorn with a reloader (another
-// process): the test serves Ralph's app with uvicorn itself, in one
-// process, with that backend appending.
-const serve = (port) => [
-  '-c',
-  'import sys, uvicorn; from ralph.backends.data.base import BaseOperationType; from ralph.backends.lrs.fs import FSLRSBackend; '
-    + 'FSLRSBackend.default_operation_type = BaseOperationType.APPEND; '
-    + `uvicorn.run("ralph.api:app", host="127.0.0.1", port=${port}, log_level="warning")`,
-];
 const [user, password] = ['trainer', 'not-a-secret'];
 const auth = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-let app, lrs, lrsUrl, dir;
+let app, ralph, lrsUrl;
 
 async function statements() {
   const response = await fetch(`${lrsUrl}/xAPI/statements?limit=500`, { headers: { Authorization: auth, 'X-Experience-API-Version': '1.0.3' } });
@@ -34,37 +17,13 @@ async function statements() {
 }
 
 before(async () => {
-  // Never skipped: a missing LRS is a failed setup.
-  assert.ok(existsSync(ralph), `${ralph} is missing: run ./scripts/setup.sh --test`);
-  dir = await mkdtemp(join(tmpdir(), 'clusterlab-lrs-'));
-  const env = {
-    ...process.env,
-    RALPH_APP_DIR: join(dir, 'app'),
-    RALPH_RUNSERVER_BACKEND: 'fs',
-    RALPH_BACKENDS__LRS__FS__DEFAULT_DIRECTORY_PATH: join(dir, 'data'),
-  };
-  const made = spawnSync(ralph, ['auth', '-u', user, '-p', password, '-s', 'all', '-M', `mailto:${user}@example.org`, '-w'], { env });
-  assert.equal(made.status, 0, String(made.stderr));
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  lrsUrl = `http://127.0.0.1:${port}`;
-  await mkdir(join(dir, 'data'), { recursive: true });
-  lrs = spawn(python, serve(port), { env, stdio: 'ignore' });
-  for (let tries = 0; ; tries++) {
-    try {
-      await statements();
-      break;
-    } catch (error) {
-      if (tries > 120) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
+  ralph = await startRalph({ user, password, ready: async (url) => { lrsUrl = url; await statements(); } });
   app = await start({ proxy: { prefix: '/xAPI/', target: lrsUrl } });
 });
 
 after(async () => {
   await app?.close();
-  lrs?.kill();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await ralph?.stop();
 });
 
 test('the review page sends one statement per answer and one for the lab, and queues them while offline', async () => {
