@@ -50,3 +50,27 @@ fn the_engine_has_no_web_dependencies() {
         assert!(!manifest.lines().any(|line| line.trim_start().starts_with(web)), "{web} in the engine's manifest");
     }
 }
+
+/// The engine is a function of its inputs: no state hidden in globals that
+/// one command, line or lab could leave behind for the next (limits and
+/// budgets are carried by the values that spend them). Immutable statics
+/// (signatures, tables) are fine; a thread-local, a `static mut` or a
+/// static with interior mutability is not.
+#[test]
+fn the_engine_keeps_no_global_mutable_state() {
+    let mutable = ["Cell<", "RefCell<", "Mutex<", "RwLock<", "Atomic", "OnceLock<", "LazyLock<", "OnceCell<", "Lazy<"];
+    let mut found = Vec::new();
+    for file in sources(&src("")) {
+        let text = std::fs::read_to_string(&file).expect("a readable source file");
+        for (number, line) in text.lines().enumerate().filter(|(_, line)| !line.trim_start().starts_with("//")) {
+            let code = line.trim_start().trim_start_matches("pub(crate) ").trim_start_matches("pub ");
+            let global_mutable = code.contains("thread_local!")
+                || code.starts_with("static mut ")
+                || (code.starts_with("static ") && mutable.iter().any(|kind| code.split('=').next().is_some_and(|ty| ty.contains(kind))));
+            if global_mutable {
+                found.push(format!("{}:{}: {}", file.display(), number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "global mutable state in the engine:\n{}", found.join("\n"));
+}

@@ -91,6 +91,10 @@ fn huge_counts_and_big_arrays_stay_quick() {
     // pattern end on the matching budget, with grep's status for trouble.
     let wide = run("awk 'BEGIN{s=\"a\"; for(i=0;i<18;i++) s=s s; print s}' | grep -cE '(a|aa){1,100}[bc]'".into());
     assert_eq!(wide, ("0\n".into(), "grep: stopped: matching took more work than a lab allows\n".into(), 2));
+    // The budget is the tool's own: the next match, in the same line or
+    // the next, starts with a full one.
+    let after = run("awk 'BEGIN{s=\"a\"; for(i=0;i<18;i++) s=s s; print s}' | grep -cE '(a|aa){1,100}[bc]'; [[ abc =~ b ]] && echo next; echo abc | grep -c b".into());
+    assert_eq!(after.0, "0\nnext\n1\n");
 }
 
 #[test]

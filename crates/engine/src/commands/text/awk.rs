@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use super::regex::{Regex, Syntax};
+use super::regex::{Budget, Regex, Syntax};
 use super::{usage_error, Dialect, GnuTool, Opt, Parsed};
 use crate::commands::text::escapes::{expand_backslashes, Escape};
 use crate::commands::{Example, Flag, Invocation, Output, Signature};
@@ -959,6 +959,8 @@ struct Machine<'p> {
     work: u64,
     exit_status: i32,
     regexes: BTreeMap<String, Option<Regex>>,
+    /// The program's patterns share one matching budget.
+    budget: Budget,
     error: Option<String>,
     _program: &'p [Item],
 }
@@ -1027,7 +1029,7 @@ impl Machine<'_> {
             return cached.clone();
         }
         let compiled = match Regex::new(pattern, Syntax::Extended, false) {
-            Ok(regex) => Some(regex),
+            Ok(regex) => Some(regex.sharing(&self.budget)),
             Err(error) => {
                 self.error = Some(format!("awk: cmd. line:1: fatal: invalid regexp: {}: /{pattern}/\n", error.message));
                 None
@@ -1125,7 +1127,7 @@ impl Machine<'_> {
 
     fn tick(&mut self) -> Result<(), ()> {
         self.steps += 1;
-        if self.steps > MAX_STEPS || super::regex::budget_exhausted() {
+        if self.steps > MAX_STEPS || self.budget.exhausted() {
             self.error.get_or_insert_with(|| "awk: program stopped: too many steps for a lab\n".into());
             return Err(());
         }
@@ -1706,7 +1708,6 @@ impl GnuTool for Awk {
     const DIALECT: &'static Dialect = &DIALECT;
 
     fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
-        super::regex::start_budget();
         let mut vars: BTreeMap<String, Value> = BTreeMap::new();
         for (name, value) in [("FS", " "), ("OFS", " "), ("ORS", "\n"), ("RS", "\n"), ("SUBSEP", "\x1c"), ("FILENAME", "")] {
             vars.insert(name.into(), Value::Str(value.into()));
@@ -1762,6 +1763,7 @@ impl GnuTool for Awk {
             work: 0,
             exit_status: 0,
             regexes: BTreeMap::new(),
+            budget: Budget::default(),
             error: None,
             _program: &program,
         };

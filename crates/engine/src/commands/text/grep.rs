@@ -2,7 +2,7 @@
 //! patterns, context, counts and the GNU exit statuses (0 selected,
 //! 1 none, 2 error).
 
-use super::regex::{is_word_char, Regex, Syntax};
+use super::regex::{is_word_char, Budget, Regex, Syntax};
 use super::{no_such_file, Dialect, GnuTool, Opt, Parsed};
 use crate::commands::{Example, Flag, Invocation, Output, Signature};
 
@@ -190,7 +190,7 @@ fn run(parsed: Parsed, invocation: &Invocation) -> Result<Output, Output> {
             None => return Err(Output::error(format!("Usage: {USAGE}\nTry 'grep --help' for more information.\n"), 2)),
         },
     };
-    super::regex::start_budget();
+    let budget = Budget::default();
     let mut regexes = Vec::new();
     for pattern in &patterns {
         let compiled = match mode {
@@ -204,7 +204,7 @@ fn run(parsed: Parsed, invocation: &Invocation) -> Result<Output, Output> {
                 for warning in &regex.warnings {
                     stderr.push_str(&format!("grep: warning: {warning}\n"));
                 }
-                regexes.push(regex);
+                regexes.push(regex.sharing(&budget));
             }
             Err(error) => return Err(Output::error(format!("{stderr}grep: {}\n", error.message), 2)),
         }
@@ -255,7 +255,7 @@ fn run(parsed: Parsed, invocation: &Invocation) -> Result<Output, Output> {
             _ => {}
         }
     }
-    if super::regex::budget_exhausted() {
+    if budget.exhausted() {
         stderr.push_str("grep: stopped: matching took more work than a lab allows\n");
         had_error = true;
     }

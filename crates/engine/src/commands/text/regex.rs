@@ -13,6 +13,9 @@
 //! case folding, and the groups' submatches for sed's `\1`. Not supported:
 //! back-references in a pattern, collating elements.
 
+use std::cell::Cell;
+use std::rc::Rc;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Syntax {
     Basic,
@@ -495,6 +498,8 @@ enum Inst {
 pub struct Regex {
     program: Vec<Inst>,
     fold_case: bool,
+    /// What its matching may spend, shared with the tool's other patterns.
+    budget: Budget,
     /// How many groups the pattern has.
     pub groups: usize,
     /// Warnings grep prints before matching (`* at start of expression`).
@@ -594,21 +599,26 @@ impl Compiler {
     }
 }
 
-thread_local! {
-    /// Thread steps spent matching since the tool started (see `start_budget`).
-    static SPENT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
+/// A tool's matching budget: matching is linear in text x program, and
+/// both can be large, so a tool's matching altogether may take at most
+/// `MAX_REGEX_STEPS` thread steps; past it, matches fail and the tool says
+/// so. A pattern compiled alone has a budget of its own; a tool's patterns
+/// share one (`Regex::sharing`). Carried by the patterns, never global, so
+/// one tool's spending never reaches another's.
+#[derive(Clone, Debug, Default)]
+pub struct Budget(Rc<Cell<u64>>);
 
-/// Starts a tool's matching budget: matching is linear in text x program,
-/// and both can be large, so a tool's matching altogether may take at most
-/// `MAX_REGEX_STEPS`; past it, matches fail and the tool says so.
-pub fn start_budget() {
-    SPENT.with(|spent| spent.set(0));
-}
+impl Budget {
+    /// Whether the matching ran out of budget.
+    pub fn exhausted(&self) -> bool {
+        self.0.get() > crate::limits::MAX_REGEX_STEPS
+    }
 
-/// Whether the tool's matching ran out of budget.
-pub fn budget_exhausted() -> bool {
-    SPENT.with(|spent| spent.get() > crate::limits::MAX_REGEX_STEPS)
+    /// Spends `steps`; false once the budget is exhausted.
+    fn spend(&self, steps: u64) -> bool {
+        self.0.set(self.0.get().saturating_add(steps));
+        !self.exhausted()
+    }
 }
 
 /// The threads alive at one position: program counters and where each
@@ -664,7 +674,13 @@ impl Regex {
         let mut compiler = Compiler { program: Vec::new(), work: 0 };
         compiler.emit(ast, fold_case)?;
         compiler.push(Inst::Match)?;
-        Ok(Regex { program: compiler.program, fold_case, groups, warnings })
+        Ok(Regex { program: compiler.program, fold_case, groups, warnings, budget: Budget::default() })
+    }
+
+    /// This pattern, spending from `budget` (a tool's patterns share one).
+    pub fn sharing(mut self, budget: &Budget) -> Regex {
+        self.budget = budget.clone();
+        self
     }
 
     fn assertion_holds(assertion: Assertion, text: &[char], at: usize) -> bool {
@@ -738,11 +754,7 @@ impl Regex {
             return (None, ends);
         }
         for at in from..=text.len() {
-            let spent = SPENT.with(|spent| {
-                spent.set(spent.get().saturating_add(current.pcs.len() as u64 + 1));
-                spent.get()
-            });
-            if spent > crate::limits::MAX_REGEX_STEPS {
+            if !self.budget.spend(current.pcs.len() as u64 + 1) {
                 return (None, Vec::new());
             }
             if best.is_none() && (!anchored || at == from) {
@@ -812,10 +824,7 @@ impl Regex {
             if pc >= self.program.len() || !visited.insert((pc, at)) {
                 continue;
             }
-            if SPENT.with(|spent| {
-                spent.set(spent.get().saturating_add(1));
-                spent.get() > crate::limits::MAX_REGEX_STEPS
-            }) {
+            if !self.budget.spend(1) {
                 break;
             }
             match &self.program[pc] {

@@ -130,6 +130,8 @@ struct ScriptParser {
     chars: Vec<char>,
     at: usize,
     syntax: Syntax,
+    /// The script's patterns share one matching budget.
+    budget: regex::Budget,
 }
 
 impl ScriptParser {
@@ -189,7 +191,7 @@ impl ScriptParser {
             return Ok(None);
         }
         match Regex::new(pattern, self.syntax, fold) {
-            Ok(regex) => Ok(Some(Box::new(regex))),
+            Ok(regex) => Ok(Some(Box::new(regex.sharing(&self.budget)))),
             Err(error) => fail(self.at, error.message),
         }
     }
@@ -543,6 +545,7 @@ struct Run<'p> {
     out: String,
     line_number: u64,
     steps: u64,
+    budget: regex::Budget,
     stopped: Option<&'static str>,
 }
 
@@ -653,7 +656,7 @@ impl<'p> Run<'p> {
             let flow = loop {
                 let Some(instruction) = self.program.get(pc) else { break Flow::Continue };
                 self.steps += 1;
-                if self.steps > MAX_STEPS || regex::budget_exhausted() {
+                if self.steps > MAX_STEPS || self.budget.exhausted() {
                     self.stopped.get_or_insert("too many steps for a lab");
                     return Some(1);
                 }
@@ -967,7 +970,8 @@ fn run_parsed(parsed: Parsed<'static>, invocation: &Invocation) -> Output {
     }
     // Positions count characters, as GNU's do.
     let char_origins: Vec<(usize, String)> = origins.iter().map(|(offset, name)| (script[..*offset].chars().count(), name.clone())).collect();
-    let mut parser = ScriptParser { chars: script.chars().collect(), at: 0, syntax };
+    let budget = regex::Budget::default();
+    let mut parser = ScriptParser { chars: script.chars().collect(), at: 0, syntax, budget: budget.clone() };
     let program = match parser.script() {
         Ok(program) => program,
         Err(error) => return script_error(&char_origins, error),
@@ -975,9 +979,9 @@ fn run_parsed(parsed: Parsed<'static>, invocation: &Invocation) -> Output {
     if in_place.is_some() && operands.is_empty() {
         return usage_error("sed", &DIALECT, "no input files");
     }
-    regex::start_budget();
     let mut run = Run {
         program: &program,
+        budget,
         quiet,
         ranges: vec![(false, 0); program.len()],
         last_regex: None,
