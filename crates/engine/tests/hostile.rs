@@ -98,6 +98,22 @@ fn huge_counts_and_big_arrays_stay_quick() {
 }
 
 #[test]
+fn repeating_commands_inside_each_other_share_the_line_bounds() {
+    // Each refresh runs a line of 30,000 loop rounds: five of them pass the
+    // line's 100,000 commands, counted across the nested lines.
+    // (watch shows the line's errors on its screen.)
+    let (screen, _, _) = run("watch -t 'for i in $(seq 30000); do :; done'".into());
+    assert!(screen.contains("ran 100000 commands, the most a simulated line runs"), "{screen}");
+    let (_, stderr, _) = run("for n in 1 2 3 4; do pdsh -w gpu-001 'for i in $(seq 30000); do :; done'; done".into());
+    assert!(stderr.contains("ran 100000 commands"), "{stderr}");
+    // Watches in watches: each stops refreshing once its output passes the
+    // line's bound, so the work stays that of a few screens' worth.
+    let (stdout, _, _) = run(format!("{}nvidia-smi", "watch ".repeat(12)));
+    assert!(stdout.len() <= clusterlab_engine::limits::MAX_OUTPUT_BYTES + 4096, "{}", stdout.len());
+    assert!(stdout.contains("NVIDIA-SMI"));
+}
+
+#[test]
 fn long_lines_cost_linear_time_and_are_bounded() {
     let (_, stderr, _) = run("sleep 1 & ".repeat(100_000));
     assert!(stderr.contains("fork: Resource temporarily unavailable"), "{}", &stderr[stderr.len().saturating_sub(200)..]);

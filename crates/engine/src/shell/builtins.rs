@@ -2,7 +2,7 @@
 //! the model: `ssh` and `exit` move between nodes, `export`, `unset`, `cd`,
 //! `pwd`, `history`, job control, and bash's own `help`.
 
-use super::interp::{Interp, Nesting};
+use super::interp::Interp;
 use super::jobs;
 use crate::commands::{self, Call, Output, Runner};
 
@@ -147,7 +147,7 @@ fn ssh(interp: &mut Interp, args: &[String], stdin: &str, from_terminal: bool) -
         command.join(" ")
     };
     let call = Call { cluster: &interp.cluster, host: &host, env: None, stdin: if command.is_empty() { "" } else { stdin } };
-    let mut output = Nesting { depth: interp.depth, log: interp.log.clone() }.run_line(call, &line);
+    let mut output = interp.runner().run_line(call, &line);
     output.stderr.insert_str(0, &warning);
     output.duration_ms = output.duration_ms.saturating_add(300);
     output

@@ -14,7 +14,9 @@
 //! word, a variable store or a file may get.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
@@ -143,8 +145,8 @@ pub(crate) struct Interp<'c, 's> {
     /// Above zero while output is captured (command substitution, pipes,
     /// redirections): nothing reads the terminal.
     capturing: u32,
-    /// Commands run and bytes expanded so far in this line.
-    commands_run: u64,
+    /// Commands run so far in this line, nested lines included; bytes expanded.
+    commands_run: CommandCount,
     work: u64,
     /// Bytes the shell's variables and functions hold.
     store_bytes: usize,
@@ -188,7 +190,7 @@ impl<'c, 's> Interp<'c, 's> {
             loops: 0,
             functions: 0,
             capturing: 0,
-            commands_run: 0,
+            commands_run: CommandCount::default(),
             work: 0,
             store_bytes,
             substitution_status: None,
@@ -216,7 +218,7 @@ impl<'c, 's> Interp<'c, 's> {
 
     /// The runner a command started from this shell gets.
     pub fn runner(&self) -> Nesting {
-        Nesting { depth: self.depth, log: self.log.clone() }
+        Nesting { depth: self.depth, log: self.log.clone(), commands: self.commands_run.clone() }
     }
 
     fn stopped(&self) -> bool {
@@ -362,9 +364,8 @@ impl<'c, 's> Interp<'c, 's> {
     /// Counts one more command (or loop round) against the line's bound;
     /// false, with the line stopped, past it.
     fn count_command(&mut self, out: &mut Transcript) -> bool {
-        self.commands_run += 1;
-        if self.commands_run > MAX_SHELL_COMMANDS {
-            self.stop_line(out, format!("-bash: this command line ran {MAX_SHELL_COMMANDS} commands, the most a simulated line runs; it was stopped\n"));
+        if self.commands_run.add(1) > MAX_SHELL_COMMANDS {
+            self.stop_line(out, too_many_commands());
             return false;
         }
         true
@@ -581,7 +582,7 @@ impl<'c, 's> Interp<'c, 's> {
         let status = run(self, out);
         self.session = session;
         let interrupted = self.interrupted;
-        let limit_hit = self.commands_run > MAX_SHELL_COMMANDS;
+        let limit_hit = self.commands_run.exceeded();
         *self.shell = saved_shell;
         self.positional = saved_positional;
         self.arg0 = saved_arg0;
@@ -1319,7 +1320,7 @@ impl<'c, 's> Interp<'c, 's> {
             found = next;
         }
         // Each directory read counts against the line's command bound.
-        self.commands_run = self.commands_run.saturating_add(listings.saturating_sub(1));
+        self.commands_run.add(listings.saturating_sub(1));
         if !self.count_command(out) {
             return None;
         }
@@ -1858,6 +1859,31 @@ fn now_ms(started_ms: i64, line_ms: u64) -> i64 {
 pub(crate) struct Nesting {
     pub depth: u32,
     pub log: ExecLog,
+    /// The line's command count, shared with every line and program it starts.
+    pub commands: CommandCount,
+}
+
+/// Commands a line has run, its nested lines and programs included: they
+/// share the line's bound (`MAX_SHELL_COMMANDS`), so repeating commands
+/// inside each other (watch in watch, pdsh in a loop) cannot multiply it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CommandCount(Rc<Cell<u64>>);
+
+impl CommandCount {
+    /// Counts `n` more; the count so far.
+    fn add(&self, n: u64) -> u64 {
+        let count = self.0.get().saturating_add(n);
+        self.0.set(count);
+        count
+    }
+
+    fn exceeded(&self) -> bool {
+        self.0.get() > MAX_SHELL_COMMANDS
+    }
+}
+
+fn too_many_commands() -> String {
+    format!("-bash: this command line ran {MAX_SHELL_COMMANDS} commands, the most a simulated line runs; it was stopped\n")
 }
 
 impl Nesting {
@@ -1876,6 +1902,7 @@ impl Runner for Nesting {
         let mut shell = ShellState { host: call.host.to_string(), env, last_status: 0, functions: BTreeMap::new() };
         let mut interp = Interp::new(Cow::Borrowed(call.cluster), &mut shell, None, depth, call.cluster.now * 1000);
         interp.log = self.log.clone();
+        interp.commands_run = self.commands.clone();
         let transcript = interp.run_line(line, call.stdin);
         Output {
             stdout: transcript.stdout(),
@@ -1901,6 +1928,9 @@ impl Runner for Nesting {
         let Some(node) = call.cluster.node(call.host) else {
             return Some(Output::error(format!("{}: host {} is not in this lab\n", argv[0], call.host), 1));
         };
+        if self.commands.add(1) > MAX_SHELL_COMMANDS {
+            return Some(Output::error(too_many_commands(), 1));
+        }
         let env = call.env.cloned().unwrap_or_else(|| login_env(call.host));
         let started = Execution::new(Some(command.signature()), call.host, argv, commands::is_root(&env), call.cluster.now * 1000);
         let slot = self.log.start(call.cluster, started);
@@ -1910,7 +1940,7 @@ impl Runner for Nesting {
             argv,
             env: &env,
             stdin: call.stdin,
-            runner: &Nesting { depth, log: self.log.clone() },
+            runner: &Nesting { depth, log: self.log.clone(), commands: self.commands.clone() },
         };
         let output = command.run(&invocation);
         self.log.finish(slot, output.status, output.duration_ms, &output.stdout);

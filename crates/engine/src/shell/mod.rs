@@ -99,7 +99,7 @@ impl Transcript {
 pub fn run_program(cluster: &crate::model::Cluster, host: &str, argv: &[String]) -> Option<crate::commands::Output> {
     use crate::commands::{Call, Runner};
     let log = crate::commands::execution::ExecLog::default();
-    interp::Nesting { depth: 0, log }.run_program(Call { cluster, host, env: None, stdin: "" }, argv)
+    interp::Nesting { depth: 0, log, commands: Default::default() }.run_program(Call { cluster, host, env: None, stdin: "" }, argv)
 }
 
 pub use crate::model::node::USER;

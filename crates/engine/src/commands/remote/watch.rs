@@ -78,8 +78,14 @@ impl Command for Watch {
         // Each refresh sees the clock moved on and what earlier ones changed.
         let mut view = invocation.cluster.clone();
         let start = invocation.cluster.now;
-        let mut out = Output { duration_ms: tenths * 100 * REFRESHES, ..Output::default() };
+        let mut out = Output::default();
         for refresh in 0..REFRESHES {
+            // Past the line's output bound nothing more would be shown: stop
+            // refreshing, so watches nested in watches stay bounded in work.
+            if out.stdout.len() >= crate::limits::MAX_OUTPUT_BYTES {
+                break;
+            }
+            out.duration_ms += tenths * 100;
             let now = start + (refresh * tenths / 10) as i64;
             view.advance_to(now);
             let call = Call { cluster: &view, host, env: Some(invocation.env), stdin: "" };
