@@ -88,6 +88,9 @@ pub struct Invocation<'a> {
     pub stdin: &'a str,
     /// How to run other command lines, for the commands that start them.
     pub runner: &'a dyn Runner,
+    /// Standard output is the trainee's terminal (not a pipe, a file, a
+    /// substitution or a remote command's channel): `ls` lays out columns.
+    pub to_terminal: bool,
 }
 
 impl Invocation<'_> {

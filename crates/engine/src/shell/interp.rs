@@ -1041,7 +1041,8 @@ impl<'c, 's> Interp<'c, 's> {
         };
         let started = Execution::new(Some(command.signature()), &self.shell.host, argv, commands::is_root(&self.shell.env), now_ms(self.started_ms, self.line_ms));
         let slot = self.log.start(cluster, started);
-        let invocation = Invocation { cluster, node, argv, env: &self.shell.env, stdin, runner: &runner };
+        let to_terminal = self.session.is_some() && self.capturing == 0;
+        let invocation = Invocation { cluster, node, argv, env: &self.shell.env, stdin, runner: &runner, to_terminal };
         let output = command.run(&invocation);
         self.log.finish(slot, output.status, output.duration_ms, &output.stdout);
         self.running.1 = Some(slot);
@@ -1941,6 +1942,7 @@ impl Runner for Nesting {
             env: &env,
             stdin: call.stdin,
             runner: &Nesting { depth, log: self.log.clone(), commands: self.commands.clone() },
+            to_terminal: false,
         };
         let output = command.run(&invocation);
         self.log.finish(slot, output.status, output.duration_ms, &output.stdout);

@@ -1,6 +1,6 @@
 //! `ls`: the node's files (written and generated, see `commands::files`),
-//! in GNU's columns (as on a terminal 80 wide, or `COLUMNS`), one per line
-//! with `-1`, with `-a` the dot entries, and with `-l` the long listing
+//! in GNU's columns on a terminal (80 wide, or `COLUMNS`) or with `-C`, one
+//! per line with `-1` or into a pipe or file, with `-a` the dot entries, and with `-l` the long listing
 //! (mode, links, owner, size, time from the file view's metadata, the same
 //! `stat` shows), sorted by time with `-t`, reversed with `-r`.
 
@@ -17,6 +17,7 @@ static SIGNATURE: Signature = Signature {
     usage: "ls [OPTION]... [FILE]...",
     flags: &[
         Flag { short: Some('1'), long: None, value: None, help: "list one file per line" },
+        Flag { short: Some('C'), long: None, value: None, help: "list entries by columns" },
         Flag { short: Some('a'), long: Some("all"), value: None, help: "do not ignore entries starting with ." },
         Flag { short: Some('d'), long: Some("directory"), value: None, help: "list directories themselves, not their contents" },
         Flag { short: Some('F'), long: Some("classify"), value: None, help: "append indicator (/ for directories) to entries" },
@@ -97,7 +98,18 @@ impl GnuTool for Ls {
 
     fn run_parsed(&self, parsed: Parsed<'static>, invocation: &Invocation) -> Output {
         let has = |letter: char| parsed.options.iter().any(|option| matches!(option, Opt::Flag(flag, _) if flag.short == Some(letter)));
-        let (one, all, directory, classify) = (has('1'), has('a'), has('d'), has('F'));
+        let (all, directory, classify) = (has('a'), has('d'), has('F'));
+        // Columns on a terminal, one name per line elsewhere; the last of -1 and -C wins.
+        let one = parsed
+            .options
+            .iter()
+            .rev()
+            .find_map(|option| match option {
+                Opt::Flag(flag, _) if flag.short == Some('1') => Some(true),
+                Opt::Flag(flag, _) if flag.short == Some('C') => Some(false),
+                _ => None,
+            })
+            .unwrap_or(!invocation.to_terminal);
         let (long, human_sizes, by_time, reverse) = (has('l'), has('h'), has('t'), has('r'));
         let width = invocation.env.get("COLUMNS").and_then(|c| c.parse::<usize>().ok()).filter(|w| *w > 0).unwrap_or(80);
         let view = View::for_command(invocation);
@@ -193,6 +205,17 @@ mod tests {
         let sys = shell.run("ls -l /sys/class/infiniband/mlx5_0/ports/1/rate").stdout();
         assert!(sys.starts_with("-r--r--r-- 1 root root 4096 "), "{sys}");
         assert_eq!(shell.run("ls -ld /tmp").stdout().split(' ').next(), Some("drwxrwxrwt"));
+    }
+
+    #[test]
+    fn one_name_per_line_unless_writing_to_the_terminal() {
+        let mut shell = session();
+        let eight = "mlx5_0\nmlx5_1\nmlx5_2\nmlx5_3\nmlx5_4\nmlx5_5\nmlx5_6\nmlx5_7\n";
+        assert_eq!(shell.run("ls /sys/class/infiniband | wc -l").stdout(), "8\n");
+        assert_eq!(shell.run("ls /sys/class/infiniband > list; cat list").stdout(), eight);
+        assert_eq!(shell.run("ssh gpu-002 ls /sys/class/infiniband").stdout(), eight, "a remote command has no terminal");
+        assert_eq!(shell.run("ls -C /sys/class/infiniband | cat").stdout(), "mlx5_0  mlx5_1  mlx5_2  mlx5_3  mlx5_4  mlx5_5  mlx5_6  mlx5_7\n");
+        assert_eq!(shell.run("ls -1 -C /sys/class/infiniband | wc -l; ls -C -1 /sys/class/infiniband | wc -l").stdout(), "1\n8\n", "the last wins");
     }
 
     #[test]
