@@ -25,7 +25,8 @@ node gpu-002 10K\n\
 node gpu-001 2M\n\
 node gpu-001 512\n\
 \n\
-xid 79 on GPU 3\n";
+xid 79 on GPU 3\n\
+abab ab1 mlx5_1 mlx5_1 Aa aA\n";
 
 /// Runs the real tool on INPUT; None when it is not installed.
 fn real(program: &str, args: &[&str]) -> Option<(String, String, i32)> {
@@ -122,6 +123,15 @@ fn grep_matches_gnu_grep() {
         &["--bogus", "x"],
         &["-A"],
         &["-E", "a{1"],
+        // Back-references, in both syntaxes, folded, and the errors.
+        &["-o", "-E", "(ab)\\1"],
+        &["-c", "\\(ab\\)\\1"],
+        &["-o", "-E", "(mlx5_[0-9]) \\1"],
+        &["-o", "-i", "-E", "(a)\\1"],
+        &["-o", "\\([A-Z]\\)\\1"],
+        &["-E", "(a)\\2"],
+        &["\\(a\\1\\)"],
+        &["-o", "-E", "([0-9])\\1"],
     ] {
         compare("grep", args);
     }
@@ -187,6 +197,8 @@ fn sed_matches_gnu_sed() {
         &["k"],
         &["s/a/b/q"],
         &["s/\\(a\\)/\\2/"],
+        &["-E", "s/(mlx5_[0-9]) \\1/\\1 (twice)/"],
+        &["-n", "/\\(ab\\)\\1/p"],
         &["y/ab/c/"],
         &["{p"],
         &["}"],

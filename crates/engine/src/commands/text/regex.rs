@@ -10,8 +10,10 @@
 //! Supported: literals, `.`, bracket expressions with ranges and
 //! `[:classes:]`, `^ $`, `* + ?`, intervals, groups, alternation (`\|` and
 //! `\+ \?` in basic syntax, as GNU allows), `\w \W \s \S \b \B \< \>`,
-//! case folding, and the groups' submatches for sed's `\1`. Not supported:
-//! back-references in a pattern, collating elements.
+//! case folding, the groups' submatches for sed's `\1`, and back-references
+//! in a pattern (`\(ab\)\1`): a pattern with one is matched by a walk over
+//! its paths instead (exponential at worst, so bounded by the same budget).
+//! Not supported: collating elements.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -159,6 +161,8 @@ enum Ast {
     Repeat(Box<Ast>, u32, Option<u32>),
     /// A parenthesised group: its number (from 1) and what it holds.
     Group(usize, Box<Ast>),
+    /// `\N`: the text group N matched.
+    Backref(usize),
 }
 
 struct Parser<'p> {
@@ -170,6 +174,9 @@ struct Parser<'p> {
     warnings: Vec<String>,
     /// Groups opened so far: the next one's number is this plus one.
     groups: usize,
+    /// Groups open here: a back-reference may name only a closed one.
+    open: Vec<usize>,
+    backrefs: bool,
     _pattern: &'p str,
 }
 
@@ -249,11 +256,13 @@ impl Parser<'_> {
             '(' if extended => {
                 self.groups += 1;
                 let number = self.groups;
+                self.open.push(number);
                 let inner = self.alternation(depth + 1)?;
                 if self.peek() != Some(')') {
                     return error("Unmatched ( or \\(");
                 }
                 self.at += 1;
+                self.open.pop();
                 Ast::Group(number, Box::new(inner))
             }
             '*' if at_start && !extended => Ast::Literal('*'),
@@ -282,12 +291,22 @@ impl Parser<'_> {
             '(' if !self.extended() => {
                 self.groups += 1;
                 let number = self.groups;
+                self.open.push(number);
                 let inner = self.alternation(depth + 1)?;
                 if !(self.peek() == Some('\\') && self.peek_at(1) == Some(')')) {
                     return error("Unmatched ( or \\(");
                 }
                 self.at += 2;
+                self.open.pop();
                 Ast::Group(number, Box::new(inner))
+            }
+            '1'..='9' => {
+                let number = c as usize - '0' as usize;
+                if number > self.groups || self.open.contains(&number) {
+                    return error("Invalid back reference");
+                }
+                self.backrefs = true;
+                Ast::Backref(number)
             }
             ')' if !self.extended() => return error("Unmatched ) or \\)"),
             '{' if !self.extended() && at_start => return error("Invalid preceding regular expression"),
@@ -490,6 +509,8 @@ enum Inst {
     Jump(usize),
     /// Records the position in a submatch slot (group N's start is 2N, its end 2N+1).
     Save(usize),
+    /// Matches the text group N matched.
+    Backref(usize),
     Match,
 }
 
@@ -502,6 +523,8 @@ pub struct Regex {
     budget: Budget,
     /// How many groups the pattern has.
     pub groups: usize,
+    /// The pattern has a back-reference: matched by walking its paths.
+    backrefs: bool,
     /// Warnings grep prints before matching (`* at start of expression`).
     pub warnings: Vec<String>,
 }
@@ -539,6 +562,9 @@ impl Compiler {
             }
             Ast::Assert(assertion) => {
                 self.push(Inst::Assert(*assertion))?;
+            }
+            Ast::Backref(number) => {
+                self.push(Inst::Backref(*number))?;
             }
             Ast::Group(number, inner) => {
                 self.push(Inst::Save(2 * number))?;
@@ -656,25 +682,35 @@ impl Regex {
     /// A fixed string (grep -F): every character literal.
     pub fn literal(text: &str, fold_case: bool) -> Result<Regex, Error> {
         let ast = Ast::Concat(text.chars().map(Ast::Literal).collect());
-        Regex::from_ast(&ast, fold_case, Vec::new(), 0)
+        Regex::from_ast(&ast, fold_case, Vec::new(), 0, false)
     }
 
     fn build(pattern: &str, syntax: Syntax, fold_case: bool, perl: bool) -> Result<Regex, Error> {
         let mut parser =
-            Parser { chars: pattern.chars().collect(), at: 0, syntax, perl, warnings: Vec::new(), groups: 0, _pattern: pattern };
+            Parser {
+            chars: pattern.chars().collect(),
+            at: 0,
+            syntax,
+            perl,
+            warnings: Vec::new(),
+            groups: 0,
+            open: Vec::new(),
+            backrefs: false,
+            _pattern: pattern,
+        };
         let ast = parser.alternation(0)?;
         if parser.peek().is_some() {
             // Only an unmatched `)` stops the top level.
             return error("Unmatched ) or \\)");
         }
-        Regex::from_ast(&ast, fold_case, parser.warnings, parser.groups)
+        Regex::from_ast(&ast, fold_case, parser.warnings, parser.groups, parser.backrefs)
     }
 
-    fn from_ast(ast: &Ast, fold_case: bool, warnings: Vec<String>, groups: usize) -> Result<Regex, Error> {
+    fn from_ast(ast: &Ast, fold_case: bool, warnings: Vec<String>, groups: usize, backrefs: bool) -> Result<Regex, Error> {
         let mut compiler = Compiler { program: Vec::new(), work: 0 };
         compiler.emit(ast, fold_case)?;
         compiler.push(Inst::Match)?;
-        Ok(Regex { program: compiler.program, fold_case, groups, warnings, budget: Budget::default() })
+        Ok(Regex { program: compiler.program, fold_case, groups, backrefs, warnings, budget: Budget::default() })
     }
 
     /// This pattern, spending from `budget` (a tool's patterns share one).
@@ -745,6 +781,9 @@ impl Regex {
     }
 
     fn run(&self, text: &[char], from: usize, anchored: bool) -> (Option<(usize, usize)>, Vec<usize>) {
+        if self.backrefs {
+            return self.run_backtracking(text, from, anchored);
+        }
         let size = self.program.len();
         let mut current = Threads::new(size);
         let mut next = Threads::new(size);
@@ -802,9 +841,58 @@ impl Regex {
     /// `find_at`): slot N is group N's (start, end), slot 0 the whole match;
     /// a group that took no part is None. Of the ways to match, the first
     /// in the pattern's order (greedy repeats, earlier alternatives) decides,
-    /// and a repeated group keeps its last iteration. A depth-first walk that
-    /// never revisits a (instruction, position) pair, so it is linear too.
+    /// and a repeated group keeps its last iteration.
     pub fn captures(&self, text: &[char], start: usize, end: usize) -> Vec<Option<(usize, usize)>> {
+        let mut found = None;
+        self.walk(text, start, &mut |at, slots| {
+            if at == end {
+                found = Some(slots.to_vec());
+            }
+            at == end
+        });
+        let slots = found.unwrap_or_default();
+        let mut groups = vec![Some((start, end))];
+        for number in 1..=self.groups {
+            let pair = match (slots.get(2 * number).copied().flatten(), slots.get(2 * number + 1).copied().flatten()) {
+                (Some(from), Some(to)) if from <= to => Some((from, to)),
+                _ => None,
+            };
+            groups.push(pair);
+        }
+        groups
+    }
+
+    /// Matching for patterns with back-references: from each start, every
+    /// end a path reaches.
+    fn run_backtracking(&self, text: &[char], from: usize, anchored: bool) -> (Option<(usize, usize)>, Vec<usize>) {
+        let last = if anchored { from.min(text.len()) } else { text.len() };
+        for start in from..=last {
+            let mut ends = Vec::new();
+            self.walk(text, start, &mut |at, _| {
+                ends.push(at);
+                false
+            });
+            if anchored {
+                ends.sort_unstable();
+                ends.dedup();
+                return (None, ends);
+            }
+            if let Some(&end) = ends.iter().max() {
+                return (Some((start, end)), Vec::new());
+            }
+            if self.budget.exhausted() {
+                break;
+            }
+        }
+        (None, Vec::new())
+    }
+
+    /// Walks the pattern's paths from `start` depth first, in the pattern's
+    /// order, calling `matched(end, slots)` at each match until it returns
+    /// true. A state (instruction, position, slots when the pattern has
+    /// back-references) is visited once, so a walk without back-references
+    /// is linear; every step spends from the budget.
+    fn walk(&self, text: &[char], start: usize, matched: &mut dyn FnMut(usize, &[Option<usize>]) -> bool) {
         enum Step {
             Visit(usize, usize),
             Restore(usize, Option<usize>),
@@ -812,7 +900,6 @@ impl Regex {
         let mut slots: Vec<Option<usize>> = vec![None; 2 * self.groups + 2];
         let mut visited = std::collections::HashSet::new();
         let mut stack = vec![Step::Visit(0, start)];
-        let mut found = false;
         while let Some(step) = stack.pop() {
             let (pc, at) = match step {
                 Step::Restore(slot, old) => {
@@ -821,18 +908,19 @@ impl Regex {
                 }
                 Step::Visit(pc, at) => (pc, at),
             };
-            if pc >= self.program.len() || !visited.insert((pc, at)) {
+            let state = if self.backrefs { (pc, at, slots.clone()) } else { (pc, at, Vec::new()) };
+            if pc >= self.program.len() || !visited.insert(state) {
                 continue;
             }
             if !self.budget.spend(1) {
                 break;
             }
             match &self.program[pc] {
-                Inst::Match if at == end => {
-                    found = true;
-                    break;
+                Inst::Match => {
+                    if matched(at, &slots) {
+                        break;
+                    }
                 }
-                Inst::Match => {}
                 Inst::Jump(to) => stack.push(Step::Visit(*to, at)),
                 Inst::Split(first, second) => {
                     stack.push(Step::Visit(*second, at));
@@ -848,22 +936,27 @@ impl Regex {
                     slots[*slot] = Some(at);
                     stack.push(Step::Visit(pc + 1, at));
                 }
+                Inst::Backref(number) => {
+                    // A group that took no part matches nothing, as in GNU.
+                    if let (Some(from), Some(to)) = (slots[2 * number], slots[2 * number + 1]) {
+                        let length = to.saturating_sub(from);
+                        let same = at + length <= text.len()
+                            && (0..length).all(|i| {
+                                let (a, b) = (text[from + i], text[at + i]);
+                                a == b || (self.fold_case && lower(a) == lower(b))
+                            });
+                        if same {
+                            stack.push(Step::Visit(pc + 1, at + length));
+                        }
+                    }
+                }
                 inst => {
-                    if at < end && self.consumes(inst, text[at]) {
+                    if at < text.len() && self.consumes(inst, text[at]) {
                         stack.push(Step::Visit(pc + 1, at + 1));
                     }
                 }
             }
         }
-        let mut groups = vec![Some((start, end))];
-        for number in 1..=self.groups {
-            let pair = match (slots[2 * number], slots[2 * number + 1]) {
-                (Some(from), Some(to)) if found && from <= to => Some((from, to)),
-                _ => None,
-            };
-            groups.push(pair);
-        }
-        groups
     }
 }
 
