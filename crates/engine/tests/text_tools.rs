@@ -132,6 +132,12 @@ fn grep_matches_gnu_grep() {
         &["-E", "(a)\\2"],
         &["\\(a\\1\\)"],
         &["-o", "-E", "([0-9])\\1"],
+        // Bracket expressions: what cannot start a range.
+        &["[[:alpha:]-z]"],
+        &["-o", "[[:alpha:]-]"],
+        &["[a-z-0]"],
+        &["-c", "[a-c-e]"],
+        &["-o", "[--0]"],
     ] {
         compare("grep", args);
     }

@@ -432,6 +432,15 @@ impl Parser<'_> {
         Ok(Some((min as u32, max.map(|m| m as u32), at)))
     }
 
+    /// A class or a range cannot start a range: `[[:alpha:]-z]` and
+    /// `[a-c-e]` are errors, a `-` before the closing `]` is literal.
+    fn no_range_after_item(&self) -> Result<(), Error> {
+        if self.peek() == Some('-') && self.peek_at(1).is_some_and(|next| next != ']') {
+            return error("Invalid range end");
+        }
+        Ok(())
+    }
+
     fn bracket(&mut self) -> Result<Class, Error> {
         let open = self.at;
         let mut class = Class { negated: false, items: Vec::new() };
@@ -463,6 +472,7 @@ impl Parser<'_> {
                     match NamedClass::parse(&name) {
                         Some(named) => {
                             class.items.push(ClassItem::Named(named));
+                            self.no_range_after_item()?;
                             continue;
                         }
                         None => return error("Invalid character class name"),
@@ -486,6 +496,7 @@ impl Parser<'_> {
                     return error("Invalid range end");
                 }
                 class.items.push(ClassItem::Range(start, end));
+                self.no_range_after_item()?;
             } else {
                 class.items.push(ClassItem::Char(start));
             }
