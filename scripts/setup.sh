@@ -48,10 +48,10 @@ if [ "$want_test_tools" = 1 ] && { [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin
 fi
 
 # The real tools the emulated ones are compared with (crates/engine/tests):
-# GNU coreutils, grep, sed, bash, diffutils, findutils, file, column.
+# GNU coreutils, grep, sed, awk (gawk), bash, diffutils, findutils, file, column.
 if [ "$want_test_tools" = 1 ]; then
   missing=""
-  for pair in grep:grep sed:sed bash:bash diff:diffutils find:findutils file:file column:bsdextrautils stat:coreutils; do
+  for pair in grep:grep sed:sed gawk:gawk bash:bash diff:diffutils find:findutils file:file column:bsdextrautils stat:coreutils; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || missing="$missing ${pair#*:}"
   done
   if [ -n "$missing" ]; then

@@ -4,6 +4,7 @@
 //! The lab shell has `echo -e` but no files, so every input is piped in.
 
 use std::io::Write;
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
 use clusterlab_engine::{load, Session};
@@ -28,9 +29,20 @@ node gpu-001 512\n\
 xid 79 on GPU 3\n\
 abab ab1 mlx5_1 mlx5_1 Aa aA\n";
 
+/// The real tool an emulated one is compared with: GNU awk for `awk`
+/// (run under the name `awk`, which its messages print).
+fn reference(program: &str) -> &str {
+    if program == "awk" {
+        "gawk"
+    } else {
+        program
+    }
+}
+
 /// Runs the real tool on INPUT; None when it is not installed.
 fn real(program: &str, args: &[&str]) -> Option<(String, String, i32)> {
-    let mut child = Command::new(program)
+    let mut child = Command::new(reference(program))
+        .arg0(program)
         .args(args)
         .env("LC_ALL", "C.UTF-8")
         .stdin(Stdio::piped())
@@ -74,7 +86,7 @@ fn feed() -> String {
 
 fn compare(program: &str, args: &[&str]) {
     // The reference must be there: a missing tool fails the test, never skips it.
-    assert!(is_gnu(program), "GNU {program} is not installed: the test command's set-up installs coreutils and grep");
+    assert!(is_gnu(reference(program)), "GNU {} is not installed: the test command's set-up installs it", reference(program));
     let Some((stdout, stderr, status)) = real(program, args) else {
         panic!("cannot run {program}");
     };
@@ -83,6 +95,18 @@ fn compare(program: &str, args: &[&str]) {
     assert_eq!(ours.stdout(), stdout, "stdout of {program} {args:?}");
     assert_eq!(ours.stderr(), stderr, "stderr of {program} {args:?}");
     assert_eq!(ours.status, status, "status of {program} {args:?}");
+}
+
+/// Compares every case, then fails once naming each that differs.
+fn compare_all(program: &str, cases: &[&[&str]]) {
+    let differing: Vec<String> = cases
+        .iter()
+        .filter_map(|args| {
+            let caught = std::panic::catch_unwind(|| compare(program, args));
+            caught.err().map(|panic| panic.downcast_ref::<String>().cloned().unwrap_or_default())
+        })
+        .collect();
+    assert!(differing.is_empty(), "{} of {} cases differ:\n{}", differing.len(), cases.len(), differing.join("\n"));
 }
 
 #[test]
@@ -141,6 +165,44 @@ fn grep_matches_gnu_grep() {
     ] {
         compare("grep", args);
     }
+}
+
+#[test]
+fn awk_matches_gnu_awk() {
+    let cases: &[&[&str]] = &[
+        &["{ print $1 }"][..],
+        &["-F", ":", "{ print NF, $2 }"],
+        &["NR == 2, NR == 4"],
+        &["/Temperature/,/mlx5_0/ { print NR\": \" $0 }"],
+        &["/node/,/zzz/"],
+        &["{ i = 0; do { i++ } while (i < 3); print i, $1 }"],
+        &["BEGIN { do print \"once\"; while (0) }"],
+        &["BEGIN { printf \"%*d|%-*s|\\n\", 5, 42, 4, \"ab\" }"],
+        &["BEGIN { printf \"%.*f\\n\", 2, 3.14159 }"],
+        &["BEGIN { OFMT = \"%.2f\"; x = 3.14159; print x; print x \"\" }"],
+        &["BEGIN { CONVFMT = \"%.2f\"; x = 3.14159; y = x \"\"; print y; print 17 \"\" }"],
+        &["BEGIN { print 1e6, 1e17, 0.1 + 0.2, 100000 * 100000, -0.0000001 }"],
+        &["{ s += $3 } END { print s, NR, s / NR }"],
+        &["{ n = split($0, parts, \" \"); print n, parts[n] }"],
+        &["{ gsub(/[0-9]/, \"#\"); print }"],
+        &["{ print length($0), substr($0, 3, 4), index($0, \"GPU\"), toupper($1) }"],
+        &["match($0, /[0-9]+/) { print RSTART, RLENGTH }"],
+        &["BEGIN { printf \"%5.1f%%|%x|%o|%e|%c|%c\\n\", 12.345, 255, 8, 1234.5, 65, \"hello\" }"],
+        &["NF > 3 && $1 !~ /^GPU/"],
+        &["BEGIN { x[\"a\"] = 1; delete x[\"a\"]; print length(x); if (!(\"a\" in x)) print \"gone\" }"],
+        &["BEGIN { while (i < 3) { i++; if (i == 2) continue; print i } }"],
+        &["{ $2 = \"X\"; print; print NF }"],
+        &["BEGIN { print substr(\"hello\", 0, 2), substr(\"hello\", -1), substr(\"hello\", 2) }"],
+        &["BEGIN { print 1 == 1.0, \"10\" < \"9\", 10 < 9, \"a\" \"b\" }"],
+        &["{ print $NF }"],
+        &["BEGIN { getline; print \"first:\", $0 }"],
+        &["END { print $0 }"],
+        &["BEGIN { print int(-3.7), int(\"4x\"), 7 % 3, -7 % 3, 2 ^ 10 }"],
+        &["BEGIN { printf \"%d %i %s\\n\", \"3abc\", 2.9, 1/3 }"],
+        &["BEGIN {"],
+        &["{ print $1 "],
+    ];
+    compare_all("awk", cases);
 }
 
 #[test]

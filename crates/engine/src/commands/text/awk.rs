@@ -234,6 +234,8 @@ enum Expr {
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
     Concat(Box<Expr>, Box<Expr>),
     Call(&'static str, Vec<Expr>),
+    /// Plain `getline [var]`: the next input record, into $0 (and NF) or var.
+    Getline(Option<Box<Expr>>),
 }
 
 #[derive(Clone, Debug)]
@@ -243,6 +245,7 @@ enum Stmt {
     Expr(Expr),
     If(Expr, Box<Stmt>, Option<Box<Stmt>>),
     While(Expr, Box<Stmt>),
+    DoWhile(Box<Stmt>, Expr),
     For(Option<Box<Stmt>>, Option<Expr>, Option<Box<Stmt>>, Box<Stmt>),
     ForIn(String, String, Box<Stmt>),
     Block(Vec<Stmt>),
@@ -258,6 +261,8 @@ enum Pattern {
     End,
     All,
     Expr(Expr),
+    /// `from, to`: on from a record `from` selects through one `to` selects.
+    Range(Expr, Expr),
 }
 
 struct Item {
@@ -347,7 +352,15 @@ impl Parser {
                     Pattern::End
                 }
                 Tok::Punct("{") => Pattern::All,
-                _ => Pattern::Expr(self.expr(false)?),
+                _ => {
+                    let from = self.expr(false)?;
+                    if self.eat(",") {
+                        self.skip_only_newlines();
+                        Pattern::Range(from, self.expr(false)?)
+                    } else {
+                        Pattern::Expr(from)
+                    }
+                }
             };
             let action = if self.is("{") { Some(self.block()?) } else { None };
             if action.is_none() && matches!(pattern, Pattern::Begin | Pattern::End) {
@@ -523,7 +536,21 @@ impl Parser {
                 self.expect(")")?;
                 Ok(Stmt::For(init, condition, step, self.body()?))
             }
-            Tok::Keyword("getline" | "function" | "do") => Err(SyntaxError),
+            Tok::Keyword("do") => {
+                self.at += 1;
+                let body = self.body()?;
+                self.skip_newlines();
+                if *self.peek() != Tok::Keyword("while") {
+                    return Err(SyntaxError);
+                }
+                self.at += 1;
+                self.expect("(")?;
+                let condition = self.expr(false)?;
+                self.expect(")")?;
+                self.end_simple()?;
+                Ok(Stmt::DoWhile(body, condition))
+            }
+            Tok::Keyword("function") => Err(SyntaxError),
             _ => {
                 let statement = self.simple_statement()?;
                 self.end_simple()?;
@@ -748,6 +775,17 @@ impl Parser {
                 }
                 Ok(Expr::Var(name))
             }
+            Tok::Keyword("getline") => {
+                // `getline` and `getline var`; reading a file or a command is not emulated.
+                let target = match self.peek().clone() {
+                    Tok::Name(_) | Tok::Punct("$") => Some(Box::new(self.nested(Self::primary)?)),
+                    _ => None,
+                };
+                if self.is("<") || self.is("|") {
+                    return Err(SyntaxError);
+                }
+                Ok(Expr::Getline(target))
+            }
             Tok::Func(name) => {
                 if !self.eat("(") {
                     // `length` alone is length($0).
@@ -820,7 +858,8 @@ fn looks_numeric(text: &str) -> bool {
         && !trimmed.contains(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
 }
 
-/// gawk prints integral values as integers and others with `%.6g`.
+/// gawk prints integral values as integers and others with `%.6g` (the
+/// default CONVFMT and OFMT; the machine applies others).
 fn number_to_string(n: f64) -> String {
     if n.is_nan() {
         return if n.is_sign_negative() { "-nan".into() } else { "+nan".into() };
@@ -828,8 +867,9 @@ fn number_to_string(n: f64) -> String {
     if n.is_infinite() {
         return if n < 0.0 { "-inf".into() } else { "+inf".into() };
     }
-    if n == n.trunc() && n.abs() < 1e16 {
-        return format!("{}", n as i64);
+    // Integral values print whole, however large (gawk's `%.0f` past a long).
+    if n == n.trunc() {
+        return if n.abs() < 1e16 { format!("{}", n as i64) } else { format!("{n:.0}") };
     }
     format_g(n, 6, false)
 }
@@ -962,10 +1002,52 @@ struct Machine<'p> {
     /// The program's patterns share one matching budget.
     budget: Budget,
     error: Option<String>,
+    /// The input's records, and the next one to read (the main loop and
+    /// `getline` read from the same place).
+    input: Vec<String>,
+    next_record: usize,
+    /// Per item: whether its range pattern is on.
+    ranges: Vec<bool>,
     _program: &'p [Item],
 }
 
 impl Machine<'_> {
+    /// A range pattern on this record: on when `from` selects (and off at
+    /// once if `to` selects the same record), off after the record `to` selects.
+    fn in_range(&mut self, index: usize, from: &Expr, to: &Expr) -> Result<bool, ()> {
+        if !self.ranges[index] {
+            if !self.eval(from)?.truthy() {
+                return Ok(false);
+            }
+            self.ranges[index] = true;
+        }
+        if self.eval(to)?.truthy() {
+            self.ranges[index] = false;
+        }
+        Ok(true)
+    }
+
+    fn eval_text(&mut self, expr: &Expr) -> Result<String, ()> {
+        let value = self.eval(expr)?;
+        Ok(self.text(&value))
+    }
+
+    /// A value as a string: numbers that are not integral through CONVFMT.
+    fn text(&self, value: &Value) -> String {
+        self.formatted(value, "CONVFMT")
+    }
+
+    /// `format_var` (CONVFMT or OFMT) for a number that is not integral.
+    fn formatted(&self, value: &Value, format_var: &str) -> String {
+        match value {
+            Value::Num(n) if n.is_finite() && *n != n.trunc() => match self.vars.get(format_var) {
+                Some(format) => sprintf(&format.string(), &[Value::Num(*n)]),
+                None => value.string(),
+            },
+            other => other.string(),
+        }
+    }
+
     fn var(&self, name: &str) -> Value {
         self.vars.get(name).cloned().unwrap_or(Value::StrNum(String::new()))
     }
@@ -1068,7 +1150,7 @@ impl Machine<'_> {
     fn subscript(&mut self, subscripts: &[Expr]) -> Result<String, ()> {
         let mut parts = Vec::new();
         for expr in subscripts {
-            parts.push(self.eval(expr)?.string());
+            parts.push(self.eval_text(expr)?);
         }
         Ok(parts.join("\x1c"))
     }
@@ -1094,7 +1176,7 @@ impl Machine<'_> {
             Expr::Var(name) => self.set_var(name, value),
             Expr::Field(index) => {
                 let index = self.eval(index)?.num();
-                self.set_field(index, value.string());
+                self.set_field(index, self.text(&value));
             }
             Expr::Index(name, subscripts) => {
                 let key = self.subscript(subscripts)?;
@@ -1190,7 +1272,7 @@ impl Machine<'_> {
                         let ordering = if left.is_numeric() && right.is_numeric() {
                             left.num().partial_cmp(&right.num())
                         } else {
-                            Some(left.string().cmp(&right.string()))
+                            Some(self.text(&left).cmp(&self.text(&right)))
                         };
                         let holds = match ordering {
                             None => *op == "!=",
@@ -1218,10 +1300,10 @@ impl Machine<'_> {
                 }
             }
             Expr::Match(negated, left, right) => {
-                let text = self.eval(left)?.string();
+                let text = self.eval_text(left)?;
                 let pattern = match right.as_ref() {
                     Expr::Regex(pattern) => pattern.clone(),
-                    other => self.eval(other)?.string(),
+                    other => self.eval_text(other)?,
                 };
                 Value::Num(f64::from(u8::from(self.matches(&text, &pattern)? != *negated)))
             }
@@ -1244,13 +1326,30 @@ impl Machine<'_> {
                 }
             }
             Expr::Concat(left, right) => {
-                let mut text = self.eval(left)?.string();
-                text.push_str(&self.eval(right)?.string());
+                let mut text = self.eval_text(left)?;
+                text.push_str(&self.eval_text(right)?);
                 self.check_size(text.len())?;
                 self.charge(text.len())?;
                 Value::Str(text)
             }
             Expr::Call(name, args) => self.call(name, args)?,
+            Expr::Getline(target) => match self.input.get(self.next_record).cloned() {
+                None => Value::Num(0.0),
+                Some(record) => {
+                    self.next_record += 1;
+                    let count = self.var("NR").num() + 1.0;
+                    self.vars.insert("NR".into(), Value::Num(count));
+                    self.vars.insert("FNR".into(), Value::Num(count));
+                    match target {
+                        Some(target) => self.store(target, Value::StrNum(record))?,
+                        None => {
+                            self.record = record;
+                            self.split_record();
+                        }
+                    }
+                    Value::Num(1.0)
+                }
+            },
         })
     }
 
@@ -1265,7 +1364,7 @@ impl Machine<'_> {
         for arg in &args[..evaluated] {
             values.push(self.eval(arg)?);
         }
-        let text = |i: usize| values.get(i).map(Value::string).unwrap_or_default();
+        let text = |i: usize| values.get(i).map(|value| self.text(value)).unwrap_or_default();
         let number = |i: usize| values.get(i).map(Value::num).unwrap_or(0.0);
         Ok(match name {
             "length" => {
@@ -1279,12 +1378,12 @@ impl Machine<'_> {
             }
             "substr" => {
                 let chars: Vec<char> = text(0).chars().collect();
-                // awk rounds, and counts from 1; characters before 1 are cut.
-                let start = number(1).round();
-                let end = if values.len() > 2 { start + number(2).round() } else { f64::INFINITY };
-                let from = start.max(1.0);
+                // gawk truncates both numbers and counts from 1; a start
+                // before 1 is taken as 1, its length kept (as BWK awk does).
+                let from = number(1).trunc().max(1.0);
+                let end = if values.len() > 2 { from + number(2).trunc() } else { f64::INFINITY };
                 let to = end.min(chars.len() as f64 + 1.0);
-                if to <= from || from.is_nan() {
+                if to.is_nan() || to <= from || from.is_nan() || from > chars.len() as f64 {
                     Value::Str(String::new())
                 } else {
                     Value::Str(chars[(from as usize - 1)..(to as usize - 1)].iter().collect())
@@ -1318,7 +1417,7 @@ impl Machine<'_> {
                 let subject = text(0);
                 let separator = match args.get(2) {
                     Some(Expr::Regex(pattern)) => pattern.clone(),
-                    Some(expr) => self.eval(expr)?.string(),
+                    Some(expr) => self.eval_text(expr)?,
                     None => self.var("FS").string(),
                 };
                 let pieces = self.split(&subject, &separator);
@@ -1337,7 +1436,7 @@ impl Machine<'_> {
                 };
                 let replacement = text(1);
                 let target = args.get(2).cloned().unwrap_or(Expr::Field(Box::new(Expr::Num(0.0))));
-                let subject = self.eval(&target)?.string();
+                let subject = self.eval_text(&target)?;
                 let regex = self.regex(&pattern).ok_or(())?;
                 let (result, count) = substitute(&regex, &subject, &replacement, name == "gsub");
                 self.check_size(result.len())?;
@@ -1386,7 +1485,8 @@ impl Machine<'_> {
                     let separator = self.var("OFS").string();
                     let mut parts = Vec::new();
                     for arg in args {
-                        parts.push(self.eval(arg)?.string());
+                        let value = self.eval(arg)?;
+                        parts.push(self.formatted(&value, "OFMT"));
                     }
                     parts.join(&separator)
                 };
@@ -1425,6 +1525,17 @@ impl Machine<'_> {
                     }
                 }
             }
+            Stmt::DoWhile(body, condition) => loop {
+                match self.exec(body)? {
+                    Flow::Break => break,
+                    Flow::Next => return Ok(Flow::Next),
+                    Flow::Exit => return Ok(Flow::Exit),
+                    _ => {}
+                }
+                if !self.eval(condition)?.truthy() {
+                    break;
+                }
+            },
             Stmt::For(init, condition, step, body) => {
                 if let Some(init) = init {
                     self.exec(init)?;
@@ -1563,7 +1674,18 @@ fn sprintf(format: &str, args: &[Value]) -> String {
                 break;
             }
         }
+        // `*` takes the width or precision from the next argument; a
+        // negative width left-justifies, a negative precision is none.
         let mut width = String::new();
+        if chars.get(at) == Some(&'*') {
+            at += 1;
+            let n = args.get(next_arg).map_or(0.0, Value::num).trunc().clamp(-1000.0, 1000.0) as i64;
+            next_arg += 1;
+            if n < 0 {
+                flags.push('-');
+            }
+            width = n.unsigned_abs().to_string();
+        }
         while chars.get(at).is_some_and(char::is_ascii_digit) {
             width.push(chars[at]);
             at += 1;
@@ -1571,12 +1693,19 @@ fn sprintf(format: &str, args: &[Value]) -> String {
         let mut precision: Option<usize> = None;
         if chars.get(at) == Some(&'.') {
             at += 1;
-            let mut digits = String::new();
-            while chars.get(at).is_some_and(char::is_ascii_digit) {
-                digits.push(chars[at]);
+            if chars.get(at) == Some(&'*') {
                 at += 1;
+                let n = args.get(next_arg).map_or(0.0, Value::num).trunc();
+                next_arg += 1;
+                precision = (n >= 0.0).then(|| n.min(100.0) as usize);
+            } else {
+                let mut digits = String::new();
+                while chars.get(at).is_some_and(char::is_ascii_digit) {
+                    digits.push(chars[at]);
+                    at += 1;
+                }
+                precision = Some(digits.parse().unwrap_or(0).min(100));
             }
-            precision = Some(digits.parse().unwrap_or(0).min(100));
         }
         let Some(&conversion) = chars.get(at) else {
             out.extend(&chars[spec_start..]);
@@ -1682,7 +1811,14 @@ fn sprintf(format: &str, args: &[Value]) -> String {
 fn syntax_error(program: &str) -> Output {
     let first_line = program.lines().next().unwrap_or("");
     let caret = " ".repeat(first_line.chars().count().saturating_sub(1));
-    Output::error(format!("awk: cmd. line:1: {first_line}\nawk: cmd. line:1: {caret}^ syntax error\n"), 2)
+    Output::error(format!("awk: cmd. line:1: {first_line}\nawk: cmd. line:1: {caret}^ syntax error\n"), 1)
+}
+
+/// A one-line program that ended before its syntax did (`BEGIN {`): gawk
+/// points past its end.
+fn unexpected_end(program: &str) -> Output {
+    let caret = " ".repeat(program.chars().count());
+    Output::error(format!("awk: cmd. line:1: {program}\nawk: cmd. line:1: {caret}^ unexpected newline or end of string\n"), 1)
 }
 
 /// Reads an escape-processed `-v`/operand assignment value, as awk does.
@@ -1750,6 +1886,9 @@ impl GnuTool for Awk {
                     2,
                 );
             }
+            if *parser.peek() == Tok::Eof && !source.contains('\n') {
+                return unexpected_end(&source);
+            }
             return syntax_error(&source);
         };
 
@@ -1765,6 +1904,9 @@ impl GnuTool for Awk {
             regexes: BTreeMap::new(),
             budget: Budget::default(),
             error: None,
+            input: Vec::new(),
+            next_record: 0,
+            ranges: vec![false; program.len()],
             _program: &program,
         };
         // Operands: assignments apply in order; files are read from the node
@@ -1788,6 +1930,9 @@ impl GnuTool for Awk {
                     }
                 }
             }
+        }
+        if read_stdin {
+            machine.input = super::lines(input.as_deref().unwrap_or(invocation.stdin)).into_iter().map(str::to_string).collect();
         }
         let finish = |machine: &Machine, stderr: String| Output {
             stdout: machine.out.clone(),
@@ -1814,21 +1959,26 @@ impl GnuTool for Awk {
         for (name, value) in deferred_assignments {
             machine.set_var(&name, Value::StrNum(assignment_value(&value)));
         }
-        let has_main = program.iter().any(|item| matches!(item.pattern, Pattern::All | Pattern::Expr(_)));
+        let has_main = program.iter().any(|item| matches!(item.pattern, Pattern::All | Pattern::Expr(_) | Pattern::Range(..)));
         let has_end = program.iter().any(|item| matches!(item.pattern, Pattern::End));
         if !exiting && read_stdin && (has_main || has_end) {
-            let records = super::lines(input.as_deref().unwrap_or(invocation.stdin));
-            'records: for (number, record) in records.iter().enumerate() {
-                machine.record = (*record).to_string();
+            'records: while let Some(record) = machine.input.get(machine.next_record).cloned() {
+                machine.next_record += 1;
+                machine.record = record;
                 machine.split_record();
-                machine.vars.insert("NR".into(), Value::Num((number + 1) as f64));
-                machine.vars.insert("FNR".into(), Value::Num((number + 1) as f64));
-                for item in &program {
+                let count = machine.var("NR").num() + 1.0;
+                machine.vars.insert("NR".into(), Value::Num(count));
+                machine.vars.insert("FNR".into(), Value::Num(count));
+                for (index, item) in program.iter().enumerate() {
                     let selected = match &item.pattern {
                         Pattern::Begin | Pattern::End => continue,
                         Pattern::All => true,
                         Pattern::Expr(expr) => match machine.eval(expr) {
                             Ok(value) => value.truthy(),
+                            Err(()) => return finish(&machine, stderr),
+                        },
+                        Pattern::Range(from, to) => match machine.in_range(index, from, to) {
+                            Ok(selected) => selected,
                             Err(()) => return finish(&machine, stderr),
                         },
                     };
@@ -1905,8 +2055,8 @@ mod tests {
 
     #[test]
     fn errors_like_gawk() {
-        assert_eq!(awk("x", "'{print $1'"), "awk: cmd. line:1: {print $1\nawk: cmd. line:1:         ^ syntax error\n");
-        assert_eq!(run_on_first_node("echo | awk '{print'").status, 2);
+        assert_eq!(awk("x", "'{print $1'"), "awk: cmd. line:1: {print $1\nawk: cmd. line:1:          ^ unexpected newline or end of string\n");
+        assert_eq!(run_on_first_node("echo | awk '{print'").status, 1, "gawk's status for a syntax error");
         assert_eq!(run_on_first_node("echo | awk 'BEGIN { while (1) x++ }'").status, 2);
         assert_eq!(run_on_first_node("echo | awk 'BEGIN { x = \"ab\"; while (1) x = x x }'").status, 2);
         assert!(awk("x", "1 nofile").contains("cannot open file `nofile'"));
