@@ -38,9 +38,15 @@ pub enum EngineEvent {
     Reply(Reply),
     /// The line `id` was stopped before it answered: by Ctrl-C, or because
     /// it ran past [`RUNAWAY_MS`]. The session is as it was before the line.
-    Stopped { id: u64, by_user: bool },
+    Stopped {
+        id: u64,
+        by_user: bool,
+    },
     /// The simulator failed; it was restarted from the last session.
-    Crashed { running: Option<u64>, message: String },
+    Crashed {
+        running: Option<u64>,
+        message: String,
+    },
 }
 
 #[derive(Clone)]
@@ -69,7 +75,11 @@ struct Inner {
 }
 
 enum Host {
-    Worker { worker: Worker, _on_message: Closure<dyn FnMut(MessageEvent)>, _on_error: Closure<dyn FnMut(ErrorEvent)> },
+    Worker {
+        worker: Worker,
+        _on_message: Closure<dyn FnMut(MessageEvent)>,
+        _on_error: Closure<dyn FnMut(ErrorEvent)>,
+    },
     #[cfg(feature = "inline-engine")]
     Inline(Rc<RefCell<clusterlab_engine::service::Service>>),
     /// No worker could start: every request fails with this.

@@ -49,7 +49,10 @@ pub fn list() -> (Vec<MyLab>, Option<String>) {
             labs.sort_by(|a, b| b.saved_ms.total_cmp(&a.saved_ms));
             (labs, None)
         }
-        Ok(record) => (Vec::new(), Some(format!("Your saved labs were written by a newer ClusterLab (record version {}); this page leaves them untouched.", record.version))),
+        Ok(record) => (
+            Vec::new(),
+            Some(format!("Your saved labs were written by a newer ClusterLab (record version {}); this page leaves them untouched.", record.version)),
+        ),
         Err(error) => (Vec::new(), Some(back_up(&text, &error.to_string()))),
     }
 }
@@ -64,7 +67,9 @@ fn back_up(text: &str, reason: &str) -> String {
             }
             format!("Your saved labs could not be read ({reason}). They were kept, unchanged, under the key \u{201c}{key}\u{201d} in this browser's storage.")
         }
-        _ => format!("Your saved labs could not be read ({reason}), and there was no room to keep a copy; they stay under \u{201c}{KEY}\u{201d} until a lab is saved."),
+        _ => format!(
+            "Your saved labs could not be read ({reason}), and there was no room to keep a copy; they stay under \u{201c}{KEY}\u{201d} until a lab is saved."
+        ),
     }
 }
 

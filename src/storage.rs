@@ -163,7 +163,9 @@ pub fn save(state: &LabState) -> Result<(), String> {
     }
     for budget in FALLBACK_BUDGETS {
         if storage.set_item(&key, &state.save(budget)).is_ok() {
-            return Err("The browser's storage is nearly full: older terminal output was left out of the saved progress. Answers and typed commands are kept.".into());
+            return Err(
+                "The browser's storage is nearly full: older terminal output was left out of the saved progress. Answers and typed commands are kept.".into()
+            );
         }
     }
     Err("The browser's storage is full: this lab's progress could not be saved. Free some space (other sites' data) to keep it.".into())

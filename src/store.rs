@@ -11,9 +11,9 @@ use std::rc::Rc;
 
 use clusterlab_engine::grading::Grade;
 use clusterlab_engine::lab::{Doc, Question, QuestionKind, Variant};
+use clusterlab_engine::limits::MAX_SHELLS;
 use clusterlab_engine::model::time::EpochSeconds;
 use clusterlab_engine::service::Reply;
-use clusterlab_engine::limits::MAX_SHELLS;
 use clusterlab_engine::shell::{SessionJson, ShellView};
 use clusterlab_engine::store::{Entry, Evidence, LabState, Stop, Submitted};
 use yew::Reducible;
@@ -126,7 +126,9 @@ pub enum Action {
     /// Ctrl-C at the prompt, with what was typed.
     Cancel(String),
     /// Ctrl-C while a line runs: `at_ms` into it when its output is being revealed.
-    Interrupt { at_ms: u64 },
+    Interrupt {
+        at_ms: u64,
+    },
     /// The revealed entry is fully shown.
     Revealed,
     /// Ctrl-L.
@@ -136,13 +138,24 @@ pub enum Action {
     NewShell,
     CloseShell(usize),
     /// An answer, given at `now_ms` on the wall clock (an exam's limit).
-    Answer { question: String, response: String, now_ms: i64 },
-    ShowHint { question: String },
+    Answer {
+        question: String,
+        response: String,
+        now_ms: i64,
+    },
+    ShowHint {
+        question: String,
+    },
     /// Submit the exam now (`now_ms`, the wall clock); `at_limit` when its
     /// time ran out.
-    SubmitExam { now_ms: i64, at_limit: bool },
+    SubmitExam {
+        now_ms: i64,
+        at_limit: bool,
+    },
     /// Start over, with the same variant or another one.
-    Restart { seed: u64 },
+    Restart {
+        seed: u64,
+    },
     Notice(String),
     Dismiss(usize),
     /// Another tab holds the lab.
@@ -392,17 +405,15 @@ impl LabStore {
                 };
                 self.stopped_line(&running.line, stop, &message);
             }
-            EngineEvent::Crashed { running, message } => {
-                match running.and_then(|id| self.running.take().filter(|running| running.id == id)) {
-                    Some(line) => {
-                        let message = format!(
-                            "clusterlab: the simulator failed on this command line ({message}) and was restarted; nothing it would have changed happened.\n"
-                        );
-                        self.stopped_line(&line.line, Stop::Failed, &message);
-                    }
-                    None => self.notices.push(format!("The simulator failed ({message}) and was restarted.")),
+            EngineEvent::Crashed { running, message } => match running.and_then(|id| self.running.take().filter(|running| running.id == id)) {
+                Some(line) => {
+                    let message = format!(
+                        "clusterlab: the simulator failed on this command line ({message}) and was restarted; nothing it would have changed happened.\n"
+                    );
+                    self.stopped_line(&line.line, Stop::Failed, &message);
                 }
-            }
+                None => self.notices.push(format!("The simulator failed ({message}) and was restarted.")),
+            },
         }
     }
 

@@ -135,13 +135,8 @@ async fn the_lab_file_editor_highlights_text_and_marks_problem_lines() {
     use clusterlab_web::components::author::code_editor::{CodeEditor, CodeEditorProps};
     let root = mount_point();
     let problems = Rc::new(vec![Problem { line: 2, column: 6, message: "unknown key `idd`".into() }]);
-    let props = CodeEditorProps {
-        text: "[lab]\nidd = \"<b>x</b>\"\n".into(),
-        on_change: Callback::noop(),
-        problems,
-        jump: None,
-        on_drop_file: Callback::noop(),
-    };
+    let props =
+        CodeEditorProps { text: "[lab]\nidd = \"<b>x</b>\"\n".into(), on_change: Callback::noop(), problems, jump: None, on_drop_file: Callback::noop() };
     yew::Renderer::<CodeEditor>::with_root_and_props(root.clone(), props).render();
     settle(30).await;
     let area = root.query_selector("textarea").unwrap().unwrap();

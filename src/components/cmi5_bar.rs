@@ -90,10 +90,8 @@ async fn request(method: &str, url: &str, token: Option<&str>, body: Option<Stri
         web_sys::Request::new_with_str_and_init(url, &init)
     })()
     .map_err(|_| format!("\u{201c}{url}\u{201d} is not an address a request can go to"))?;
-    let response = JsFuture::from(window.fetch_with_request(&request))
-        .await
-        .map_err(|_| format!("{url} could not be reached"))?
-        .unchecked_into::<web_sys::Response>();
+    let response =
+        JsFuture::from(window.fetch_with_request(&request)).await.map_err(|_| format!("{url} could not be reached"))?.unchecked_into::<web_sys::Response>();
     let text = match response.text() {
         Ok(promise) => JsFuture::from(promise).await.ok().and_then(|t| t.as_string()).unwrap_or_default(),
         Err(_) => String::new(),

@@ -4,8 +4,8 @@ use clusterlab_engine::lab::catalog::Entry;
 use yew::prelude::*;
 
 use crate::components::markdown::Markdown;
-use crate::components::notices::Notices;
 use crate::components::metrics_panel::MetricsPanel;
+use crate::components::notices::Notices;
 use crate::components::question_card::QuestionCard;
 use crate::components::terminal::Terminal;
 use crate::fetch::{self, Keep, LoadedLab};
@@ -92,10 +92,8 @@ pub fn lab_page(props: &LabPageProps) -> Html {
         })
     };
     let reset = start_over(|seed| seed, "Start this lab over? Your answers and terminal history will be cleared.");
-    let new_variant = start_over(
-        |seed| seed.saturating_add(1),
-        "Start over with another variant of this lab? Your answers and terminal history will be cleared.",
-    );
+    let new_variant =
+        start_over(|seed| seed.saturating_add(1), "Start over with another variant of this lab? Your answers and terminal history will be cleared.");
 
     let cards = store.questions.iter().enumerate().map(|(at, question)| {
         let on_answer = {

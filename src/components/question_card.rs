@@ -238,11 +238,7 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
         }
         QuestionKind::Order { items: reference } => {
             // Until the trainee moves something, show the items shuffled.
-            let shown: Vec<String> = if draft.is_empty() {
-                shuffled(reference, question)
-            } else {
-                items(&draft).into_iter().map(String::from).collect()
-            };
+            let shown: Vec<String> = if draft.is_empty() { shuffled(reference, question) } else { items(&draft).into_iter().map(String::from).collect() };
             let last = shown.len().saturating_sub(1);
             html! {
                 <ol class="order">

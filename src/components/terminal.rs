@@ -346,10 +346,7 @@ impl Writer {
             let _ = container.insert_before(&marker, container.first_child().as_ref());
             marker
         });
-        marker.set_text_content(Some(&format!(
-            "[{} earlier lines are not shown here; the whole transcript is kept with your lab]",
-            self.dropped
-        )));
+        marker.set_text_content(Some(&format!("[{} earlier lines are not shown here; the whole transcript is kept with your lab]", self.dropped)));
     }
 
     /// Brings the screen in line with the store. `this` is the writer
@@ -542,8 +539,17 @@ pub fn terminal(props: &TerminalProps) -> Html {
                 // One listener for every block's Copy button.
                 if let Some(container) = writer.container.clone() {
                     let listener = gloo::events::EventListener::new(&container, "click", |event| {
-                        let Some(button) = event.target().and_then(|t| wasm_bindgen::JsCast::dyn_into::<Element>(t).ok()).filter(|t| t.class_name() == "copy-output") else { return };
-                        let text = button.closest(".entry").ok().flatten().and_then(|entry| entry.query_selector(".output").ok().flatten()).and_then(|output| output.text_content());
+                        let Some(button) =
+                            event.target().and_then(|t| wasm_bindgen::JsCast::dyn_into::<Element>(t).ok()).filter(|t| t.class_name() == "copy-output")
+                        else {
+                            return;
+                        };
+                        let text = button
+                            .closest(".entry")
+                            .ok()
+                            .flatten()
+                            .and_then(|entry| entry.query_selector(".output").ok().flatten())
+                            .and_then(|output| output.text_content());
                         if let Some(text) = text {
                             let _ = gloo::utils::window().navigator().clipboard().write_text(&text);
                         }
@@ -709,7 +715,8 @@ pub fn terminal(props: &TerminalProps) -> Html {
             }
             // Readline's editing keys; Alt goes by the key's place, which
             // does not change with the keyboard's Alt characters.
-            let letter = if alt { event.code().strip_prefix("Key").and_then(|k| k.chars().next()) } else { key.chars().next().filter(|_| key.chars().count() == 1) };
+            let letter =
+                if alt { event.code().strip_prefix("Key").and_then(|k| k.chars().next()) } else { key.chars().next().filter(|_| key.chars().count() == 1) };
             if ctrl != alt {
                 if let Some(letter) = letter.map(|l| l.to_ascii_lowercase()) {
                     let yank = killed.borrow().clone();
@@ -846,11 +853,7 @@ pub fn terminal(props: &TerminalProps) -> Html {
                 return;
             }
             // Keep a text selection usable: only focus on a plain click.
-            let selecting = gloo::utils::window()
-                .get_selection()
-                .ok()
-                .flatten()
-                .is_some_and(|selection| !selection.is_collapsed());
+            let selecting = gloo::utils::window().get_selection().ok().flatten().is_some_and(|selection| !selection.is_collapsed());
             if !selecting {
                 if let Some(field) = input_ref.cast::<HtmlInputElement>() {
                     let _ = field.focus();

@@ -96,7 +96,10 @@ mod tests {
     fn blocks_keep_their_shape() {
         let doc = Doc(vec![
             Block::Paragraph(vec![Inline::Text("Use ".into()), Inline::Code("nvidia-smi".into()), Inline::Text(".".into())]),
-            Block::List { start: None, items: vec![vec![Block::Paragraph(vec![Inline::Text("one".into())])], vec![Block::Paragraph(vec![Inline::Text("two".into())])]] },
+            Block::List {
+                start: None,
+                items: vec![vec![Block::Paragraph(vec![Inline::Text("one".into())])], vec![Block::Paragraph(vec![Inline::Text("two".into())])]],
+            },
             Block::Quote(vec![Block::Paragraph(vec![Inline::Text("A simulation.\u{1b}[2J".into())])]),
             Block::List { start: Some(3), items: vec![vec![Block::Paragraph(vec![Inline::Text("a\nb".into())])]] },
         ]);

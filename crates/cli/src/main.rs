@@ -220,10 +220,9 @@ fn check(paths: &[PathBuf], format: Format) -> ExitCode {
 
 fn build_labs(dir: &Path, out: &Path, app: Option<&Path>, format: Format) -> ExitCode {
     let mut paths: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(entries) => entries
-            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-            .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
-            .collect(),
+        Ok(entries) => {
+            entries.filter_map(|entry| entry.ok().map(|entry| entry.path())).filter(|path| path.extension().is_some_and(|ext| ext == "toml")).collect()
+        }
         Err(error) => {
             eprintln!("clusterlab: {}: cannot read: {error}", dir.display());
             return ExitCode::from(2);

@@ -120,9 +120,7 @@ impl Play {
         // `exit` at the login shell ends the rehearsal; on another node
         // (after `ssh`) it comes back, as it does in the app.
         let word = line.split_whitespace().next();
-        let leaves = self.at_shell_prompt()
-            && matches!(word, Some("exit" | "logout"))
-            && self.session.borrow().snapshot().interactive.ssh_stack.is_empty();
+        let leaves = self.at_shell_prompt() && matches!(word, Some("exit" | "logout")) && self.session.borrow().snapshot().interactive.ssh_stack.is_empty();
         let (host, prompt, at) = {
             let session = self.session.borrow();
             (session.host().to_string(), session.prompt(), session.now())
@@ -199,12 +197,8 @@ pub fn play(lab: Lab, seed: u64, host: &str, history: Option<&Path>, exam: bool)
 }
 
 fn interactive(play: &mut Play, history: Option<&Path>) -> rustyline::Result<()> {
-    let config = Config::builder()
-        .max_history_size(HISTORY_LINES)?
-        .history_ignore_space(true)
-        .auto_add_history(false)
-        .completion_type(CompletionType::List)
-        .build();
+    let config =
+        Config::builder().max_history_size(HISTORY_LINES)?.history_ignore_space(true).auto_add_history(false).completion_type(CompletionType::List).build();
     let mut editor: Editor<Completion, DefaultHistory> = Editor::with_config(config)?;
     editor.set_helper(Some(Completion { session: Rc::clone(&play.session), ids: play.questions.variant.questions.iter().map(|q| q.id.clone()).collect() }));
     if let Some(path) = history {
@@ -332,9 +326,7 @@ impl Completer for Completion {
         let session = self.session.borrow();
         let play_word = session.prompt() != "> " && !before.contains(['|', ';', '&']);
         let mut candidates = match words.as_slice() {
-            [] | [_] if play_word && !before.ends_with(char::is_whitespace) => {
-                WORDS.iter().filter(|w| w.starts_with(word)).map(|w| w.to_string()).collect()
-            }
+            [] | [_] if play_word && !before.ends_with(char::is_whitespace) => WORDS.iter().filter(|w| w.starts_with(word)).map(|w| w.to_string()).collect(),
             [first, ..] if play_word && matches!(*first, "answer" | "hint") && (words.len() == 1 || (words.len() == 2 && !word.is_empty())) => {
                 let mut ids: Vec<String> = self.ids.iter().filter(|id| id.starts_with(word)).cloned().collect();
                 if let [only] = ids.as_mut_slice() {

@@ -50,9 +50,7 @@ impl Questions {
             },
             "hint" if self.state.exam.is_some() => Said::Err("hint: an exam gives no hints\n".to_string()),
             "answer" if !id.is_empty() && self.checked_by_engine(id) => self.answer(id, value, session),
-            "answer" if id.is_empty() || value.is_empty() => {
-                Said::Err(format!("answer: usage: answer ID VALUE; the ids are {}\n", self.ids()))
-            }
+            "answer" if id.is_empty() || value.is_empty() => Said::Err(format!("answer: usage: answer ID VALUE; the ids are {}\n", self.ids())),
             "answer" => self.answer(id, value, session),
             _ if id.is_empty() => Said::Err(format!("hint: usage: hint ID; the ids are {}\n", self.ids())),
             _ => self.hint(id),
@@ -95,11 +93,7 @@ impl Questions {
     }
 
     fn find(&self, word: &str, id: &str) -> Result<&Question, Said> {
-        self.variant
-            .questions
-            .iter()
-            .find(|q| q.id == id)
-            .ok_or_else(|| Said::Err(format!("{word}: no question `{}`; the ids are {}\n", safe(id), self.ids())))
+        self.variant.questions.iter().find(|q| q.id == id).ok_or_else(|| Said::Err(format!("{word}: no question `{}`; the ids are {}\n", safe(id), self.ids())))
     }
 
     /// Every question: id, type, points, whether answered, prompt, choices,
@@ -114,14 +108,7 @@ impl Questions {
                 }
                 _ => "not answered".to_string(),
             };
-            out += &format!(
-                "{}. {} ({}, {} point{}): {status}\n",
-                at + 1,
-                safe(&question.id),
-                question.kind.name(),
-                question.points,
-                plural(question.points)
-            );
+            out += &format!("{}. {} ({}, {} point{}): {status}\n", at + 1, safe(&question.id), question.kind.name(), question.points, plural(question.points));
             out += &render(&question.prompt, "   ");
             for (number, choice) in shown(question).iter().enumerate() {
                 out += &format!("     {}) {}\n", number + 1, safe(choice));

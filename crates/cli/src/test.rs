@@ -5,8 +5,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clusterlab_engine::lab::authoring::compile;
 use clusterlab_engine::lab::authoring::adversary;
+use clusterlab_engine::lab::authoring::compile;
 use clusterlab_engine::lab::authoring::solution::{self, Run};
 
 use crate::doc_text::safe;
@@ -18,10 +18,8 @@ fn lab_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     for path in paths {
         if path.is_dir() {
             let entries = std::fs::read_dir(path).map_err(|error| format!("{}: cannot read: {error}", path.display()))?;
-            let mut found: Vec<PathBuf> = entries
-                .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-                .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
-                .collect();
+            let mut found: Vec<PathBuf> =
+                entries.filter_map(|entry| entry.ok().map(|entry| entry.path())).filter(|path| path.extension().is_some_and(|ext| ext == "toml")).collect();
             found.sort();
             files.extend(found);
         } else {
@@ -39,10 +37,22 @@ fn failures(run: &Run, want_correct: bool) -> Vec<String> {
         let scored = outcome.points > 0 || outcome.correct;
         let why = outcome.why.as_ref().map_or(String::new(), |why| format!(": {}", safe(why)));
         if want_correct && !full {
-            lines.push(format!("question `{}` scored {}/{} with \u{201c}{}\u{201d}{why}", outcome.question, outcome.points, outcome.possible, safe(&outcome.response)));
+            lines.push(format!(
+                "question `{}` scored {}/{} with \u{201c}{}\u{201d}{why}",
+                outcome.question,
+                outcome.points,
+                outcome.possible,
+                safe(&outcome.response)
+            ));
         }
         if !want_correct && scored {
-            lines.push(format!("question `{}` scored {}/{} for the wrong answer \u{201c}{}\u{201d}", outcome.question, outcome.points, outcome.possible, safe(&outcome.response)));
+            lines.push(format!(
+                "question `{}` scored {}/{} for the wrong answer \u{201c}{}\u{201d}",
+                outcome.question,
+                outcome.points,
+                outcome.possible,
+                safe(&outcome.response)
+            ));
         }
     }
     lines
@@ -65,7 +75,8 @@ fn test_file(path: &Path, out: &mut dyn Write) -> bool {
         }
     };
     let Some(solution) = compiled.solution.clone() else {
-        let _ = writeln!(out, "test {} ... FAILED\n  {file} has no [solution]: add the steps that find the evidence and the answers they support", compiled.lab.id);
+        let _ =
+            writeln!(out, "test {} ... FAILED\n  {file} has no [solution]: add the steps that find the evidence and the answers they support", compiled.lab.id);
         return false;
     };
     let mut ok = true;
@@ -93,7 +104,11 @@ fn test_file(path: &Path, out: &mut dyn Write) -> bool {
         let passes = verdict.passes();
         let _ = writeln!(out, "test {} adversary: {} ... {}", compiled.lab.id, verdict.line(), if passes { "ok" } else { "FAILED" });
         if !passes {
-            let _ = writeln!(out, "  a lab must not pay more than {:.0}% of its points for this: judge outcomes, limit attempts, or weigh the questions differently", adversary::LIMIT * 100.0);
+            let _ = writeln!(
+                out,
+                "  a lab must not pay more than {:.0}% of its points for this: judge outcomes, limit attempts, or weigh the questions differently",
+                adversary::LIMIT * 100.0
+            );
         }
         ok &= passes;
     }

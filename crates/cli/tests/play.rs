@@ -21,11 +21,7 @@ fn play_piped(args: &[&str], input: &str) -> (String, String, i32) {
         .expect("the binary runs");
     child.stdin.take().expect("a pipe").write_all(input.as_bytes()).expect("play reads its input");
     let output = child.wait_with_output().expect("play ends");
-    (
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-        output.status.code().unwrap_or(-1),
-    )
+    (String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned(), output.status.code().unwrap_or(-1))
 }
 
 #[test]
@@ -87,7 +83,13 @@ fn questions_list_this_variants_questions() {
     let values = lab.variant(3).values;
     let script = format!("answer which-gpu GPU{}\nanswer xid Xid {}\nquestions\n", values["bad_gpu"], values["incident.xid"]);
     let (stdout, _, _) = play_piped(&["labs/lost-gpu.toml", "--seed", "3"], &script);
-    assert!(stdout.starts_with(&format!("Correct \u{2014} 2 / 2 points \u{b7} answered \u{201c}GPU{}\u{201d} (read as gpu-001 GPU {})", values["bad_gpu"], values["bad_gpu"])), "{stdout}");
+    assert!(
+        stdout.starts_with(&format!(
+            "Correct \u{2014} 2 / 2 points \u{b7} answered \u{201c}GPU{}\u{201d} (read as gpu-001 GPU {})",
+            values["bad_gpu"], values["bad_gpu"]
+        )),
+        "{stdout}"
+    );
     assert!(stdout.contains("3. xid (choice, 1 point): answered, correct (1/1), 1 attempt\n"), "{stdout}");
 }
 
@@ -98,7 +100,10 @@ fn an_exam_holds_its_verdicts_until_it_is_submitted() {
     assert!(stdout.starts_with("Recorded: driver (the exam shows verdicts once it is submitted).\nRecorded: power-cap"), "{stdout}");
     assert!(stdout.contains("Exam: 2 of 5 questions answered;"), "{stdout}");
     assert!(stdout.contains("The exam is submitted.\n\n1. driver: Correct \u{2014} 1 / 1 point"), "{stdout}");
-    assert!(stdout.contains("3. power-cap: Correct \u{2014} 1 / 1 point \u{b7} answered \u{201c}700 W\u{201d}\n"), "the last answer counts, with no charge for changing it: {stdout}");
+    assert!(
+        stdout.contains("3. power-cap: Correct \u{2014} 1 / 1 point \u{b7} answered \u{201c}700 W\u{201d}\n"),
+        "the last answer counts, with no charge for changing it: {stdout}"
+    );
     assert!(stdout.contains("Score: 2 of 6 points"), "{stdout}");
     assert!(stderr.contains("hint: an exam gives no hints\n"), "{stderr}");
     assert!(stderr.contains("The exam is submitted: no answer changes now."), "{stderr}");

@@ -14,9 +14,7 @@ fn collectives(c: &mut Criterion) {
     for nodes in [2, 1024] {
         let cluster = lab(nodes);
         let line = format!("srun -N{nodes} --ntasks-per-node=8 all_reduce_perf -b 8 -e 16G -f 2");
-        c.bench_function(&format!("all_reduce_perf {nodes} nodes"), |b| {
-            b.iter(|| Session::new(cluster.clone(), "gpu-0001").run(&line).status)
-        });
+        c.bench_function(&format!("all_reduce_perf {nodes} nodes"), |b| b.iter(|| Session::new(cluster.clone(), "gpu-0001").run(&line).status));
     }
 }
 

@@ -8,8 +8,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
 fn lab_source(nodes: u32) -> String {
     let width = nodes.to_string().len().max(3);
-    let candidates: Vec<String> =
-        [1, nodes / 2, nodes].iter().map(|n| format!("\"gpu-{:0width$}\"", (*n).max(1))).collect();
+    let candidates: Vec<String> = [1, nodes / 2, nodes].iter().map(|n| format!("\"gpu-{:0width$}\"", (*n).max(1))).collect();
     format!(
         r#"[lab]
 id = "bench"
@@ -52,13 +51,9 @@ fn lab_benchmarks(c: &mut Criterion) {
     group.sample_size(10);
     for nodes in [8u32, 1024] {
         let source = lab_source(nodes);
-        group.bench_with_input(BenchmarkId::new("load", nodes), &source, |b, source| {
-            b.iter(|| load(source).expect("valid"))
-        });
+        group.bench_with_input(BenchmarkId::new("load", nodes), &source, |b, source| b.iter(|| load(source).expect("valid")));
         let compiled = compile(&source).expect("valid");
-        group.bench_with_input(BenchmarkId::new("deep_check", nodes), &compiled, |b, compiled| {
-            b.iter(|| assert!(check::deep(compiled, &source).is_empty()))
-        });
+        group.bench_with_input(BenchmarkId::new("deep_check", nodes), &compiled, |b, compiled| b.iter(|| assert!(check::deep(compiled, &source).is_empty())));
         let lab = &compiled.lab;
         let data = lab.to_json();
         // What the app does when a lab page opens: read the lab's data, build the cluster.

@@ -140,7 +140,8 @@ impl Launch {
             }
             value.as_str().map(str::to_string)
         };
-        text(&["account", "name"]).map(|name| format!("{}|{name}", text(&["account", "homePage"]).unwrap_or_default()))
+        text(&["account", "name"])
+            .map(|name| format!("{}|{name}", text(&["account", "homePage"]).unwrap_or_default()))
             .or_else(|| text(&["mbox"]))
             .or_else(|| text(&["mbox_sha1sum"]))
             .or_else(|| text(&["openid"]))
@@ -235,7 +236,11 @@ impl Session {
         }
         // Stable across retries: passed, failed and completed once per
         // registration and AU; initialized and terminated once per session.
-        let session = self.data.context_template.pointer("/extensions/https:~1~1w3id.org~1xapi~1cmi5~1context~1extensions~1sessionid").map_or(String::new(), Value::to_string);
+        let session = self
+            .data
+            .context_template
+            .pointer("/extensions/https:~1~1w3id.org~1xapi~1cmi5~1context~1extensions~1sessionid")
+            .map_or(String::new(), Value::to_string);
         let once_per_session = matches!(verb, INITIALIZED | TERMINATED);
         let what = format!("{}|{}|{verb}|{}", self.launch.registration, self.launch.activity_id, if once_per_session { session.as_str() } else { "" });
         let mut statement = json!({
@@ -272,7 +277,8 @@ impl Session {
         };
         let score = json!({ "raw": report.score, "min": 0, "max": report.possible, "scaled": (scaled * 10_000.0).round() / 10_000.0 });
         let (verb, display) = if passed { (PASSED, "passed") } else { (FAILED, "failed") };
-        let mut out = vec![self.statement(verb, display, Some(json!({ "score": score, "success": passed, "duration": duration(elapsed_ms) })), now, true, true)];
+        let mut out =
+            vec![self.statement(verb, display, Some(json!({ "score": score, "success": passed, "duration": duration(elapsed_ms) })), now, true, true)];
         if report.completed {
             out.push(self.statement(COMPLETED, "completed", Some(json!({ "completion": true, "duration": duration(elapsed_ms) })), now, true, false));
         }
@@ -308,10 +314,20 @@ pub fn course_structure(course_id: &str, title: &str, labs: &[CourseLab]) -> Str
     let lang = |text: &str| format!("<langstring lang=\"en-US\">{}</langstring>", xml(text));
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n");
     out += "<courseStructure xmlns=\"https://w3id.org/xapi/profiles/cmi5/v1/CourseStructure.xsd\">\n";
-    out += &format!("  <course id=\"{}\">\n    <title>{}</title>\n    <description>{}</description>\n  </course>\n", xml(course_id), lang(title), lang("Simulated GPU-cluster labs: every cluster and output is fictional; nothing runs on a real cluster."));
+    out += &format!(
+        "  <course id=\"{}\">\n    <title>{}</title>\n    <description>{}</description>\n  </course>\n",
+        xml(course_id),
+        lang(title),
+        lang("Simulated GPU-cluster labs: every cluster and output is fictional; nothing runs on a real cluster.")
+    );
     for lab in labs {
         let mastery = f64::from(lab.pass.unwrap_or(70).min(100)) / 100.0;
-        out += &format!("  <block id=\"{}\">\n    <title>{}</title>\n    <description>{}</description>\n", xml(&format!("{course_id}/labs/{}", lab.id)), lang(lab.title), lang(lab.summary));
+        out += &format!(
+            "  <block id=\"{}\">\n    <title>{}</title>\n    <description>{}</description>\n",
+            xml(&format!("{course_id}/labs/{}", lab.id)),
+            lang(lab.title),
+            lang(lab.summary)
+        );
         out += &format!(
             "    <au id=\"{}\" moveOn=\"Completed\" launchMethod=\"AnyWindow\">\n      <title>{}</title>\n      <description>{}</description>\n      <url>index.html?au=lab&amp;lab={}</url>\n    </au>\n",
             xml(&format!("{course_id}/labs/{}/practice", lab.id)),
@@ -355,7 +371,8 @@ mod tests {
         assert_eq!(launch.learner(), "https://lms.example.org|learner-7");
         assert!(launch.launch_data_url().starts_with("http://127.0.0.1:9/xAPI/activities/state?stateId=LMS.LaunchData&activityId=https%3A%2F%2F"));
         for missing in ["endpoint", "fetch", "actor", "registration", "activityId", "lab"] {
-            let query: String = launch_query().split('&').filter(|p| !p.trim_start_matches('?').starts_with(&format!("{missing}="))).collect::<Vec<_>>().join("&");
+            let query: String =
+                launch_query().split('&').filter(|p| !p.trim_start_matches('?').starts_with(&format!("{missing}="))).collect::<Vec<_>>().join("&");
             assert!(Launch::from_query(&query).is_none(), "{missing}");
         }
         assert!(Launch::from_query(&launch_query().replace("lab=slow-rail", "lab=..%2Fx")).is_none());
@@ -373,7 +390,21 @@ mod tests {
         let categories = first["context"]["contextActivities"]["category"].as_array().unwrap();
         assert_eq!(categories.len(), 1);
         assert_eq!(first["context"]["extensions"]["https://w3id.org/xapi/cmi5/context/extensions/sessionid"], "s1");
-        let report = Report { lab: "slow-rail".into(), title: "t".into(), variant: 3, note: "", score: 7, possible: 10, pass: Some(70), passed: true, graded: true, completed: true, questions: vec![], commands: vec![], exam: None };
+        let report = Report {
+            lab: "slow-rail".into(),
+            title: "t".into(),
+            variant: 3,
+            note: "",
+            score: 7,
+            possible: 10,
+            pass: Some(70),
+            passed: true,
+            graded: true,
+            completed: true,
+            questions: vec![],
+            commands: vec![],
+            exam: None,
+        };
         let outcome = session.outcome(&report, "2026-12-03T10:30:00Z", 1_800_000);
         // 0.7 against the LMS's masteryScore of 0.8: failed, whatever the lab's own pass mark.
         assert_eq!(outcome[0]["verb"]["id"], FAILED);
@@ -390,7 +421,11 @@ mod tests {
 
     #[test]
     fn the_course_structure_lists_a_lab_and_an_exam_per_block() {
-        let xml = course_structure("https://example.org/clusterlab", "ClusterLab", &[CourseLab { id: "slow-rail", title: "Jobs <slow>", summary: "s", pass: Some(70) }]);
+        let xml = course_structure(
+            "https://example.org/clusterlab",
+            "ClusterLab",
+            &[CourseLab { id: "slow-rail", title: "Jobs <slow>", summary: "s", pass: Some(70) }],
+        );
         assert!(xml.contains("<au id=\"https://example.org/clusterlab/labs/slow-rail/exam\" moveOn=\"Passed\" masteryScore=\"0.7\""));
         assert!(xml.contains("<url>index.html?au=lab&amp;lab=slow-rail</url>"));
         assert!(xml.contains("Jobs &lt;slow&gt; (practice)"));

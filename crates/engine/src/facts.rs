@@ -311,11 +311,7 @@ impl Watch {
 
 impl crate::commands::execution::Observer for Watch {
     fn facts(&self, cluster: &Cluster, program: &str) -> Vec<String> {
-        self.facts
-            .iter()
-            .filter(|(_, fact, wanted)| wanted == program && fact.holds(cluster, &self.baseline))
-            .map(|(id, _, _)| id.clone())
-            .collect()
+        self.facts.iter().filter(|(_, fact, wanted)| wanted == program && fact.holds(cluster, &self.baseline)).map(|(id, _, _)| id.clone()).collect()
     }
 
     fn outputs(&self, stdout: &str) -> Vec<String> {

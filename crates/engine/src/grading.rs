@@ -189,10 +189,7 @@ pub fn is_unit(word: &str) -> bool {
 /// unit of another quantity, or one that cannot be read, is no number.
 pub fn parse_number(response: &str, expected: Option<&str>) -> Option<f64> {
     let text = response.trim().replace(',', "");
-    let split = text
-        .char_indices()
-        .find(|(_, c)| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')))
-        .map_or(text.len(), |(at, _)| at);
+    let split = text.char_indices().find(|(_, c)| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'))).map_or(text.len(), |(at, _)| at);
     // `1e3` is a number, but `5 ms` must not read `e` out of it: back off
     // to the last digit when what follows the number starts with a letter.
     let (mut number, mut rest) = (&text[..split], text[split..].trim());
@@ -357,7 +354,10 @@ fn read_entity(entity: &str, choices: &[String], aliases: &[(String, usize)], re
         _ => None,
     };
     let Some(suffix) = suffix else {
-        return Reading::Unclear(format!("\u{201c}{text}\u{201d} does not name a {entity} of this cluster; e.g. {}.", choices.first().map_or("", String::as_str)));
+        return Reading::Unclear(format!(
+            "\u{201c}{text}\u{201d} does not name a {entity} of this cluster; e.g. {}.",
+            choices.first().map_or("", String::as_str)
+        ));
     };
     let fits: Vec<&String> = choices
         .iter()
@@ -522,9 +522,7 @@ impl Question {
     pub fn reference_answer(&self) -> String {
         match &self.kind {
             QuestionKind::Choice { choices, answer } => choices.get(*answer).cloned().unwrap_or_default(),
-            QuestionKind::Multi { choices, answers } => {
-                answers.iter().filter_map(|at| choices.get(*at).cloned()).collect::<Vec<_>>().join("\n")
-            }
+            QuestionKind::Multi { choices, answers } => answers.iter().filter_map(|at| choices.get(*at).cloned()).collect::<Vec<_>>().join("\n"),
             QuestionKind::Text { accepted } => accepted.first().cloned().unwrap_or_default(),
             QuestionKind::Number { answer, .. } => answer.to_string(),
             QuestionKind::Order { items } => items.join("\n"),
@@ -884,9 +882,16 @@ mod tests {
         ];
         let q = question(QuestionKind::Handoff { fields, rubric: vec!["r".into()], closed_when: vec![] });
         let record = |texts: &[&str], closed: bool, done: &[&str]| {
-            HandoffRecord { fields: texts.iter().map(|s| s.to_string()).collect(), checked: vec![0], closed, done: done.iter().map(|s| s.to_string()).collect() }.to_response()
+            HandoffRecord {
+                fields: texts.iter().map(|s| s.to_string()).collect(),
+                checked: vec![0],
+                closed,
+                done: done.iter().map(|s| s.to_string()).collect(),
+            }
+            .to_response()
         };
-        let right = record(&["gpu-002 mlx5_3 symbol errors", "busbw back to 468 GB/s", "drained, technician reseated the cable", "me"], true, &["drain", "repair"]);
+        let right =
+            record(&["gpu-002 mlx5_3 symbol errors", "busbw back to 468 GB/s", "drained, technician reseated the cable", "me"], true, &["drain", "repair"]);
         let grade = q.grade(&right);
         assert!(grade.correct, "{grade:?}");
         assert_eq!(grade.points, 2);

@@ -96,9 +96,7 @@ pub const MAX_MARKDOWN_DEPTH: usize = 24;
 /// The message for a command that would nest deeper than
 /// [`MAX_NESTED_COMMANDS`]; status 126, as for a command that cannot run.
 pub fn nesting_error(program: &str) -> String {
-    format!(
-        "{program}: cannot start another nested command: this simulated cluster runs command lines inside each other at most {MAX_NESTED_COMMANDS} deep\n"
-    )
+    format!("{program}: cannot start another nested command: this simulated cluster runs command lines inside each other at most {MAX_NESTED_COMMANDS} deep\n")
 }
 
 /// The notice after output cut at [`MAX_OUTPUT_BYTES`].

@@ -138,12 +138,8 @@ pub fn panel(cluster: &Cluster) -> String {
     let healthy = cluster.healthy();
     let mut out = String::new();
     for (index, name) in names.iter().enumerate() {
-        let runs: Vec<Run> = cluster
-            .workloads
-            .iter()
-            .filter(|w| w.spec.name == *name)
-            .map(|workload| Run { workload, events: workload.timeline(now) })
-            .collect();
+        let runs: Vec<Run> =
+            cluster.workloads.iter().filter(|w| w.spec.name == *name).map(|workload| Run { workload, events: workload.timeline(now) }).collect();
         let Some(first) = runs.first() else { continue };
         let spec = &first.workload.spec;
         let start = runs.iter().map(|r| r.workload.started).min().unwrap_or(now);
@@ -176,7 +172,8 @@ pub fn panel(cluster: &Cluster) -> String {
             .collect();
         let _ = writeln!(out, "<h3>{}</h3>", escape(name));
         for (number, (title, unit)) in CHARTS.iter().enumerate() {
-            let chart = Chart { title, unit, points: samples.iter().map(|(t, values)| (*t, values[number])).collect(), baseline: baseline.and_then(|b| b[number]) };
+            let chart =
+                Chart { title, unit, points: samples.iter().map(|(t, values)| (*t, values[number])).collect(), baseline: baseline.and_then(|b| b[number]) };
             out += &figure(&format!("metric-{index}-{number}"), &chart, &marks, from, now);
         }
     }

@@ -155,11 +155,7 @@ pub fn replace(text: &str, pattern: &str, replacement: &str, all: bool) -> Strin
     let mut at = 0;
     let mut replaced = false;
     while at < chars.len() {
-        let found = if replaced && !all {
-            None
-        } else {
-            (at + 1..=chars.len()).rev().find(|end| matches_items(&items, &chars[at..*end]))
-        };
+        let found = if replaced && !all { None } else { (at + 1..=chars.len()).rev().find(|end| matches_items(&items, &chars[at..*end])) };
         match found {
             Some(end) => {
                 out.push_str(replacement);

@@ -78,9 +78,7 @@ impl Rng {
     /// `n` lowercase hex digits.
     pub fn hex(&mut self, n: usize) -> String {
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        (0..n)
-            .map(|_| DIGITS[(self.next_u64() & 0xf) as usize] as char)
-            .collect()
+        (0..n).map(|_| DIGITS[(self.next_u64() & 0xf) as usize] as char).collect()
     }
 }
 

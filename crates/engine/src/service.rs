@@ -47,7 +47,13 @@ pub enum Reply {
     /// The session is ready: its prompt, and the session (the initial one
     /// when none was given).
     /// `met`: the ids of the lab's state questions the cluster meets.
-    Opened { prompt: String, host: String, now: EpochSeconds, session: SessionJson, met: Vec<String> },
+    Opened {
+        prompt: String,
+        host: String,
+        now: EpochSeconds,
+        session: SessionJson,
+        met: Vec<String>,
+    },
     /// A line ran: the transcript entry, the session after it, the prompt,
     /// and the lab's clock after it (UTC seconds). `elsewhere`: what the
     /// line made other shells print, as their entries.
@@ -62,15 +68,25 @@ pub enum Reply {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         elsewhere: Vec<Rc<Entry>>,
     },
-    Completions { id: u64, words: Vec<String> },
+    Completions {
+        id: u64,
+        words: Vec<String>,
+    },
     /// The metrics panel's HTML (charts with their summaries; empty when
     /// the lab has no jobs).
-    Metrics { html: String },
+    Metrics {
+        html: String,
+    },
     /// The incomplete command was dropped, or a shell closed: the session
     /// and the prompt of the shell in use now.
-    Cancelled { session: SessionJson, prompt: String },
+    Cancelled {
+        session: SessionJson,
+        prompt: String,
+    },
     /// A request the service could not follow (no lab open, unreadable data).
-    Failed { message: String },
+    Failed {
+        message: String,
+    },
 }
 
 impl Request {
@@ -220,11 +236,7 @@ impl Service {
 
 fn ran(id: u64, entry: Entry, session: &mut Session, met: Vec<String>) -> Reply {
     let at = entry.started_at;
-    let elsewhere = session
-        .take_printed_elsewhere()
-        .into_iter()
-        .map(|(shell, host, text)| Rc::new(Entry::printed(shell, &host, at, text)))
-        .collect();
+    let elsewhere = session.take_printed_elsewhere().into_iter().map(|(shell, host, text)| Rc::new(Entry::printed(shell, &host, at, text))).collect();
     Reply::Ran {
         id,
         entry,

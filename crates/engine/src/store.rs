@@ -427,9 +427,7 @@ impl LabState {
                     .then(|| format!("your runs of {} that did not count: {}", run.program, reading.tried.join("; ")));
                 (if reading.done { grading::DONE } else { grading::NOT_YET }.to_string(), note)
             }
-            QuestionKind::State { .. } => {
-                (if evidence.met.contains(&question.id) { grading::DONE } else { grading::NOT_YET }.to_string(), None)
-            }
+            QuestionKind::State { .. } => (if evidence.met.contains(&question.id) { grading::DONE } else { grading::NOT_YET }.to_string(), None),
             QuestionKind::Handoff { closed_when, .. } => {
                 let mut record = HandoffRecord::from_response(response);
                 record.closed = closed_when.is_empty() || evidence.met.contains(&question.id);
@@ -648,11 +646,9 @@ mod tests {
     #[test]
     fn damaged_foreign_and_other_versions_are_unreadable_never_replaced() {
         let (lab, initial) = (lab(), SessionJson::of(&session().snapshot()));
-        for (text, reason) in [
-            ("{not json", "damaged"),
-            ("{\"version\":9,\"state\":{}}", "another version"),
-            ("{\"version\":2,\"state\":{\"lab\":1}}", "damaged"),
-        ] {
+        for (text, reason) in
+            [("{not json", "damaged"), ("{\"version\":9,\"state\":{}}", "another version"), ("{\"version\":2,\"state\":{\"lab\":1}}", "damaged")]
+        {
             let Loaded::Unreadable(why) = LabState::load(text, &lab, "d1", &initial) else { panic!("{text}") };
             assert!(why.contains(reason), "{why}");
         }

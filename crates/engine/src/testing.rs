@@ -41,11 +41,5 @@ pub fn session() -> Session {
 /// Runs one line on the first node of a fresh two-node lab.
 pub fn run_on_first_node(line: &str) -> Output {
     let transcript = session().run(line);
-    Output {
-        stdout: transcript.stdout(),
-        stderr: transcript.stderr(),
-        status: transcript.status,
-        duration_ms: transcript.duration_ms,
-        ..Output::default()
-    }
+    Output { stdout: transcript.stdout(), stderr: transcript.stderr(), status: transcript.status, duration_ms: transcript.duration_ms, ..Output::default() }
 }

@@ -32,14 +32,7 @@ pub fn uuid_for(text: &str) -> String {
     let low = stable_hash(format!("xapi-low:{text}").as_bytes());
     let high = (high & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
     let low = (low & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
-    format!(
-        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        high >> 32,
-        (high >> 16) & 0xffff,
-        high & 0xffff,
-        low >> 48,
-        low & 0xffff_ffff_ffff
-    )
+    format!("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", high >> 32, (high >> 16) & 0xffff, high & 0xffff, low >> 48, low & 0xffff_ffff_ffff)
 }
 
 /// The cmi.interaction type a question is.

@@ -173,13 +173,5 @@ fn redirections() {
 
 #[test]
 fn syntax_errors() {
-    agree(&[
-        "done",
-        "if true; then echo; fi fi",
-        "echo )",
-        "for x in a; do",
-        "echo ${x",
-        "echo $(echo a",
-        "echo 'x",
-    ]);
+    agree(&["done", "if true; then echo; fi fi", "echo )", "for x in a; do", "echo ${x", "echo $(echo a", "echo 'x"]);
 }

@@ -173,13 +173,8 @@ fn tasks_follow_what_ran_wherever_it_ran() {
     ] {
         assert!(check(&compiled, "remote-ibstat", lines), "{lines:?}");
     }
-    for lines in [
-        &["ibstat"][..],
-        &["echo ssh gpu-002 ibstat"],
-        &["ssh gpu-002 ibstat --bogus"],
-        &["# ssh gpu-002 ibstat"],
-        &["ssh gpu-002 'ibstat mlx5_99'"],
-    ] {
+    for lines in [&["ibstat"][..], &["echo ssh gpu-002 ibstat"], &["ssh gpu-002 ibstat --bogus"], &["# ssh gpu-002 ibstat"], &["ssh gpu-002 'ibstat mlx5_99'"]]
+    {
         assert!(!check(&compiled, "remote-ibstat", lines), "{lines:?}");
     }
 }
@@ -286,7 +281,10 @@ fn a_solution_runs_answers_in_place_and_a_wrong_diagnosis_scores_nothing() {
     assert!(by_id("port").correct && by_id("remote-ibstat").correct);
     let drained = by_id("drained");
     assert!(!drained.correct, "the steps never drained the node");
-    assert!(drained.why.as_deref().is_some_and(|why| why.contains("expected gpu-002 drained in Slurm") && why.contains("observed: gpu-002 is idle")), "{drained:?}");
+    assert!(
+        drained.why.as_deref().is_some_and(|why| why.contains("expected gpu-002 drained in Slurm") && why.contains("observed: gpu-002 is idle")),
+        "{drained:?}"
+    );
     let wrong = solution::run_wrong(&compiled, &solution, seeds[0]);
     assert!(wrong.outcomes.iter().all(|o| o.points == 0 && !o.correct), "{:?}", wrong.outcomes);
 }

@@ -39,7 +39,10 @@ fn a_ports_rate_file_follows_ibstat_through_a_fault_and_its_repair() {
 fn globs_match_the_generated_tree() {
     let lab = load(include_str!("../../../labs/first-look.toml")).expect("the lab loads");
     let mut shell = Session::new(lab.instantiate(1), lab.first_host());
-    assert_eq!(shell.run("echo /sys/class/infiniband/mlx5_[0-2]").stdout(), "/sys/class/infiniband/mlx5_0 /sys/class/infiniband/mlx5_1 /sys/class/infiniband/mlx5_2\n");
+    assert_eq!(
+        shell.run("echo /sys/class/infiniband/mlx5_[0-2]").stdout(),
+        "/sys/class/infiniband/mlx5_0 /sys/class/infiniband/mlx5_1 /sys/class/infiniband/mlx5_2\n"
+    );
     assert_eq!(shell.run("ls -d /proc/driver/nvidia/gpus/*/information | wc -l").stdout(), "8\n");
     // No match: the word stays as typed; quoted patterns are not expanded.
     assert_eq!(shell.run("echo /nope/* '/sys/class/*'").stdout(), "/nope/* /sys/class/*\n");
@@ -54,66 +57,28 @@ fn port_counters_move_with_traffic_and_agree_with_perfquery() {
     let mut shell = Session::new(lab.instantiate(1), lab.first_host());
     let counters = "/sys/class/infiniband/mlx5_0/ports/1/counters";
     let read = |shell: &mut Session, host: &str, name: &str| -> u64 {
-        shell
-            .run(&format!("ssh {host} cat {counters}/{name}"))
-            .stdout()
-            .trim()
-            .parse()
-            .expect("a number")
+        shell.run(&format!("ssh {host} cat {counters}/{name}")).stdout().trim().parse().expect("a number")
     };
     assert_eq!(read(&mut shell, "gpu-001", "port_xmit_data"), 0);
     shell.run("ssh gpu-002 ib_write_bw -d mlx5_0 &");
-    assert_eq!(
-        shell
-            .run("ib_write_bw -d mlx5_0 -s 65536 -n 1000 gpu-002")
-            .status,
-        0
-    );
+    assert_eq!(shell.run("ib_write_bw -d mlx5_0 -s 65536 -n 1000 gpu-002").status, 0);
     // 1,000 writes of 64 KiB, counted in 4-octet words, sent here and received there.
-    assert_eq!(
-        read(&mut shell, "gpu-001", "port_xmit_data"),
-        1000 * 65536 / 4
-    );
-    assert_eq!(
-        read(&mut shell, "gpu-002", "port_rcv_data"),
-        1000 * 65536 / 4
-    );
+    assert_eq!(read(&mut shell, "gpu-001", "port_xmit_data"), 1000 * 65536 / 4);
+    assert_eq!(read(&mut shell, "gpu-002", "port_rcv_data"), 1000 * 65536 / 4);
     assert_eq!(read(&mut shell, "gpu-002", "port_xmit_data"), 0);
-    assert_eq!(
-        read(&mut shell, "gpu-001", "port_xmit_packets"),
-        1000 * 65536 / 4096
-    );
-    let perfquery = shell
-        .run("perfquery -x -C mlx5_0 | grep PortXmitData")
-        .stdout();
-    assert!(
-        perfquery.ends_with(&format!(".{}\n", 1000 * 65536 / 4)),
-        "{perfquery}"
-    );
+    assert_eq!(read(&mut shell, "gpu-001", "port_xmit_packets"), 1000 * 65536 / 4096);
+    let perfquery = shell.run("perfquery -x -C mlx5_0 | grep PortXmitData").stdout();
+    assert!(perfquery.ends_with(&format!(".{}\n", 1000 * 65536 / 4)), "{perfquery}");
     // A second run adds to the same counters, and the lab keeps one sum per port.
     shell.run("ssh gpu-002 ib_write_bw -d mlx5_0 &");
     shell.run("ib_write_bw -d mlx5_0 -s 65536 -n 1000 gpu-002");
-    assert_eq!(
-        read(&mut shell, "gpu-001", "port_xmit_data"),
-        2 * 1000 * 65536 / 4
-    );
-    let traffic = shell
-        .changes()
-        .iter()
-        .filter(|(_, change)| format!("{change:?}").starts_with("Traffic"))
-        .count();
+    assert_eq!(read(&mut shell, "gpu-001", "port_xmit_data"), 2 * 1000 * 65536 / 4);
+    let traffic = shell.changes().iter().filter(|(_, change)| format!("{change:?}").starts_with("Traffic")).count();
     assert_eq!(traffic, 2);
     // A multi-node NCCL job moves data through every rail.
     shell.run("srun -N 2 all_reduce_perf -b 1M -e 1M");
     for hca in 0..8 {
-        let moved: u64 = shell
-            .run(&format!(
-                "cat /sys/class/infiniband/mlx5_{hca}/ports/1/counters/port_rcv_data"
-            ))
-            .stdout()
-            .trim()
-            .parse()
-            .unwrap();
+        let moved: u64 = shell.run(&format!("cat /sys/class/infiniband/mlx5_{hca}/ports/1/counters/port_rcv_data")).stdout().trim().parse().unwrap();
         assert!(moved > 0, "mlx5_{hca}");
     }
 }
@@ -124,13 +89,8 @@ fn network_and_configuration_files_show_the_model() {
     let mut shell = Session::new(lab.instantiate(0), lab.first_host());
     let links = shell.run("ip -br link").stdout();
     for line in links.lines() {
-        let (name, state) = line
-            .split_once(' ')
-            .map(|(n, rest)| (n, rest.trim_start()))
-            .unwrap();
-        let operstate = shell
-            .run(&format!("cat /sys/class/net/{name}/operstate"))
-            .stdout();
+        let (name, state) = line.split_once(' ').map(|(n, rest)| (n, rest.trim_start())).unwrap();
+        let operstate = shell.run(&format!("cat /sys/class/net/{name}/operstate")).stdout();
         let expected = if state.starts_with("UNKNOWN") {
             "unknown"
         } else if state.starts_with("UP") {
@@ -142,68 +102,33 @@ fn network_and_configuration_files_show_the_model() {
     }
     let conf = shell.run("grep ^NodeName /etc/slurm/slurm.conf").stdout();
     assert!(conf.starts_with("NodeName=gpu-[001-002] CPUs="), "{conf}");
-    let gres = shell
-        .run("scontrol show node gpu-001 | grep -o 'Gres=[^ ]*'")
-        .stdout();
+    let gres = shell.run("scontrol show node gpu-001 | grep -o 'Gres=[^ ]*'").stdout();
     assert!(conf.contains(gres.trim()), "{conf} {gres}");
-    assert!(shell
-        .run("cat /etc/nccl.conf")
-        .stdout()
-        .contains("NCCL_SOCKET_IFNAME="));
+    assert!(shell.run("cat /etc/nccl.conf").stdout().contains("NCCL_SOCKET_IFNAME="));
     // The kernel's messages reach syslog with their uptime stamps, day space-padded.
-    let syslog = shell
-        .run("grep -m1 'NVRM: loading' /var/log/syslog")
-        .stdout();
+    let syslog = shell.run("grep -m1 'NVRM: loading' /var/log/syslog").stdout();
     let dmesg = shell.run("dmesg | grep -m1 'NVRM: loading'").stdout();
-    assert!(
-        syslog.ends_with(&format!("gpu-001 kernel: {dmesg}")),
-        "{syslog} / {dmesg}"
-    );
-    let journal = shell
-        .run("journalctl -k | grep -m1 'NVRM: loading'")
-        .stdout();
+    assert!(syslog.ends_with(&format!("gpu-001 kernel: {dmesg}")), "{syslog} / {dmesg}");
+    let journal = shell.run("journalctl -k | grep -m1 'NVRM: loading'").stdout();
     let (day, padded) = (&journal[4..6], &syslog[4..6]);
     let expected = match day.strip_prefix('0') {
         Some(digit) => format!(" {digit}"),
         None => day.to_string(),
     };
-    assert_eq!(
-        (&journal[..4], padded),
-        (&syslog[..4], expected.as_str()),
-        "{syslog} / {journal}"
-    );
+    assert_eq!((&journal[..4], padded), (&syslog[..4], expected.as_str()), "{syslog} / {journal}");
 }
 
 #[test]
 fn nccl_reads_the_users_conf_file_after_the_environment() {
     let lab = load(include_str!("../../../labs/first-look.toml")).expect("the lab loads");
     let mut shell = Session::new(lab.instantiate(1), lab.first_host());
-    let using = |shell: &mut Session, line: &str| -> String {
-        shell
-            .run(line)
-            .stdout()
-            .lines()
-            .find(|l| l.contains("NET/IB : Using"))
-            .unwrap_or_default()
-            .to_string()
-    };
-    let all = using(
-        &mut shell,
-        "NCCL_DEBUG=INFO srun -N 2 all_reduce_perf -b 8 -e 8",
-    );
+    let using =
+        |shell: &mut Session, line: &str| -> String { shell.run(line).stdout().lines().find(|l| l.contains("NET/IB : Using")).unwrap_or_default().to_string() };
+    let all = using(&mut shell, "NCCL_DEBUG=INFO srun -N 2 all_reduce_perf -b 8 -e 8");
     assert!(all.contains("mlx5_7"), "{all}");
     shell.run("echo NCCL_IB_HCA=mlx5_0 > ~/.nccl.conf");
-    let one = using(
-        &mut shell,
-        "NCCL_DEBUG=INFO srun -N 2 all_reduce_perf -b 8 -e 8",
-    );
+    let one = using(&mut shell, "NCCL_DEBUG=INFO srun -N 2 all_reduce_perf -b 8 -e 8");
     assert!(one.contains("mlx5_0") && !one.contains("mlx5_1"), "{one}");
-    let env_wins = using(
-        &mut shell,
-        "NCCL_IB_HCA=mlx5_1 NCCL_DEBUG=INFO srun -N 2 all_reduce_perf -b 8 -e 8",
-    );
-    assert!(
-        env_wins.contains("mlx5_1") && !env_wins.contains("mlx5_0"),
-        "{env_wins}"
-    );
+    let env_wins = using(&mut shell, "NCCL_IB_HCA=mlx5_1 NCCL_DEBUG=INFO srun -N 2 all_reduce_perf -b 8 -e 8");
+    assert!(env_wins.contains("mlx5_1") && !env_wins.contains("mlx5_0"), "{env_wins}");
 }

@@ -323,9 +323,8 @@ fn ibv_devinfo_matches_the_cx7_roce_12_hca_capture() {
     assert_eq!(status, 0);
     // The four MT_0000000834 cards are dual-port boards whose functions share
     // a system image GUID; the model has none apart from the node GUID.
-    let skipped = assert_same_lines_except(&stdout, captured, |e, c| {
-        e != c && e.starts_with("\tsys_image_guid:\t\t\t") && c.starts_with("\tsys_image_guid:\t\t\t")
-    });
+    let skipped =
+        assert_same_lines_except(&stdout, captured, |e, c| e != c && e.starts_with("\tsys_image_guid:\t\t\t") && c.starts_with("\tsys_image_guid:\t\t\t"));
     assert!(skipped <= 4);
     assert!(stdout.ends_with("link_layer:\t\tEthernet\n\n") && captured.ends_with("link_layer:\t\tEthernet\n\n"));
 }

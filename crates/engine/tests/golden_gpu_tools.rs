@@ -100,10 +100,7 @@ fn query_gpu_bus_id_and_vbios_match_the_h100_capture() {
 // ---------------------------------------------------------------- nvlink
 
 fn uuids_from(captured: &str) -> Vec<String> {
-    captured
-        .lines()
-        .filter_map(|line| line.split_once("(UUID: ").map(|(_, uuid)| uuid.trim_end_matches(')').to_string()))
-        .collect()
+    captured.lines().filter_map(|line| line.split_once("(UUID: ").map(|(_, uuid)| uuid.trim_end_matches(')').to_string())).collect()
 }
 
 #[test]
@@ -209,8 +206,7 @@ fn h100_like_della() -> Cluster {
 #[test]
 fn q_sections_match_h100_driver_545() {
     let captured = reference("nvidia-smi_q_h100_drv545.txt");
-    let output =
-        run(h100_like_della(), "nvidia-smi -q -i 0 -d ECC,ROW_REMAPPER,TEMPERATURE,PERFORMANCE,CLOCK,PCI,POWER,UTILIZATION,PAGE_RETIREMENT");
+    let output = run(h100_like_della(), "nvidia-smi -q -i 0 -d ECC,ROW_REMAPPER,TEMPERATURE,PERFORMANCE,CLOCK,PCI,POWER,UTILIZATION,PAGE_RETIREMENT");
     for heading in [
         "    Utilization",
         "    Retired Pages",
@@ -258,10 +254,7 @@ fn q_ecc_matches_h200_driver_550_split_counters() {
 // ---------------------------------------------------------------- dmesg
 
 fn month(name: &str) -> u32 {
-    ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        .iter()
-        .position(|m| *m == name)
-        .map_or(1, |at| at as u32 + 1)
+    ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].iter().position(|m| *m == name).map_or(1, |at| at as u32 + 1)
 }
 
 /// `Fri Mar  3 04:23:22 2023` back to epoch seconds.

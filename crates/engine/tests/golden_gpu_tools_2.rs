@@ -116,7 +116,16 @@ fn default_table_matches_the_a40x8_driver_525_layout_and_err_cells() {
     let captured = reference("nvidia-smi_default_a40x8_drv525_err-gpu4.txt");
     let mut cluster = cluster("hgx-a100", "driver = \"525.60.13\"\ncuda = \"12.0\"");
     cluster.now = at(2023, 2, 27, 16, 8, 33);
-    let state = [("03", 24, 14, 0), ("04", 25, 13, 0), ("43", 40, 81, 821), ("44", 30, 14, 0), ("83", 0, 0, 0), ("84", 23, 14, 3), ("C3", 22, 15, 3), ("C4", 21, 14, 3)];
+    let state = [
+        ("03", 24, 14, 0),
+        ("04", 25, 13, 0),
+        ("43", 40, 81, 821),
+        ("44", 30, 14, 0),
+        ("83", 0, 0, 0),
+        ("84", 23, 14, 3),
+        ("C3", 22, 15, 3),
+        ("C4", 21, 14, 3),
+    ];
     set_gpus(&mut cluster, &state.map(|(bus, t, p, m)| (bus, t, p, m, 0)));
     for gpu in &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).gpus {
         gpu.name = "NVIDIA A40".into();
@@ -210,9 +219,7 @@ fn topo_mp_matches_the_h100x8_matrix_with_twelve_nics() {
             hca
         })
         .collect();
-    let output = run(cluster, "nvidia-smi topo -mp")
-        .replace("\t0-55,112-167\t", "\t0,2,4,6,8,10\t")
-        .replace("\t56-111,168-223\t", "\t1,3,5,7,9,11\t");
+    let output = run(cluster, "nvidia-smi topo -mp").replace("\t0-55,112-167\t", "\t0,2,4,6,8,10\t").replace("\t56-111,168-223\t", "\t1,3,5,7,9,11\t");
     // The capture ends right after the NIC legend (SOURCES.md: trimmed).
     assert_eq!(output.trim_end_matches('\n').to_string() + "\n", reference("nvidia-smi_topo-mp_h100x8_mlx5x12.txt"));
 }
@@ -262,7 +269,7 @@ fn dmon_matches_the_h100_capture_layout() {
 #[test]
 fn dmon_reads_throttled_clocks_and_rejects_bad_flags() {
     let mut cluster = cluster("hgx-h100", "");
-    Fault::GpuPowerBrake { node: "node".into(), gpu: 2, }.apply(&mut cluster).unwrap();
+    Fault::GpuPowerBrake { node: "node".into(), gpu: 2 }.apply(&mut cluster).unwrap();
     let mut session = Session::new(cluster, "node");
     let output = session.run("nvidia-smi dmon -c 1 -s c").stdout();
     assert_eq!(lines(&output)[0], "# gpu   mclk   pclk ");
@@ -359,7 +366,10 @@ fn dcgmi_diag_finds_the_models_faults() {
     Fault::NvlinkDown { node: node(), gpu: 2, links: vec![4] }.apply(&mut cluster).unwrap();
     let mut session = Session::new(cluster.clone(), "node");
     let output = session.run("dcgmi diag -r 2").stdout();
-    assert!(output.contains("| PCIe                      | Pass - GPUs: 0, 3, 4, 5, 6, 7                  |\n|                           | Fail - GPUs: 1, 2 "), "{output}");
+    assert!(
+        output.contains("| PCIe                      | Pass - GPUs: 0, 3, 4, 5, 6, 7                  |\n|                           | Fail - GPUs: 1, 2 "),
+        "{output}"
+    );
     assert!(output.contains("GPU 2's NvLink link 4 is currently down"));
     assert!(output.contains("| Error                     | GPU 1 is running at PCI link width 8X, which   |"));
     assert!(output.contains("| GPU Device IDs Detected   | 2330,2330,2330,2330,2330,2330,2330,2330        |"));
@@ -369,14 +379,26 @@ fn dcgmi_diag_finds_the_models_faults() {
     let mut session = Session::new(cluster, "node");
     assert!(session.run("dcgmi discovery -l").stdout().starts_with("7 GPUs found.\n"));
     let output = session.run("dcgmi diag -r 2").stdout();
-    assert!(output.contains("| Error                     | Error calling NVML API nvmlDeviceGetHandleByI  |\n|                           | ndex for GPU 7: GPU is lost"), "{output}");
+    assert!(
+        output.contains(
+            "| Error                     | Error calling NVML API nvmlDeviceGetHandleByI  |\n|                           | ndex for GPU 7: GPU is lost"
+        ),
+        "{output}"
+    );
     // Uncorrectable errors remap a row, pending until a reset: the deployment check stops the run there.
     let mut cluster = self::cluster("hgx-h100", "");
     Fault::GpuEccUncorrectable { node: node(), gpu: 5, count: 2 }.apply(&mut cluster).unwrap();
     let output = Session::new(cluster, "node").run("dcgmi diag -r 2").stdout();
-    assert!(output.contains("| Error                     | GPU 5 has uncorrectable memory errors and row  |\n|                           |  remappings are pending"), "{output}");
+    assert!(
+        output
+            .contains("| Error                     | GPU 5 has uncorrectable memory errors and row  |\n|                           |  remappings are pending"),
+        "{output}"
+    );
     let mut cluster = self::cluster("hgx-h100", "persistence = false");
     Fault::GpuXid { node: node(), gpu: 0, xid: 79 }.apply(&mut cluster).unwrap();
     let output = Session::new(cluster, "node").run("dcgmi diag -r 1").stdout();
-    assert!(output.contains("| Error                     | Persistence mode for GPU 1 is currently disab  |\n|                           | led. The DCGM"), "{output}");
+    assert!(
+        output.contains("| Error                     | Persistence mode for GPU 1 is currently disab  |\n|                           | led. The DCGM"),
+        "{output}"
+    );
 }

@@ -161,7 +161,18 @@ fn eight_node_all_reduce_matches_the_capture() {
     let (out, status) = run(&c, names[0], &format!("srun -w {} --ntasks-per-node=8 all_reduce_perf -b 1M -e 8G -f 2", names.join(",")));
     assert_eq!(status, 0, "{out}");
     // The poster's hostnames are not padded to 10 columns: compare rank lines loosely.
-    let normalise = |text: &str| text.lines().map(|l| if l.starts_with("#  Rank") { l.split_whitespace().filter(|w| !w.chars().all(|c| c.is_ascii_digit()) || w.len() < 4).collect::<Vec<_>>().join(" ") } else { l.to_string() }).collect::<Vec<_>>().join("\n");
+    let normalise = |text: &str| {
+        text.lines()
+            .map(|l| {
+                if l.starts_with("#  Rank") {
+                    l.split_whitespace().filter(|w| !w.chars().all(|c| c.is_ascii_digit()) || w.len() < 4).collect::<Vec<_>>().join(" ")
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     let tolerance = |size: u64| match size {
         s if s >= 2 << 30 => Some(0.10),
         s if s == 8 << 20 => None, // the capture's 1.27 ms outlier
@@ -188,7 +199,7 @@ fn srun_label_layout_matches_the_capture() {
     assert_eq!(status, 0, "{out}");
     let captured = reference("all_reduce_perf_h100_2node_16gpu_ib_ndr_underperforming_srun.txt");
     // This capture is a badly underperforming fabric (maintainer: expected far higher): layout only.
-    compare(&out, &captured, &|l| l.trim_end() == " 0:" , &|_| None);
+    compare(&out, &captured, &|l| l.trim_end() == " 0:", &|_| None);
     assert!(out.lines().all(|l| l.starts_with(" 0: ") || l.starts_with(" 0:")));
     assert!(out.contains("    N/A"));
 }
@@ -264,16 +275,33 @@ fn faults_fail_like_the_real_tools() {
 #[test]
 fn examples_run_and_bad_input_does_not_panic() {
     let two = cluster("hgx-h100", &["gpu-001", "gpu-002"], "2.26.2", H100_HGX_BUSES);
-    for name in ["all_gather_perf", "all_reduce_perf", "alltoall_perf", "broadcast_perf", "reduce_perf", "reduce_scatter_perf", "sendrecv_perf", "srun", "mpirun"] {
+    for name in
+        ["all_gather_perf", "all_reduce_perf", "alltoall_perf", "broadcast_perf", "reduce_perf", "reduce_scatter_perf", "sendrecv_perf", "srun", "mpirun"]
+    {
         let command = clusterlab_engine::commands::find(name).expect(name);
         for example in command.signature().examples {
             let t = Session::new(two.clone(), "gpu-001").run(example.command);
             assert_eq!(t.status, 0, "{}: {}", example.command, t.stderr());
         }
     }
-    for line in ["all_reduce_perf -b", "all_reduce_perf -b 1G -e 1M", "all_reduce_perf -q", "all_reduce_perf -d nope", "all_reduce_perf -i 0 -b 0 -e 0",
-        "all_reduce_perf -g 99", "srun", "srun -N 0 hostname", "srun -N3 hostname", "srun -w x[ hostname", "mpirun", "mpirun -np 99 -H gpu-001:8 hostname",
-        "mpirun -H nowhere:8 all_reduce_perf", "srun -N2 nosuch", "all_reduce_perf -b 8 -e 16G -f 0 -g 8 -d all -o all", "all_reduce_perf -t 0 -g 0 -n 0"] {
+    for line in [
+        "all_reduce_perf -b",
+        "all_reduce_perf -b 1G -e 1M",
+        "all_reduce_perf -q",
+        "all_reduce_perf -d nope",
+        "all_reduce_perf -i 0 -b 0 -e 0",
+        "all_reduce_perf -g 99",
+        "srun",
+        "srun -N 0 hostname",
+        "srun -N3 hostname",
+        "srun -w x[ hostname",
+        "mpirun",
+        "mpirun -np 99 -H gpu-001:8 hostname",
+        "mpirun -H nowhere:8 all_reduce_perf",
+        "srun -N2 nosuch",
+        "all_reduce_perf -b 8 -e 16G -f 0 -g 8 -d all -o all",
+        "all_reduce_perf -t 0 -g 0 -n 0",
+    ] {
         let _ = Session::new(two.clone(), "gpu-001").run(line);
     }
 }

@@ -46,10 +46,7 @@ fn without_timestamp(output: &str) -> &str {
 #[test]
 fn default_table_matches_h200x8_driver_570_idle() {
     let mut cluster = cluster("hgx-h200", "570.124.06", "12.8");
-    set_state(
-        &mut cluster,
-        &[(23, 76, 1, 0), (21, 75, 1, 0), (23, 76, 1, 0), (24, 77, 1, 0), (24, 75, 1, 0), (23, 77, 1, 0), (24, 76, 1, 0), (24, 76, 1, 0)],
-    );
+    set_state(&mut cluster, &[(23, 76, 1, 0), (21, 75, 1, 0), (23, 76, 1, 0), (24, 77, 1, 0), (24, 75, 1, 0), (23, 77, 1, 0), (24, 76, 1, 0), (24, 76, 1, 0)]);
     let output = run(cluster, "nvidia-smi");
     let captured = reference("nvidia-smi_default_h200x8_drv570_idle.txt");
     assert_same_lines(without_timestamp(&output), &captured);

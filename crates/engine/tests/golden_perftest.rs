@@ -144,7 +144,8 @@ fn ndr_write_bw_report_gbits_client() {
 fn ndr_read_bw_report_gbits_client() {
     let capture = reference("ib_read_bw_ndr_cx7_b2b_client_report_gbits.txt");
     let mut cluster = ndr();
-    let (served, client) = run_pair(&mut cluster, ("csegpu2", "ib_read_bw -d mlx5_0 --report_gbits"), ("csegpu1", "ib_read_bw -d mlx5_0 --report_gbits csegpu2"));
+    let (served, client) =
+        run_pair(&mut cluster, ("csegpu2", "ib_read_bw -d mlx5_0 --report_gbits"), ("csegpu1", "ib_read_bw -d mlx5_0 --report_gbits csegpu2"));
     assert_layout(&client.stdout, &body(&capture));
     let read = row_values(&client.stdout)[3];
     assert!(within(read, 328.61, 0.03), "NDR read average {read} Gb/s");
@@ -214,7 +215,21 @@ fn hdr_write_bw_all_sizes_client_and_server() {
 /// The captured A100 latency client is a vendor build with one tab before
 /// the last column; upstream (and its own server) has two. Accept both.
 fn one_tab_before_last(text: &str) -> String {
-    text.lines().map(|l| format!("{}\n", if l.starts_with(' ') && l.contains("\t\t") { match l.rsplit_once("\t\t") { Some((a, b)) if a.contains("\t\t") => format!("{a}\t{b}"), _ => l.to_string() } } else { l.to_string() })).collect()
+    text.lines()
+        .map(|l| {
+            format!(
+                "{}\n",
+                if l.starts_with(' ') && l.contains("\t\t") {
+                    match l.rsplit_once("\t\t") {
+                        Some((a, b)) if a.contains("\t\t") => format!("{a}\t{b}"),
+                        _ => l.to_string(),
+                    }
+                } else {
+                    l.to_string()
+                }
+            )
+        })
+        .collect()
 }
 
 #[test]
@@ -355,4 +370,3 @@ fn a_background_server_is_a_job_until_its_client_finishes() {
     assert!(both > 1.8 * 46000.0, "bidirectional sums both directions: {both}");
     assert!(out.background.contains("BW average"));
 }
-

@@ -69,11 +69,8 @@ fn sinfo_rows_have_the_captured_layout() {
     }
     hosts.sort_by(|a, b| a.0.cmp(&b.0));
     let names: Vec<String> = hosts.iter().map(|(name, ..)| format!("\"{name}\"")).collect();
-    let lab = load(&format!(
-        "[lab]\nid = \"golden\"\ntitle = \"t\"\nsummary = \"s\"\n[cluster]\npreset = \"hgx-h100\"\nnodes = [{}]\n",
-        names.join(", ")
-    ))
-    .expect("valid lab");
+    let lab = load(&format!("[lab]\nid = \"golden\"\ntitle = \"t\"\nsummary = \"s\"\n[cluster]\npreset = \"hgx-h100\"\nnodes = [{}]\n", names.join(", ")))
+        .expect("valid lab");
     let mut cluster = lab.instantiate(1);
     for (name, state, reachable) in &hosts {
         let node = cluster.node_mut(name).unwrap();
@@ -109,9 +106,7 @@ fn scontrol_show_node_has_the_captured_layout() {
     assert_eq!(ours.last(), Some(&""));
     let ours = &ours[..ours.len() - 1];
     assert_eq!(ours.len(), captured.len(), "{output}");
-    let keys = |line: &str| -> Vec<String> {
-        line.split(' ').filter_map(|word| word.split_once('=').map(|(key, _)| key.to_string())).collect()
-    };
+    let keys = |line: &str| -> Vec<String> { line.split(' ').filter_map(|word| word.split_once('=').map(|(key, _)| key.to_string())).collect() };
     for (mine, theirs) in ours.iter().zip(&captured) {
         let indent = |line: &str| line.len() - line.trim_start().len();
         assert_eq!(indent(mine), indent(theirs), "{mine:?} vs {theirs:?}");

@@ -48,12 +48,7 @@ fn a_health_check_earns_nothing_for_fixes_that_failed() {
     let drain = "sudo scontrol update nodename={bad_node} state=drain reason=\"row remap pending\"";
     // A reset without -i (refused on an NVSwitch system), a diagnostic that
     // still prints its Error, and a resume Slurm rejects.
-    let gaming = [
-        drain,
-        "ssh {bad_node} sudo nvidia-smi -r",
-        "ssh {bad_node} dcgmi diag -r 2",
-        "sudo scontrol update nodename=gpu-[001-002] state=resume",
-    ];
+    let gaming = [drain, "ssh {bad_node} sudo nvidia-smi -r", "ssh {bad_node} dcgmi diag -r 2", "sudo scontrol update nodename=gpu-[001-002] state=resume"];
     for seed in 1..=4 {
         for id in ["remap-applied", "diag-rerun", "resumed"] {
             assert!(!done(&lab, seed, &gaming, id), "seed {seed}: {id} earned by a failed fix");
@@ -61,12 +56,8 @@ fn a_health_check_earns_nothing_for_fixes_that_failed() {
         assert!(done(&lab, seed, &gaming, "drained") || !done(&lab, seed, &gaming[..1], "drained"));
     }
     // The fix done right, on the bad node through ssh, and `undrain` to resume.
-    let right = [
-        drain,
-        "ssh {bad_node} sudo nvidia-smi -r -i {bad_gpu}",
-        "ssh {bad_node} dcgmi diag -r 2",
-        "sudo scontrol update nodename={bad_node} state=undrain",
-    ];
+    let right =
+        [drain, "ssh {bad_node} sudo nvidia-smi -r -i {bad_gpu}", "ssh {bad_node} dcgmi diag -r 2", "sudo scontrol update nodename={bad_node} state=undrain"];
     for seed in 1..=4 {
         for id in ["remap-applied", "diag-rerun", "resumed"] {
             assert!(done(&lab, seed, &right, id), "seed {seed}: {id} not credited");

@@ -66,7 +66,12 @@ fn deep_nesting_ends_with_an_error_not_a_stack_overflow() {
     let (_, stderr, status) = run(awk);
     assert_eq!((stderr.as_str(), status), ("awk: cmd. line:1: fatal: program nested too deeply (at most 50 levels)\n", 2));
     // Each ends as gawk would: a syntax error (status 1) or the nesting bound (2).
-    for program in [format!("BEGIN{{print {}1}}", "-".repeat(50_000)), nested("{", "", "}", 50_000), format!("BEGIN{{print 2{}}}", "^2".repeat(50_000)), format!("BEGIN{{print {}x}}", "$".repeat(50_000))] {
+    for program in [
+        format!("BEGIN{{print {}1}}", "-".repeat(50_000)),
+        nested("{", "", "}", 50_000),
+        format!("BEGIN{{print 2{}}}", "^2".repeat(50_000)),
+        format!("BEGIN{{print {}x}}", "$".repeat(50_000)),
+    ] {
         let (_, stderr, status) = run(format!("awk '{program}'"));
         assert!(matches!(status, 1 | 2) && stderr.starts_with("awk: cmd. line:1: "), "{status} {}", &stderr[..stderr.len().min(200)]);
     }
@@ -94,7 +99,8 @@ fn huge_counts_and_big_arrays_stay_quick() {
     assert_eq!(wide, ("0\n".into(), "grep: stopped: matching took more work than a lab allows\n".into(), 2));
     // The budget is the tool's own: the next match, in the same line or
     // the next, starts with a full one.
-    let after = run("awk 'BEGIN{s=\"a\"; for(i=0;i<18;i++) s=s s; print s}' | grep -cE '(a|aa){1,100}[bc]'; [[ abc =~ b ]] && echo next; echo abc | grep -c b".into());
+    let after =
+        run("awk 'BEGIN{s=\"a\"; for(i=0;i<18;i++) s=s s; print s}' | grep -cE '(a|aa){1,100}[bc]'; [[ abc =~ b ]] && echo next; echo abc | grep -c b".into());
     assert_eq!(after.0, "0\nnext\n1\n");
 }
 

@@ -70,7 +70,11 @@ fn a_good_lab_loads_with_defaults() {
 #[test]
 fn malformed_labs_get_located_errors() {
     let cases: &[(&str, &str, &str)] = &[
-        ("preset = \"hgx-h100\"", "preset = \"hgx-h10\"", "7:10: unknown preset `hgx-h10` (did you mean `hgx-h100`?); presets are `hgx-h100`, `hgx-h200`, `hgx-a100`"),
+        (
+            "preset = \"hgx-h100\"",
+            "preset = \"hgx-h10\"",
+            "7:10: unknown preset `hgx-h10` (did you mean `hgx-h100`?); presets are `hgx-h100`, `hgx-h200`, `hgx-a100`",
+        ),
         ("title = \"T\"", "titel = \"T\"", "3:1: unknown key `titel` (did you mean `title`?); expected one of"),
         ("answer = \"b\"", "answer = \"c\"", "15:10: question `q1`: the answer `c` is not among its choices"),
         ("type = \"choice\"", "type = \"choise\"", "12:8: unknown question type `choise` (did you mean `choice`?)"),
@@ -84,10 +88,7 @@ fn malformed_labs_get_located_errors() {
     for (from, to, expected) in cases {
         let source = GOOD.replacen(from, to, 1);
         let found = errors(&source);
-        assert!(
-            found.iter().any(|error| error.starts_with(expected)),
-            "replacing {from:?} by {to:?}: expected {expected:?}, got {found:?}"
-        );
+        assert!(found.iter().any(|error| error.starts_with(expected)), "replacing {from:?} by {to:?}: expected {expected:?}, got {found:?}");
     }
 }
 
@@ -180,8 +181,7 @@ answer = "{bad_gpu}"
 /// who copies it expects.
 #[test]
 fn the_documented_example_checks_clean() {
-    let docs = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/authoring.md"))
-        .expect("docs/authoring.md exists");
+    let docs = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/authoring.md")).expect("docs/authoring.md exists");
     let example = docs
         .split("## A complete example")
         .nth(1)

@@ -129,7 +129,9 @@ fn channel_line(msg: &str) -> Option<(usize, usize, usize, String)> {
             let dev = dev.strip_suffix("/GDRDMA").unwrap_or(dev);
             dev.chars().all(|c| c.is_ascii_digit()) && !dev.is_empty()
         }
-        None => ["via P2P/CUMEM", "via P2P/IPC/read", "via P2P/IPC", "via P2P/CUMEM/read", "via P2P/direct pointer", "via P2P/direct pointer/read"].contains(&how),
+        None => {
+            ["via P2P/CUMEM", "via P2P/IPC/read", "via P2P/IPC", "via P2P/CUMEM/read", "via P2P/direct pointer", "via P2P/direct pointer/read"].contains(&how)
+        }
     };
     (ok && c.len() == 2).then(|| (c.parse().ok(), rank(from), rank(to))).and_then(|(c, f, t)| Some((c?, f?, t?, how.to_string())))
 }
@@ -146,9 +148,10 @@ fn net_ib_line_ok(msg: &str) -> bool {
         let Some((port, layer)) = rest.split_once('/') else { return false };
         name.starts_with("mlx5_") && port.parse::<u8>().is_ok() && ["IB", "RoCE"].contains(&layer)
     });
-    let oob_ok = oob.strip_suffix("<0>").and_then(|o| o.split_once(':')).is_some_and(|(iface, ip)| {
-        !iface.is_empty() && ip.split('.').count() == 4 && ip.split('.').all(|p| p.parse::<u8>().is_ok())
-    });
+    let oob_ok = oob
+        .strip_suffix("<0>")
+        .and_then(|o| o.split_once(':'))
+        .is_some_and(|(iface, ip)| !iface.is_empty() && ip.split('.').count() == 4 && ip.split('.').all(|p| p.parse::<u8>().is_ok()));
     devices_ok && oob_ok && !devices.is_empty()
 }
 
@@ -159,9 +162,11 @@ fn of_rank<'a>(lines: &'a [Info], host: &str, pid: u32, dev: u32) -> Vec<&'a Inf
 
 /// Position of the first message starting with `prefix` at or after `from`.
 fn find(lines: &[&Info], from: usize, prefix: &str) -> usize {
-    lines[from..].iter().position(|l| l.msg.starts_with(prefix)).map(|p| p + from).unwrap_or_else(|| {
-        panic!("no {prefix:?} after line {from} in\n{}", lines.iter().map(|l| l.msg.as_str()).collect::<Vec<_>>().join("\n"))
-    })
+    lines[from..]
+        .iter()
+        .position(|l| l.msg.starts_with(prefix))
+        .map(|p| p + from)
+        .unwrap_or_else(|| panic!("no {prefix:?} after line {from} in\n{}", lines.iter().map(|l| l.msg.as_str()).collect::<Vec<_>>().join("\n")))
 }
 
 /// Every rank that starts its communicator completes it, with the same
@@ -306,9 +311,19 @@ fn nccl_2_26_prints_every_phase_in_order_for_every_rank() {
         assert!(destroy.ends_with(" - Destroy COMPLETE"), "{destroy}");
         let first = lines.iter().position(|l| l.pid == *pid).unwrap() == 0;
         let expected: Vec<String> = if first {
-            vec!["NCCL_SOCKET_IFNAME set by environment to enp170s0f0np0".into(), format!("Bootstrap: Using enp170s0f0np0:{}<0>", if host == "gpu-001" { "10.1.0.2" } else { "10.1.0.3" }), "cudaDriverVersion 12080".into(), "NCCL version 2.26.2+cuda12.8".into()]
+            vec![
+                "NCCL_SOCKET_IFNAME set by environment to enp170s0f0np0".into(),
+                format!("Bootstrap: Using enp170s0f0np0:{}<0>", if host == "gpu-001" { "10.1.0.2" } else { "10.1.0.3" }),
+                "cudaDriverVersion 12080".into(),
+                "NCCL version 2.26.2+cuda12.8".into(),
+            ]
         } else {
-            vec!["cudaDriverVersion 12080".into(), "NCCL_SOCKET_IFNAME set by environment to enp170s0f0np0".into(), format!("Bootstrap: Using enp170s0f0np0:{}<0>", if host == "gpu-001" { "10.1.0.2" } else { "10.1.0.3" }), "NCCL version 2.26.2+cuda12.8".into()]
+            vec![
+                "cudaDriverVersion 12080".into(),
+                "NCCL_SOCKET_IFNAME set by environment to enp170s0f0np0".into(),
+                format!("Bootstrap: Using enp170s0f0np0:{}<0>", if host == "gpu-001" { "10.1.0.2" } else { "10.1.0.3" }),
+                "NCCL version 2.26.2+cuda12.8".into(),
+            ]
         };
         assert_eq!(main, expected, "{host}:{pid} main thread");
         // The init thread, phase by phase (NCCL 2.26.2's order).
@@ -345,7 +360,9 @@ fn nccl_2_26_prints_every_phase_in_order_for_every_rank() {
         ] {
             at = find(&init, at, &step) + 1;
         }
-        assert!(init.iter().any(|l| l.msg.starts_with("comm 0x") && l.msg.contains(&format!(" rank {r} nRanks 16 nNodes 2 localRanks 8 localRank {dev} MNNVL 0"))));
+        assert!(init
+            .iter()
+            .any(|l| l.msg.starts_with("comm 0x") && l.msg.contains(&format!(" rank {r} nRanks 16 nNodes 2 localRanks 8 localRank {dev} MNNVL 0"))));
     }
     // Rank 0 alone: the P2P type, the rings (2.23+ layout), the work FIFO.
     let rank0: Vec<&str> = lines.iter().filter(|l| l.host == "gpu-001" && l.dev == 0).map(|l| l.msg.as_str()).collect();
@@ -372,7 +389,8 @@ fn nccl_2_26_prints_every_phase_in_order_for_every_rank() {
     // side: what it sends (P2P or the network) and what it receives over it.
     for l in &lines {
         if let Some((_, from, to, how)) = channel_line(&l.msg) {
-            let me: usize = lines.iter().find(|x| x.pid == l.pid && x.msg.ends_with("Init START")).and_then(|x| x.msg.split(' ').nth(4)).unwrap().parse().unwrap();
+            let me: usize =
+                lines.iter().find(|x| x.pid == l.pid && x.msg.ends_with("Init START")).and_then(|x| x.msg.split(' ').nth(4)).unwrap().parse().unwrap();
             assert!(if how.starts_with("[receive]") { to == me } else { from == me }, "{}", l.msg);
         }
     }
@@ -388,13 +406,16 @@ fn nccl_2_18_prints_its_own_lines() {
     let lines = infos(&out);
     let rank0 = of_rank(&lines, "gpu-001", lines[0].pid, 0);
     let msgs: Vec<&str> = rank0.iter().map(|l| l.msg.as_str()).collect();
-    assert_eq!(&msgs[..5], &[
-        "NCCL_SOCKET_IFNAME set by environment to enp170s0f0np0",
-        "Bootstrap : Using enp170s0f0np0:10.1.0.2<0>",
-        "NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory",
-        "NET/Plugin : No plugin found, using internal implementation",
-        "cudaDriverVersion 12020",
-    ]);
+    assert_eq!(
+        &msgs[..5],
+        &[
+            "NCCL_SOCKET_IFNAME set by environment to enp170s0f0np0",
+            "Bootstrap : Using enp170s0f0np0:10.1.0.2<0>",
+            "NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory",
+            "NET/Plugin : No plugin found, using internal implementation",
+            "cudaDriverVersion 12020",
+        ]
+    );
     let mut at = 0;
     for step in [
         "NCCL_SOCKET_IFNAME set by environment to",

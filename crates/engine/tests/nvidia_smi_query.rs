@@ -136,8 +136,10 @@ fn q_560_is_the_della_h100_line_for_line() {
     // the idle voltage, and the free memory (nvidia-smi's own rounding:
     // 81559 - 450 - 1 is 81108, it printed 81110). Everything else is exact.
     let drawn = |line: &str| {
-        labelled(line, &["Attached GPUs", "Module ID", "Latest Timestamp", "Latest Duration", "Replays Since Reset", "Tx Throughput", "Rx Throughput", "Power Draw"])
-            || line.ends_with(" mV")
+        labelled(
+            line,
+            &["Attached GPUs", "Module ID", "Latest Timestamp", "Latest Duration", "Replays Since Reset", "Tx Throughput", "Rx Throughput", "Power Draw"],
+        ) || line.ends_with(" mV")
             || (label(line) == "        Free" && line.contains("81110"))
     };
     assert_layout(&output, DELLA_560, &drawn);
@@ -228,7 +230,8 @@ fn q_535_on_h100_is_the_535_layout_with_hoppers_thermal_limits() {
     }
     // 535 prints GSP firmware before the virtualization mode, has no C2C
     // mode, sparse mode, memory power or capabilities, and two fabric lines.
-    assert!(output.contains("        Pending                           : N/A\n    GSP Firmware Version                  : 535.129.03\n    GPU Virtualization Mode\n"));
+    assert!(output
+        .contains("        Pending                           : N/A\n    GSP Firmware Version                  : 535.129.03\n    GPU Virtualization Mode\n"));
     assert!(output.contains("        Atomic Caps Inbound               : N/A\n        Atomic Caps Outbound              : N/A\n"));
     assert!(output.contains("        GPU T.Limit Temp                  : "));
     assert!(output.contains("        GPU Shutdown T.Limit Temp         : -8 C\n        GPU Slowdown T.Limit Temp         : -2 C\n"));
@@ -280,16 +283,70 @@ fn q_550_is_the_h200_reference_capture_but_for_what_a_vm_hides() {
 
 /// The top-level sequence of the 570.124.06 outputs (V100 and RTX 5090 agree).
 const SECTIONS_570: &[&str] = &[
-    "Product Name", "Product Brand", "Product Architecture", "Display Mode", "Display Active", "Persistence Mode", "Addressing Mode",
-    "MIG Mode", "Accounting Mode", "Accounting Mode Buffer Size", "Driver Model", "Serial Number", "GPU UUID", "Minor Number",
-    "VBIOS Version", "MultiGPU Board", "Board ID", "Board Part Number", "GPU Part Number", "FRU Part Number", "Platform Info",
-    "Inforom Version", "Inforom BBX Object Flush", "GPU Operation Mode", "GPU C2C Mode", "GPU Virtualization Mode", "GPU Reset Status",
-    "GPU Recovery Action", "GSP Firmware Version", "IBMNPU", "PCI", "Fan Speed", "Performance State", "Clocks Event Reasons",
-    "Sparse Operation Mode", "FB Memory Usage", "BAR1 Memory Usage", "Conf Compute Protected Memory Usage", "Compute Mode",
-    "Utilization", "Encoder Stats", "FBC Stats", "DRAM Encryption Mode", "ECC Mode", "ECC Errors", "Retired Pages", "Remapped Rows",
-    "Temperature", "GPU Power Readings", "GPU Memory Power Readings", "Module Power Readings", "Power Smoothing",
-    "Workload Power Profiles", "Clocks", "Applications Clocks", "Default Applications Clocks", "Deferred Clocks", "Max Clocks",
-    "Max Customer Boost Clocks", "Clock Policy", "Voltage", "Fabric", "Processes", "Capabilities",
+    "Product Name",
+    "Product Brand",
+    "Product Architecture",
+    "Display Mode",
+    "Display Active",
+    "Persistence Mode",
+    "Addressing Mode",
+    "MIG Mode",
+    "Accounting Mode",
+    "Accounting Mode Buffer Size",
+    "Driver Model",
+    "Serial Number",
+    "GPU UUID",
+    "Minor Number",
+    "VBIOS Version",
+    "MultiGPU Board",
+    "Board ID",
+    "Board Part Number",
+    "GPU Part Number",
+    "FRU Part Number",
+    "Platform Info",
+    "Inforom Version",
+    "Inforom BBX Object Flush",
+    "GPU Operation Mode",
+    "GPU C2C Mode",
+    "GPU Virtualization Mode",
+    "GPU Reset Status",
+    "GPU Recovery Action",
+    "GSP Firmware Version",
+    "IBMNPU",
+    "PCI",
+    "Fan Speed",
+    "Performance State",
+    "Clocks Event Reasons",
+    "Sparse Operation Mode",
+    "FB Memory Usage",
+    "BAR1 Memory Usage",
+    "Conf Compute Protected Memory Usage",
+    "Compute Mode",
+    "Utilization",
+    "Encoder Stats",
+    "FBC Stats",
+    "DRAM Encryption Mode",
+    "ECC Mode",
+    "ECC Errors",
+    "Retired Pages",
+    "Remapped Rows",
+    "Temperature",
+    "GPU Power Readings",
+    "GPU Memory Power Readings",
+    "Module Power Readings",
+    "Power Smoothing",
+    "Workload Power Profiles",
+    "Clocks",
+    "Applications Clocks",
+    "Default Applications Clocks",
+    "Deferred Clocks",
+    "Max Clocks",
+    "Max Customer Boost Clocks",
+    "Clock Policy",
+    "Voltage",
+    "Fabric",
+    "Processes",
+    "Capabilities",
 ];
 
 #[test]
@@ -347,7 +404,8 @@ fn d_performance_580_has_the_gb10_layout() {
     // power capping) and has no sparse mode, the idle H100 is and has.
     let names = |text: &str| text.lines().skip(9).map(|line| label(line).to_string()).collect::<Vec<_>>();
     assert_eq!(names(&output), names(&captured));
-    assert!(output.contains("    Clocks Event Reasons Counters\n        SW Power Capping                  : 0 us\n        Sync Boost                        : 0 us\n"));
+    assert!(output
+        .contains("    Clocks Event Reasons Counters\n        SW Power Capping                  : 0 us\n        Sync Boost                        : 0 us\n"));
     assert!(output.ends_with("    Sparse Operation Mode                 : Disabled\n"));
 }
 
@@ -408,7 +466,12 @@ fn faults_show_in_the_newer_layouts() {
     assert!(remap.contains("    GPU Recovery Action                   : Reset\n"));
     let hot = session.run("nvidia-smi -q -d PERFORMANCE -i 1").stdout();
     let held = |name: &str| {
-        hot.lines().skip_while(|l| *l != "    Clocks Event Reasons Counters").find(|l| label(l).trim_start() == name).and_then(|l| l.rsplit(" : ").next()).unwrap_or("").to_string()
+        hot.lines()
+            .skip_while(|l| *l != "    Clocks Event Reasons Counters")
+            .find(|l| label(l).trim_start() == name)
+            .and_then(|l| l.rsplit(" : ").next())
+            .unwrap_or("")
+            .to_string()
     };
     assert_ne!(held("HW Thermal Slowdown"), "0 us", "{hot}");
     assert_eq!(held("HW Power Braking"), "0 us", "{hot}");
@@ -421,7 +484,10 @@ fn d_picks_sections_and_rejects_unknown_ones() {
     let c = || cluster("hgx-h100", "535.129.03", "12.2");
     // NVIDIA's own example of `nvidia-smi -q -d compute` on 535.129.03.
     let compute = run(c(), "nvidia-smi -q -d compute -i 0");
-    assert!(compute.ends_with("\nAttached GPUs                             : 8\nGPU 00000000:04:00.0\n    Compute Mode                          : Default\n"), "{compute}");
+    assert!(
+        compute.ends_with("\nAttached GPUs                             : 8\nGPU 00000000:04:00.0\n    Compute Mode                          : Default\n"),
+        "{compute}"
+    );
     let memory = run(c(), "nvidia-smi -q -d MEMORY -i 0");
     assert_eq!(sections(&memory), ["FB Memory Usage", "BAR1 Memory Usage", "Conf Compute Protected Memory Usage"]);
     let picked = run(c(), "nvidia-smi -q -d ROW_REMAPPER,ECC -i 0,1");

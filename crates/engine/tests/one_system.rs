@@ -222,7 +222,12 @@ fn dcgm_fails_a_node_with_a_lost_gpu_or_no_fabric_manager() {
     let out = run.stdout();
     assert!(out.contains("|-----  Deployment  ---"), "{out}");
     // Messages wrap every 45 characters, mid-word.
-    assert!(out.contains("| Error                     | Error calling NVML API nvmlDeviceGetHandleByI  |\n|                           | ndex for GPU 5: GPU is lost "), "{out}");
+    assert!(
+        out.contains(
+            "| Error                     | Error calling NVML API nvmlDeviceGetHandleByI  |\n|                           | ndex for GPU 5: GPU is lost "
+        ),
+        "{out}"
+    );
     // After a reboot the driver never saw it: DCGM lists seven GPUs and passes them.
     shell.run("sudo scontrol update nodename=gpu-001 state=drain reason=gpu5");
     shell.run("dctech power-cycle gpu-001");
@@ -260,7 +265,10 @@ fn a_gsp_timeout_comes_in_bursts_with_the_process_that_waited() {
     assert!(log.contains(" Comm: python3 Tainted: P           OE     5.15.0-1063-nvidia #64-Ubuntu\n"), "{log}");
     assert!(log.contains("] Call Trace:\n") && log.contains(" ? rm_ioctl+"), "{log}");
     let limit = log.lines().find(|line| line.contains("Rate limiting")).expect("the rate-limit notice");
-    assert!(limit.ends_with("NVRM: Rate limiting GSP RPC error prints for GPU at PCI:0000:43:00 (printing 1 of every 30).  The GPU likely needs to be reset."), "{limit}");
+    assert!(
+        limit.ends_with("NVRM: Rate limiting GSP RPC error prints for GPU at PCI:0000:43:00 (printing 1 of every 30).  The GPU likely needs to be reset."),
+        "{limit}"
+    );
     // The 525 driver logs every timeout, 45 s apart, in its older words.
     let old = source.replace("nodes = [", "driver = \"525.60.13\"\nnodes = [");
     let log = lab(&old).run("dmesg -T").stdout();
@@ -316,7 +324,10 @@ fn srun_waits_in_the_queue_for_nodes_that_are_down() {
     // Excluding the node that is down runs the step on the others.
     let out = shell.run("srun -N1 -x gpu-002 hostname");
     assert_eq!((out.stdout(), out.status), ("gpu-001\n".to_string(), 0));
-    assert_eq!(shell.run("srun -N1 --exclude=gpu-[001-002] hostname").stderr(), "srun: error: Unable to allocate resources: Requested node configuration is not available\n");
+    assert_eq!(
+        shell.run("srun -N1 --exclude=gpu-[001-002] hostname").stderr(),
+        "srun: error: Unable to allocate resources: Requested node configuration is not available\n"
+    );
     assert_eq!(shell.run("srun -w gpu-001 -x gpu-001 hostname").status, 1);
     assert_eq!(shell.run("srun -x gpu-009 hostname").stderr(), "srun: error: Unable to allocate resources: Invalid node name specified\n");
     assert!(shell.run("srun --help").stdout().starts_with("srun - run a parallel job step on Slurm nodes\n\nUsage: srun "));

@@ -11,8 +11,37 @@ fn session() -> Session {
 
 fn shellish() -> impl Strategy<Value = String> {
     let pieces = prop::sample::select(vec![
-        "nvidia-smi", "-L", "-i", "0", "--id=", "|", "||", "&&", ";", "&", "'", "\"", "$", "${", "}", "$?", "\\", " ",
-        "wc", "-l", "echo", "-e", "\\c", "help", "hostname", "clear", "--", "-", "é", "\t", "#",
+        "nvidia-smi",
+        "-L",
+        "-i",
+        "0",
+        "--id=",
+        "|",
+        "||",
+        "&&",
+        ";",
+        "&",
+        "'",
+        "\"",
+        "$",
+        "${",
+        "}",
+        "$?",
+        "\\",
+        " ",
+        "wc",
+        "-l",
+        "echo",
+        "-e",
+        "\\c",
+        "help",
+        "hostname",
+        "clear",
+        "--",
+        "-",
+        "é",
+        "\t",
+        "#",
     ]);
     prop::collection::vec(pieces, 0..12).prop_map(|parts| parts.concat())
 }
@@ -74,8 +103,26 @@ proptest! {
 
 /// Values that tend to break parsers: empty, negative, huge, lists, units.
 const AWKWARD: &[&str] = &[
-    "", "0", "-1", "7", "99999999999999999999", "mlx5_0", "mlx5_9", "gpu-001", "gpu-[001-002]", "a,b", "1G", "8",
-    "csv,noheader", "index,name", "%", "'", "--", "-", "18515", "1e3",
+    "",
+    "0",
+    "-1",
+    "7",
+    "99999999999999999999",
+    "mlx5_0",
+    "mlx5_9",
+    "gpu-001",
+    "gpu-[001-002]",
+    "a,b",
+    "1G",
+    "8",
+    "csv,noheader",
+    "index,name",
+    "%",
+    "'",
+    "--",
+    "-",
+    "18515",
+    "1e3",
 ];
 
 proptest! {

@@ -81,16 +81,7 @@ fn drain_repair_resume() {
             other => format!("{other:?}"),
         })
         .collect();
-    assert_eq!(
-        changes,
-        [
-            "scheduler gpu-002 Drained",
-            "fabricmanager gpu-002",
-            "reset gpu-002 3",
-            "fabricmanager gpu-002",
-            "scheduler gpu-002 Idle"
-        ]
-    );
+    assert_eq!(changes, ["scheduler gpu-002 Drained", "fabricmanager gpu-002", "reset gpu-002 3", "fabricmanager gpu-002", "scheduler gpu-002 Idle"]);
 }
 
 #[test]

@@ -54,11 +54,7 @@ fn real(program: &str, args: &[&str]) -> Option<(String, String, i32)> {
     // option) closes the pipe: that is its answer, not a failure to run it.
     let _ = child.stdin.take()?.write_all(INPUT.as_bytes());
     let output = child.wait_with_output().ok()?;
-    Some((
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-        output.status.code().unwrap_or(-1),
-    ))
+    Some((String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned(), output.status.code().unwrap_or(-1)))
 }
 
 /// Is the installed tool GNU's (so its bytes are the reference)?
@@ -302,9 +298,7 @@ fn pipelines_compose() {
 fn every_example_runs_on_a_healthy_node() {
     for command in clusterlab_engine::commands::all() {
         let name = command.signature().name;
-        if !["awk", "cat", "cut", "grep", "head", "scontrol", "sinfo", "sleep", "sort", "squeue", "tail", "tee", "tr", "uniq"]
-            .contains(&name)
-        {
+        if !["awk", "cat", "cut", "grep", "head", "scontrol", "sinfo", "sleep", "sort", "squeue", "tail", "tee", "tr", "uniq"].contains(&name) {
             continue;
         }
         for example in command.signature().examples {
@@ -358,7 +352,9 @@ fn diff_matches_gnu_diff() {
 #[test]
 fn date_reads_absolute_dates_as_gnu_date() {
     assert!(is_gnu("date"), "GNU date is not installed: the test command's set-up installs coreutils");
-    for text in ["@1773045600", "2026-03-08 23:59:30", "2026-03-08T01:02:03Z", "Mon Mar  9 08:40:00 UTC 2026", "Mar 9 2025 12:00", "2026-03-09 -1 day", "nonsense"] {
+    for text in
+        ["@1773045600", "2026-03-08 23:59:30", "2026-03-08T01:02:03Z", "Mon Mar  9 08:40:00 UTC 2026", "Mar 9 2025 12:00", "2026-03-09 -1 day", "nonsense"]
+    {
         let real = Command::new("date").args(["-u", "-d", text, "+%F %T %s"]).env("TZ", "UTC").env("LC_ALL", "C").output().unwrap();
         let ours = session().run(&format!("date -d {} '+%F %T %s'", quote(text)));
         assert_eq!(ours.stdout(), String::from_utf8_lossy(&real.stdout), "date -d {text:?}");
@@ -379,11 +375,22 @@ fn wc_on_files_matches_gnu_wc() {
         std::fs::write(dir.join(name), text).unwrap();
         shell.run(&format!("printf '%s' {} > {name}", quote(text)));
     }
-    for args in [&["-l", "a.txt"][..], &["a.txt"], &["a.txt", "b.txt", "c.txt"], &["-l", "a.txt", "b.txt"], &["-w", "-c", "b.txt", "missing.txt"], &["-c", "missing.txt", "c.txt"]] {
+    for args in [
+        &["-l", "a.txt"][..],
+        &["a.txt"],
+        &["a.txt", "b.txt", "c.txt"],
+        &["-l", "a.txt", "b.txt"],
+        &["-w", "-c", "b.txt", "missing.txt"],
+        &["-c", "missing.txt", "c.txt"],
+    ] {
         let real = Command::new("wc").args(args).current_dir(&dir).env("LC_ALL", "C").output().unwrap();
         let ours = shell.run(&format!("wc {}", args.join(" ")));
         assert_eq!(ours.stdout(), String::from_utf8_lossy(&real.stdout), "wc {args:?}");
-        assert_eq!(ours.stderr().replace("No such file or directory", "X"), String::from_utf8_lossy(&real.stderr).replace("No such file or directory", "X"), "wc {args:?}");
+        assert_eq!(
+            ours.stderr().replace("No such file or directory", "X"),
+            String::from_utf8_lossy(&real.stderr).replace("No such file or directory", "X"),
+            "wc {args:?}"
+        );
         assert_eq!(ours.status, real.status.code().unwrap_or(-1), "status of wc {args:?}");
     }
 }

@@ -101,7 +101,10 @@ fn scontrol_show_node_prints_slurm_23_11s_layout_by_default() {
     assert_eq!(ours[5], "   NodeAddr=gpu-001 NodeHostName=gpu-001 Version=23.11.10");
     assert!(ours[6].starts_with("   OS=Linux 5.15.0-1063-nvidia #64-Ubuntu ") && ours[6].ends_with(" 2024 "));
     assert_eq!(ours[9], "   Partitions=gpu ");
-    assert_eq!(&ours[13..], ["   AllocTRES=", "   CapWatts=n/a", "   CurrentWatts=0 AveWatts=0", "   ExtSensorsJoules=n/a ExtSensorsWatts=0 ExtSensorsTemp=n/a", ""]);
+    assert_eq!(
+        &ours[13..],
+        ["   AllocTRES=", "   CapWatts=n/a", "   CurrentWatts=0 AveWatts=0", "   ExtSensorsJoules=n/a ExtSensorsWatts=0 ExtSensorsTemp=n/a", ""]
+    );
     for gone in ["CPUErr=", "LowestJoules=", "ConsumedJoules=", "=n/s"] {
         assert!(!out.contains(gone), "{gone} in {out}");
     }
@@ -165,7 +168,12 @@ fn scontrol_show_node_follows_the_configured_slurm_release() {
     assert!(old.starts_with("NodeName=gpu-001 Arch=x86_64 CoresPerSocket=56\n   CPUAlloc=0 CPUErr=0 CPUTot=224 CPULoad="), "{old}");
     assert!(old.contains("\n   NodeAddr=gpu-001 NodeHostName=gpu-001 Version=17.11.13\n"));
     assert!(old.contains("\n   BootTime=") && !old.contains("LastBusyTime") && !old.contains("CPUEfctv"));
-    assert!(old.ends_with("\n   CapWatts=n/a\n   CurrentWatts=0 LowestJoules=0 ConsumedJoules=0\n   ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s\n   \n\n"), "{old}");
+    assert!(
+        old.ends_with(
+            "\n   CapWatts=n/a\n   CurrentWatts=0 LowestJoules=0 ConsumedJoules=0\n   ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s\n   \n\n"
+        ),
+        "{old}"
+    );
     // 18.08: no CPUErr, and the first line keeps its space.
     assert!(record("18.08").starts_with("NodeName=gpu-001 Arch=x86_64 CoresPerSocket=56 \n   CPUAlloc=0 CPUTot=224 CPULoad="));
     // 19.05 replaced the joules with AveWatts.
@@ -220,7 +228,10 @@ fn kubernetes_reports_one_modern_release() {
     assert!(nodes.lines().skip(1).all(|line| line.ends_with("   v1.29.15")), "{nodes}");
     // The OS image is the nodes' os-release PRETTY_NAME.
     let wide = shell.run("kubectl get nodes -o wide").stdout();
-    assert!(wide.lines().nth(1).unwrap().ends_with("   v1.29.15   10.1.0.2      <none>        Ubuntu 22.04.5 LTS   5.15.0-1063-nvidia   containerd://1.7.12"), "{wide}");
+    assert!(
+        wide.lines().nth(1).unwrap().ends_with("   v1.29.15   10.1.0.2      <none>        Ubuntu 22.04.5 LTS   5.15.0-1063-nvidia   containerd://1.7.12"),
+        "{wide}"
+    );
     assert_eq!(shell.run("grep PRETTY_NAME /etc/os-release").stdout(), "PRETTY_NAME=\"Ubuntu 22.04.5 LTS\"\n");
     let describe = shell.run("kubectl describe node gpu-001").stdout();
     for line in ["  OS Image:                   Ubuntu 22.04.5 LTS\n", "  Kubelet Version:            v1.29.15\n", "  Kube-Proxy Version:         v1.29.15\n"] {
@@ -291,7 +302,10 @@ fn lab_files_name_only_releases_with_known_layouts() {
     // The schema says the same.
     let schema: serde_json::Value = serde_json::from_str(&clusterlab_engine::lab::authoring::schema::json_schema()).unwrap();
     let cluster = &schema["properties"]["cluster"]["properties"];
-    assert_eq!(cluster["slurm"]["pattern"], "^(17\\.11|18\\.08|19\\.05|20\\.02|20\\.11|21\\.08|22\\.05|23\\.02|23\\.11|24\\.05|24\\.11|25\\.05|25\\.11)(\\.[0-9]+)?$");
+    assert_eq!(
+        cluster["slurm"]["pattern"],
+        "^(17\\.11|18\\.08|19\\.05|20\\.02|20\\.11|21\\.08|22\\.05|23\\.02|23\\.11|24\\.05|24\\.11|25\\.05|25\\.11)(\\.[0-9]+)?$"
+    );
     assert_eq!(cluster["kubernetes"]["pattern"], "^v?1\\.(21|22|23|24|25|26|27|28|29|30)\\.[0-9]+$");
 }
 
@@ -306,7 +320,10 @@ fn systemctl_status_is_ubuntu_22_04s() {
     assert_eq!(lines[1], "     Loaded: loaded (/lib/systemd/system/nvidia-fabricmanager.service; enabled; vendor preset: enabled)");
     assert_eq!(lines[1], ubuntu.lines().nth(1).unwrap());
     assert!(lines[2].starts_with("     Active: active (running) since ") && lines[2].ends_with(" ago"), "{}", lines[2]);
-    assert!(lines[3].starts_with("    Process: ") && lines[3].ends_with(" ExecStart=/usr/bin/nv-fabricmanager -c /usr/share/nvidia/nvswitch/fabricmanager.cfg (code=exited, status=0/SUCCESS)"));
+    assert!(
+        lines[3].starts_with("    Process: ")
+            && lines[3].ends_with(" ExecStart=/usr/bin/nv-fabricmanager -c /usr/share/nvidia/nvswitch/fabricmanager.cfg (code=exited, status=0/SUCCESS)")
+    );
     assert!(lines[4].starts_with("   Main PID: ") && lines[4].ends_with(" (nv-fabricmanage)"));
     assert_eq!(lines[5], "      Tasks: 18 (limit: 629145)");
     assert!(lines[6].starts_with("     Memory: ") && lines[7].starts_with("        CPU: "));

@@ -6,7 +6,8 @@ use clusterlab_engine::lab::evidence::Baseline;
 use clusterlab_engine::lab::Setup;
 use clusterlab_engine::{load, Lab, Session};
 
-const CLUSTER: &str = "[lab]\nid = \"w\"\ntitle = \"t\"\nsummary = \"s\"\n[cluster]\npreset = \"hgx-h100\"\nnodes = [\"gpu-001\", \"gpu-002\"]\nstorage_gb_per_s = 4\n";
+const CLUSTER: &str =
+    "[lab]\nid = \"w\"\ntitle = \"t\"\nsummary = \"s\"\n[cluster]\npreset = \"hgx-h100\"\nnodes = [\"gpu-001\", \"gpu-002\"]\nstorage_gb_per_s = 4\n";
 
 const JOB: &str = "[[jobs]]\nname = \"llama3-8b\"\nparams = \"8B\"\nglobal_batch = 16\nseq_len = 2048\nloader_workers = 4\ncheckpoint_every = 1000\n";
 
@@ -19,11 +20,8 @@ fn lab(extra: &str) -> (Lab, Session) {
 /// The elapsed times of the log's last `n` iteration lines (ms).
 fn step_times(session: &mut Session, n: usize) -> Vec<f64> {
     let log = session.run("cat ~/slurm-*.out").stdout();
-    let times: Vec<f64> = log
-        .lines()
-        .filter_map(|line| line.split("elapsed time per iteration (ms): ").nth(1))
-        .filter_map(|rest| rest.split(' ').next()?.parse().ok())
-        .collect();
+    let times: Vec<f64> =
+        log.lines().filter_map(|line| line.split("elapsed time per iteration (ms): ").nth(1)).filter_map(|rest| rest.split(' ').next()?.parse().ok()).collect();
     times[times.len().saturating_sub(n)..].to_vec()
 }
 
@@ -43,7 +41,10 @@ fn the_log_has_megatrons_lines() {
     let id = job_id(&mut session);
     let log = session.run(&format!("cat ~/slurm-{id}.out")).stdout();
     let lines: Vec<&str> = log.lines().collect();
-    assert_eq!(lines[0], "using world size: 16, data-parallel size: 16, context-parallel size: 1, tensor-model-parallel size: 1, pipeline-model-parallel size: 1");
+    assert_eq!(
+        lines[0],
+        "using world size: 16, data-parallel size: 16, context-parallel size: 1, tensor-model-parallel size: 1, pipeline-model-parallel size: 1"
+    );
     assert_eq!(lines[4], " > number of parameters on (tensor, pipeline) model parallel rank (0, 0): 8030261248");
     assert!(log.contains("\ntraining ...\n[before the start of training step] datetime: 2026-"), "{}", &log[..1500]);
     let first = lines.iter().find(|line| line.contains(" iteration ")).unwrap();
@@ -114,7 +115,12 @@ fn a_slow_rail_raises_the_step_time_and_shows_in_its_counters() {
     let before = mean(&step_times(&mut session, 5));
     assert!((170.0..186.0).contains(&before), "{before}");
     let counters = |session: &mut Session| -> Vec<u64> {
-        session.run("ssh gpu-002 cat /sys/class/infiniband/mlx5_5/ports/1/counters/port_xmit_data /sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data").stdout().lines().map(|l| l.parse().unwrap()).collect()
+        session
+            .run("ssh gpu-002 cat /sys/class/infiniband/mlx5_5/ports/1/counters/port_xmit_data /sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data")
+            .stdout()
+            .lines()
+            .map(|l| l.parse().unwrap())
+            .collect()
     };
     let start = counters(&mut session);
     session.run("sleep 300");
@@ -145,7 +151,11 @@ fn an_xid_79_kills_the_job_in_every_layer() {
     session.run("sleep 400");
     // The rank on the lost GPU died; the others wait on it until the watchdog.
     let log = session.run(&format!("cat ~/slurm-{id}.out")).stdout();
-    assert!(log.contains("[PG 0 (default_pg) Rank 11] Process group watchdog thread terminated with exception: CUDA error: unspecified launch failure\n"), "{}", &log[log.len() - 800..]);
+    assert!(
+        log.contains("[PG 0 (default_pg) Rank 11] Process group watchdog thread terminated with exception: CUDA error: unspecified launch failure\n"),
+        "{}",
+        &log[log.len() - 800..]
+    );
     assert!(log.contains("srun: error: gpu-002: task 11: Aborted (core dumped)\n"));
     assert!(session.run("squeue -h").stdout().contains(" R "), "still running: its ranks wait");
     let util = session.run("nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits").stdout();
@@ -154,7 +164,11 @@ fn an_xid_79_kills_the_job_in_every_layer() {
     let log = session.run(&format!("cat ~/slurm-{id}.out")).stdout();
     assert!(log.contains("Watchdog caught collective operation timeout: WorkNCCL(SeqNum="), "{}", &log[log.len() - 1500..]);
     assert!(log.contains(", OpType=ALLREDUCE, NumelIn=40000000, NumelOut=40000000, Timeout(ms)=600000) ran for 6000"));
-    assert!(log.ends_with("srun: error: gpu-001: tasks 0-7: Aborted (core dumped)\nsrun: error: gpu-002: tasks 8-10,12-15: Aborted (core dumped)\n"), "{}", &log[log.len() - 400..]);
+    assert!(
+        log.ends_with("srun: error: gpu-001: tasks 0-7: Aborted (core dumped)\nsrun: error: gpu-002: tasks 8-10,12-15: Aborted (core dumped)\n"),
+        "{}",
+        &log[log.len() - 400..]
+    );
     let iterations_then = log.matches(" iteration ").count();
     session.run("sleep 60");
     assert_eq!(session.run(&format!("cat ~/slurm-{id}.out")).stdout().matches(" iteration ").count(), iterations_then, "no progress once dead");
@@ -170,7 +184,8 @@ fn an_xid_79_kills_the_job_in_every_layer() {
 #[test]
 fn recovery_is_proven_by_progress_resuming_from_the_checkpoint() {
     let fault = "[[faults]]\nkind = \"hca-link-degraded\"\nnode = \"gpu-002\"\nhca = \"mlx5_5\"\nrate = 200\nat = \"-10m\"\nrepair = [\"reseat-cable\"]\n";
-    let question = "[[questions]]\nid = \"back\"\ntype = \"state\"\nprompt = \"p\"\nexpect = [{ repaired = true }, { job = \"llama3-8b\", step_time_within = \"5%\" }]\n";
+    let question =
+        "[[questions]]\nid = \"back\"\ntype = \"state\"\nprompt = \"p\"\nexpect = [{ repaired = true }, { job = \"llama3-8b\", step_time_within = \"5%\" }]\n";
     let (lab, mut session) = lab(&format!("{fault}{question}"));
     let setup = Setup::from_json(&lab.to_json()).unwrap();
     let met = |session: &Session| setup.states_met(0, &session.cluster, &Baseline::default());
@@ -199,7 +214,15 @@ fn the_metrics_panel_draws_the_slowdown_against_the_baseline() {
     let html = clusterlab_engine::metrics::panel(&session.cluster);
     assert!(html.starts_with("<h3>llama3-8b</h3>\n<figure class=\"metric\"><svg viewBox=\"0 0 320 112\" role=\"img\" aria-labelledby=\"metric-0-0-t\"><title id=\"metric-0-0-t\">Step time (ms)</title>"), "{}", &html[..300]);
     assert_eq!(html.matches("<figure").count(), 7);
-    for title in ["Step time (ms)", "Throughput (tokens/s)", "GPU utilization (%)", "SM clock (slowest GPU) (MHz)", "GPU power (W)", "InfiniBand per rail (Gb/s)", "Input wait (ms)"] {
+    for title in [
+        "Step time (ms)",
+        "Throughput (tokens/s)",
+        "GPU utilization (%)",
+        "SM clock (slowest GPU) (MHz)",
+        "GPU power (W)",
+        "InfiniBand per rail (Gb/s)",
+        "Input wait (ms)",
+    ] {
         assert!(html.contains(&format!(">{title}</title>")), "{title}");
     }
     // The step time rose from the baseline at the fault, which is marked.
@@ -233,7 +256,15 @@ fn a_thermal_slowdown_holds_the_job_to_its_slowest_gpu() {
 fn a_restored_session_has_the_same_job_byte_for_byte() {
     let fault = "[[faults]]\nkind = \"hca-link-degraded\"\nnode = \"gpu-002\"\nhca = \"mlx5_5\"\nrate = 200\nat = \"5m\"\nrepair = [\"reseat-cable\"]\n";
     let (lab, mut session) = lab(fault);
-    for line in ["sleep 400", "sudo scontrol update nodename=gpu-002 state=drain reason=slow", "scancel -n llama3-8b", "dctech reseat-cable gpu-002 mlx5_5", "sudo scontrol update nodename=gpu-002 state=resume", "sbatch ~/llama3-8b.sbatch", "sleep 200"] {
+    for line in [
+        "sleep 400",
+        "sudo scontrol update nodename=gpu-002 state=drain reason=slow",
+        "scancel -n llama3-8b",
+        "dctech reseat-cable gpu-002 mlx5_5",
+        "sudo scontrol update nodename=gpu-002 state=resume",
+        "sbatch ~/llama3-8b.sbatch",
+        "sleep 200",
+    ] {
         session.run(line);
     }
     let read = |session: &mut Session| session.run("cat ~/slurm-*.out; sacct; scontrol show job; nvidia-smi; perfquery -x -C mlx5_5").stdout();
@@ -270,8 +301,16 @@ fn an_uncorrectable_ecc_error_kills_its_rank_until_a_reset() {
     let id = job_id(&mut session);
     session.run("sleep 900");
     let log = session.run(&format!("cat ~/slurm-{id}.out")).stdout();
-    assert!(log.contains("[PG 0 (default_pg) Rank 2] Process group watchdog thread terminated with exception: CUDA error: uncorrectable ECC error encountered\n"), "{}", &log[log.len() - 1200..]);
-    assert!(log.ends_with("srun: error: gpu-001: tasks 0-1,3-7: Aborted (core dumped)\nsrun: error: gpu-002: tasks 8-15: Aborted (core dumped)\n"), "{}", &log[log.len() - 300..]);
+    assert!(
+        log.contains("[PG 0 (default_pg) Rank 2] Process group watchdog thread terminated with exception: CUDA error: uncorrectable ECC error encountered\n"),
+        "{}",
+        &log[log.len() - 1200..]
+    );
+    assert!(
+        log.ends_with("srun: error: gpu-001: tasks 0-1,3-7: Aborted (core dumped)\nsrun: error: gpu-002: tasks 8-15: Aborted (core dumped)\n"),
+        "{}",
+        &log[log.len() - 300..]
+    );
     assert!(session.run("sacct -n -X -o State").stdout().contains("FAILED"));
     assert!(session.run("dmesg | grep Xid").stdout().contains(": 48, "));
 }
@@ -282,7 +321,11 @@ fn a_relaunch_waits_for_its_nodes_and_starts_when_they_are_free() {
     // The job still runs: the new one waits for the nodes it holds.
     let queued = session.run("sbatch ~/llama3-8b.sbatch").stdout();
     let id = queued.trim().rsplit(' ').next().unwrap().to_string();
-    assert!(session.run("squeue").stdout().contains(&format!("{id:>18}       gpu llama3-8     user PD       0:00      2 (Resources)")), "{}", session.run("squeue").stdout());
+    assert!(
+        session.run("squeue").stdout().contains(&format!("{id:>18}       gpu llama3-8     user PD       0:00      2 (Resources)")),
+        "{}",
+        session.run("squeue").stdout()
+    );
     // Drained, it waits on; resumed, with the old job cancelled, it starts.
     session.run("sudo scontrol update nodename=gpu-002 state=drain reason=x");
     session.run("scancel $(squeue -h | awk '$5 == \"R\" {print $1}')");

@@ -52,7 +52,10 @@ pub enum DraftAction {
     Seed(u64),
     JumpTo(usize, usize),
     Share(Result<String, String>),
-    Saved { key: String, result: Result<(), String> },
+    Saved {
+        key: String,
+        result: Result<(), String>,
+    },
     Notice(String),
 }
 
@@ -81,7 +84,8 @@ impl Reducible for Draft {
                 next.checked = Some(checked);
             }
             DraftAction::Heard(Heard::Failed(message)) => {
-                next.checked = Some(Rc::new(Checked { problems: vec![Problem { line: 1, column: 1, message }], built: None, complete: true, gaming: Vec::new() }));
+                next.checked =
+                    Some(Rc::new(Checked { problems: vec![Problem { line: 1, column: 1, message }], built: None, complete: true, gaming: Vec::new() }));
             }
             DraftAction::Seed(seed) => next.seed = seed,
             DraftAction::JumpTo(line, column) => {
@@ -200,10 +204,10 @@ pub fn editor_page(props: &EditorPageProps) -> Html {
                     return;
                 }
                 let key = draft.key.clone().unwrap_or_else(new_key);
-                let (title, summary) = draft.built.as_ref().map_or_else(
-                    || ("Untitled lab".to_string(), String::new()),
-                    |built| (built.entry.title.clone(), built.entry.summary.clone()),
-                );
+                let (title, summary) = draft
+                    .built
+                    .as_ref()
+                    .map_or_else(|| ("Untitled lab".to_string(), String::new()), |built| (built.entry.title.clone(), built.entry.summary.clone()));
                 let result = my_labs::save(MyLab { key: key.clone(), title, summary, source: draft.source.to_string(), saved_ms: js_sys::Date::now() });
                 if draft.key.is_none() {
                     // The address names the saved lab from now on, without a new history entry.
@@ -222,7 +226,13 @@ pub fn editor_page(props: &EditorPageProps) -> Html {
         let title = draft.built.as_ref().map(|built| (built.entry.title.clone(), built.entry.summary.clone()));
         use_effect_with(title, move |title| {
             if let (Some((title, summary)), Some(key)) = (title, &draft.key) {
-                let _ = my_labs::save(MyLab { key: key.clone(), title: title.clone(), summary: summary.clone(), source: draft.source.to_string(), saved_ms: js_sys::Date::now() });
+                let _ = my_labs::save(MyLab {
+                    key: key.clone(),
+                    title: title.clone(),
+                    summary: summary.clone(),
+                    source: draft.source.to_string(),
+                    saved_ms: js_sys::Date::now(),
+                });
             }
         });
     }
@@ -267,9 +277,8 @@ pub fn editor_page(props: &EditorPageProps) -> Html {
         let draft = draft.clone();
         Callback::from(move |_: MouseEvent| {
             let location = gloo::utils::window().location();
-            let share = share::encode(&draft.source).map(|data| {
-                format!("{}{}#/shared/{data}", location.origin().unwrap_or_default(), location.pathname().unwrap_or_default())
-            });
+            let share = share::encode(&draft.source)
+                .map(|data| format!("{}{}#/shared/{data}", location.origin().unwrap_or_default(), location.pathname().unwrap_or_default()));
             if let Ok(link) = &share {
                 // The link also shows below, for a browser that refuses the clipboard.
                 let _ = gloo::utils::window().navigator().clipboard().write_text(link);

@@ -64,12 +64,14 @@ pub fn shared_lab(props: &SharedLabProps) -> Html {
             }
         })
     };
-    let refused = |reason: String| html! {
-        <main class="page shared">
-            <h1>{ "This link cannot be opened" }</h1>
-            <p class="notice bad" role="alert">{ reason }</p>
-            <a href="#/">{ "Back to the catalog" }</a>
-        </main>
+    let refused = |reason: String| {
+        html! {
+            <main class="page shared">
+                <h1>{ "This link cannot be opened" }</h1>
+                <p class="notice bad" role="alert">{ reason }</p>
+                <a href="#/">{ "Back to the catalog" }</a>
+            </main>
+        }
     };
     if let Err(reason) = &*source {
         return refused(format!("It does not hold a lab ClusterLab can open: {reason}."));

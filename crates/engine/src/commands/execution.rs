@@ -227,11 +227,8 @@ fn canonical(signature: Option<&Signature>, program: &str, args: &[String]) -> (
 /// A host list as names, comma-separated: `gpu-[001-002]` is
 /// `gpu-001,gpu-002`; mpirun's `a:8,b:8` is `a,b`.
 fn expand_hosts(program: &str, list: &str) -> String {
-    let list = if program == "mpirun" {
-        list.split(',').map(|host| host.split(':').next().unwrap_or(host)).collect::<Vec<_>>().join(",")
-    } else {
-        list.to_string()
-    };
+    let list =
+        if program == "mpirun" { list.split(',').map(|host| host.split(':').next().unwrap_or(host)).collect::<Vec<_>>().join(",") } else { list.to_string() };
     hostlist::expand(&list).map_or(list, |names| names.join(","))
 }
 
@@ -348,7 +345,9 @@ mod tests {
 
     #[test]
     fn options_have_one_canonical_form() {
-        for line in ["srun -N 3 all_reduce_perf -g 8", "srun -N3 all_reduce_perf -g 8", "srun --nodes=3 all_reduce_perf -g 8", "srun --nodes 3 all_reduce_perf -g 8"] {
+        for line in
+            ["srun -N 3 all_reduce_perf -g 8", "srun -N3 all_reduce_perf -g 8", "srun --nodes=3 all_reduce_perf -g 8", "srun --nodes 3 all_reduce_perf -g 8"]
+        {
             let run = parsed(line);
             assert_eq!(run.options, [("nodes".to_string(), Some("3".to_string()))], "{line}");
             assert_eq!(run.operands, ["all_reduce_perf", "-g", "8"], "{line}");

@@ -302,11 +302,7 @@ pub fn find(name: &str) -> Option<&'static dyn Command> {
 
 /// Command names that start with `prefix`, for tab completion.
 pub fn complete(prefix: &str) -> Vec<&'static str> {
-    COMMANDS
-        .iter()
-        .map(|command| command.signature().name)
-        .filter(|name| name.starts_with(prefix))
-        .collect()
+    COMMANDS.iter().map(|command| command.signature().name).filter(|name| name.starts_with(prefix)).collect()
 }
 
 #[cfg(test)]

@@ -69,7 +69,6 @@ pub fn gnu_complaint(program: &str, arg: &Arg, status: i32) -> Output {
     Output::error(format!("{}Try '{program} --help' for more information.\n", complaint(program, arg)), status)
 }
 
-
 #[derive(Debug)]
 pub enum Arg<'s> {
     Flag(&'s Flag, Option<String>),
@@ -223,18 +222,13 @@ pub fn getopt<'s>(signature: &'s Signature, dialect: &Dialect, args: &[String]) 
             let exact = signature.flags.iter().find(|flag| flag.long == Some(given));
             let candidates: Vec<&Flag> = match exact {
                 Some(flag) => vec![flag],
-                None => signature
-                    .flags
-                    .iter()
-                    .filter(|flag| flag.long.is_some_and(|l| l.starts_with(given)))
-                    .collect(),
+                None => signature.flags.iter().filter(|flag| flag.long.is_some_and(|l| l.starts_with(given))).collect(),
             };
             let flag = match candidates.as_slice() {
                 [] => return Err(gnu_usage(name, dialect, unrecognized(name, arg))),
                 [flag] => *flag,
                 many => {
-                    let names: Vec<String> =
-                        many.iter().filter_map(|f| f.long).map(|l| format!("'--{l}'")).collect();
+                    let names: Vec<String> = many.iter().filter_map(|f| f.long).map(|l| format!("'--{l}'")).collect();
                     let message = format!("option '--{given}' is ambiguous; possibilities: {}", names.join(" "));
                     return Err(usage_error(name, dialect, &message));
                 }
@@ -242,17 +236,13 @@ pub fn getopt<'s>(signature: &'s Signature, dialect: &Dialect, args: &[String]) 
             let long_name = flag.long.unwrap_or(given);
             let optional = dialect.optional_values.contains(&long_name);
             match (flag.value, inline) {
-                (None, Some(_)) => {
-                    return Err(gnu_usage(name, dialect, no_argument_allowed(name, &format!("--{long_name}"))))
-                }
+                (None, Some(_)) => return Err(gnu_usage(name, dialect, no_argument_allowed(name, &format!("--{long_name}")))),
                 (None, None) => options.push(Opt::Flag(flag, None)),
                 (Some(_), Some(value)) => options.push(Opt::Flag(flag, Some(value))),
                 (Some(_), None) if optional => options.push(Opt::Flag(flag, None)),
                 (Some(_), None) => match rest.next() {
                     Some(value) => options.push(Opt::Flag(flag, Some(value.clone()))),
-                    None => {
-                        return Err(gnu_usage(name, dialect, requires_argument(name, None, Some(long_name))))
-                    }
+                    None => return Err(gnu_usage(name, dialect, requires_argument(name, None, Some(long_name)))),
                 },
             }
             continue;
@@ -342,8 +332,7 @@ mod tests {
         ],
         examples: &[],
     };
-    const DIALECT: Dialect =
-        Dialect { usage_status: 2, usage_line: Some("t X"), numeric_option: true, optional_values: &["color"] };
+    const DIALECT: Dialect = Dialect { usage_status: 2, usage_line: Some("t X"), numeric_option: true, optional_values: &["color"] };
 
     fn args(text: &str) -> Vec<String> {
         text.split_whitespace().map(String::from).collect()
@@ -359,10 +348,7 @@ mod tests {
     #[test]
     fn errors_like_getopt() {
         let error = getopt(&GNU_SIG, &DIALECT, &args("--co")).err().unwrap();
-        assert_eq!(
-            error.stderr,
-            "t: option '--co' is ambiguous; possibilities: '--count' '--color'\nUsage: t X\nTry 't --help' for more information.\n"
-        );
+        assert_eq!(error.stderr, "t: option '--co' is ambiguous; possibilities: '--count' '--color'\nUsage: t X\nTry 't --help' for more information.\n");
         assert_eq!(error.status, 2);
         let error = getopt(&GNU_SIG, &DIALECT, &args("-A")).err().unwrap();
         assert!(error.stderr.starts_with("t: option requires an argument -- 'A'\n"));
@@ -373,19 +359,7 @@ mod tests {
     #[test]
     fn scans_every_form() {
         let got = names(&scan(&SIG, &words("-ln --id=3 -i 4 -i5 --list x -- -l")));
-        assert_eq!(
-            got,
-            [
-                "-l, --list=",
-                "-n=",
-                "-i, --id=ID=3",
-                "-i, --id=ID=4",
-                "-i, --id=ID=5",
-                "-l, --list=",
-                "pos:x",
-                "pos:-l"
-            ]
-        );
+        assert_eq!(got, ["-l, --list=", "-n=", "-i, --id=ID=3", "-i, --id=ID=4", "-i, --id=ID=5", "-l, --list=", "pos:x", "pos:-l"]);
     }
 
     #[test]

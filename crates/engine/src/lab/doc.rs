@@ -22,10 +22,16 @@ pub enum Block {
     Heading(u8, Vec<Inline>),
     Quote(Vec<Block>),
     /// `start` is the first number of an ordered list, None for bullets.
-    List { start: Option<u64>, items: Vec<Vec<Block>> },
+    List {
+        start: Option<u64>,
+        items: Vec<Vec<Block>>,
+    },
     Code(String),
     /// A header row, then body rows; each cell is inline text.
-    Table { head: Vec<Vec<Inline>>, rows: Vec<Vec<Vec<Inline>>> },
+    Table {
+        head: Vec<Vec<Inline>>,
+        rows: Vec<Vec<Vec<Inline>>>,
+    },
     Rule,
 }
 
@@ -36,7 +42,10 @@ pub enum Inline {
     Strong(Vec<Inline>),
     Emphasis(Vec<Inline>),
     /// Only http(s) and `#fragment` targets are kept (see [`safe_href`]).
-    Link { href: String, children: Vec<Inline> },
+    Link {
+        href: String,
+        children: Vec<Inline>,
+    },
     /// A hard line break.
     Break,
 }
@@ -76,35 +85,24 @@ impl Doc {
 }
 
 fn substitute_block(block: &Block, values: &Values) -> Result<Block, String> {
-    let inlines = |content: &[Inline]| -> Result<Vec<Inline>, String> {
-        content.iter().map(|inline| substitute_inline(inline, values)).collect()
-    };
-    let blocks = |content: &[Block]| -> Result<Vec<Block>, String> {
-        content.iter().map(|block| substitute_block(block, values)).collect()
-    };
+    let inlines = |content: &[Inline]| -> Result<Vec<Inline>, String> { content.iter().map(|inline| substitute_inline(inline, values)).collect() };
+    let blocks = |content: &[Block]| -> Result<Vec<Block>, String> { content.iter().map(|block| substitute_block(block, values)).collect() };
     Ok(match block {
         Block::Paragraph(content) => Block::Paragraph(inlines(content)?),
         Block::Heading(level, content) => Block::Heading(*level, inlines(content)?),
         Block::Quote(content) => Block::Quote(blocks(content)?),
-        Block::List { start, items } => {
-            Block::List { start: *start, items: items.iter().map(|item| blocks(item)).collect::<Result<_, _>>()? }
-        }
+        Block::List { start, items } => Block::List { start: *start, items: items.iter().map(|item| blocks(item)).collect::<Result<_, _>>()? },
         Block::Code(code) => Block::Code(template::substitute(code, values)?),
         Block::Table { head, rows } => Block::Table {
             head: head.iter().map(|cell| inlines(cell)).collect::<Result<_, _>>()?,
-            rows: rows
-                .iter()
-                .map(|row| row.iter().map(|cell| inlines(cell)).collect::<Result<_, _>>())
-                .collect::<Result<_, _>>()?,
+            rows: rows.iter().map(|row| row.iter().map(|cell| inlines(cell)).collect::<Result<_, _>>()).collect::<Result<_, _>>()?,
         },
         Block::Rule => Block::Rule,
     })
 }
 
 fn substitute_inline(inline: &Inline, values: &Values) -> Result<Inline, String> {
-    let inlines = |content: &[Inline]| -> Result<Vec<Inline>, String> {
-        content.iter().map(|inline| substitute_inline(inline, values)).collect()
-    };
+    let inlines = |content: &[Inline]| -> Result<Vec<Inline>, String> { content.iter().map(|inline| substitute_inline(inline, values)).collect() };
     Ok(match inline {
         Inline::Text(text) => Inline::Text(template::substitute(text, values)?),
         Inline::Code(code) => Inline::Code(template::substitute(code, values)?),
@@ -171,10 +169,7 @@ mod tests {
     fn substitutes_everywhere_and_keeps_links_safe() {
         let doc = Doc(vec![
             Block::Heading(2, vec![Inline::Text("On {node}".into())]),
-            Block::Paragraph(vec![
-                Inline::Code("ibstat {hca}".into()),
-                Inline::Link { href: "{url}".into(), children: vec![Inline::Text("docs".into())] },
-            ]),
+            Block::Paragraph(vec![Inline::Code("ibstat {hca}".into()), Inline::Link { href: "{url}".into(), children: vec![Inline::Text("docs".into())] }]),
         ]);
         let done = doc.substitute(&values(&[("node", "gpu-002"), ("hca", "mlx5_1"), ("url", "javascript:x")])).unwrap();
         assert_eq!(done.plain_text(), "On gpu-002\nibstat mlx5_1docs");

@@ -64,12 +64,10 @@ pub struct TaskReading {
 pub fn task_done<'e>(question: &str, run: &RunMatch, after: Option<&After>, executions: impl IntoIterator<Item = &'e Execution>) -> TaskReading {
     let executions: Vec<&Execution> = executions.into_iter().collect();
     let start = match after {
-        Some(After::Run(first)) => {
-            match executions.iter().position(|e| run_matches(first, e, question) && host_matches(first, e) && covers(first, &[e])) {
-                Some(at) => at + 1,
-                None => executions.len(),
-            }
-        }
+        Some(After::Run(first)) => match executions.iter().position(|e| run_matches(first, e, question) && host_matches(first, e) && covers(first, &[e])) {
+            Some(at) => at + 1,
+            None => executions.len(),
+        },
         _ => 0,
     };
     let after_fact = |execution: &Execution| match after {

@@ -515,19 +515,13 @@ impl Lab {
         if let Err(name) = self.briefing.substitute(values) {
             problems.push(Unresolved::Briefing(format!("`{{{name}}}` is not defined in [vars]")));
         }
-        let faults = self
-            .faults
-            .iter()
-            .enumerate()
-            .filter_map(|(at, fault)| fault.resolve(values).map_err(|e| problems.push(Unresolved::Fault(at, e))).ok())
-            .collect();
+        let faults =
+            self.faults.iter().enumerate().filter_map(|(at, fault)| fault.resolve(values).map_err(|e| problems.push(Unresolved::Fault(at, e))).ok()).collect();
         let questions = self
             .questions
             .iter()
             .enumerate()
-            .filter_map(|(at, question)| {
-                question.resolve(values, &self.cluster, &self.policy).map_err(|e| problems.push(Unresolved::Question(at, e))).ok()
-            })
+            .filter_map(|(at, question)| question.resolve(values, &self.cluster, &self.policy).map_err(|e| problems.push(Unresolved::Question(at, e))).ok())
             .collect();
         (faults, questions, problems)
     }

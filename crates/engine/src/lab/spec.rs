@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use super::doc::Doc;
 use super::template::{self, Values};
 use super::{After, Fact, HandoffField, OptionMatch, Policy, Question, QuestionKind, RunMatch, StatusMatch, Tolerance, HANDOFF_FIELDS, PORT_DOWN_STATES};
-use crate::model::ClusterConfig;
 use crate::limits::MAX_NVLINKS;
 use crate::model::fault::{Fault, PortDown};
+use crate::model::ClusterConfig;
 
 /// Why a template did not resolve: which field, and what to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,10 +37,7 @@ fn doc(field: &'static str, value: &Doc, values: &Values) -> Result<Doc, Resolve
 
 fn whole<T: TryFrom<i64>>(field: &'static str, value: &str, values: &Values) -> Result<T, ResolveError> {
     let resolved = text(field, value, values)?;
-    let n = resolved
-        .trim()
-        .parse::<i64>()
-        .map_err(|_| error(field, format!("`{field}` must be a whole number, not `{resolved}`")))?;
+    let n = resolved.trim().parse::<i64>().map_err(|_| error(field, format!("`{field}` must be a whole number, not `{resolved}`")))?;
     T::try_from(n).map_err(|_| error(field, format!("`{field}` is out of range: {n}")))
 }
 
@@ -101,15 +98,11 @@ impl FaultSpec {
         let gpu = || -> Result<u32, ResolveError> { whole("gpu", &required("gpu", &self.gpu)?, values) };
         let hca = || -> Result<String, ResolveError> { text("hca", &required("hca", &self.hca)?, values) };
         let count = || -> Result<u64, ResolveError> { whole("count", &required("count", &self.count)?, values) };
-        let optional = |field: &'static str, value: &Option<String>| -> Result<Option<u32>, ResolveError> {
-            value.as_ref().map(|v| whole(field, v, values)).transpose()
-        };
-        let optional_u8 = |field: &'static str, value: &Option<String>| -> Result<Option<u8>, ResolveError> {
-            value.as_ref().map(|v| whole(field, v, values)).transpose()
-        };
-        let reason = |default: &str| -> Result<String, ResolveError> {
-            self.reason.as_ref().map_or(Ok(default.to_string()), |r| text("reason", r, values))
-        };
+        let optional =
+            |field: &'static str, value: &Option<String>| -> Result<Option<u32>, ResolveError> { value.as_ref().map(|v| whole(field, v, values)).transpose() };
+        let optional_u8 =
+            |field: &'static str, value: &Option<String>| -> Result<Option<u8>, ResolveError> { value.as_ref().map(|v| whole(field, v, values)).transpose() };
+        let reason = |default: &str| -> Result<String, ResolveError> { self.reason.as_ref().map_or(Ok(default.to_string()), |r| text("reason", r, values)) };
         Ok(match kind {
             "gpu-xid" => Fault::GpuXid { node, gpu: gpu()?, xid: whole("xid", &required("xid", &self.xid)?, values)? },
             "gpu-fallen-off-bus" => Fault::GpuFallenOffBus { node, gpu: gpu()? },
@@ -117,12 +110,7 @@ impl FaultSpec {
             "gpu-row-remap-pending" => Fault::GpuRowRemapPending { node, gpu: gpu()? },
             "gpu-thermal-slowdown" => Fault::GpuThermalSlowdown { node, gpu: gpu()? },
             "gpu-power-brake" => Fault::GpuPowerBrake { node, gpu: gpu()? },
-            "gpu-pcie-degraded" => Fault::GpuPcieDegraded {
-                node,
-                gpu: gpu()?,
-                gen: optional_u8("gen", &self.gen)?,
-                width: optional_u8("width", &self.width)?,
-            },
+            "gpu-pcie-degraded" => Fault::GpuPcieDegraded { node, gpu: gpu()?, gen: optional_u8("gen", &self.gen)?, width: optional_u8("width", &self.width)? },
             "nvlink-down" => {
                 let links = match self.links.as_ref().ok_or_else(|| missing("links"))? {
                     LinksSpec::Count(n) => {
@@ -152,20 +140,10 @@ impl FaultSpec {
                 };
                 Fault::HcaPortDown { node, hca: hca()?, state }
             }
-            "hca-link-degraded" => Fault::HcaLinkDegraded {
-                node,
-                hca: hca()?,
-                rate: optional("rate", &self.rate)?,
-                width: optional_u8("width", &self.width)?,
-            },
+            "hca-link-degraded" => Fault::HcaLinkDegraded { node, hca: hca()?, rate: optional("rate", &self.rate)?, width: optional_u8("width", &self.width)? },
             "hca-symbol-errors" => Fault::HcaSymbolErrors { node, hca: hca()?, count: count()? },
             "hca-mtu" => Fault::HcaMtu { node, hca: hca()?, mtu: whole("mtu", &required("mtu", &self.mtu)?, values)? },
-            "hca-pcie-degraded" => Fault::HcaPcieDegraded {
-                node,
-                hca: hca()?,
-                gen: optional_u8("gen", &self.gen)?,
-                width: optional_u8("width", &self.width)?,
-            },
+            "hca-pcie-degraded" => Fault::HcaPcieDegraded { node, hca: hca()?, gen: optional_u8("gen", &self.gen)?, width: optional_u8("width", &self.width)? },
             "node-down" => Fault::NodeDown { node, reason: reason("Not responding")? },
             "node-drain" => Fault::NodeDrain { node, reason: reason("maintenance")? },
             other => return Err(error("kind", format!("unknown fault kind `{other}`"))),
@@ -248,7 +226,10 @@ impl ExpectSpec {
         let gpu = |values: &Values| -> Result<Option<u32>, ResolveError> { self.get("gpu").as_ref().map(|g| whole(field, g, values)).transpose() };
         let kinds = self.kinds();
         let Some(kind) = kinds.first() else {
-            return Err(error(field, format!("each `{field}` entry needs one of {}", FACT_KINDS.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "))));
+            return Err(error(
+                field,
+                format!("each `{field}` entry needs one of {}", FACT_KINDS.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")),
+            ));
         };
         if kinds.len() > 1 {
             return Err(error(field, format!("one `{field}` entry states one fact: `{}` and `{}` go in separate entries", kinds[0], kinds[1])));
@@ -517,11 +498,8 @@ impl HandoffFieldSpec {
         let mut others = Vec::new();
         let hcas = cluster.hcas.unwrap_or(cluster.preset.hca_count());
         let gpus = cluster.preset.gpu_buses.len();
-        let kinds: [Vec<String>; 3] = [
-            cluster.hostnames.clone(),
-            (0..hcas).map(|h| format!("mlx5_{h}")).collect(),
-            (0..gpus).map(|g| format!("GPU {g}")).collect(),
-        ];
+        let kinds: [Vec<String>; 3] =
+            [cluster.hostnames.clone(), (0..hcas).map(|h| format!("mlx5_{h}")).collect(), (0..gpus).map(|g| format!("GPU {g}")).collect()];
         for names in &kinds {
             if states.iter().any(|s| names.iter().any(|n| n.eq_ignore_ascii_case(s))) {
                 others.extend(names.iter().filter(|n| !states.iter().any(|s| s.eq_ignore_ascii_case(n))).cloned());
@@ -610,10 +588,7 @@ impl QuestionSpec {
                 let tolerance = match &self.tolerance {
                     None => Tolerance::Absolute(0.0),
                     Some(tolerance) => parse_tolerance(tolerance).ok_or_else(|| {
-                        error(
-                            "tolerance",
-                            format!("question `{qid}`: tolerance `{tolerance}` must be a number (\"5\") or a percentage (\"10%\")"),
-                        )
+                        error("tolerance", format!("question `{qid}`: tolerance `{tolerance}` must be a number (\"5\") or a percentage (\"10%\")"))
                     })?,
                 };
                 QuestionKind::Number { answer, tolerance, unit: self.unit.clone() }

@@ -93,8 +93,7 @@ pub fn all_values(vars: &[Var], lab_id: &str, limit: u64) -> Vec<Values> {
 
 pub fn is_var_name(name: &str) -> bool {
     let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    chars.next().is_some_and(|c| c.is_ascii_lowercase() || c == '_') && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// Replaces each `{name}` with its value. Only identifier-shaped names count
@@ -157,10 +156,7 @@ mod tests {
 
     #[test]
     fn picks_are_stable_and_cover_the_space() {
-        let vars = vec![
-            Var { name: "a".into(), spec: VarSpec::OneOf(vec!["x".into(), "y".into()]) },
-            Var { name: "b".into(), spec: VarSpec::Range(1, 3) },
-        ];
+        let vars = vec![Var { name: "a".into(), spec: VarSpec::OneOf(vec!["x".into(), "y".into()]) }, Var { name: "b".into(), spec: VarSpec::Range(1, 3) }];
         assert_eq!(pick(&vars, "lab", 5), pick(&vars, "lab", 5));
         let all = all_values(&vars, "lab", 100);
         assert_eq!(all.len(), 6);

@@ -102,11 +102,9 @@ impl RepairTarget {
             | GpuPowerBrake { gpu, .. }
             | GpuPcieDegraded { gpu, .. }
             | NvlinkDown { gpu, .. } => (RepairTarget::Gpu, gpu.to_string()),
-            HcaPortDown { hca, .. }
-            | HcaLinkDegraded { hca, .. }
-            | HcaSymbolErrors { hca, .. }
-            | HcaMtu { hca, .. }
-            | HcaPcieDegraded { hca, .. } => (RepairTarget::Hca, hca.clone()),
+            HcaPortDown { hca, .. } | HcaLinkDegraded { hca, .. } | HcaSymbolErrors { hca, .. } | HcaMtu { hca, .. } | HcaPcieDegraded { hca, .. } => {
+                (RepairTarget::Hca, hca.clone())
+            }
             FabricManagerDown { .. } | NodeDown { .. } | NodeDrain { .. } => (RepairTarget::Node, String::new()),
         }
     }
@@ -277,10 +275,12 @@ impl Cluster {
             .workloads
             .iter()
             .filter(|w| w.spec.name == name)
-            .filter_map(|w| w.timeline(at).iter().rev().find_map(|event| match event {
-                super::workload::Event::Saved { iteration, seconds: Some(_), .. } => Some(*iteration),
-                _ => None,
-            }))
+            .filter_map(|w| {
+                w.timeline(at).iter().rev().find_map(|event| match event {
+                    super::workload::Event::Saved { iteration, seconds: Some(_), .. } => Some(*iteration),
+                    _ => None,
+                })
+            })
             .max()
             .unwrap_or(0);
         self.start_workload(spec, id, submitted, at, resumed_from);

@@ -113,9 +113,7 @@ impl LaneSpeed {
 
     /// The lane speed that gives `rate` Gb/s over `width` lanes.
     pub fn for_rate(rate: u32, width: u8) -> Option<LaneSpeed> {
-        [LaneSpeed::Edr, LaneSpeed::Hdr, LaneSpeed::Ndr, LaneSpeed::Xdr]
-            .into_iter()
-            .find(|speed| speed.gbps() * u32::from(width) == rate)
+        [LaneSpeed::Edr, LaneSpeed::Hdr, LaneSpeed::Ndr, LaneSpeed::Xdr].into_iter().find(|speed| speed.gbps() * u32::from(width) == rate)
     }
 }
 

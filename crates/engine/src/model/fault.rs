@@ -462,7 +462,11 @@ fn record_gsp_timeouts(node: &mut super::Node, index: usize, at: i64, driver_maj
     if driver_major >= 535 {
         let pci = node.gpus[index].nvrm_pci();
         let bus = pci.trim_start_matches("PCI:");
-        node.log_kernel(at + count * gap, 4, format!("NVRM: Rate limiting GSP RPC error prints for GPU at PCI:{bus} (printing 1 of every 30).  The GPU likely needs to be reset."));
+        node.log_kernel(
+            at + count * gap,
+            4,
+            format!("NVRM: Rate limiting GSP RPC error prints for GPU at PCI:{bus} (printing 1 of every 30).  The GPU likely needs to be reset."),
+        );
     }
 }
 
@@ -480,7 +484,13 @@ fn log_stack_dump(node: &mut super::Node, at: i64, pid: u64, comm: &str, rng: &m
         let (symbol, offset, size) = (rng.range_u64(10_000, 45_000), rng.range_u64(0x10, 0x7ff), rng.range_u64(0x800, 0xfff));
         node.log_kernel(at, 4, format!(" ? _nv{symbol:06}rm+0x{offset:x}/0x{size:x} [nvidia]"));
     }
-    for frame in ["rm_ioctl+0x63/0xb0 [nvidia]", "nvidia_unlocked_ioctl+0x6f6/0x8e0 [nvidia]", "__x64_sys_ioctl+0x95/0xd0", "do_syscall_64+0x5c/0xc0", "entry_SYSCALL_64_after_hwframe+0x67/0xd1"] {
+    for frame in [
+        "rm_ioctl+0x63/0xb0 [nvidia]",
+        "nvidia_unlocked_ioctl+0x6f6/0x8e0 [nvidia]",
+        "__x64_sys_ioctl+0x95/0xd0",
+        "do_syscall_64+0x5c/0xc0",
+        "entry_SYSCALL_64_after_hwframe+0x67/0xd1",
+    ] {
         node.log_kernel(at, 4, format!(" ? {frame}"));
     }
 }

@@ -120,7 +120,20 @@ mod tests {
 
     #[test]
     fn states_follow_the_clock_and_times_read_as_slurms() {
-        let job = Job { id: 1, name: "wrap".into(), user: "user".into(), nodes: 1, nodelist: vec!["gpu-001".into()], submitted: 100, started: Some(101), reason: String::new(), runtime: 60, exit_code: 0, cancelled: false, workload: false };
+        let job = Job {
+            id: 1,
+            name: "wrap".into(),
+            user: "user".into(),
+            nodes: 1,
+            nodelist: vec!["gpu-001".into()],
+            submitted: 100,
+            started: Some(101),
+            reason: String::new(),
+            runtime: 60,
+            exit_code: 0,
+            cancelled: false,
+            workload: false,
+        };
         assert_eq!(job.state_at(120), JobState::Running);
         assert_eq!(job.state_at(161), JobState::Completed);
         assert_eq!(Job { exit_code: 1, ..job.clone() }.state_at(161), JobState::Failed);

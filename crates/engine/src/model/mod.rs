@@ -18,7 +18,7 @@ pub mod workload;
 use std::rc::Rc;
 
 use crate::rng::Rng;
-use fabric::{Hca, LinkLayer, Port, PortCounters, PortState, PhysState};
+use fabric::{Hca, LinkLayer, PhysState, Port, PortCounters, PortState};
 pub use gpu::{ComputeMode, Gpu, GpuHealth};
 use gpu::{EccCounters, FabricState, NvLink, PcieLink, RowRemap};
 pub use node::Node;
@@ -112,8 +112,7 @@ const DEFAULT_SLURM_RELEASE: (u32, u32) = (23, 11);
 /// The Slurm release series whose `scontrol show node` and `sinfo` layouts
 /// the emulator knows (SchedMD's tags, 17.11 to 25.11): a lab may name any
 /// release of these, with or without its maintenance number.
-pub const SLURM_RELEASES: &[&str] =
-    &["17.11", "18.08", "19.05", "20.02", "20.11", "21.08", "22.05", "23.02", "23.11", "24.05", "24.11", "25.05", "25.11"];
+pub const SLURM_RELEASES: &[&str] = &["17.11", "18.08", "19.05", "20.02", "20.11", "21.08", "22.05", "23.02", "23.11", "24.05", "24.11", "25.05", "25.11"];
 
 /// The Kubernetes every lab runs unless it names another.
 pub const DEFAULT_KUBERNETES: &str = "v1.29.15";
@@ -290,12 +289,7 @@ impl Cluster {
             },
             os: &UBUNTU_22_04,
         };
-        let nodes = config
-            .hostnames
-            .iter()
-            .enumerate()
-            .map(|(index, hostname)| Rc::new(build_node(config, &versions, index, hostname, now, seed)))
-            .collect();
+        let nodes = config.hostnames.iter().enumerate().map(|(index, hostname)| Rc::new(build_node(config, &versions, index, hostname, now, seed))).collect();
         Cluster {
             preset,
             versions,
@@ -377,12 +371,8 @@ impl Cluster {
         let fresh = build_node(&self.config, &self.versions, index, hostname, self.started_at, self.seed);
         let boot_log = if rebooted { fresh.kernel_log.clone() } else { Vec::new() };
         let old = std::mem::replace(&mut self.nodes[at], Rc::new(fresh));
-        let faults: Vec<(fault::Fault, Option<EpochSeconds>)> = self
-            .injected
-            .iter()
-            .filter(|i| !i.repaired && i.fault.node() == hostname)
-            .map(|i| (i.fault.clone(), i.at))
-            .collect();
+        let faults: Vec<(fault::Fault, Option<EpochSeconds>)> =
+            self.injected.iter().filter(|i| !i.repaired && i.fault.node() == hostname).map(|i| (i.fault.clone(), i.at)).collect();
         for (fault, at) in faults {
             self.striking = at;
             let _ = fault.apply(self);
@@ -488,18 +478,10 @@ fn build_node(config: &ClusterConfig, versions: &Versions, index: usize, hostnam
     let mut rng = Rng::derive(seed, &[hostname, "node"]);
     // Up for 3 to 40 days.
     let booted_at = now - rng.range_i64(3 * 86_400, 40 * 86_400);
-    let gpus = preset
-        .gpu_buses
-        .iter()
-        .enumerate()
-        .map(|(gpu_index, bus)| build_gpu(preset, hostname, gpu_index as u32, *bus, config.persistence, seed))
-        .collect();
+    let gpus =
+        preset.gpu_buses.iter().enumerate().map(|(gpu_index, bus)| build_gpu(preset, hostname, gpu_index as u32, *bus, config.persistence, seed)).collect();
     let hca_count = config.hcas.unwrap_or(preset.hca_count()).min(preset.hca_count());
-    let hcas = preset.hca_buses[..hca_count]
-        .iter()
-        .enumerate()
-        .map(|(hca_index, bus)| build_hca(config, hostname, index, hca_index, *bus, seed))
-        .collect();
+    let hcas = preset.hca_buses[..hca_count].iter().enumerate().map(|(hca_index, bus)| build_hca(config, hostname, index, hca_index, *bus, seed)).collect();
     let mut node = Node {
         hostname: hostname.to_string(),
         gpus,
@@ -525,15 +507,16 @@ fn build_node(config: &ClusterConfig, versions: &Versions, index: usize, hostnam
 /// The kernel lines every healthy boot leaves that operators grep for.
 fn boot_log(node: &mut Node, versions: &Versions, rng: &mut Rng) {
     let mut at_us = 4_000_000 + rng.range_u64(0, 900_000);
-    node.log_kernel_us(at_us, 6, format!(
-        "nvidia-nvlink: Nvlink Core is being initialized, major device number {}",
-        rng.range_u64(500, 511)
-    ));
+    node.log_kernel_us(at_us, 6, format!("nvidia-nvlink: Nvlink Core is being initialized, major device number {}", rng.range_u64(500, 511)));
     at_us += rng.range_u64(20_000, 60_000);
-    node.log_kernel_us(at_us, 6, format!(
-        "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  {}  Release Build  (dvs-builder@U22-I3-AF03-09-1)  Sun Jun  1 02:29:59 UTC 2025",
-        versions.driver
-    ));
+    node.log_kernel_us(
+        at_us,
+        6,
+        format!(
+            "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  {}  Release Build  (dvs-builder@U22-I3-AF03-09-1)  Sun Jun  1 02:29:59 UTC 2025",
+            versions.driver
+        ),
+    );
     let hcas: Vec<(String, String)> = node.hcas.iter().map(|hca| (hca.bus_id.clone(), hca.netdev.clone())).collect();
     for (bus_id, netdev) in hcas {
         at_us += rng.range_u64(30_000, 90_000);
@@ -641,13 +624,7 @@ fn build_gpu(preset: &Preset, hostname: &str, index: u32, bus: u8, persistence: 
         health: GpuHealth::Healthy,
         pcie: PcieLink::full(spec.pcie_gen, 16),
         nvlinks: (0..spec.nvlinks)
-            .map(|_| NvLink {
-                gbytes_per_sec: spec.nvlink_gbytes_per_sec,
-                active: true,
-                replay_errors: 0,
-                recovery_errors: 0,
-                crc_errors: 0,
-            })
+            .map(|_| NvLink { gbytes_per_sec: spec.nvlink_gbytes_per_sec, active: true, replay_errors: 0, recovery_errors: 0, crc_errors: 0 })
             .collect(),
         fabric: FabricState::Completed,
         numa_node: socket_of(index as usize, preset.gpu_buses.len(), preset.host.sockets),

@@ -100,10 +100,7 @@ impl HostSpec {
         let cores = self.sockets * self.cores_per_socket;
         let first = socket * self.cores_per_socket;
         let last = first + self.cores_per_socket - 1;
-        (0..self.threads_per_core)
-            .map(|thread| format!("{}-{}", first + thread * cores, last + thread * cores))
-            .collect::<Vec<_>>()
-            .join(",")
+        (0..self.threads_per_core).map(|thread| format!("{}-{}", first + thread * cores, last + thread * cores)).collect::<Vec<_>>().join(",")
     }
 }
 
@@ -142,22 +139,11 @@ impl Preset {
     }
 }
 
-const DGX_H_HOST: HostSpec = HostSpec {
-    cpu_model: "Intel(R) Xeon(R) Platinum 8480C",
-    sockets: 2,
-    cores_per_socket: 56,
-    threads_per_core: 2,
-    memory_mib: 2_063_937,
-};
+const DGX_H_HOST: HostSpec =
+    HostSpec { cpu_model: "Intel(R) Xeon(R) Platinum 8480C", sockets: 2, cores_per_socket: 56, threads_per_core: 2, memory_mib: 2_063_937 };
 
-const CONNECTX7_NDR: HcaSpec = HcaSpec {
-    part_id: 4129,
-    board_id: "MT_0000000838",
-    firmware: "28.39.1002",
-    lane_speed: LaneSpeed::Ndr,
-    pcie_gen: 5,
-    guid_oui: 0xa0_88_c2,
-};
+const CONNECTX7_NDR: HcaSpec =
+    HcaSpec { part_id: 4129, board_id: "MT_0000000838", firmware: "28.39.1002", lane_speed: LaneSpeed::Ndr, pcie_gen: 5, guid_oui: 0xa0_88_c2 };
 
 /// The module ids of an 8 x H100 SXM HGX node in index order, as its
 /// `nvidia-smi -q` (565.57.01, thamada/nvidia-smi gls/H100SXMx8_smi.py)
@@ -269,13 +255,7 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         id: "hgx-a100",
         description: "HGX A100 8-GPU: 8 x A100-SXM4-80GB, NVSwitch, 8 x ConnectX-6 HDR 200 Gb/s",
-        host: HostSpec {
-            cpu_model: "AMD EPYC 7742 64-Core Processor",
-            sockets: 2,
-            cores_per_socket: 64,
-            threads_per_core: 2,
-            memory_mib: 1_031_891,
-        },
+        host: HostSpec { cpu_model: "AMD EPYC 7742 64-Core Processor", sockets: 2, cores_per_socket: 64, threads_per_core: 2, memory_mib: 1_031_891 },
         gpu: GpuSpec {
             name: "NVIDIA A100-SXM4-80GB",
             device_id: 0x20b2,
@@ -311,14 +291,7 @@ pub const PRESETS: &[Preset] = &[
             memory_max_operating_temp_c: 95,
         },
         gpu_buses: &[0x07, 0x0f, 0x47, 0x4e, 0x87, 0x90, 0xb7, 0xbd],
-        hca: HcaSpec {
-            part_id: 4123,
-            board_id: "MT_0000000223",
-            firmware: "20.31.1014",
-            lane_speed: LaneSpeed::Hdr,
-            pcie_gen: 4,
-            guid_oui: 0x0c_42_a1,
-        },
+        hca: HcaSpec { part_id: 4123, board_id: "MT_0000000223", firmware: "20.31.1014", lane_speed: LaneSpeed::Hdr, pcie_gen: 4, guid_oui: 0x0c_42_a1 },
         hca_buses: &[0x0c, 0x12, 0x4b, 0x54, 0x8d, 0x94, 0xba, 0xcc],
         hca_rails: &[1, 0, 3, 2, 5, 4, 7, 6],
         // GPUs 0, 1, 3 and 4 as an 8 x A100-SXM4-40GB node (535.129.03)

@@ -4,9 +4,7 @@
 pub type EpochSeconds = i64;
 
 const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-const MONTHS: [&str; 12] = [
-    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-];
+const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
 /// A calendar date and time of day.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,15 +32,7 @@ pub fn civil(epoch: EpochSeconds) -> Civil {
     let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     let year = yoe + era * 400 + i64::from(month <= 2);
-    Civil {
-        year,
-        month,
-        day,
-        hour: secs / 3600,
-        minute: secs / 60 % 60,
-        second: secs % 60,
-        weekday_from_thursday: days.rem_euclid(7) as u32,
-    }
+    Civil { year, month, day, hour: secs / 3600, minute: secs / 60 % 60, second: secs % 60, weekday_from_thursday: days.rem_euclid(7) as u32 }
 }
 
 /// The inverse of [`civil`] for a date at midnight.

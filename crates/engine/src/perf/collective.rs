@@ -39,8 +39,7 @@ pub enum Coll {
 }
 
 impl Coll {
-    pub const ALL: [Coll; 7] =
-        [Coll::AllGather, Coll::AllReduce, Coll::AllToAll, Coll::Broadcast, Coll::Reduce, Coll::ReduceScatter, Coll::SendRecv];
+    pub const ALL: [Coll; 7] = [Coll::AllGather, Coll::AllReduce, Coll::AllToAll, Coll::Broadcast, Coll::Reduce, Coll::ReduceScatter, Coll::SendRecv];
 
     pub fn program(self) -> &'static str {
         match self {
@@ -276,9 +275,8 @@ impl Plan {
         let mut rail_min = f64::INFINITY;
         for member in members {
             let node = member.node;
-            let hcas: Vec<usize> = (0..node.hcas.len())
-                .filter(|&i| node.hcas[i].port.is_up() && hca_selected(hca_env.as_deref(), &node.hcas[i].name))
-                .collect();
+            let hcas: Vec<usize> =
+                (0..node.hcas.len()).filter(|&i| node.hcas[i].port.is_up() && hca_selected(hca_env.as_deref(), &node.hcas[i].name)).collect();
             let mut net = NodeNet { hcas, ..NodeNet::default() };
             if net.hcas.is_empty() {
                 socket = true;
@@ -355,11 +353,7 @@ impl Plan {
         let proto = env("NCCL_PROTO");
         let lat = |b: f64, v: f64, w: f64| b + k * (l * v + hops * w) + p2p;
         let ll_frac = if nnodes > 1 { 0.05 } else { 0.1 };
-        let mut protos = [
-            Some((lat(4.0, 0.55, 6.7), alg_gbs * ll_frac)),
-            Some((lat(8.0, 1.0, 9.0), alg_gbs * 0.5)),
-            Some((lat(12.0, 2.0, 12.0), alg_gbs)),
-        ];
+        let mut protos = [Some((lat(4.0, 0.55, 6.7), alg_gbs * ll_frac)), Some((lat(8.0, 1.0, 9.0), alg_gbs * 0.5)), Some((lat(12.0, 2.0, 12.0), alg_gbs))];
         // LL128 runs on NVLink only unless asked for.
         if nnodes > 1 && proto.is_none() {
             protos[1] = None;
@@ -372,11 +366,8 @@ impl Plan {
         if protos.iter().all(Option::is_none) {
             protos[2] = Some((lat(12.0, 2.0, 12.0), alg_gbs));
         }
-        let (fill_us, fill_bytes) = if nnodes <= 1 {
-            (80.0, 40e6)
-        } else {
-            (145.0 + 42.0 * (n / 2.0).log2(), 40.0 * 1048576.0 / (1.0 + 0.6 * (n / 2.0).log2()))
-        };
+        let (fill_us, fill_bytes) =
+            if nnodes <= 1 { (80.0, 40e6) } else { (145.0 + 42.0 * (n / 2.0).log2(), 40.0 * 1048576.0 / (1.0 + 0.6 * (n / 2.0).log2())) };
         let first_channel_gbs = if nnodes > 1 { 1.5 } else { 6.0 };
         Ok(Plan { coll, nranks, nnodes, local, algo, intra_bus, net_bus, bus_gbs, alg_gbs, nets, socket, protos, fill_us, fill_bytes, first_channel_gbs })
     }

@@ -29,8 +29,8 @@
 //! base 1.22 us (CX-7 write) / 1.87 us (CX-6 write), +0.05 for send, x1.85 for
 //! read, +0.25 on RoCE, +0.35 with `--use_cuda` across sockets.
 
-use crate::model::fabric::{Hca, LaneSpeed, LinkLayer};
 use super::{mtu_efficiency, pcie_gbps};
+use crate::model::fabric::{Hca, LaneSpeed, LinkLayer};
 use crate::model::gpu::Gpu;
 use crate::rng::Rng;
 
@@ -110,10 +110,12 @@ pub struct BwRow {
 pub fn bandwidth(test: &Test, a: End, b: End, size: u64, rng: &mut Rng) -> BwRow {
     let s = size.max(1) as f64;
     let ceiling = ceiling(test, a, b); // bytes/us
-    let rate = 2.6 * f64::from(test.qps.clamp(1, 64)).powf(0.7) * match test.verb {
-        Verb::Read => 0.9,
-        _ => 1.0,
-    }; // messages/us
+    let rate = 2.6
+        * f64::from(test.qps.clamp(1, 64)).powf(0.7)
+        * match test.verb {
+            Verb::Read => 0.9,
+            _ => 1.0,
+        }; // messages/us
     let lag = if test.cq_mod >= 100 { 1900.0 } else { 64.0 };
     let per_msg = smax(1.0 / rate, (s + lag) / ceiling);
     let peak_k = if size > 2048 { 0.78 } else { 0.996 };

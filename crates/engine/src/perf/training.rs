@@ -42,12 +42,26 @@ pub struct Pace {
 /// down, or a rail it needs is down.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stop {
-    GpuLost { node: String, gpu: u32 },
-    GpuHung { node: String, gpu: u32 },
+    GpuLost {
+        node: String,
+        gpu: u32,
+    },
+    GpuHung {
+        node: String,
+        gpu: u32,
+    },
     /// An uncorrectable ECC error (Xid 48) killed the rank's CUDA context.
-    GpuEcc { node: String, gpu: u32 },
-    NodeDown { node: String },
-    RailDown { node: String, hca: String },
+    GpuEcc {
+        node: String,
+        gpu: u32,
+    },
+    NodeDown {
+        node: String,
+    },
+    RailDown {
+        node: String,
+        hca: String,
+    },
 }
 
 /// Fraction of peak a dense Llama-style model reaches at tensor and pipeline
@@ -76,7 +90,17 @@ pub fn shape(params_b: f64) -> (u32, u32) {
         p if (65.0..=75.0).contains(&p) => (80, 8192),
         p if (400.0..=410.0).contains(&p) => (126, 16384),
         p => {
-            let layers: u32 = if p < 3.0 { 16 } else if p <= 10.0 { 32 } else if p <= 30.0 { 40 } else if p <= 100.0 { 80 } else { 126 };
+            let layers: u32 = if p < 3.0 {
+                16
+            } else if p <= 10.0 {
+                32
+            } else if p <= 30.0 {
+                40
+            } else if p <= 100.0 {
+                80
+            } else {
+                126
+            };
             let hidden = (p * 1e9 / (12.0 * f64::from(layers))).sqrt();
             (layers, ((hidden / 128.0).round().max(1.0) * 128.0) as u32)
         }
@@ -132,9 +156,7 @@ pub fn stop(cluster: &Cluster, spec: &WorkloadSpec) -> Option<Stop> {
             match gpu.health {
                 GpuHealth::FallenOffBus => return Some(Stop::GpuLost { node: name.clone(), gpu: gpu.index }),
                 GpuHealth::Unresponsive => return Some(Stop::GpuHung { node: name.clone(), gpu: gpu.index }),
-                GpuHealth::Healthy if gpu.needs_reset && gpu.ecc.volatile_uncorrected > 0 => {
-                    return Some(Stop::GpuEcc { node: name.clone(), gpu: gpu.index })
-                }
+                GpuHealth::Healthy if gpu.needs_reset && gpu.ecc.volatile_uncorrected > 0 => return Some(Stop::GpuEcc { node: name.clone(), gpu: gpu.index }),
                 GpuHealth::Healthy => {}
             }
         }

@@ -6,15 +6,13 @@ use super::interp::Interp;
 use super::jobs;
 use crate::commands::{self, Call, Output, Runner};
 
-pub const NAMES: &[&str] =
-    &["cd", "exit", "export", "help", "history", "jobs", "kill", "logout", "pwd", "ssh", "unset", "wait"];
+pub const NAMES: &[&str] = &["cd", "exit", "export", "help", "history", "jobs", "kill", "logout", "pwd", "ssh", "unset", "wait"];
 
 /// `NAME=value` as bash reads an assignment word.
 pub fn assignment(word: &str) -> Option<(&str, &str)> {
     let (name, value) = word.split_once('=')?;
     let mut chars = name.chars();
-    let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
     valid.then_some((name, value))
 }
 
@@ -123,12 +121,8 @@ fn ssh(interp: &mut Interp, args: &[String], stdin: &str, from_terminal: bool) -
     let host = target.rsplit('@').next().unwrap_or(&target).to_string();
     let command: Vec<&str> = rest.map(String::as_str).collect();
     match interp.cluster.node(&host) {
-        None => {
-            return Output::error(format!("ssh: Could not resolve hostname {host}: Name or service not known\n"), 255)
-        }
-        Some(node) if !node.reachable => {
-            return Output::error(format!("ssh: connect to host {host} port 22: No route to host\n"), 255)
-        }
+        None => return Output::error(format!("ssh: Could not resolve hostname {host}: Name or service not known\n"), 255),
+        Some(node) if !node.reachable => return Output::error(format!("ssh: connect to host {host} port 22: No route to host\n"), 255),
         Some(_) => {}
     }
     if command.is_empty() && from_terminal {

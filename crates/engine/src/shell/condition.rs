@@ -94,7 +94,29 @@ fn binary_operator(text: &str) -> bool {
 fn unary_operator(text: &str) -> bool {
     matches!(
         text,
-        "-n" | "-z" | "-e" | "-f" | "-d" | "-s" | "-r" | "-w" | "-x" | "-a" | "-h" | "-L" | "-b" | "-c" | "-p" | "-S" | "-t" | "-g" | "-u" | "-k" | "-O" | "-G" | "-N" | "-v"
+        "-n" | "-z"
+            | "-e"
+            | "-f"
+            | "-d"
+            | "-s"
+            | "-r"
+            | "-w"
+            | "-x"
+            | "-a"
+            | "-h"
+            | "-L"
+            | "-b"
+            | "-c"
+            | "-p"
+            | "-S"
+            | "-t"
+            | "-g"
+            | "-u"
+            | "-k"
+            | "-O"
+            | "-G"
+            | "-N"
+            | "-v"
     )
 }
 
@@ -154,11 +176,7 @@ impl Eval<'_> {
 
     fn primary(&mut self) -> Result<bool, ConditionError> {
         let Some(first) = self.peek().cloned() else {
-            return Err(ConditionError(if self.extended {
-                "unexpected argument to conditional expression".into()
-            } else {
-                "argument expected".into()
-            }));
+            return Err(ConditionError(if self.extended { "unexpected argument to conditional expression".into() } else { "argument expected".into() }));
         };
         if self.is_op("(") {
             self.at += 1;

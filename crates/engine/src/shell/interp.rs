@@ -23,12 +23,12 @@ use serde::{Deserialize, Serialize};
 use super::parse::{self, Command, Compound, CondItem, Connector, List, ParamOp, Part, Pipeline, Redirect, RedirectKind, Word};
 use super::session::Interactive;
 use super::{arith, builtins, condition, jobs, login_env, Stream, Transcript};
-use crate::pattern;
 use crate::commands::execution::{ExecLog, Execution, Slot};
 use crate::commands::{self, files, Call, Env, Invocation, Output, Runner};
 use crate::limits::{self, MAX_BRACE_WORDS, MAX_NESTED_COMMANDS, MAX_OUTPUT_BYTES, MAX_SHELL_COMMANDS, MAX_SHELL_WORK_BYTES, MAX_WORD_BYTES};
 use crate::model::change::Change;
 use crate::model::Cluster;
+use crate::pattern;
 
 /// What a shell keeps between lines: where it runs, its variables, its
 /// functions (as source text) and `$?`.
@@ -351,7 +351,14 @@ impl<'c, 's> Interp<'c, 's> {
             Command::Function { name, body } => {
                 let old = self.shell.functions.get(name).map_or(0, |b| name.len() + b.len());
                 if self.store_bytes - old + name.len() + body.len() > MAX_STORE_BYTES {
-                    self.emit(out, Stream::Stderr, format!("-bash: {name}: cannot allocate memory (a simulated shell holds at most {} MiB of variables and functions)\n", MAX_STORE_BYTES >> 20));
+                    self.emit(
+                        out,
+                        Stream::Stderr,
+                        format!(
+                            "-bash: {name}: cannot allocate memory (a simulated shell holds at most {} MiB of variables and functions)\n",
+                            MAX_STORE_BYTES >> 20
+                        ),
+                    );
                     return 1;
                 }
                 self.store_bytes = self.store_bytes - old + name.len() + body.len();
@@ -858,7 +865,11 @@ impl<'c, 's> Interp<'c, 's> {
             }
             "source" | "." => match args.first() {
                 None => {
-                    self.emit(out, Stream::Stderr, format!("-bash: {}: filename argument required\n{}: usage: {} filename [arguments]\n", argv[0], argv[0], argv[0]));
+                    self.emit(
+                        out,
+                        Stream::Stderr,
+                        format!("-bash: {}: filename argument required\n{}: usage: {} filename [arguments]\n", argv[0], argv[0], argv[0]),
+                    );
                     2
                 }
                 Some(path) => match self.read_file(path) {
@@ -1039,7 +1050,8 @@ impl<'c, 's> Interp<'c, 's> {
         let Some(node) = cluster.node(&self.shell.host) else {
             return Output::error(format!("-bash: {name}: host {} is not in this lab\n", self.shell.host), 1);
         };
-        let started = Execution::new(Some(command.signature()), &self.shell.host, argv, commands::is_root(&self.shell.env), now_ms(self.started_ms, self.line_ms));
+        let started =
+            Execution::new(Some(command.signature()), &self.shell.host, argv, commands::is_root(&self.shell.env), now_ms(self.started_ms, self.line_ms));
         let slot = self.log.start(cluster, started);
         let to_terminal = self.session.is_some() && self.capturing == 0;
         let invocation = Invocation { cluster, node, argv, env: &self.shell.env, stdin, runner: &runner, to_terminal };
@@ -1088,7 +1100,11 @@ impl<'c, 's> Interp<'c, 's> {
         let old = self.shell.env.get(name).map_or(0, |v| name.len() + v.len());
         let new = name.len() + value.len();
         if self.store_bytes - old + new > MAX_STORE_BYTES {
-            self.emit(out, Stream::Stderr, format!("-bash: {name}: cannot allocate memory (a simulated shell holds at most {} MiB of variables and functions)\n", MAX_STORE_BYTES >> 20));
+            self.emit(
+                out,
+                Stream::Stderr,
+                format!("-bash: {name}: cannot allocate memory (a simulated shell holds at most {} MiB of variables and functions)\n", MAX_STORE_BYTES >> 20),
+            );
             return false;
         }
         self.store_bytes = self.store_bytes - old + new;
@@ -1542,9 +1558,7 @@ impl<'c, 's> Interp<'c, 's> {
             "-" => Some("himBHs".to_string()),
             "!" => Some(String::new()),
             "EUID" | "UID" => Some(self.shell.env.get("EUID").cloned().unwrap_or_else(|| "1000".to_string())),
-            digits if digits.chars().all(|c| c.is_ascii_digit()) => {
-                digits.parse::<usize>().ok().and_then(|n| self.positional.get(n.checked_sub(1)?)).cloned()
-            }
+            digits if digits.chars().all(|c| c.is_ascii_digit()) => digits.parse::<usize>().ok().and_then(|n| self.positional.get(n.checked_sub(1)?)).cloned(),
             _ => self.shell.env.get(name).cloned(),
         }
     }
@@ -1796,10 +1810,13 @@ mod braces {
     /// `{a..e}`, `{1..10}`, `{01..10..2}`; None when the text is no sequence
     /// (then the braces stay as they are); Some(Err) past the word limit.
     fn sequence(inner: &[Piece]) -> Option<Result<Vec<Vec<Piece>>, ()>> {
-        let text: String = inner.iter().map(|piece| match piece {
-            Piece::Char(c) => Some(*c),
-            Piece::Part(_) => None,
-        }).collect::<Option<String>>()?;
+        let text: String = inner
+            .iter()
+            .map(|piece| match piece {
+                Piece::Char(c) => Some(*c),
+                Piece::Part(_) => None,
+            })
+            .collect::<Option<String>>()?;
         let fields: Vec<&str> = text.split("..").collect();
         let (start, end, step) = match fields[..] {
             [start, end] => (start, end, None),
@@ -1837,15 +1854,13 @@ mod braces {
         }
         let (a, b) = (a as u32, b as u32);
         let count = a.abs_diff(b) as u64 / step + 1;
-        Some(Ok(
-            (0..count)
-                .filter_map(|index| {
-                    let offset = (index * step) as u32;
-                    char::from_u32(if a <= b { a + offset } else { a - offset })
-                })
-                .map(|c| vec![Piece::Char(c)])
-                .collect(),
-        ))
+        Some(Ok((0..count)
+            .filter_map(|index| {
+                let offset = (index * step) as u32;
+                char::from_u32(if a <= b { a + offset } else { a - offset })
+            })
+            .map(|c| vec![Piece::Char(c)])
+            .collect()))
     }
 }
 

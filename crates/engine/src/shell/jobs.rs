@@ -66,7 +66,8 @@ pub(super) fn start_job(interp: &mut Interp, pipeline: &Pipeline, transcript: &m
     let (id, pid) = match interp.session.as_deref() {
         Some(session) if session.jobs.len() >= MAX_JOBS => {
             // As bash answers at the process limit.
-            transcript.push(Stream::Stderr, "-bash: fork: retry: Resource temporarily unavailable\n-bash: fork: Resource temporarily unavailable\n".to_string());
+            transcript
+                .push(Stream::Stderr, "-bash: fork: retry: Resource temporarily unavailable\n-bash: fork: Resource temporarily unavailable\n".to_string());
             return;
         }
         Some(session) => {
@@ -94,8 +95,7 @@ pub(super) fn start_job(interp: &mut Interp, pipeline: &Pipeline, transcript: &m
 fn refresh_jobs(cluster: &Cluster, session: &mut Interactive) {
     for job in &mut session.jobs {
         if let (JobState::Running, Some((node, port))) = (&job.state, &job.listening) {
-            let still_listening =
-                cluster.node(node).is_some_and(|node| node.listeners.iter().any(|listener| listener.port == *port));
+            let still_listening = cluster.node(node).is_some_and(|node| node.listeners.iter().any(|listener| listener.port == *port));
             if !still_listening {
                 job.state = JobState::Done(0);
             }
@@ -187,7 +187,8 @@ pub fn expand_history(line: &str, history: &[String]) -> Result<Option<String>, 
         let (event, used) = match next {
             Some('!') => ("!".to_string(), 2),
             Some(_) => {
-                let word: String = chars[at + 1..].iter().take_while(|c| !matches!(c, ' ' | '\t' | '\n' | ';' | '&' | '|' | '"' | '\'' | '(' | ')' | '<' | '>')).collect();
+                let word: String =
+                    chars[at + 1..].iter().take_while(|c| !matches!(c, ' ' | '\t' | '\n' | ';' | '&' | '|' | '"' | '\'' | '(' | ')' | '<' | '>')).collect();
                 let len = word.chars().count();
                 (word, len + 1)
             }

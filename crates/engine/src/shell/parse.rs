@@ -131,12 +131,31 @@ pub enum Compound {
     Group(List),
     /// `( list )`: runs in a copy of the shell.
     Subshell(List),
-    If { branches: Vec<(List, List)>, otherwise: Option<List> },
-    For { name: String, items: Option<Vec<Word>>, body: List },
+    If {
+        branches: Vec<(List, List)>,
+        otherwise: Option<List>,
+    },
+    For {
+        name: String,
+        items: Option<Vec<Word>>,
+        body: List,
+    },
     /// `for ((init; test; step))`
-    ArithFor { init: Word, test: Word, step: Word, body: List },
-    While { condition: List, body: List, until: bool },
-    Case { subject: Word, arms: Vec<(Vec<Word>, List)> },
+    ArithFor {
+        init: Word,
+        test: Word,
+        step: Word,
+        body: List,
+    },
+    While {
+        condition: List,
+        body: List,
+        until: bool,
+    },
+    Case {
+        subject: Word,
+        arms: Vec<(Vec<Word>, List)>,
+    },
     /// `[[ expression ]]`
     Cond(Vec<CondItem>),
     /// `(( expression ))`
@@ -147,11 +166,20 @@ pub enum Compound {
 pub enum Command {
     /// Words (assignments first, then the command and its arguments) and
     /// redirections.
-    Simple { words: Vec<Word>, redirects: Vec<Redirect> },
-    Compound { body: Compound, redirects: Vec<Redirect> },
+    Simple {
+        words: Vec<Word>,
+        redirects: Vec<Redirect>,
+    },
+    Compound {
+        body: Compound,
+        redirects: Vec<Redirect>,
+    },
     /// `name() { ...; }`: the body's source, parsed again when called (a
     /// shell keeps its functions as text, so its state stays plain data).
-    Function { name: String, body: String },
+    Function {
+        name: String,
+        body: String,
+    },
 }
 
 /// `cmd | cmd | ...`, possibly negated with `!`.
@@ -187,9 +215,7 @@ impl SyntaxError {
             SyntaxError::UnexpectedToken(token) => format!("syntax error near unexpected token `{token}'"),
             SyntaxError::UnterminatedQuote(quote) => format!("unexpected EOF while looking for matching `{quote}'"),
             SyntaxError::UnexpectedEof => "syntax error: unexpected end of file".to_string(),
-            SyntaxError::HereDocument => {
-                "here-documents (<<) are not supported in this simulated shell; use a here-string (<<<) or echo ... |".to_string()
-            }
+            SyntaxError::HereDocument => "here-documents (<<) are not supported in this simulated shell; use a here-string (<<<) or echo ... |".to_string(),
             SyntaxError::TooDeep => {
                 format!("syntax error: nested too deeply (this simulated shell nests compound commands and substitutions at most {MAX_SHELL_DEPTH} deep)")
             }
@@ -537,8 +563,7 @@ impl Parser {
                             }
                         }
                         '0'..='7' => {
-                            let digits: String =
-                                self.chars[self.at - 1..].iter().take(3).take_while(|c| ('0'..='7').contains(c)).collect();
+                            let digits: String = self.chars[self.at - 1..].iter().take(3).take_while(|c| ('0'..='7').contains(c)).collect();
                             self.at += digits.len() - 1;
                             if let Some(ch) = u32::from_str_radix(&digits, 8).ok().and_then(char::from_u32) {
                                 out.push(ch);
@@ -1001,9 +1026,7 @@ impl Parser {
     }
 
     fn redirect_operand(&mut self) -> Result<Redirect, SyntaxError> {
-        let Token::Redirect(fd, op) = self.next()? else {
-            unreachable!("called on a redirection token")
-        };
+        let Token::Redirect(fd, op) = self.next()? else { unreachable!("called on a redirection token") };
         let target = match self.next()? {
             Token::Word(word) => word,
             token => return Err(self.unexpected(token)),
@@ -1020,9 +1043,7 @@ impl Parser {
         };
         // `>&file` (a word that is not a descriptor) is `&>file`.
         let kind = match (kind, fd, target.plain()) {
-            (RedirectKind::Duplicate, None, Some(text)) if default_fd == 1 && text != "-" && !text.chars().all(|c| c.is_ascii_digit()) => {
-                RedirectKind::Both
-            }
+            (RedirectKind::Duplicate, None, Some(text)) if default_fd == 1 && text != "-" && !text.chars().all(|c| c.is_ascii_digit()) => RedirectKind::Both,
             _ => kind,
         };
         Ok(Redirect { fd: fd.unwrap_or(default_fd), kind, target })
@@ -1262,7 +1283,14 @@ mod tests {
     fn quotes_join_and_protect() {
         let list = parse(r#"echo 'a  b'"c d"\ e"#).unwrap();
         let word = &simple(&list, 0)[1];
-        let text: String = word.parts.iter().map(|p| match p { Part::Literal { text, .. } => text.as_str(), _ => "?" }).collect();
+        let text: String = word
+            .parts
+            .iter()
+            .map(|p| match p {
+                Part::Literal { text, .. } => text.as_str(),
+                _ => "?",
+            })
+            .collect();
         assert_eq!(text, "a  bc d e");
         assert!(word.quoted);
         let list = parse(r#"echo "" '' x#y # comment"#).unwrap();
@@ -1274,10 +1302,7 @@ mod tests {
         let list = parse(r#"echo $HOME "${USER}x" '$NOT' $? $"#).unwrap();
         let words = simple(&list, 0);
         assert_eq!(words[1].parts, vec![Part::Parameter { name: "HOME".into(), quoted: false, op: None }]);
-        assert_eq!(
-            words[2].parts,
-            vec![Part::Parameter { name: "USER".into(), quoted: true, op: None }, Part::Literal { text: "x".into(), quoted: true }]
-        );
+        assert_eq!(words[2].parts, vec![Part::Parameter { name: "USER".into(), quoted: true, op: None }, Part::Literal { text: "x".into(), quoted: true }]);
         assert_eq!(words[3].parts, vec![Part::Literal { text: "$NOT".into(), quoted: true }]);
         assert_eq!(words[4].parts, vec![Part::Parameter { name: "?".into(), quoted: false, op: None }]);
         assert_eq!(words[5].parts, vec![Part::Literal { text: "$".into(), quoted: false }]);

@@ -20,11 +20,11 @@ use super::interp::{Interp, ShellState};
 use super::jobs::{self, Job};
 use super::{builtins, parse, Stream, Transcript};
 use crate::commands;
+use crate::commands::execution::{ExecLog, Observer};
 use crate::limits::{MAX_LINE_BYTES, MAX_SHELLS};
 use crate::model::change::Change;
 use crate::model::time::EpochSeconds;
 use crate::model::Cluster;
-use crate::commands::execution::{ExecLog, Observer};
 use std::rc::Rc;
 
 /// What only an interactive shell has.
@@ -339,8 +339,7 @@ impl Session {
         let changes_before = self.cluster.changes().len();
         let servers_elsewhere: Vec<(String, u16)> = self.others.iter().flat_map(|other| other.interactive.serving.iter().cloned()).collect();
         let (mut transcript, changed, diverted) = {
-            let mut interp =
-                Interp::new(Cow::Borrowed(&self.cluster), &mut self.shell, Some(&mut self.interactive), 0, started_ms);
+            let mut interp = Interp::new(Cow::Borrowed(&self.cluster), &mut self.shell, Some(&mut self.interactive), 0, started_ms);
             interp.servers_elsewhere = servers_elsewhere;
             interp.log = ExecLog::new(self.observer.clone());
             if let Some(at) = interrupt_at_ms {
@@ -389,9 +388,7 @@ impl Session {
             }
         }
         let cluster = &self.cluster;
-        let listening = |(node, port): &(String, u16)| {
-            cluster.node(node).is_some_and(|node| node.listeners.iter().any(|listener| listener.port == *port))
-        };
+        let listening = |(node, port): &(String, u16)| cluster.node(node).is_some_and(|node| node.listeners.iter().any(|listener| listener.port == *port));
         self.interactive.serving.retain(listening);
         for other in &mut self.others {
             other.interactive.serving.retain(listening);
@@ -443,10 +440,9 @@ impl Session {
         }
         // The value of a flag: what its placeholder says it takes.
         let wanted = signature.and_then(|s| {
-            s.flags.iter().find(|flag| {
-                flag.long.is_some_and(|long| previous == format!("--{long}"))
-                    || flag.short.is_some_and(|short| previous == format!("-{short}"))
-            })
+            s.flags
+                .iter()
+                .find(|flag| flag.long.is_some_and(|long| previous == format!("--{long}")) || flag.short.is_some_and(|short| previous == format!("-{short}")))
         });
         match wanted.and_then(|flag| flag.value).map(str::to_ascii_uppercase) {
             Some(value) if value.contains("GPU") || value == "ID" || value.contains("INDEX") => gpus(),
@@ -547,13 +543,9 @@ mod tests {
     #[test]
     fn a_restored_session_is_the_same_session() {
         let mut shell = session();
-        for line in [
-            "sudo scontrol update nodename=gpu-002 state=drain reason=rail",
-            "export NCCL_DEBUG=INFO",
-            "ssh gpu-002",
-            "sleep 90",
-            "ib_write_bw -d mlx5_0 &",
-        ] {
+        for line in
+            ["sudo scontrol update nodename=gpu-002 state=drain reason=rail", "export NCCL_DEBUG=INFO", "ssh gpu-002", "sleep 90", "ib_write_bw -d mlx5_0 &"]
+        {
             shell.run(line);
         }
         let snapshot = shell.snapshot();

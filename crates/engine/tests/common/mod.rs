@@ -11,17 +11,15 @@ use clusterlab_engine::model::Cluster;
 /// A capture from ../shared/reference/{area}, beside the checkout.
 pub fn reference(area: &str, name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference").join(area).join(name);
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|error| panic!("cannot read the capture {}: {error}; shared/ must sit beside the checkout", path.display()))
+    std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("cannot read the capture {}: {error}; shared/ must sit beside the checkout", path.display()))
 }
 
 /// A one-node (`node`) cluster of `preset`, with extra `[cluster]` lines such
 /// as `driver = "570.158.01"`, at seed 1.
 pub fn lab_cluster(preset: &str, cluster_lines: &str) -> Cluster {
-    let lab = load(&format!(
-        "[lab]\nid = \"golden\"\ntitle = \"t\"\nsummary = \"s\"\n\n[cluster]\npreset = \"{preset}\"\nnodes = [\"node\"]\n{cluster_lines}\n"
-    ))
-    .expect("valid lab");
+    let lab =
+        load(&format!("[lab]\nid = \"golden\"\ntitle = \"t\"\nsummary = \"s\"\n\n[cluster]\npreset = \"{preset}\"\nnodes = [\"node\"]\n{cluster_lines}\n"))
+            .expect("valid lab");
     lab.instantiate(1)
 }
 

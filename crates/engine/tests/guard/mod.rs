@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
-
 /// Counts live bytes and their peak, for the memory bound.
 pub struct Counting;
 
@@ -32,7 +31,6 @@ unsafe impl GlobalAlloc for Counting {
         LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
     }
 }
-
 
 /// One reproducer at a time, so that the peak is its own.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -60,4 +58,3 @@ pub fn contained<T: Send + 'static>(what: &str, work: impl FnOnce() -> T + Send 
     assert!(peak < MEMORY_BOUND, "{what}: {} MiB at the peak", peak >> 20);
     value
 }
-

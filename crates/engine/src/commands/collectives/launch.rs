@@ -6,11 +6,11 @@
 use std::collections::BTreeMap;
 
 use super::nccl_tests::{program, run_job, Job};
-use crate::commands::scheduler::slurm::hostlist;
 use crate::commands::execution::Execution;
+use crate::commands::scheduler::slurm::hostlist;
 use crate::commands::{self, Command, Example, Flag, Invocation, Output, Signature};
-use crate::model::node::SchedulerState;
 use crate::limits::MAX_TASKS;
+use crate::model::node::SchedulerState;
 use crate::model::{Cluster, Node};
 use crate::rng::{stable_hash, Rng};
 
@@ -38,7 +38,10 @@ static SRUN: Signature = Signature {
         long("exclusive", None, "whole nodes"),
     ],
     examples: &[
-        Example { command: "srun -N2 --ntasks-per-node=8 --gpus-per-node=8 all_reduce_perf -b 8 -e 16G -f 2 -g 1", description: "all-reduce across two nodes over InfiniBand" },
+        Example {
+            command: "srun -N2 --ntasks-per-node=8 --gpus-per-node=8 all_reduce_perf -b 8 -e 16G -f 2 -g 1",
+            description: "all-reduce across two nodes over InfiniBand",
+        },
         Example { command: "srun -N2 -l hostname", description: "which nodes a two-node step gets" },
     ],
 };
@@ -73,11 +76,12 @@ fn split_options(args: &[String], with_value: &[&str]) -> (Vec<(String, String)>
             _ => (arg.clone(), None),
         };
         // `-N2`: a short option with its value attached.
-        let (name, inline) = if inline.is_none() && !name.starts_with("--") && name.len() > 2 && !with_value.contains(&name.as_str()) && with_value.contains(&&name[..2]) {
-            (name[..2].to_string(), Some(name[2..].to_string()))
-        } else {
-            (name, inline)
-        };
+        let (name, inline) =
+            if inline.is_none() && !name.starts_with("--") && name.len() > 2 && !with_value.contains(&name.as_str()) && with_value.contains(&&name[..2]) {
+                (name[..2].to_string(), Some(name[2..].to_string()))
+            } else {
+                (name, inline)
+            };
         at += 1;
         let value = match inline {
             Some(v) => v,
@@ -190,7 +194,39 @@ impl Command for Srun {
         if invocation.args().first().is_some_and(|arg| arg == "--help" || arg == "-h") {
             return Output::ok(crate::commands::help::describe(&SRUN));
         }
-        let values = ["-N", "--nodes", "-n", "--ntasks", "--ntasks-per-node", "--gpus-per-node", "-w", "--nodelist", "-x", "--exclude", "-p", "--partition", "-t", "--time", "-J", "--job-name", "-A", "--account", "-c", "--cpus-per-task", "-G", "--gpus", "--gres", "--mpi", "--export", "--container-image", "--container-mounts", "-o", "--output", "-e", "--error"];
+        let values = [
+            "-N",
+            "--nodes",
+            "-n",
+            "--ntasks",
+            "--ntasks-per-node",
+            "--gpus-per-node",
+            "-w",
+            "--nodelist",
+            "-x",
+            "--exclude",
+            "-p",
+            "--partition",
+            "-t",
+            "--time",
+            "-J",
+            "--job-name",
+            "-A",
+            "--account",
+            "-c",
+            "--cpus-per-task",
+            "-G",
+            "--gpus",
+            "--gres",
+            "--mpi",
+            "--export",
+            "--container-image",
+            "--container-mounts",
+            "-o",
+            "--output",
+            "-e",
+            "--error",
+        ];
         let (opts, command) = split_options(invocation.args(), &values);
         if command.is_empty() {
             return Output::error("srun: fatal: No command given to execute.\n", 1);
@@ -260,11 +296,7 @@ impl Command for Srun {
         if per_node.is_some_and(|p| p > cpus) || ntasks.is_some_and(|n| n > MAX_TASKS) {
             return refuse();
         }
-        let count = nodes_wanted
-            .map(u64::from)
-            .or_else(|| ntasks.map(|n| n.div_ceil(per_node.unwrap_or(n).max(1))))
-            .unwrap_or(1)
-            .max(chosen.len() as u64);
+        let count = nodes_wanted.map(u64::from).or_else(|| ntasks.map(|n| n.div_ceil(per_node.unwrap_or(n).max(1)))).unwrap_or(1).max(chosen.len() as u64);
         excluded.sort();
         excluded.dedup();
         if count > cluster.nodes.len().saturating_sub(excluded.len()) as u64 {
@@ -309,7 +341,26 @@ impl Command for Mpirun {
 
     fn run(&self, invocation: &Invocation) -> Output {
         let cluster = invocation.cluster;
-        let values = ["-np", "--np", "-n", "-H", "--host", "-host", "-x", "--bind-to", "--map-by", "-N", "-npernode", "--npernode", "-hostfile", "--hostfile", "--mca", "-mca", "-wdir", "--prefix"];
+        let values = [
+            "-np",
+            "--np",
+            "-n",
+            "-H",
+            "--host",
+            "-host",
+            "-x",
+            "--bind-to",
+            "--map-by",
+            "-N",
+            "-npernode",
+            "--npernode",
+            "-hostfile",
+            "--hostfile",
+            "--mca",
+            "-mca",
+            "-wdir",
+            "--prefix",
+        ];
         let (opts, command) = split_options(invocation.args(), &values);
         if command.is_empty() {
             return Output::error("--------------------------------------------------------------------------\nNo executable was specified on the mpirun command line.\n\nAborting.\n--------------------------------------------------------------------------\n", 1);

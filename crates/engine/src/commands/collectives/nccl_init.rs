@@ -77,10 +77,7 @@ pub(super) fn shown<'r, 'a>(plan: &Plan, ranks: &'r [Rank<'a>]) -> Vec<&'r Rank<
     let normal = plan.nets.first().map(|n| n.hcas.len());
     ranks
         .iter()
-        .filter(|r| {
-            r.node_index == 0
-                || (r.local == 0 && (r.node_index < 16 || plan.nets.get(r.node_index).map(|n| n.hcas.len()) != normal))
-        })
+        .filter(|r| r.node_index == 0 || (r.local == 0 && (r.node_index < 16 || plan.nets.get(r.node_index).map(|n| n.hcas.len()) != normal)))
         .take(MAX_SHOWN_RANKS)
         .collect()
 }
@@ -149,7 +146,8 @@ fn if_list_matches(list: &str) -> impl Fn(&str) -> bool + '_ {
     move |name: &str| {
         let (negate, rest) = list.strip_prefix('^').map_or((false, list), |r| (true, r));
         let (exact, rest) = rest.strip_prefix('=').map_or((false, rest), |r| (true, r));
-        let found = rest.split(',').map(|s| s.split(':').next().unwrap_or("")).filter(|s| !s.is_empty()).any(|s| if exact { name == s } else { name.starts_with(s) });
+        let found =
+            rest.split(',').map(|s| s.split(':').next().unwrap_or("")).filter(|s| !s.is_empty()).any(|s| if exact { name == s } else { name.starts_with(s) });
         found != negate
     }
 }
@@ -552,21 +550,25 @@ impl Ctx<'_, '_, '_> {
     }
 
     fn ring_wanted(&self, r: usize) -> Vec<(usize, Vec<usize>, Vec<usize>)> {
-        (0..self.topo.channels).map(|c| {
-            let (prev, next) = self.topo.ring(c, r);
-            (c, vec![prev], vec![next])
-        }).collect()
+        (0..self.topo.channels)
+            .map(|c| {
+                let (prev, next) = self.topo.ring(c, r);
+                (c, vec![prev], vec![next])
+            })
+            .collect()
     }
 
     fn tree_wanted(&self, r: usize) -> Vec<(usize, Vec<usize>, Vec<usize>)> {
-        (0..self.topo.channels).map(|c| {
-            let (up, down) = self.topo.tree(c, r);
-            let mut peers: Vec<usize> = down.iter().filter(|&&d| d >= 0).map(|&d| d as usize).collect();
-            if up >= 0 {
-                peers.push(up as usize);
-            }
-            (c, peers.clone(), peers)
-        }).collect()
+        (0..self.topo.channels)
+            .map(|c| {
+                let (up, down) = self.topo.tree(c, r);
+                let mut peers: Vec<usize> = down.iter().filter(|&&d| d >= 0).map(|&d| d as usize).collect();
+                if up >= 0 {
+                    peers.push(up as usize);
+                }
+                (c, peers.clone(), peers)
+            })
+            .collect()
     }
 
     /// Ring PXN and GPUDirect RDMA for "Connected all rings".
@@ -600,7 +602,10 @@ impl Ctx<'_, '_, '_> {
         if self.code < 22200 {
             let mem: u64 = 1 << 21;
             let per = ch * 2 * (buff + mem);
-            format!("NVLS comm {comm} headRank {head} nHeads {n_heads} buffSize {buff} memSize {mem} nvlsPerRankSize {per} nvlsTotalSize {}", per * n_heads as u64)
+            format!(
+                "NVLS comm {comm} headRank {head} nHeads {n_heads} buffSize {buff} memSize {mem} nvlsPerRankSize {per} nvlsTotalSize {}",
+                per * n_heads as u64
+            )
         } else {
             let per = ch * 2 * buff;
             let ranks = if self.code >= 22700 { format!(" nvlsRanks {}", self.topo.nodes[node].len()) } else { String::new() };
@@ -615,9 +620,7 @@ fn numa_cpus(cluster: &Cluster, gpu: Option<&Gpu>) -> Vec<u32> {
     let sockets = host.sockets.max(1);
     let socket = gpu.map_or(0, |g| g.numa_node).min(sockets - 1);
     let cores = sockets * host.cores_per_socket;
-    (0..host.threads_per_core.max(1))
-        .flat_map(|t| (0..host.cores_per_socket).map(move |c| t * cores + socket * host.cores_per_socket + c))
-        .collect()
+    (0..host.threads_per_core.max(1)).flat_map(|t| (0..host.cores_per_socket).map(move |c| t * cores + socket * host.cores_per_socket + c)).collect()
 }
 
 /// ncclCpusetToStr: the mask's bytes from the highest set one, in hex, a
@@ -808,7 +811,13 @@ pub(super) fn log(cluster: &Cluster, plan: &Plan, ranks: &[Rank], env: &BTreeMap
     let nvls = nvls_enable != 0 && per_node_max > 2 && ranks.iter().all(multicast);
     let nvls_channels = if nvls {
         let n = int_value(env, "NCCL_NVLS_NCHANNELS");
-        if n >= 0 { n.min(64) as usize } else if cap >= 100 { 32 } else { 16 }
+        if n >= 0 {
+            n.min(64) as usize
+        } else if cap >= 100 {
+            32
+        } else {
+            16
+        }
     } else {
         0
     };
@@ -847,17 +856,33 @@ pub(super) fn log(cluster: &Cluster, plan: &Plan, ranks: &[Rank], env: &BTreeMap
     }
     let single_process = ranks.iter().all(|r| r.pid == r0.pid && r.node_index == r0.node_index);
     let ctx = Ctx {
-        cluster, plan, ranks, env, code, coll, tests, topo, nranks,
+        cluster,
+        plan,
+        ranks,
+        env,
+        code,
+        coll,
+        tests,
+        topo,
+        nranks,
         comm_hash: Rng::derive(cluster.seed, &["commId", &r0.pid.to_string()]).next_u64(),
-        nvls, nvls_channels, p2p_channels, p2p_per_peer, chunk, single_process,
+        nvls,
+        nvls_channels,
+        p2p_channels,
+        p2p_per_peer,
+        chunk,
+        single_process,
     };
     let shown: Vec<Who> = {
         let picked = shown(plan, ranks);
-        picked.iter().map(|rank| {
-            let r = ranks.iter().position(|x| std::ptr::eq(x, *rank)).unwrap_or(0);
-            let slot = ranks[..r].iter().filter(|x| x.pid == rank.pid && x.node_index == rank.node_index).count() as u32;
-            Who { rank, r, slot }
-        }).collect()
+        picked
+            .iter()
+            .map(|rank| {
+                let r = ranks.iter().position(|x| std::ptr::eq(x, *rank)).unwrap_or(0);
+                let slot = ranks[..r].iter().filter(|x| x.pid == rank.pid && x.node_index == rank.node_index).count() as u32;
+                Who { rank, r, slot }
+            })
+            .collect()
     };
     main_thread(&mut out, &ctx, &shown);
     for who in &shown {
@@ -900,7 +925,13 @@ fn main_thread(out: &mut Out, ctx: &Ctx, shown: &[Who]) {
             if let Some(ifname) = ctx.env("NCCL_SOCKET_IFNAME").filter(|v| v.len() > 1) {
                 out.info(who, tid, sys::ENV, format!("NCCL_SOCKET_IFNAME set by environment to {ifname}"));
             }
-            let (label, flags) = if code >= 22400 { ("Bootstrap: Using", sys::BOOTSTRAP) } else if code >= 22300 { ("Bootstrap : Using", sys::BOOTSTRAP) } else { ("Bootstrap : Using", sys::INIT) };
+            let (label, flags) = if code >= 22400 {
+                ("Bootstrap: Using", sys::BOOTSTRAP)
+            } else if code >= 22300 {
+                ("Bootstrap : Using", sys::BOOTSTRAP)
+            } else {
+                ("Bootstrap : Using", sys::INIT)
+            };
             out.info(who, tid, flags, format!("{label} {}", oob(who.rank.node, ctx.env)));
             if code < 22200 {
                 net_plugin(out, ctx, who, tid);
@@ -933,7 +964,10 @@ fn net_plugin(out: &mut Out, ctx: &Ctx, who: &Who, tid: u32) {
     let flags = sys::INIT | sys::NET;
     let missing = "libnccl-net.so: cannot open shared object file: No such file or directory";
     let lines: Vec<String> = match ctx.code {
-        0..=21899 => vec![format!("NET/Plugin : Plugin load (libnccl-net.so) returned 2 : {missing}"), "NET/Plugin : No plugin found, using internal implementation".into()],
+        0..=21899 => vec![
+            format!("NET/Plugin : Plugin load (libnccl-net.so) returned 2 : {missing}"),
+            "NET/Plugin : No plugin found, using internal implementation".into(),
+        ],
         21900..=22099 => vec![format!("NET/Plugin : dlerror={missing} No plugin found (libnccl-net.so), using internal implementation")],
         22100..=22199 => vec![
             "NET/Plugin: No plugin found (libnccl-net.so)".into(),
@@ -975,10 +1009,15 @@ fn net_phase(out: &mut Out, ctx: &Ctx, who: &Who) {
             out.info(who, tid, flags, format!("NET/Socket : Using [0]{oob}"));
         } else {
             let node = who.rank.node;
-            let list: Vec<String> = net.hcas.iter().enumerate().map(|(k, &i)| {
-                let layer = if node.hcas[i].port.link_layer == LinkLayer::Ethernet { "RoCE" } else { "IB" };
-                format!(" [{k}]{}:{}/{layer}", node.hcas[i].name, node.hcas[i].port.number)
-            }).collect();
+            let list: Vec<String> = net
+                .hcas
+                .iter()
+                .enumerate()
+                .map(|(k, &i)| {
+                    let layer = if node.hcas[i].port.link_layer == LinkLayer::Ethernet { "RoCE" } else { "IB" };
+                    format!(" [{k}]{}:{}/{layer}", node.hcas[i].name, node.hcas[i].port.number)
+                })
+                .collect();
             out.info(who, tid, flags, format!("NET/IB : Using{} [RO]; OOB {oob}", list.concat()));
         }
         if code >= 22700 {
@@ -1006,7 +1045,12 @@ fn init_line(ctx: &Ctx, who: &Who, what: &str) -> String {
     let prefix = if ctx.code >= 22100 { format!("{} ", ctx.func()) } else { String::new() };
     format!(
         "{prefix}comm {} rank {} nranks {} cudaDev {d} nvmlDev {d} busId {} commId 0x{:x} - Init {what}",
-        comm_ptr(ctx.cluster, who.rank), who.r, ctx.nranks, bus_id(who.rank), ctx.comm_hash, d = who.rank.device
+        comm_ptr(ctx.cluster, who.rank),
+        who.r,
+        ctx.nranks,
+        bus_id(who.rank),
+        ctx.comm_hash,
+        d = who.rank.device
     )
 }
 
@@ -1030,7 +1074,12 @@ fn start_phase(out: &mut Out, ctx: &Ctx, who: &Who) {
         let recv = 0.00015 + 0.00035 * rng.unit_f64() + wait;
         let ring = 0.00004 + 0.00006 * rng.unit_f64();
         let total = create + send + recv + ring + 0.00002 * rng.unit_f64();
-        out.info(who, tid, sys::BOOTSTRAP | sys::PROFILE, format!("Bootstrap timings total {total:.6} (create {create:.6}, send {send:.6}, recv {recv:.6}, ring {ring:.6}, delay 0.000000)"));
+        out.info(
+            who,
+            tid,
+            sys::BOOTSTRAP | sys::PROFILE,
+            format!("Bootstrap timings total {total:.6} (create {create:.6}, send {send:.6}, recv {recv:.6}, ring {ring:.6}, delay 0.000000)"),
+        );
     }
 }
 
@@ -1051,7 +1100,12 @@ fn topo_phase(out: &mut Out, ctx: &Ctx, who: &Who) {
     if code >= 22800 {
         let all: Vec<u32> = (0..ctx.cluster.preset.host.cpus()).collect();
         let set = cpuset_ranges(&cpus);
-        out.info(who, tid, sys::INIT, format!("ncclTopoGetCpuAffinity: Affinity for GPU {} is {set}. (GPU affinity = {set} ; CPU affinity = {}).", who.rank.device, cpuset_ranges(&all)));
+        out.info(
+            who,
+            tid,
+            sys::INIT,
+            format!("ncclTopoGetCpuAffinity: Affinity for GPU {} is {set}. (GPU affinity = {set} ; CPU affinity = {}).", who.rank.device, cpuset_ranges(&all)),
+        );
     } else {
         out.info(who, tid, sys::INIT, format!("Setting affinity for GPU {} to {}", who.rank.device, cpuset_hex(&cpus)));
     }
@@ -1074,10 +1128,19 @@ fn graph_phase(out: &mut Out, ctx: &Ctx, shown: &[Who]) {
         let node = ctx.topo.node_of[who.r];
         if code >= 22000 {
             let local = ctx.topo.nodes[node].iter().position(|&x| x == who.r).unwrap_or(0);
-            out.info(who, tid, sys::INIT, format!(
-                "comm {} rank {} nRanks {} nNodes {} localRanks {} localRank {local} MNNVL 0",
-                comm_ptr(ctx.cluster, who.rank), who.r, ctx.nranks, ctx.topo.nnodes, ctx.topo.nodes[node].len()
-            ));
+            out.info(
+                who,
+                tid,
+                sys::INIT,
+                format!(
+                    "comm {} rank {} nRanks {} nNodes {} localRanks {} localRank {local} MNNVL 0",
+                    comm_ptr(ctx.cluster, who.rank),
+                    who.r,
+                    ctx.nranks,
+                    ctx.topo.nnodes,
+                    ctx.topo.nodes[node].len()
+                ),
+            );
         }
         int_param(out, who, tid, ctx, "NCCL_MAX_NCHANNELS");
         int_param(out, who, tid, ctx, "NCCL_MIN_NCHANNELS");
@@ -1208,7 +1271,15 @@ fn tune_phase(out: &mut Out, ctx: &Ctx, who: &Who) {
         22000..=22099 => "0 collnet channels, ".to_string(),
         _ => format!("{ch} collnet channels, "),
     };
-    out.info(who, tid, sys::INIT, format!("{ch} coll channels, {collnet}{} nvls channels, {} p2p channels, {} p2p channels per peer", ctx.nvls_channels, ctx.p2p_channels, ctx.p2p_per_peer));
+    out.info(
+        who,
+        tid,
+        sys::INIT,
+        format!(
+            "{ch} coll channels, {collnet}{} nvls channels, {} p2p channels, {} p2p channels per peer",
+            ctx.nvls_channels, ctx.p2p_channels, ctx.p2p_per_peer
+        ),
+    );
     if who.first() {
         if let Some(mode) = ctx.env("NCCL_LAUNCH_MODE").filter(|v| !v.is_empty()) {
             let mode = if mode.eq_ignore_ascii_case("GROUP") { "GROUP" } else { "PARALLEL" };

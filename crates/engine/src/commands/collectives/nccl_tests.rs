@@ -11,7 +11,6 @@
 //! PCI ids), 2.23-2.26 -> 2.14.1, 2.27 -> 2.17.1 (`Collective test
 //! starting`), >= 2.28 -> 2.18.5 (version line, `unalign`, wider `#wrong`).
 
-
 use std::collections::BTreeMap;
 
 use crate::commands::options::{scan, Arg};
@@ -76,29 +75,45 @@ macro_rules! signature {
 }
 
 static SIGNATURES: [Signature; 7] = [
-    signature!("all_gather_perf", "measure NCCL all-gather bandwidth (nccl-tests)", &[
-        Example { command: "all_gather_perf -b 8M -e 1G -f 2 -g 8", description: "all-gather across this node's 8 GPUs" },
-    ]),
-    signature!("all_reduce_perf", "measure NCCL all-reduce bandwidth and latency (nccl-tests)", &[
-        Example { command: "all_reduce_perf -b 8M -e 1G -f 2 -g 8", description: "all-reduce across this node's 8 GPUs (NVLink/NVSwitch)" },
-        Example { command: "all_reduce_perf -b 8 -e 128M -f 2 -g 8", description: "the whole curve from latency-bound to bandwidth-bound" },
-        Example { command: "NCCL_DEBUG=INFO all_reduce_perf -b 1G -e 1G -g 8", description: "NCCL's init log: NICs used, GPUDirect, channels" },
-    ]),
-    signature!("alltoall_perf", "measure NCCL all-to-all bandwidth (nccl-tests)", &[
-        Example { command: "alltoall_perf -b 8M -e 1G -f 2 -g 8", description: "all-to-all across this node's 8 GPUs" },
-    ]),
-    signature!("broadcast_perf", "measure NCCL broadcast bandwidth (nccl-tests)", &[
-        Example { command: "broadcast_perf -b 8M -e 1G -f 2 -g 8", description: "broadcast from rank 0 across this node's GPUs" },
-    ]),
-    signature!("reduce_perf", "measure NCCL reduce bandwidth (nccl-tests)", &[
-        Example { command: "reduce_perf -b 8M -e 1G -f 2 -g 8", description: "reduce to rank 0 across this node's GPUs" },
-    ]),
-    signature!("reduce_scatter_perf", "measure NCCL reduce-scatter bandwidth (nccl-tests)", &[
-        Example { command: "reduce_scatter_perf -b 8M -e 1G -f 2 -g 8", description: "reduce-scatter across this node's 8 GPUs" },
-    ]),
-    signature!("sendrecv_perf", "measure NCCL send/receive bandwidth between ranks (nccl-tests)", &[
-        Example { command: "sendrecv_perf -b 8M -e 1G -f 2 -g 8", description: "each GPU sends to the next over NVLink" },
-    ]),
+    signature!(
+        "all_gather_perf",
+        "measure NCCL all-gather bandwidth (nccl-tests)",
+        &[Example { command: "all_gather_perf -b 8M -e 1G -f 2 -g 8", description: "all-gather across this node's 8 GPUs" },]
+    ),
+    signature!(
+        "all_reduce_perf",
+        "measure NCCL all-reduce bandwidth and latency (nccl-tests)",
+        &[
+            Example { command: "all_reduce_perf -b 8M -e 1G -f 2 -g 8", description: "all-reduce across this node's 8 GPUs (NVLink/NVSwitch)" },
+            Example { command: "all_reduce_perf -b 8 -e 128M -f 2 -g 8", description: "the whole curve from latency-bound to bandwidth-bound" },
+            Example { command: "NCCL_DEBUG=INFO all_reduce_perf -b 1G -e 1G -g 8", description: "NCCL's init log: NICs used, GPUDirect, channels" },
+        ]
+    ),
+    signature!(
+        "alltoall_perf",
+        "measure NCCL all-to-all bandwidth (nccl-tests)",
+        &[Example { command: "alltoall_perf -b 8M -e 1G -f 2 -g 8", description: "all-to-all across this node's 8 GPUs" },]
+    ),
+    signature!(
+        "broadcast_perf",
+        "measure NCCL broadcast bandwidth (nccl-tests)",
+        &[Example { command: "broadcast_perf -b 8M -e 1G -f 2 -g 8", description: "broadcast from rank 0 across this node's GPUs" },]
+    ),
+    signature!(
+        "reduce_perf",
+        "measure NCCL reduce bandwidth (nccl-tests)",
+        &[Example { command: "reduce_perf -b 8M -e 1G -f 2 -g 8", description: "reduce to rank 0 across this node's GPUs" },]
+    ),
+    signature!(
+        "reduce_scatter_perf",
+        "measure NCCL reduce-scatter bandwidth (nccl-tests)",
+        &[Example { command: "reduce_scatter_perf -b 8M -e 1G -f 2 -g 8", description: "reduce-scatter across this node's 8 GPUs" },]
+    ),
+    signature!(
+        "sendrecv_perf",
+        "measure NCCL send/receive bandwidth between ranks (nccl-tests)",
+        &[Example { command: "sendrecv_perf -b 8M -e 1G -f 2 -g 8", description: "each GPU sends to the next over NVLink" },]
+    ),
 ];
 
 fn signature_of(coll: Coll) -> &'static Signature {
@@ -165,16 +180,20 @@ fn atoi(text: &str) -> i64 {
     t[..end].parse().unwrap_or(0)
 }
 
-const TYPES: &[(&str, u64)] = &[
-    ("int8", 1), ("uint8", 1), ("int32", 4), ("uint32", 4), ("int64", 8), ("uint64", 8),
-    ("half", 2), ("float", 4), ("double", 8), ("bfloat16", 2),
-];
+const TYPES: &[(&str, u64)] =
+    &[("int8", 1), ("uint8", 1), ("int32", 4), ("uint32", 4), ("int64", 8), ("uint64", 8), ("half", 2), ("float", 4), ("double", 8), ("bfloat16", 2)];
 const OPS: &[&str] = &["sum", "prod", "max", "min", "avg"];
 
 /// C's `%g`: six significant digits, trailing zeros dropped.
 pub fn fmt_g(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {
-        return if x.is_nan() { "nan".into() } else if x == 0.0 { "0".into() } else { "inf".into() };
+        return if x.is_nan() {
+            "nan".into()
+        } else if x == 0.0 {
+            "0".into()
+        } else {
+            "inf".into()
+        };
     }
     let sci = format!("{x:.5e}");
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
@@ -250,8 +269,20 @@ fn fatal(message: String) -> Output {
 
 fn parse_opts(coll: Coll, args: &[String]) -> Result<Opts, Output> {
     let mut o = Opts {
-        threads: 1, gpus: 1, min: 32 << 20, max: 32 << 20, step: 1 << 20, factor: 1, iters: 20, agg: 1, warmup: 5,
-        check: 1, graph: 0, types: vec![("float", 4)], ops: vec!["sum"], root: 0,
+        threads: 1,
+        gpus: 1,
+        min: 32 << 20,
+        max: 32 << 20,
+        step: 1 << 20,
+        factor: 1,
+        iters: 20,
+        agg: 1,
+        warmup: 5,
+        check: 1,
+        graph: 0,
+        types: vec![("float", 4)],
+        ops: vec!["sum"],
+        root: 0,
     };
     let program = coll.program();
     for arg in scan(signature_of(coll), args) {
@@ -259,9 +290,7 @@ fn parse_opts(coll: Coll, args: &[String]) -> Result<Opts, Output> {
             Arg::Flag(flag, value) => (flag, value.unwrap_or_default()),
             Arg::Positional(_) => continue,
             Arg::Unknown(text) => return Err(bad_option(program, crate::commands::options::unknown(program, &text))),
-            Arg::MissingValue(flag) => {
-                return Err(bad_option(program, crate::commands::options::requires_argument(program, flag.short, flag.long)))
-            }
+            Arg::MissingValue(flag) => return Err(bad_option(program, crate::commands::options::requires_argument(program, flag.short, flag.long))),
         };
         let n = atoi(&value);
         let count = n.clamp(0, 1 << 20) as u32;
@@ -269,9 +298,17 @@ fn parse_opts(coll: Coll, args: &[String]) -> Result<Opts, Output> {
             't' => o.threads = count.max(1),
             'g' => o.gpus = count.max(1),
             'b' | 'e' | 'i' => {
-                let what = match flag.short { Some('b') => "minbytes", Some('e') => "maxbytes", _ => "stepbytes" };
+                let what = match flag.short {
+                    Some('b') => "minbytes",
+                    Some('e') => "maxbytes",
+                    _ => "stepbytes",
+                };
                 let size = parse_size(&value).ok_or_else(|| fatal(format!("invalid size specified for '{what}'\n")))?;
-                match what { "minbytes" => o.min = size, "maxbytes" => o.max = size, _ => o.step = size }
+                match what {
+                    "minbytes" => o.min = size,
+                    "maxbytes" => o.max = size,
+                    _ => o.step = size,
+                }
             }
             'f' => o.factor = n.max(1) as u64,
             'n' => o.iters = count.max(1),
@@ -284,7 +321,14 @@ fn parse_opts(coll: Coll, args: &[String]) -> Result<Opts, Output> {
                 o.types = if value == "all" {
                     TYPES.to_vec()
                 } else {
-                    let alias = match value.as_str() { "char" => "int8", "int" => "int32", "float16" => "half", "float32" => "float", "float64" => "double", v => v };
+                    let alias = match value.as_str() {
+                        "char" => "int8",
+                        "int" => "int32",
+                        "float16" => "half",
+                        "float32" => "float",
+                        "float64" => "double",
+                        v => v,
+                    };
                     vec![*TYPES.iter().find(|(name, _)| *name == alias).ok_or_else(|| fatal(format!("invalid type {value}\n")))?]
                 }
             }
@@ -407,10 +451,18 @@ pub fn run_job(cluster: &Cluster, coll: Coll, argv: &[String], job: &Job) -> Out
     let Ok(plan) = plan else { return Output::default() };
     for (r, rank) in ranks.iter().enumerate() {
         let Some(gpu) = rank.node.gpus.iter().filter(|g| g.is_visible()).nth(rank.device as usize) else { continue };
-        out.push(0, format!(
-            "#  Rank {r:2} Group {:2} Pid {:6} on {:>10} device {:2} [{}] {}",
-            0, rank.pid, rank.node.hostname, rank.device, pci(&gpu.bus_id, version >= (2, 14, 1)), gpu.name
-        ));
+        out.push(
+            0,
+            format!(
+                "#  Rank {r:2} Group {:2} Pid {:6} on {:>10} device {:2} [{}] {}",
+                0,
+                rank.pid,
+                rank.node.hostname,
+                rank.device,
+                pci(&gpu.bus_id, version >= (2, 14, 1)),
+                gpu.name
+            ),
+        );
     }
     let level = debug_level(&job.env);
     let mut connect = Vec::new();
@@ -425,20 +477,24 @@ pub fn run_job(cluster: &Cluster, coll: Coll, argv: &[String], job: &Job) -> Out
     let wide = version >= (2, 18, 0);
     let pad = if wide { " " } else { "" };
     out.push(0, format!("#                                                              out-of-place                       in-place          {pad}"));
-    out.push(0, if wide {
-        "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong".to_string()
-    } else {
-        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong".to_string()
-    });
+    out.push(
+        0,
+        if wide {
+            "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong".to_string()
+        } else {
+            "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong".to_string()
+        },
+    );
     out.push(0, format!("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)     {pad}       (us)  (GB/s)  (GB/s)       {pad}"));
     // From 2.22 NCCL connects when the first collective (the first size's warm-up) runs.
     out.lines.extend(connect);
     // A rail with a failing cable aborts large transfers with completion errors.
     let failing = (plan.nnodes > 1)
         .then(|| {
-            job.nodes.iter().zip(&plan.nets).find_map(|((node, _), net)| {
-                net.hcas.iter().find(|&&i| node.hcas[i].port.symbol_errors_per_hour >= 1000).map(|&i| (*node, i))
-            })
+            job.nodes
+                .iter()
+                .zip(&plan.nets)
+                .find_map(|((node, _), net)| net.hcas.iter().find(|&&i| node.hcas[i].port.symbol_errors_per_hour >= 1000).map(|&i| (*node, i)))
         })
         .flatten();
     let factor = coll.bus_factor(nranks);
@@ -502,7 +558,17 @@ pub fn run_job(cluster: &Cluster, coll: Coll, argv: &[String], job: &Job) -> Out
     }
     if level >= 3 && nccl_init::init_on(&job.env, &cluster.versions.nccl) {
         for rank in nccl_init::shown(&plan, &ranks) {
-            out.push(rank.task, format!("{} comm {} rank {} nranks {nranks} cudaDev {} busId {} - Destroy COMPLETE", nccl_init::main_prefix(rank), nccl_init::comm_ptr(cluster, rank), rank_index(&ranks, rank), rank.device, nccl_init::bus_id(rank)));
+            out.push(
+                rank.task,
+                format!(
+                    "{} comm {} rank {} nranks {nranks} cudaDev {} busId {} - Destroy COMPLETE",
+                    nccl_init::main_prefix(rank),
+                    nccl_init::comm_ptr(cluster, rank),
+                    rank_index(&ranks, rank),
+                    rank.device,
+                    nccl_init::bus_id(rank)
+                ),
+            );
         }
     }
     let init_ms = 1_500 + 150 * (64 - nranks.leading_zeros()) as u64;

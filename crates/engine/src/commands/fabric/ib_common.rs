@@ -226,8 +226,7 @@ pub fn counters_now(cluster: &Cluster, port: &Port) -> PortCounters {
 /// invocation at the same simulated time.
 pub fn pid(invocation: &Invocation) -> u64 {
     let now = invocation.cluster.now.to_string();
-    Rng::derive(invocation.cluster.seed, &[&invocation.node.hostname, &invocation.argv.join(" "), &now])
-        .range_u64(3_000, 3_999_999)
+    Rng::derive(invocation.cluster.seed, &[&invocation.node.hostname, &invocation.argv.join(" "), &now]).range_u64(3_000, 3_999_999)
 }
 
 /// One option row of an infiniband-diags usage screen.

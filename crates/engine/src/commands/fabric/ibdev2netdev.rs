@@ -1,8 +1,8 @@
 //! `ibdev2netdev`: which network interface each RDMA port is bound to and
 //! whether it is up (capture: ibdev2netdev_dgx_10hca_ib_2down.txt).
 
-use crate::commands::options::{scan, Arg};
 use crate::commands::fabric::ib_common::sysfs_order;
+use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::fabric::PortState;
 

@@ -7,8 +7,8 @@
 //! node) per 32 nodes, the nodes' ports on leaf ports 1-32 in node order.
 //! Leaf ports with no node are empty cages (`Down/ Polling`).
 
-use crate::commands::options::{scan, Arg};
 use crate::commands::fabric::ib_common::{common_options, diag_usage, pid, DiagOption};
+use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::fabric::{Hca, LaneSpeed, LinkLayer, Port, PortState};
 use crate::rng::Rng;

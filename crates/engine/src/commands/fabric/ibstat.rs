@@ -2,11 +2,10 @@
 //! infiniband-diags prints it (FACTS.md §4). `ibstat`, `ibstat CA [PORT]`,
 //! `-l` (names), `-s` (no ports), `-p` (port GUIDs).
 
-use crate::commands::options::{scan, Arg};
 use crate::commands::fabric::ib_common::{
-    base_lid, capability_mask, common_options, diag_usage, hardware_version, pid, port_guid, sm_lid,
-    strtol, sysfs_order, system_image_guid, DiagOption, Link,
+    base_lid, capability_mask, common_options, diag_usage, hardware_version, pid, port_guid, sm_lid, strtol, sysfs_order, system_image_guid, DiagOption, Link,
 };
+use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::fabric::Hca;
 
@@ -96,11 +95,7 @@ impl Command for Ibstat {
             match port {
                 Some(number) if !short => {
                     if number != i64::from(hca.port.number) {
-                        let warning = format!(
-                            "ibwarn: [{}] ca_stat: CA: '{}' has no port number {number} - max (1)\n",
-                            pid(invocation),
-                            hca.name
-                        );
+                        let warning = format!("ibwarn: [{}] ca_stat: CA: '{}' has no port number {number} - max (1)\n", pid(invocation), hca.name);
                         let mut output = panic(invocation, &hca.name);
                         output.stdout = out;
                         output.stderr = warning + &output.stderr;
@@ -125,10 +120,7 @@ impl Command for Ibstat {
 /// ibstat_a100_azure_hdr_ibpanic_missing_mlx5_8.txt). The `No such file or
 /// directory` is the errno left by the failed sysfs read.
 fn panic(invocation: &Invocation, name: &str) -> Output {
-    Output::error(
-        format!("ibpanic: [{}] main: stat of IB device '{name}' failed: No such file or directory\n", pid(invocation)),
-        EXIT_PANIC,
-    )
+    Output::error(format!("ibpanic: [{}] main: stat of IB device '{name}' failed: No such file or directory\n", pid(invocation)), EXIT_PANIC)
 }
 
 fn ca_block(hca: &Hca) -> String {
@@ -212,19 +204,16 @@ mod tests {
 
     #[test]
     fn port_down_shows_the_placeholder_rate() {
-        let mut session =
-            faulted(Fault::HcaPortDown { node: "gpu-001".into(), hca: "mlx5_3".into(), state: PortDown::Disabled });
+        let mut session = faulted(Fault::HcaPortDown { node: "gpu-001".into(), hca: "mlx5_3".into(), state: PortDown::Disabled });
         let out = session.run("ibstat mlx5_3 1").stdout();
         assert!(out.contains("State: Down\nPhysical state: Disabled\nRate: 40\nBase lid: 65535\n"), "{out}");
-        let mut session =
-            faulted(Fault::HcaPortDown { node: "gpu-001".into(), hca: "mlx5_3".into(), state: PortDown::Polling });
+        let mut session = faulted(Fault::HcaPortDown { node: "gpu-001".into(), hca: "mlx5_3".into(), state: PortDown::Polling });
         assert!(session.run("ibstat").stdout().contains("\t\tState: Down\n\t\tPhysical state: Polling\n\t\tRate: 40\n"));
     }
 
     #[test]
     fn degraded_link_shows_the_lower_rate() {
-        let mut session =
-            faulted(Fault::HcaLinkDegraded { node: "gpu-001".into(), hca: "mlx5_2".into(), rate: Some(200), width: None });
+        let mut session = faulted(Fault::HcaLinkDegraded { node: "gpu-001".into(), hca: "mlx5_2".into(), rate: Some(200), width: None });
         assert!(session.run("ibstat mlx5_2").stdout().contains("\t\tRate: 200\n"));
     }
 }

@@ -5,8 +5,8 @@
 //! Limitation: `-v` adds only the port attributes; the ~40 device capability
 //! lines real devinfo prints (max_mr_size, max_qp, ...) are not in the model.
 
+use crate::commands::fabric::ib_common::{base_lid, capability_mask, default_gid, hardware_version, mtu_code, sm_lid, strtol, system_image_guid, Link};
 use crate::commands::options::{scan, Arg};
-use crate::commands::fabric::ib_common::{capability_mask, default_gid, hardware_version, mtu_code, sm_lid, base_lid, system_image_guid, strtol, Link};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::fabric::{Hca, LinkLayer, PhysState, PortState};
 
@@ -206,9 +206,7 @@ mod tests {
     fn mtu_and_degraded_width_faults_show() {
         let mut cluster = cluster();
         Fault::HcaMtu { node: "gpu-001".into(), hca: "mlx5_4".into(), mtu: 1024 }.apply(&mut cluster).unwrap();
-        Fault::HcaLinkDegraded { node: "gpu-001".into(), hca: "mlx5_5".into(), rate: None, width: Some(2) }
-            .apply(&mut cluster)
-            .unwrap();
+        Fault::HcaLinkDegraded { node: "gpu-001".into(), hca: "mlx5_5".into(), rate: None, width: Some(2) }.apply(&mut cluster).unwrap();
         let mut session = shell(cluster);
         assert!(session.run("ibv_devinfo -d mlx5_4").stdout().contains("\t\t\tactive_mtu:\t\t1024 (3)\n"));
         assert!(session.run("ibv_devinfo -v -d mlx5_5").stdout().contains("\t\t\tactive_width:\t\t2X (16)\n"));

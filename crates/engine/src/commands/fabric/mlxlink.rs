@@ -8,8 +8,8 @@
 //! firmware's link-diagnostic codes (NVIDIA switch manuals, "Link Diagnostic
 //! Per Port"); the counter rows are mstflint's showBer order.
 
-use crate::commands::options::{scan, Arg};
 use crate::commands::fabric::ib_common::counters_now;
+use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::fabric::{Hca, LaneSpeed, LinkLayer, PhysState, Port, PortState};
 use crate::model::Node;
@@ -307,11 +307,14 @@ impl Command for Mlxlink {
         let (opcode, message) = diagnosis(port, symbol_errors);
         out += &title("Troubleshooting Info");
         out += &row("Status Opcode", opcode);
-        out += &row("Group Opcode", match opcode {
-            0 | 1023 => "N/A",
-            1..=1022 => "PHY FW",
-            _ => "MNG FW",
-        });
+        out += &row(
+            "Group Opcode",
+            match opcode {
+                0 | 1023 => "N/A",
+                1..=1022 => "PHY FW",
+                _ => "MNG FW",
+            },
+        );
         out += &row("Recommendation", message);
         out += &title("Tool Information");
         out += &row("Firmware Version", &hca.firmware);

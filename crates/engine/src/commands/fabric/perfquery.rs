@@ -7,8 +7,8 @@
 //! with one it finds the port of that LID anywhere in the cluster. Counters a
 //! fault drives grow with simulated time (ib_common::counters_now).
 
-use crate::commands::options::{scan, Arg};
 use crate::commands::fabric::ib_common::{base_lid, common_options, counters_now, diag_usage, pid, strtol, DiagOption};
+use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::fabric::{Hca, LinkLayer, PortCounters};
 
@@ -52,12 +52,7 @@ const HCA_CAP_MASK: u16 = 0x5A00;
 const HCA_CAP_MASK2: u32 = 0x0000002;
 
 fn usage() -> String {
-    let mut options = vec![DiagOption {
-        long: "extended",
-        letter: Some('x'),
-        value: None,
-        description: "show extended port counters",
-    }];
+    let mut options = vec![DiagOption { long: "extended", letter: Some('x'), value: None, description: "show extended port counters" }];
     options.extend(common_options("DK"));
     diag_usage(
         "perfquery",
@@ -115,9 +110,12 @@ impl Command for Perfquery {
             None => (source, base_lid(&source.port)),
             Some(text) => {
                 let lid = strtol(text);
-                let found = invocation.cluster.nodes.iter().flat_map(|n| n.hcas.iter()).find(|hca| {
-                    hca.port.link_layer == LinkLayer::InfiniBand && i64::from(hca.port.lid) == lid && hca.port.is_up()
-                });
+                let found = invocation
+                    .cluster
+                    .nodes
+                    .iter()
+                    .flat_map(|n| n.hcas.iter())
+                    .find(|hca| hca.port.link_layer == LinkLayer::InfiniBand && i64::from(hca.port.lid) == lid && hca.port.is_up());
                 match found {
                     Some(hca) if source.port.is_up() => (hca, hca.port.lid),
                     _ => {
@@ -137,11 +135,7 @@ impl Command for Perfquery {
             }
         }
         let counters = counters_now(invocation.cluster, &target.port);
-        let text = if extended {
-            extended_counters(lid, target.port.number, &counters)
-        } else {
-            counters_32(lid, target.port.number, &counters)
-        };
+        let text = if extended { extended_counters(lid, target.port.number, &counters) } else { counters_32(lid, target.port.number, &counters) };
         Output { duration_ms: 15, ..Output::ok(text) }
     }
 }
@@ -183,9 +177,7 @@ fn counters_32(lid: u16, port: u8, c: &PortCounters) -> String {
 }
 
 fn extended_counters(lid: u16, port: u8, c: &PortCounters) -> String {
-    let mut out = format!(
-        "# Port extended counters: Lid {lid} port {port} (CapMask: 0x{HCA_CAP_MASK:02X} CapMask2: 0x{HCA_CAP_MASK2:07X})\n"
-    );
+    let mut out = format!("# Port extended counters: Lid {lid} port {port} (CapMask: 0x{HCA_CAP_MASK:02X} CapMask2: 0x{HCA_CAP_MASK2:07X})\n");
     out += &line("PortSelect", port);
     out += &line("CounterSelect", "0x0000");
     out += &line("PortXmitData", c.xmit_data);
@@ -229,7 +221,10 @@ mod tests {
     #[test]
     fn healthy_port_has_clean_counters() {
         let out = run_on_first_node("perfquery -x").stdout;
-        assert!(out.starts_with("# Port extended counters: Lid 100 port 1 (CapMask: 0x5A00 CapMask2: 0x0000002)\nPortSelect:......................1\n"), "{out}");
+        assert!(
+            out.starts_with("# Port extended counters: Lid 100 port 1 (CapMask: 0x5A00 CapMask2: 0x0000002)\nPortSelect:......................1\n"),
+            "{out}"
+        );
         assert_eq!(value(&out, "SymbolErrorCounter"), 0);
         assert_eq!(out.lines().count(), 26);
         let short = run_on_first_node("perfquery").stdout;

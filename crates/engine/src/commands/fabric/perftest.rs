@@ -20,8 +20,8 @@
 //!
 //! The declared examples are servers, because a client needs one running.
 
-use crate::commands::options::{scan, Arg};
 use crate::commands::fabric::ib_common::strtol;
+use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::{Change, Listener};
 use crate::model::fabric::{Hca, LinkLayer, PortState};
@@ -167,7 +167,12 @@ impl Addr {
     fn lines(&self, side: &str, tool: &Perftest, qps: u32, show_gid: bool) -> String {
         let mut out = String::new();
         for qp in 0..u64::from(qps.max(1)) {
-            out += &format!(" {side} address: LID {} QPN {} PSN {}", hex(u64::from(self.lid), 4), hex(self.qpn + qp, 6), hex((self.psn + qp * 0x1b1) & 0xff_ffff, 6));
+            out += &format!(
+                " {side} address: LID {} QPN {} PSN {}",
+                hex(u64::from(self.lid), 4),
+                hex(self.qpn + qp, 6),
+                hex((self.psn + qp * 0x1b1) & 0xff_ffff, 6)
+            );
             if tool.verb == Verb::Read {
                 out += " OUT 0x10";
             }
@@ -284,7 +289,10 @@ impl<'a> Side<'a> {
         }
         let gpu = match params.cuda {
             Some(index) => {
-                let gpu = node.gpu(index).filter(|g| g.is_visible()).ok_or_else(|| format!("initializing CUDA\nNo CUDA device {index}\n Couldn't init GPU context\n"))?;
+                let gpu = node
+                    .gpu(index)
+                    .filter(|g| g.is_visible())
+                    .ok_or_else(|| format!("initializing CUDA\nNo CUDA device {index}\n Couldn't init GPU context\n"))?;
                 let bus = gpu.kernel_bus_id();
                 *out += &format!(
                     "initializing CUDA\nListing all CUDA devices in system:\nCUDA device {index}: PCIe address is {}\n\nPicking device No. {index}\n[pid = {}, dev = {index}] device name = [{}]\ncreating CUDA Ctx\nmaking it the current CUDA Ctx\n",
@@ -334,11 +342,17 @@ impl Perftest {
     fn header(&self, v: (u32, u32), side: &Side, mtu: u32, server: bool) -> String {
         let p = &side.params;
         let bidir = p.bidir && !self.lat;
-        let mut out = format!("{LINE}                    {} {}{}Test\n", self.kind(), if bidir { "Bidirectional " } else { "" }, if self.lat { "Latency " } else { "BW " });
+        let mut out = format!(
+            "{LINE}                    {} {}{}Test\n",
+            self.kind(),
+            if bidir { "Bidirectional " } else { "" },
+            if self.lat { "Latency " } else { "BW " }
+        );
         out += &format!(" Dual-port       : OFF\t\tDevice         : {}\n", side.hca.name);
         out += &format!(" Number of qps   : {}\t\tTransport type : IB\n", p.qps);
         out += " Connection type : RC\t\tUsing SRQ      : OFF\n";
-        out += &format!(" PCIe relax order: {}{}\n", if self.lat && v.0 < 24 { "OFF" } else { "ON" }, if v >= (24, 10) { "\t\tLock-free      : OFF" } else { "" });
+        out +=
+            &format!(" PCIe relax order: {}{}\n", if self.lat && v.0 < 24 { "OFF" } else { "ON" }, if v >= (24, 10) { "\t\tLock-free      : OFF" } else { "" });
         out += &format!(" ibv_wr* API     : ON{}\n", if v.0 >= 26 { "\t\tUsing Enhanced Reorder      : OFF" } else { "" });
         let iters = p.iters.unwrap_or(self.default_iters());
         if !server || bidir {
@@ -402,7 +416,8 @@ impl Perftest {
         let is_ip = host.split('.').count() == 4 && host.split('.').all(|o| o.parse::<u8>().is_ok());
         let Some(target) = target else {
             let refused = format!("Couldn't connect to {host}:{port}\n Unable to init the socket connection\n");
-            let unknown = format!("Name or service not known for {host}:{port}\nProblem in resolving basic address and port\n Unable to init the socket connection\n");
+            let unknown =
+                format!("Name or service not known for {host}:{port}\nProblem in resolving basic address and port\n Unable to init the socket connection\n");
             return fail(out, if is_ip { refused } else { unknown });
         };
         let listener = target.listeners.iter().find(|l| l.port == port && l.program == self.signature.name && target.reachable);
@@ -433,11 +448,7 @@ impl Perftest {
         back += LINE;
 
         let test = Test { verb: self.verb, qps: p.qps, mtu, bidirectional: p.bidir && !self.lat, cq_mod: if v.0 >= 26 { 1 } else { 100 } };
-        let sizes: Vec<u64> = if p.all {
-            (1..=23).map(|e| 1u64 << e).collect()
-        } else {
-            vec![p.size.unwrap_or(if self.lat { 2 } else { 65536 })]
-        };
+        let sizes: Vec<u64> = if p.all { (1..=23).map(|e| 1u64 << e).collect() } else { vec![p.size.unwrap_or(if self.lat { 2 } else { 65536 })] };
         let iters = p.iters.unwrap_or(self.default_iters());
         let (a, b) = (client.end(), server.end());
         let mut elapsed_us = 1_000_000.0;
@@ -467,7 +478,13 @@ impl Perftest {
             out += LINE;
             back += LINE;
         } else {
-            let unit = if p.gbits { "Gb/sec" } else if v >= (24, 7) { "MiB/sec" } else { "MB/sec" };
+            let unit = if p.gbits {
+                "Gb/sec"
+            } else if v >= (24, 7) {
+                "MiB/sec"
+            } else {
+                "MB/sec"
+            };
             let header = format!(" #bytes     #iterations    BW peak[{unit}]    BW average[{unit}]   MsgRate[Mpps]\n");
             out += &header;
             back += &header;

@@ -103,28 +103,17 @@ pub fn paths(cluster: &Cluster, node: &Node) -> Vec<String> {
     paths.extend(cluster.workload_specs.iter().map(|spec| spec.script_path()));
     paths.extend(cluster.workloads.iter().filter(|w| w.started <= cluster.now).map(|w| job_log_path(w.job_id)));
     for gpu in &node.gpus {
-        paths.push(format!(
-            "/proc/driver/nvidia/gpus/{}/information",
-            proc_bus_id(&gpu.bus_id)
-        ));
+        paths.push(format!("/proc/driver/nvidia/gpus/{}/information", proc_bus_id(&gpu.bus_id)));
     }
     for hca in &node.hcas {
         let device = format!("/sys/class/infiniband/{}", hca.name);
         paths.extend(DEVICE_FILES.iter().map(|file| format!("{device}/{file}")));
         let port = format!("{device}/ports/{}", hca.port.number);
         paths.extend(PORT_FILES.iter().map(|file| format!("{port}/{file}")));
-        paths.extend(
-            COUNTER_FILES
-                .iter()
-                .map(|file| format!("{port}/counters/{file}")),
-        );
+        paths.extend(COUNTER_FILES.iter().map(|file| format!("{port}/counters/{file}")));
     }
     for iface in interfaces(node) {
-        paths.extend(
-            NET_FILES
-                .iter()
-                .map(|file| format!("/sys/class/net/{}/{file}", iface.name)),
-        );
+        paths.extend(NET_FILES.iter().map(|file| format!("/sys/class/net/{}/{file}", iface.name)));
     }
     paths
 }
@@ -138,11 +127,7 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
         "/etc/hosts" => {
             let mut text = "127.0.0.1 localhost\n".to_string();
             for other in &cluster.nodes {
-                text += &format!(
-                    "{} {}\n",
-                    network::frontend_ip(&other.hostname),
-                    other.hostname
-                );
+                text += &format!("{} {}\n", network::frontend_ip(&other.hostname), other.hostname);
             }
             return Some(text);
         }
@@ -160,20 +145,14 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
         "/var/log/kern.log" => return Some(syslog(cluster, node, true)),
         "/proc/driver/nvidia/version" => {
             // The same build line the kernel logged when the module loaded.
-            let build = node
-                .kernel_log
-                .iter()
-                .find_map(|line| line.text.strip_prefix("NVRM: loading "))?;
+            let build = node.kernel_log.iter().find_map(|line| line.text.strip_prefix("NVRM: loading "))?;
             return Some(format!("NVRM version: {build}\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04) \n"));
         }
         _ => {}
     }
     if let Some(rest) = path.strip_prefix("/proc/driver/nvidia/gpus/") {
         let (bus, file) = rest.split_once('/')?;
-        let gpu = node
-            .gpus
-            .iter()
-            .find(|gpu| proc_bus_id(&gpu.bus_id) == bus)?;
+        let gpu = node.gpus.iter().find(|gpu| proc_bus_id(&gpu.bus_id) == bus)?;
         return (file == "information").then(|| {
             format!(
                 "Model: \t\t {}\nIRQ:   \t\t {}\nGPU UUID: \t {}\nVideo BIOS: \t {}\nBus Type: \t PCIe\nDMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\nBus Location: \t {}\nDevice Minor: \t {}\nGPU Excluded:\t No\n",
@@ -188,9 +167,7 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
     }
     if let Some(rest) = path.strip_prefix("/sys/class/net/") {
         let (name, file) = rest.split_once('/')?;
-        let iface = interfaces(node)
-            .into_iter()
-            .find(|iface| iface.name == name)?;
+        let iface = interfaces(node).into_iter().find(|iface| iface.name == name)?;
         return Some(match file {
             "address" => format!("{}\n", iface.mac),
             "carrier" => format!("{}\n", u8::from(iface.up)),
@@ -208,9 +185,7 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
             ),
             // ARPHRD_LOOPBACK, ARPHRD_INFINIBAND, ARPHRD_ETHER.
             "type" => {
-                let ib = node.hcas.iter().any(|hca| {
-                    hca.netdev == iface.name && hca.port.link_layer == LinkLayer::InfiniBand
-                });
+                let ib = node.hcas.iter().any(|hca| hca.netdev == iface.name && hca.port.link_layer == LinkLayer::InfiniBand);
                 format!(
                     "{}\n",
                     if iface.loopback {
@@ -251,16 +226,8 @@ fn proc_bus_id(bus_id: &str) -> String {
 /// One port file's text, as the kernel writes it.
 pub fn port_file(hca: &Hca, file: &str) -> Option<String> {
     Some(match file {
-        "state" => format!(
-            "{}: {}\n",
-            hca.port.state.code(),
-            state_name(hca.port.state)
-        ),
-        "phys_state" => format!(
-            "{}: {}\n",
-            hca.port.phys_state.code(),
-            hca.port.phys_state.label()
-        ),
+        "state" => format!("{}: {}\n", hca.port.state.code(), state_name(hca.port.state)),
+        "phys_state" => format!("{}: {}\n", hca.port.phys_state.code(), hca.port.phys_state.label()),
         "rate" => format!("{}\n", Link::of(hca).sysfs_rate()),
         "link_layer" => format!("{}\n", hca.port.link_layer.label()),
         "lid" => format!("{:#x}\n", base_lid(&hca.port)),
@@ -326,11 +293,7 @@ fn nccl_conf(cluster: &Cluster) -> String {
 /// the preset's CPUs, memory and GPUs (what `scontrol show node` reports).
 fn slurm_conf(cluster: &Cluster) -> String {
     let host = &cluster.preset.host;
-    let names: Vec<&str> = cluster
-        .nodes
-        .iter()
-        .map(|node| node.hostname.as_str())
-        .collect();
+    let names: Vec<&str> = cluster.nodes.iter().map(|node| node.hostname.as_str()).collect();
     let gpus = cluster.nodes.first().map_or(0, |node| node.gpus.len());
     format!(
         "# slurm.conf: the same on every node of the cluster.\n\
@@ -371,37 +334,19 @@ fn syslog(cluster: &Cluster, node: &Node, kernel_only: bool) -> String {
         .iter()
         .map(|line| {
             let at = node.booted_at + (line.uptime_us / 1_000_000) as i64;
-            (
-                at,
-                "kernel".to_string(),
-                format!(
-                    "{}{}",
-                    dmesg::prefix(node, line, false),
-                    line.text.replace('\n', " ")
-                ),
-            )
+            (at, "kernel".to_string(), format!("{}{}", dmesg::prefix(node, line, false), line.text.replace('\n', " ")))
         })
         .collect();
     if !kernel_only {
-        entries.extend(
-            journalctl::fabric_manager_entries(cluster, node)
-                .into_iter()
-                .map(|entry| (entry.at, entry.identifier, entry.text)),
-        );
+        entries.extend(journalctl::fabric_manager_entries(cluster, node).into_iter().map(|entry| (entry.at, entry.identifier, entry.text)));
     }
     // A stable sort keeps each source's order within a second.
     crate::sort::sort_by_key(&mut entries, |entry| entry.0);
     let mut text = String::new();
     for (at, identifier, message) in entries {
         let c = civil(at);
-        let month = journalctl::MONTHS
-            .get(c.month as usize - 1)
-            .copied()
-            .unwrap_or("Jan");
-        text += &format!(
-            "{month} {:>2} {:02}:{:02}:{:02} {} {identifier}: {message}\n",
-            c.day, c.hour, c.minute, c.second, node.hostname
-        );
+        let month = journalctl::MONTHS.get(c.month as usize - 1).copied().unwrap_or("Jan");
+        text += &format!("{month} {:>2} {:02}:{:02}:{:02} {} {identifier}: {message}\n", c.day, c.hour, c.minute, c.second, node.hostname);
     }
     text
 }

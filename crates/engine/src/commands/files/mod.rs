@@ -238,7 +238,13 @@ impl<'a> View<'a> {
             "root"
         };
         // syslog and kern.log belong to group adm, as rsyslog leaves them.
-        let group = if user_owned { "user" } else if path.starts_with("/var/log/") { "adm" } else { "root" };
+        let group = if user_owned {
+            "user"
+        } else if path.starts_with("/var/log/") {
+            "adm"
+        } else {
+            "root"
+        };
         let inode = crate::rng::stable_hash(path.as_bytes()) % 4_000_000 + 1_000;
         Some(Metadata { path: path.clone(), kind, size, mode, owner, group, inode, modified: self.modified(&path), kernel })
     }

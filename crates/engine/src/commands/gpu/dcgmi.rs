@@ -83,7 +83,9 @@ impl Command for Dcgmi {
                 _ => flag.short != Some('l'),
             };
             match arg {
-                Arg::Flag(flag, _) if !allowed(flag) => return parse_error(subsystem, &format!("Couldn't find match for argument -{}", flag.short.unwrap_or('?'))),
+                Arg::Flag(flag, _) if !allowed(flag) => {
+                    return parse_error(subsystem, &format!("Couldn't find match for argument -{}", flag.short.unwrap_or('?')))
+                }
                 Arg::Flag(flag, value) => match flag.short {
                     Some('h') => help = true,
                     Some('l') => list = true,
@@ -239,10 +241,26 @@ fn findings(cluster: &Cluster, host: &str, gpus: &[&Gpu]) -> Vec<Finding> {
             add(Test::Deployment, gpu, true, format!("GPU {g} had uncorrectable memory errors and row remapping failed."));
         }
         if gpu.pcie.gen < gpu.pcie.max_gen {
-            add(Test::Pcie, gpu, true, format!("GPU {g} is running at PCI link generation {}, which is below the minimum allowed link generation of {} (parameter 'min_pci_generation')", gpu.pcie.gen, gpu.pcie.max_gen));
+            add(
+                Test::Pcie,
+                gpu,
+                true,
+                format!(
+                    "GPU {g} is running at PCI link generation {}, which is below the minimum allowed link generation of {} (parameter 'min_pci_generation')",
+                    gpu.pcie.gen, gpu.pcie.max_gen
+                ),
+            );
         }
         if gpu.pcie.width < gpu.pcie.max_width {
-            add(Test::Pcie, gpu, true, format!("GPU {g} is running at PCI link width {}X, which is below the minimum allowed link generation of {} (parameter 'min_pci_width')", gpu.pcie.width, gpu.pcie.max_width));
+            add(
+                Test::Pcie,
+                gpu,
+                true,
+                format!(
+                    "GPU {g} is running at PCI link width {}X, which is below the minimum allowed link generation of {} (parameter 'min_pci_width')",
+                    gpu.pcie.width, gpu.pcie.max_width
+                ),
+            );
         }
         for (link, _) in gpu.nvlinks.iter().enumerate().filter(|(_, link)| !link.active) {
             add(Test::Pcie, gpu, true, format!("GPU {g}'s NvLink link {link} is currently down"));
@@ -416,7 +434,17 @@ mod tests {
         let r3 = run_on_first_node("dcgmi diag -r 3");
         assert!(r3.stdout.contains("| Targeted Power            | Pass - All"));
         assert!(r3.duration_ms > run_on_first_node("dcgmi diag -r 2").duration_ms);
-        for line in ["dcgmi", "dcgmi bogus", "dcgmi diag", "dcgmi diag -r 9", "dcgmi diag -r", "dcgmi diag -l", "dcgmi discovery", "dcgmi diag -r 1 -i 42", "dcgmi discovery -l -x"] {
+        for line in [
+            "dcgmi",
+            "dcgmi bogus",
+            "dcgmi diag",
+            "dcgmi diag -r 9",
+            "dcgmi diag -r",
+            "dcgmi diag -l",
+            "dcgmi discovery",
+            "dcgmi diag -r 1 -i 42",
+            "dcgmi discovery -l -x",
+        ] {
             assert_ne!(run_on_first_node(line).status, 0, "{line}");
         }
     }

@@ -118,10 +118,12 @@ pub fn run(invocation: &Invocation) -> Output {
             Some((name, value)) if name.starts_with("--") => (name.to_string(), Some(value.to_string())),
             _ => (args[at].clone(), None),
         };
-        let mut value = || inline.clone().or_else(|| {
-            at += 1;
-            args.get(at).cloned()
-        });
+        let mut value = || {
+            inline.clone().or_else(|| {
+                at += 1;
+                args.get(at).cloned()
+            })
+        };
         match name.as_str() {
             "-e" | "--field-id" => fields_arg = value(),
             "-i" | "--entity-id" | "--gpu-id" => ids = value(),

@@ -197,11 +197,19 @@ const LOOP_PROBES: u64 = 10;
 /// reading the model at its own instant (a job starting or stalling, a
 /// fault striking, shows from that probe on).
 fn probe_loop(invocation: &Invocation, seconds: u64) -> Output {
-    let args: Vec<String> = invocation.argv.iter().enumerate().filter_map(|(at, arg)| {
-        let is_loop = arg == "-l" || arg == "--loop" || arg.starts_with("--loop=") || (arg.starts_with("-l") && arg.len() > 2 && arg[2..].bytes().all(|b| b.is_ascii_digit()));
-        let value_of_loop = at > 0 && matches!(invocation.argv[at - 1].as_str(), "-l" | "--loop");
-        (!is_loop && !value_of_loop).then(|| arg.clone())
-    }).collect();
+    let args: Vec<String> = invocation
+        .argv
+        .iter()
+        .enumerate()
+        .filter_map(|(at, arg)| {
+            let is_loop = arg == "-l"
+                || arg == "--loop"
+                || arg.starts_with("--loop=")
+                || (arg.starts_with("-l") && arg.len() > 2 && arg[2..].bytes().all(|b| b.is_ascii_digit()));
+            let value_of_loop = at > 0 && matches!(invocation.argv[at - 1].as_str(), "-l" | "--loop");
+            (!is_loop && !value_of_loop).then(|| arg.clone())
+        })
+        .collect();
     let mut out = Output { duration_ms: LOOP_PROBES * seconds * 1000, ..Output::default() };
     let mut view = invocation.cluster.clone();
     for probe in 0..LOOP_PROBES {
@@ -432,10 +440,7 @@ fn default_table(cluster: &Cluster, gpus: &[&Gpu]) -> String {
         530..=549 => (23, 13),
         _ => (23, 15),
     };
-    out += &layout.boxed(&format!(
-        " NVIDIA-SMI {:<smi$}Driver Version: {:<driver$}CUDA Version: {:<9}",
-        versions.driver, versions.driver, versions.cuda
-    ));
+    out += &layout.boxed(&format!(" NVIDIA-SMI {:<smi$}Driver Version: {:<driver$}CUDA Version: {:<9}", versions.driver, versions.driver, versions.cuda));
     // The rule under the header opens with `|` up to 570 and with `+` from 580 (FACTS.md §1.1).
     out += &if layout.major >= 580 { layout.rule('+', '-', '+', '+') } else { layout.rule('|', '-', '+', '+') };
     let bus_heading = format!(" Bus-Id{:>w$} ", "Disp.A", w = layout.bus - 8);
@@ -501,11 +506,7 @@ fn gpu_rows(layout: &Layout, gpu: &Gpu) -> String {
 /// except Perf, which follows the temperature after one space (as captured).
 fn unreadable_gpu_rows(layout: &Layout, gpu: &Gpu) -> String {
     const ERR: &str = "ERR!";
-    let mut out = layout.row(
-        &layout.name_cell(gpu.index, ERR, on_off(gpu.persistence_mode)),
-        &layout.bus_cell(gpu),
-        &format!("{ERR:>21} "),
-    );
+    let mut out = layout.row(&layout.name_cell(gpu.index, ERR, on_off(gpu.persistence_mode)), &layout.bus_cell(gpu), &format!("{ERR:>21} "));
     let (power, cap) = (layout.power + 1, layout.cap);
     out += &layout.row(
         &format!("{ERR}  {ERR} {ERR}{ERR:>power$} / {ERR:>cap$} "),
@@ -521,11 +522,8 @@ fn unreadable_gpu_rows(layout: &Layout, gpu: &Gpu) -> String {
 /// field is 6 columns wider and the name 6 narrower (FACTS.md §1.3); long
 /// names lose their start to `...`, long memory figures their end.
 fn processes_box(layout: &Layout, gpus: &[&Gpu]) -> String {
-    let columns = if layout.major >= 570 {
-        "  GPU   GI   CI              PID   Type   Process name"
-    } else {
-        "  GPU   GI   CI        PID   Type   Process name"
-    };
+    let columns =
+        if layout.major >= 570 { "  GPU   GI   CI              PID   Type   Process name" } else { "  GPU   GI   CI        PID   Type   Process name" };
     let width = layout.inner() - 11;
     let mut out = layout.full_rule('+', '-');
     out += &layout.boxed(" Processes:");
@@ -546,12 +544,7 @@ fn processes_box(layout: &Layout, gpus: &[&Gpu]) -> String {
             let memory = format!("{}MiB", process.used_mib);
             let memory = if memory.len() > 8 { format!("{}...", &memory[..5]) } else { memory };
             let gi = if gpu.mig_enabled { "  0" } else { "N/A" };
-            out += &layout.boxed(&format!(
-                "{:>5}   {gi}  {gi}{:>pid_width$}      C   {name:<w$}{memory:>8} ",
-                gpu.index,
-                process.pid,
-                w = name_width + 6
-            ));
+            out += &layout.boxed(&format!("{:>5}   {gi}  {gi}{:>pid_width$}      C   {name:<w$}{memory:>8} ", gpu.index, process.pid, w = name_width + 6));
         }
     }
     if !any {
@@ -564,10 +557,7 @@ fn processes_box(layout: &Layout, gpus: &[&Gpu]) -> String {
 fn version_text(cluster: &Cluster) -> String {
     let driver = &cluster.versions.driver;
     let nvml: String = driver.split('.').take(2).collect::<Vec<_>>().join(".");
-    format!(
-        "NVIDIA-SMI version  : {driver}\nNVML version        : {nvml}\nDRIVER version      : {driver}\nCUDA Version        : {}\n",
-        cluster.versions.cuda
-    )
+    format!("NVIDIA-SMI version  : {driver}\nNVML version        : {nvml}\nDRIVER version      : {driver}\nCUDA Version        : {}\n", cluster.versions.cuda)
 }
 
 fn help_text(cluster: &Cluster) -> String {

@@ -4,8 +4,8 @@
 //! syslog or ctime stamp, `yesterday`, `2 hours ago`, `now + 90 min`) and
 //! `-r FILE` a file's modification time.
 
-use crate::commands::options::{scan, Arg};
 use crate::commands::options::gnu_complaint;
+use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::time::{civil, ctime, EpochSeconds};
 
@@ -30,8 +30,7 @@ static SIGNATURE: Signature = Signature {
 };
 
 const DAYS: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
-const MONTHS: [&str; 12] =
-    ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const MONTHS: [&str; 12] = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 
 /// strftime over the lab's UTC clock.
 pub fn strftime(format: &str, at: EpochSeconds) -> String {
@@ -121,9 +120,7 @@ impl Command for Date {
                 Arg::Positional(text) => match text.strip_prefix('+') {
                     Some(f) if format.is_none() => format = Some(f.to_string()),
                     Some(_) => return Output::error(format!("date: extra operand '{text}'\nTry 'date --help' for more information.\n"), 1),
-                    None => {
-                        return Output::error(format!("date: cannot set date: Operation not permitted\n{}\n", ctime_utc(now)), 1)
-                    }
+                    None => return Output::error(format!("date: cannot set date: Operation not permitted\n{}\n", ctime_utc(now)), 1),
                 },
                 other => return gnu_complaint("date", &other, 1),
             }

@@ -53,10 +53,7 @@ impl Command for Dctech {
             return Output::ok(format!("usage: {}\n\n{POLICY}", SIGNATURE.usage));
         }
         if action == "list" {
-            let lines: String = REPAIR_ACTIONS
-                .iter()
-                .map(|(name, target)| format!("{name:<22}{}\n", target_label(*target)))
-                .collect();
+            let lines: String = REPAIR_ACTIONS.iter().map(|(name, target)| format!("{name:<22}{}\n", target_label(*target))).collect();
             return Output::ok(lines);
         }
         let Some((_, kind)) = REPAIR_ACTIONS.iter().find(|(name, _)| name == action) else {
@@ -78,10 +75,7 @@ impl Command for Dctech {
             return Output::error(format!("dctech: {action} on {host} needs a {}\n", target_label(*kind)), 2);
         }
         if node.busy {
-            return Output::error(
-                format!("dctech: refused: a job still runs on {host}. Wait for it to end, or scancel it, then ask again.\n"),
-                1,
-            );
+            return Output::error(format!("dctech: refused: a job still runs on {host}. Wait for it to end, or scancel it, then ask again.\n"), 1);
         }
         if !matches!(node.scheduler, SchedulerState::Drained | SchedulerState::Down) {
             return Output::error(
@@ -93,10 +87,7 @@ impl Command for Dctech {
         let done = invocation.cluster.now + (WORK_MS / 1000) as i64;
         let what = if target.is_empty() { host.clone() } else { format!("{host} {target}") };
         Output {
-            stdout: format!(
-                "Ticket DC-{ticket} opened: {action} on {what}.\nA technician did the work; closed at {} UTC.\n",
-                ctime(done)
-            ),
+            stdout: format!("Ticket DC-{ticket} opened: {action} on {what}.\nA technician did the work; closed at {} UTC.\n", ctime(done)),
             duration_ms: WORK_MS,
             changes: vec![Change::Repair { node: host.clone(), action: action.clone(), target }],
             ..Output::default()

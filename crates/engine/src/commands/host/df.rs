@@ -3,8 +3,8 @@
 //! memory where Linux derives them from it, usage seeded per node. Columns
 //! are sized as GNU df does (at least the header's width).
 
-use crate::commands::options::{scan, Arg};
 use crate::commands::options::gnu_complaint;
+use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::rng::Rng;
 
@@ -31,11 +31,7 @@ pub fn human_bytes(bytes: u64) -> String {
     let mut value = bytes as f64 / 1024.0;
     for unit in ["K", "M", "G", "T", "P"] {
         if value < 1024.0 || unit == "P" {
-            return if value < 10.0 {
-                format!("{:.1}{unit}", (value * 10.0).ceil() / 10.0)
-            } else {
-                format!("{}{unit}", value.ceil() as u64)
-            };
+            return if value < 10.0 { format!("{:.1}{unit}", (value * 10.0).ceil() / 10.0) } else { format!("{}{unit}", value.ceil() as u64) };
         }
         value /= 1024.0;
     }

@@ -5,8 +5,8 @@
 //! `-T`/`--ctime`. Continuation lines of a multi-line message are indented by
 //! the width of the prefix, as in dmesg_fallen-off-bus_no-xid_drv570.txt.
 
-use crate::commands::options::{scan, Arg};
 use crate::commands::options::complaint;
+use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::node::KernelLine;
 use crate::model::time::ctime;

@@ -2,8 +2,8 @@
 //! share used by the OS and page cache; DGX nodes run without swap. Layout
 //! of procps-ng 3.3.16 and later (`%-9s` label, `%11s` columns).
 
-use crate::commands::options::{scan, Arg};
 use crate::commands::options::gnu_complaint;
+use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::node::SchedulerState;
 use crate::rng::Rng;
@@ -56,9 +56,7 @@ impl Command for Free {
                     Some(letter) => unit = letter,
                     None => {}
                 },
-                Arg::Positional(word) => {
-                    return Output::error(format!("free: extra operand '{word}'\nTry 'free --help' for more information.\n"), 1)
-                }
+                Arg::Positional(word) => return Output::error(format!("free: extra operand '{word}'\nTry 'free --help' for more information.\n"), 1),
                 other => return gnu_complaint("free", &other, 1),
             }
         }

@@ -25,12 +25,8 @@ impl Command for Hostname {
         for arg in scan(&SIGNATURE, invocation.args()) {
             match arg {
                 Arg::Flag(..) => {}
-                Arg::Unknown(flag) => {
-                    return Output::error(format!("{}Usage: hostname [-s|-f]\n", crate::commands::options::unknown("hostname", &flag)), 1)
-                }
-                Arg::Positional(_) | Arg::MissingValue(_) => {
-                    return Output::error("hostname: you must be root to change the host name\n", 1)
-                }
+                Arg::Unknown(flag) => return Output::error(format!("{}Usage: hostname [-s|-f]\n", crate::commands::options::unknown("hostname", &flag)), 1),
+                Arg::Positional(_) | Arg::MissingValue(_) => return Output::error("hostname: you must be root to change the host name\n", 1),
             }
         }
         Output::ok(format!("{}\n", invocation.node.hostname))

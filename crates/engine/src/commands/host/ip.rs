@@ -94,9 +94,7 @@ impl Command for Ip {
             match arg.as_str() {
                 "-br" | "-brief" | "--brief" => brief = true,
                 "-4" | "-6" | "-c" | "-color" | "--color" | "-d" | "-s" => {}
-                flag if flag.starts_with('-') => {
-                    return Output::error(format!("Option \"{flag}\" is unknown, try \"ip -help\".\n"), 255)
-                }
+                flag if flag.starts_with('-') => return Output::error(format!("Option \"{flag}\" is unknown, try \"ip -help\".\n"), 255),
                 word => words.push(word),
             }
         }
@@ -138,8 +136,20 @@ impl Command for Ip {
             }
             let qdisc = if iface.loopback { "noqueue" } else { "mq" };
             out += &format!("{}: {}: {} mtu {} qdisc {qdisc} state {} group default qlen 1000\n", index + 1, iface.name, flags(iface), iface.mtu, state(iface));
-            let kind = if iface.loopback { "loopback" } else if iface.mac.len() > 17 { "infiniband" } else { "ether" };
-            let broadcast = if kind == "infiniband" { "00:ff:ff:ff:ff:12:40:1b:ff:ff:00:00:00:00:00:00:ff:ff:ff:ff" } else if iface.loopback { "00:00:00:00:00:00" } else { "ff:ff:ff:ff:ff:ff" };
+            let kind = if iface.loopback {
+                "loopback"
+            } else if iface.mac.len() > 17 {
+                "infiniband"
+            } else {
+                "ether"
+            };
+            let broadcast = if kind == "infiniband" {
+                "00:ff:ff:ff:ff:12:40:1b:ff:ff:00:00:00:00:00:00:ff:ff:ff:ff"
+            } else if iface.loopback {
+                "00:00:00:00:00:00"
+            } else {
+                "ff:ff:ff:ff:ff:ff"
+            };
             out += &format!("    link/{kind} {} brd {broadcast}\n", iface.mac);
             if addresses {
                 for addr in &iface.addrs {

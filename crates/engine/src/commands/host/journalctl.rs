@@ -5,8 +5,8 @@
 //! Line shape per journal_nvidia-fabricmanager_*.txt:
 //! `Nov 05 13:55:26 node1 systemd[1]: Starting NVIDIA fabric manager service...`.
 
-use crate::commands::options::{scan, Arg};
 use crate::commands::options::complaint;
+use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::node::ServiceState;
 use crate::model::time::{civil, EpochSeconds};
@@ -109,12 +109,7 @@ pub fn cpu_time(ms: u64) -> String {
 pub fn fabric_manager_entries(cluster: &Cluster, node: &Node) -> Vec<Entry> {
     let run = fabric_manager_run(cluster, node);
     let systemd = |at, text: String, priority| Entry { at, identifier: "systemd[1]".to_string(), text, priority };
-    let daemon = |at, text: &str| Entry {
-        at,
-        identifier: format!("nv-fabricmanager[{}]", run.main_pid),
-        text: text.to_string(),
-        priority: 6,
-    };
+    let daemon = |at, text: &str| Entry { at, identifier: format!("nv-fabricmanager[{}]", run.main_pid), text: text.to_string(), priority: 6 };
     if node.fabric_manager == ServiceState::Inactive {
         return Vec::new();
     }

@@ -3,8 +3,8 @@
 //! their CPU lists (one node per socket). Family, stepping and caches are
 //! not in the model and left out.
 
-use crate::commands::options::{scan, Arg};
 use crate::commands::options::gnu_complaint;
+use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 
 pub struct Lscpu;

@@ -7,9 +7,9 @@
 //! the words). A GPU that fell off the bus stays listed, but its config space
 //! reads as all ones: `(rev ff)` and `!!! Unknown header type 7f`.
 
-use crate::commands::options::{scan, Arg};
-use crate::commands::options::complaint;
 use crate::commands::host::pci_ids::{gpu_device_name, gpu_subsystem, hca_device, MELLANOX_VENDOR, NVIDIA_VENDOR};
+use crate::commands::options::complaint;
+use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::fabric::LinkLayer;
 use crate::model::gpu::PcieLink;
@@ -149,10 +149,7 @@ impl SlotFilter {
 
     fn accepts(&self, address: &str) -> bool {
         let field = |range: std::ops::Range<usize>| address.get(range).and_then(|hex| u32::from_str_radix(hex, 16).ok()).unwrap_or(0);
-        matches(self.domain, field(0..4))
-            && matches(self.bus, field(5..7))
-            && matches(self.slot, field(8..10))
-            && matches(self.function, field(11..12))
+        matches(self.domain, field(0..4)) && matches(self.bus, field(5..7)) && matches(self.slot, field(8..10)) && matches(self.function, field(11..12))
     }
 }
 
@@ -179,9 +176,7 @@ impl IdFilter {
     }
 
     fn accepts(&self, device: &Device) -> bool {
-        matches(self.vendor, u32::from(device.vendor))
-            && matches(self.device, u32::from(device.device))
-            && matches(self.class, u32::from(device.class))
+        matches(self.vendor, u32::from(device.vendor)) && matches(self.device, u32::from(device.device)) && matches(self.class, u32::from(device.class))
     }
 }
 

@@ -50,11 +50,7 @@ impl Command for Man {
     }
 
     fn run(&self, invocation: &Invocation) -> Output {
-        let pages: Vec<&String> = invocation
-            .args()
-            .iter()
-            .filter(|arg| !arg.starts_with('-') && !arg.chars().all(|c| c.is_ascii_digit()))
-            .collect();
+        let pages: Vec<&String> = invocation.args().iter().filter(|arg| !arg.starts_with('-') && !arg.chars().all(|c| c.is_ascii_digit())).collect();
         if pages.is_empty() {
             return Output::error("What manual page do you want?\nFor example, try 'man man'.\n", 1);
         }
@@ -78,7 +74,10 @@ mod tests {
     #[test]
     fn pages_come_from_signatures() {
         let out = run_on_first_node("man free").stdout;
-        assert!(out.starts_with("FREE(1)                          User Commands                           FREE(1)\n\nNAME\n       free - display amount"), "{out}");
+        assert!(
+            out.starts_with("FREE(1)                          User Commands                           FREE(1)\n\nNAME\n       free - display amount"),
+            "{out}"
+        );
         assert_eq!(out.lines().next().unwrap().len(), 80);
         assert!(out.contains("\nOPTIONS\n       -b, --bytes\n") && out.contains("\n       -h, --human\n              show human-readable output\n"));
         assert!(out.contains("\nEXAMPLES\n       free -g\n"));

@@ -3,8 +3,8 @@
 //! `Destination Host Unreachable` from this host (exit 1); a name the lab
 //! does not know fails to resolve (exit 2). Without `-c` it sends 4.
 
-use crate::commands::options::{scan, Arg};
 use crate::commands::host::network::frontend_ip;
+use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::rng::Rng;
 
@@ -36,7 +36,10 @@ impl Command for Ping {
                     Some('c') => match value.as_deref().and_then(|v| v.parse::<u64>().ok()).filter(|n| *n > 0) {
                         Some(n) => count = n.min(1000),
                         None => {
-                            return Output::error(format!("ping: invalid argument: '{}': out of range: 1 <= value <= 9223372036854775807\n", value.unwrap_or_default()), 1)
+                            return Output::error(
+                                format!("ping: invalid argument: '{}': out of range: 1 <= value <= 9223372036854775807\n", value.unwrap_or_default()),
+                                1,
+                            )
                         }
                     },
                     Some('q') => quiet = true,
@@ -54,7 +57,11 @@ impl Command for Ping {
         };
         let (cluster, me) = (invocation.cluster, invocation.node);
         let local = matches!(target.as_str(), "localhost" | "127.0.0.1");
-        let node = if local { Some(me) } else { cluster.nodes.iter().map(AsRef::as_ref).find(|n: &&crate::model::Node| n.hostname == target || frontend_ip(&n.hostname) == target) };
+        let node = if local {
+            Some(me)
+        } else {
+            cluster.nodes.iter().map(AsRef::as_ref).find(|n: &&crate::model::Node| n.hostname == target || frontend_ip(&n.hostname) == target)
+        };
         let Some(node) = node else {
             return Output::error(format!("ping: {target}: Name or service not known\n"), 2);
         };
@@ -96,7 +103,11 @@ mod tests {
     #[test]
     fn answers_like_iputils() {
         let out = run_on_first_node("ping -c 2 gpu-002");
-        assert!(out.stdout.starts_with("PING gpu-002 (10.1.0.3) 56(84) bytes of data.\n64 bytes from gpu-002 (10.1.0.3): icmp_seq=1 ttl=64 time=0."), "{}", out.stdout);
+        assert!(
+            out.stdout.starts_with("PING gpu-002 (10.1.0.3) 56(84) bytes of data.\n64 bytes from gpu-002 (10.1.0.3): icmp_seq=1 ttl=64 time=0."),
+            "{}",
+            out.stdout
+        );
         assert!(out.stdout.contains("2 packets transmitted, 2 received, 0% packet loss, time 1001ms\nrtt min/avg/max/mdev = "));
         let out = run_on_first_node("ping -c 1 nosuch");
         assert_eq!((out.stderr.as_str(), out.status), ("ping: nosuch: Name or service not known\n", 2));

@@ -11,12 +11,11 @@
 //! (a RHEL 9 host, whose Loaded and TriggeredBy lines differ). The journal
 //! tail comes from journalctl.rs so that both tools agree.
 
-use crate::commands::options::{scan, Arg};
-use crate::commands::options::complaint;
 use crate::commands::host::journalctl::{
-    cpu_time, fabric_manager_entries, fabric_manager_run, unit_name, FABRIC_MANAGER_COMMAND, FABRIC_MANAGER_DESCRIPTION,
-    FABRIC_MANAGER_UNIT,
+    cpu_time, fabric_manager_entries, fabric_manager_run, unit_name, FABRIC_MANAGER_COMMAND, FABRIC_MANAGER_DESCRIPTION, FABRIC_MANAGER_UNIT,
 };
+use crate::commands::options::complaint;
+use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
 use crate::model::node::ServiceState;
@@ -68,15 +67,13 @@ impl Command for Systemctl {
         let cluster = invocation.cluster;
         let node = invocation.node;
         match verb.as_str() {
-            "status" | "is-active" | "is-failed" if units.is_empty() && verb != "status" => {
-                Output::error("Too few arguments.\n", 1)
+            "status" | "is-active" | "is-failed" if units.is_empty() && verb != "status" => Output::error("Too few arguments.\n", 1),
+            "status" if units.is_empty() => {
+                Output::error("This emulator shows the status of named units only, e.g. systemctl status nvidia-fabricmanager\n", 1)
             }
-            "status" if units.is_empty() => Output::error("This emulator shows the status of named units only, e.g. systemctl status nvidia-fabricmanager\n", 1),
             "status" => status(cluster, node, units),
             "is-active" | "is-failed" => is_state(node, verb, units),
-            "restart" | "start" | "stop" | "try-restart" | "reload-or-restart" if units.is_empty() => {
-                Output::error("Too few arguments.\n", 1)
-            }
+            "restart" | "start" | "stop" | "try-restart" | "reload-or-restart" if units.is_empty() => Output::error("Too few arguments.\n", 1),
             "restart" | "start" | "try-restart" | "reload-or-restart" | "stop" if !crate::commands::is_root(invocation.env) => {
                 // Without a polkit agent (no password can be typed here) systemd refuses.
                 let unit = unit_name(&units[0]);

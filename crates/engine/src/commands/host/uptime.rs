@@ -1,8 +1,8 @@
 //! `uptime`: time since `Node::booted_at`, one logged-in user, and load
 //! averages seeded per node (higher while the node runs a job).
 
-use crate::commands::options::{scan, Arg};
 use crate::commands::options::gnu_complaint;
+use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::node::SchedulerState;
 use crate::model::{Cluster, Node};

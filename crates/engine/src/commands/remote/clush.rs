@@ -22,7 +22,10 @@ static SIGNATURE: Signature = Signature {
         Flag { short: Some('N'), long: None, value: None, help: "do not prefix output with the node name" },
     ],
     examples: &[
-        Example { command: "clush -a -b nvidia-smi --query-gpu=name,ecc.errors.uncorrected.volatile.total --format=csv,noheader", description: "group nodes by their GPUs' ECC error counts" },
+        Example {
+            command: "clush -a -b nvidia-smi --query-gpu=name,ecc.errors.uncorrected.volatile.total --format=csv,noheader",
+            description: "group nodes by their GPUs' ECC error counts",
+        },
         Example { command: "clush -a -b 'systemctl is-active nvidia-fabricmanager'", description: "which nodes run Fabric Manager" },
     ],
 };
@@ -36,34 +39,28 @@ impl Command for Clush {
 
     fn run(&self, invocation: &Invocation) -> Output {
         let (mut gather, mut with_stderr, mut bare) = (false, false, false);
-        let parsed = parse_fanout(
-            invocation.args(),
-            "otufl",
-            |switch| match switch {
-                Switch::Letter('b') | Switch::Long("--dshbak") => {
-                    gather = true;
-                    true
-                }
-                Switch::Letter('B') => {
-                    (gather, with_stderr) = (true, true);
-                    true
-                }
-                Switch::Letter('N') => {
-                    bare = true;
-                    true
-                }
-                Switch::Letter('q' | 'v' | 'L' | 'S') => true,
-                _ => false,
-            },
-        );
+        let parsed = parse_fanout(invocation.args(), "otufl", |switch| match switch {
+            Switch::Letter('b') | Switch::Long("--dshbak") => {
+                gather = true;
+                true
+            }
+            Switch::Letter('B') => {
+                (gather, with_stderr) = (true, true);
+                true
+            }
+            Switch::Letter('N') => {
+                bare = true;
+                true
+            }
+            Switch::Letter('q' | 'v' | 'L' | 'S') => true,
+            _ => false,
+        });
         let options = match parsed {
             Ok(options) => options,
             Err(FanoutError::MissingValue(letter)) => {
                 return Output::error(format!("Usage: clush [options] command\n\nclush: error: -{letter} option requires an argument\n"), 2)
             }
-            Err(FanoutError::BadHostlist(value)) => {
-                return Output::error(format!("clush: Parse error: invalid nodeset {value}\n"), 1)
-            }
+            Err(FanoutError::BadHostlist(value)) => return Output::error(format!("clush: Parse error: invalid nodeset {value}\n"), 1),
             Err(FanoutError::UnknownOption(other)) => {
                 return Output::error(format!("Usage: clush [options] command\n\nclush: error: no such option: {other}\n"), 2)
             }

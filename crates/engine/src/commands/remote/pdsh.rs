@@ -64,11 +64,7 @@ pub enum Switch<'a> {
 /// Reads `-w LIST`, `-x LIST`, `-a`/`--all`, the value options in
 /// `takes_value` and the tool's own switches (`switch` answers whether it
 /// knows one), up to the first operand, where the command starts.
-pub fn parse_fanout(
-    args: &[String],
-    takes_value: &str,
-    mut switch: impl FnMut(Switch) -> bool,
-) -> Result<Fanout, FanoutError> {
+pub fn parse_fanout(args: &[String], takes_value: &str, mut switch: impl FnMut(Switch) -> bool) -> Result<Fanout, FanoutError> {
     let mut options = Fanout::default();
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -95,7 +91,11 @@ pub fn parse_fanout(
                 let value = value.ok_or(FanoutError::MissingValue(letter))?;
                 if letter == 'w' || letter == 'x' {
                     let names = expand(&value).ok_or(FanoutError::BadHostlist(value))?;
-                    if letter == 'w' { options.hosts.extend(names) } else { options.exclude.extend(names) }
+                    if letter == 'w' {
+                        options.hosts.extend(names)
+                    } else {
+                        options.exclude.extend(names)
+                    }
                 }
             } else if !switch(Switch::Letter(letter)) {
                 return Err(FanoutError::UnknownOption(format!("-{letter}")));
@@ -109,8 +109,7 @@ pub fn parse_fanout(
 /// the longest duration.
 pub fn run_all(invocation: &Invocation, options: &Fanout) -> (Vec<HostResult>, Vec<Change>, u64) {
     let cluster = invocation.cluster;
-    let mut hosts: Vec<String> =
-        if options.all { cluster.nodes.iter().map(|n| n.hostname.clone()).collect() } else { options.hosts.clone() };
+    let mut hosts: Vec<String> = if options.all { cluster.nodes.iter().map(|n| n.hostname.clone()).collect() } else { options.hosts.clone() };
     let excluded: BTreeSet<&String> = options.exclude.iter().collect();
     hosts.retain(|h| !excluded.contains(h));
     let mut seen = BTreeSet::new();
@@ -151,29 +150,23 @@ impl Command for Pdsh {
     fn run(&self, invocation: &Invocation) -> Output {
         let me = &invocation.node.hostname;
         let (mut largest, mut bare) = (false, false);
-        let parsed = parse_fanout(
-            invocation.args(),
-            "Rftul",
-            |switch| match switch {
-                Switch::Letter('S') => {
-                    largest = true;
-                    true
-                }
-                Switch::Letter('N') => {
-                    bare = true;
-                    true
-                }
-                _ => false,
-            },
-        );
+        let parsed = parse_fanout(invocation.args(), "Rftul", |switch| match switch {
+            Switch::Letter('S') => {
+                largest = true;
+                true
+            }
+            Switch::Letter('N') => {
+                bare = true;
+                true
+            }
+            _ => false,
+        });
         let options = match parsed {
             Ok(options) => options,
             Err(FanoutError::MissingValue(letter)) => {
                 return Output::error(crate::commands::options::requires_argument(&format!("pdsh@{me}"), Some(letter), None), 1)
             }
-            Err(FanoutError::BadHostlist(value)) => {
-                return Output::error(format!("pdsh@{me}: invalid hostlist: {value}\n"), 1)
-            }
+            Err(FanoutError::BadHostlist(value)) => return Output::error(format!("pdsh@{me}: invalid hostlist: {value}\n"), 1),
             Err(FanoutError::UnknownOption(other)) => {
                 let letter = other.trim_start_matches('-').chars().next().unwrap_or('-');
                 let complaint = crate::commands::options::invalid(&format!("pdsh@{me}"), letter);
@@ -227,10 +220,7 @@ mod tests {
         shell.cluster.node_mut("gpu-002").unwrap().reachable = false;
         let out = shell.run("pdsh -a hostname");
         assert_eq!(out.stdout(), "gpu-001: gpu-001\n");
-        assert_eq!(
-            out.stderr(),
-            "gpu-002: ssh: connect to host gpu-002 port 22: No route to host\npdsh@gpu-001: gpu-002: ssh exited with exit code 255\n"
-        );
+        assert_eq!(out.stderr(), "gpu-002: ssh: connect to host gpu-002 port 22: No route to host\npdsh@gpu-001: gpu-002: ssh exited with exit code 255\n");
         assert_eq!(run_on_first_node("pdsh hostname").status, 1);
         assert_eq!(run_on_first_node("pdsh -w gpu-[1-").status, 1);
     }

@@ -82,9 +82,7 @@ impl Command for Xargs {
                     Some(text) => replace = Some(text),
                     None => return Output::error("xargs: option requires an argument -- 'I'\nTry 'xargs --help' for more information.\n", 1),
                 },
-                _ => {
-                    return Output::error(format!("{}Try 'xargs --help' for more information.\n", crate::commands::options::unknown("xargs", arg)), 1)
-                }
+                _ => return Output::error(format!("{}Try 'xargs --help' for more information.\n", crate::commands::options::unknown("xargs", arg)), 1),
             }
             at += 1;
         }

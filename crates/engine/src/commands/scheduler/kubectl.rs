@@ -104,7 +104,11 @@ fn evicted(node: &Node) -> bool {
 
 /// When the node stopped answering (its Slurm reason's time when it is down).
 fn lost_at(cluster: &Cluster, node: &Node) -> EpochSeconds {
-    if node.scheduler == SchedulerState::Down { node.scheduler_reason_since } else { cluster.now - 300 }
+    if node.scheduler == SchedulerState::Down {
+        node.scheduler_reason_since
+    } else {
+        cluster.now - 300
+    }
 }
 
 fn gpu_fault(node: &Node) -> bool {
@@ -165,7 +169,16 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
                 let hash = suffix(cluster, &[name, "rs"], 10);
                 let since = moved.unwrap_or(node.booted_at + 60);
                 let pod = suffix(cluster, &[&node.hostname, "k8s", name], 5);
-                pods.push(Pod { name: format!("{name}-{hash}-{pod}"), ready: true, status: "Running", restarts: 0, last_crash: None, since, node: index, daemonset: false });
+                pods.push(Pod {
+                    name: format!("{name}-{hash}-{pod}"),
+                    ready: true,
+                    status: "Running",
+                    restarts: 0,
+                    last_crash: None,
+                    since,
+                    node: index,
+                    daemonset: false,
+                });
                 if index == 0 || moved.is_none() {
                     continue;
                 }
@@ -173,7 +186,16 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
                 let first = &cluster.nodes[0];
                 if !first.reachable && !evicted(first) {
                     let old = suffix(cluster, &[&first.hostname, "k8s", name], 5);
-                    pods.push(Pod { name: format!("{name}-{hash}-{old}"), ready: false, status: "Terminating", restarts: 0, last_crash: None, since: first.booted_at + 60, node: 0, daemonset: false });
+                    pods.push(Pod {
+                        name: format!("{name}-{hash}-{old}"),
+                        ready: false,
+                        status: "Terminating",
+                        restarts: 0,
+                        last_crash: None,
+                        since: first.booted_at + 60,
+                        node: 0,
+                        daemonset: false,
+                    });
                 }
             }
             break;
@@ -256,7 +278,11 @@ fn align(lines: &[String], pad: usize, min: usize) -> String {
 
 fn node_status(node: &Node) -> String {
     let ready = if node.reachable { "Ready" } else { "NotReady" };
-    if cordoned(node) { format!("{ready},SchedulingDisabled") } else { ready.to_string() }
+    if cordoned(node) {
+        format!("{ready},SchedulingDisabled")
+    } else {
+        ready.to_string()
+    }
 }
 
 fn not_found(kind: &str, name: &str) -> Output {
@@ -378,7 +404,8 @@ fn plugin_log(cluster: &Cluster, node: &Node, pod: &Pod) -> String {
     let mut line = |level: char, source: &str, text: &str, extra: u64| {
         micros += extra;
         let s = c.second as u64 + micros / 1_000_000;
-        out += &format!("{level}{:02}{:02} {:02}:{:02}:{:02}.{:06}       1 {source}] {text}\n", c.month, c.day, c.hour, c.minute, s.min(59), micros % 1_000_000);
+        out +=
+            &format!("{level}{:02}{:02} {:02}:{:02}:{:02}.{:06}       1 {source}] {text}\n", c.month, c.day, c.hour, c.minute, s.min(59), micros % 1_000_000);
     };
     line('I', "main.go:161", "Starting OS watcher.", 0);
     line('I', "main.go:176", "Starting Plugins.", 210);
@@ -441,7 +468,20 @@ fn parse(args: &[String]) -> Result<Opts, Output> {
             "--ignore-daemonsets" => o.ignore_ds = true,
             "--client" => o.client = true,
             "--short" => o.short = true,
-            "-c" | "--container" | "--grace-period" | "--timeout" | "--since" | "--delete-emptydir-data" | "--delete-local-data" | "--force" | "-p" | "--previous" | "-f" | "--follow" | "-w" | "--watch" => {}
+            "-c"
+            | "--container"
+            | "--grace-period"
+            | "--timeout"
+            | "--since"
+            | "--delete-emptydir-data"
+            | "--delete-local-data"
+            | "--force"
+            | "-p"
+            | "--previous"
+            | "-f"
+            | "--follow"
+            | "-w"
+            | "--watch" => {}
             "-" => o.words.push(arg.clone()),
             _ if name.starts_with("--") => return Err(usage(format!("unknown flag: {name}"))),
             _ if name.starts_with('-') => {
@@ -479,14 +519,19 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
         None => (false, false),
         Some("wide") => (true, false),
         Some("name") => (false, true),
-        Some(other) => return Output::error(format!("error: unable to match a printer suitable for the output format \"{other}\", allowed formats are: name,wide\n"), 1),
+        Some(other) => {
+            return Output::error(format!("error: unable to match a printer suitable for the output format \"{other}\", allowed formats are: name,wide\n"), 1)
+        }
     };
     let wanted = &o.words[2..];
     let now = cluster.now;
     let mut rows: Vec<String> = Vec::new();
     match kind {
         "nodes" => {
-            rows.push(format!("NAME\tSTATUS\tROLES\tAGE\tVERSION{}", if wide { "\tINTERNAL-IP\tEXTERNAL-IP\tOS-IMAGE\tKERNEL-VERSION\tCONTAINER-RUNTIME" } else { "" }));
+            rows.push(format!(
+                "NAME\tSTATUS\tROLES\tAGE\tVERSION{}",
+                if wide { "\tINTERNAL-IP\tEXTERNAL-IP\tOS-IMAGE\tKERNEL-VERSION\tCONTAINER-RUNTIME" } else { "" }
+            ));
             for name in wanted {
                 if cluster.node(name).is_none() {
                     return not_found("nodes", name);
@@ -528,13 +573,25 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
                 let place = if all { String::new() } else { format!(" in {namespace} namespace") };
                 return Output::error(format!("No resources found{place}.\n"), 0);
             }
-            rows.push(format!("{}NAME\tREADY\tSTATUS\tRESTARTS\tAGE{}", if all { "NAMESPACE\t" } else { "" }, if wide { "\tIP\tNODE\tNOMINATED NODE\tREADINESS GATES" } else { "" }));
+            rows.push(format!(
+                "{}NAME\tREADY\tSTATUS\tRESTARTS\tAGE{}",
+                if all { "NAMESPACE\t" } else { "" },
+                if wide { "\tIP\tNODE\tNOMINATED NODE\tREADINESS GATES" } else { "" }
+            ));
             for pod in shown.iter().filter(|p| wanted.is_empty() || wanted.contains(&p.name)) {
                 if name_only {
                     rows.push(format!("pod/{}", pod.name));
                     continue;
                 }
-                let mut row = format!("{}{}\t{}/1\t{}\t{}\t{}", if all { "gpu-operator\t" } else { "" }, pod.name, u8::from(pod.ready), pod.status, restarts_cell(cluster, pod), age(now - pod.since));
+                let mut row = format!(
+                    "{}{}\t{}/1\t{}\t{}\t{}",
+                    if all { "gpu-operator\t" } else { "" },
+                    pod.name,
+                    u8::from(pod.ready),
+                    pod.status,
+                    restarts_cell(cluster, pod),
+                    age(now - pod.since)
+                );
                 if wide {
                     let at = pods.iter().position(|p| p.name == pod.name).unwrap_or(0);
                     row += &format!("\t10.244.{}.{}\t{}\t<none>\t<none>", pod.node % 256, at % 250 + 2, cluster.nodes[pod.node].hostname);
@@ -586,7 +643,9 @@ fn act(cluster: &Cluster, o: &Opts, verb: &str) -> Output {
         let ds: Vec<String> = mine.iter().filter(|p| p.daemonset).map(|p| format!("{NS}/{}", p.name)).collect();
         if !o.ignore_ds {
             let why = format!("cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore): {}", ds.join(", "));
-            out.stderr += &format!("error: unable to drain node \"{name}\" due to error: {why}, continuing command...\nThere are pending nodes to be drained:\n {name}\n{why}\n");
+            out.stderr += &format!(
+                "error: unable to drain node \"{name}\" due to error: {why}, continuing command...\nThere are pending nodes to be drained:\n {name}\n{why}\n"
+            );
             out.status = 1;
             continue;
         }
@@ -630,11 +689,19 @@ fn version(cluster: &Cluster, o: &Opts) -> Output {
     }
     match o.output.as_deref() {
         None => {}
-        Some("json" | "yaml") => return Output::error("kubectl version -o json|yaml: the build details it prints (commit, date, Go version) are not emulated; try kubectl version\n", 1),
+        Some("json" | "yaml") => {
+            return Output::error(
+                "kubectl version -o json|yaml: the build details it prints (commit, date, Go version) are not emulated; try kubectl version\n",
+                1,
+            )
+        }
         Some(_) => return Output::error("error: --output must be 'yaml' or 'json'\n", 1),
     }
     if minor < 28 && !o.short {
-        return Output::error(format!("kubectl version: Kubernetes 1.{minor}'s long form (version.Info{{...}}) is not emulated; try kubectl version --short\n"), 1);
+        return Output::error(
+            format!("kubectl version: Kubernetes 1.{minor}'s long form (version.Info{{...}}) is not emulated; try kubectl version --short\n"),
+            1,
+        );
     }
     let release = &cluster.versions.kubernetes;
     let mut out = Output::ok(format!("Client Version: {release}\n"));
@@ -663,7 +730,13 @@ fn logs(cluster: &Cluster, o: &Opts) -> Output {
     let node = &cluster.nodes[pod.node];
     if !node.reachable {
         let ip = crate::commands::host::network::frontend_ip(&node.hostname);
-        return Output::error(format!("Error from server: Get \"https://{ip}:10250/containerLogs/{NS}/{name}/{}\": dial tcp {ip}:10250: connect: no route to host\n", pod.name.rsplit_once('-').map_or("", |(b, _)| b)), 1);
+        return Output::error(
+            format!(
+                "Error from server: Get \"https://{ip}:10250/containerLogs/{NS}/{name}/{}\": dial tcp {ip}:10250: connect: no route to host\n",
+                pod.name.rsplit_once('-').map_or("", |(b, _)| b)
+            ),
+            1,
+        );
     }
     if !pod.name.starts_with(PLUGIN) {
         return Output::default();
@@ -794,7 +867,16 @@ mod tests {
         assert_eq!(run_on_first_node("kubectl get pods").stderr, "No resources found in default namespace.\n");
         assert_eq!(run_on_first_node("kubectl frob").status, 1);
         assert_eq!(run_on_first_node("kubectl get nodes -o name").stdout, "node/gpu-001\nnode/gpu-002\n");
-        for line in ["kubectl", "kubectl logs", "kubectl describe", "kubectl describe pods x", "kubectl get", "kubectl drain", "kubectl get pods x -n gpu-operator", "kubectl logs -n gpu-operator x --tail=-5"] {
+        for line in [
+            "kubectl",
+            "kubectl logs",
+            "kubectl describe",
+            "kubectl describe pods x",
+            "kubectl get",
+            "kubectl drain",
+            "kubectl get pods x -n gpu-operator",
+            "kubectl logs -n gpu-operator x --tail=-5",
+        ] {
             run_on_first_node(line);
         }
     }

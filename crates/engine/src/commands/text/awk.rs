@@ -33,7 +33,10 @@ static SIGNATURE: Signature = Signature {
     ],
     examples: &[
         Example { command: "nvidia-smi -L | awk '{print $2}'", description: "the second field of each line" },
-        Example { command: "nvidia-smi --query-gpu=index,temperature.gpu --format=csv,noheader | awk -F', ' '$2 > 30 {print $1}'", description: "GPUs warmer than 30 C" },
+        Example {
+            command: "nvidia-smi --query-gpu=index,temperature.gpu --format=csv,noheader | awk -F', ' '$2 > 30 {print $1}'",
+            description: "GPUs warmer than 30 C",
+        },
         Example { command: "nvidia-smi -L | awk 'END {print NR}'", description: "count lines" },
     ],
 };
@@ -62,11 +65,13 @@ enum Tok {
 
 const KEYWORDS: &[&str] =
     &["BEGIN", "END", "print", "printf", "if", "else", "while", "for", "in", "next", "exit", "delete", "do", "break", "continue", "getline", "function"];
-const FUNCS: &[&str] =
-    &["length", "substr", "index", "split", "tolower", "toupper", "int", "sprintf", "sub", "gsub", "match", "sqrt", "exp", "log", "sin", "cos", "atan2", "rand", "srand", "system", "close"];
+const FUNCS: &[&str] = &[
+    "length", "substr", "index", "split", "tolower", "toupper", "int", "sprintf", "sub", "gsub", "match", "sqrt", "exp", "log", "sin", "cos", "atan2", "rand",
+    "srand", "system", "close",
+];
 const PUNCTS: &[&str] = &[
-    "&&", "||", "==", "!=", "<=", ">=", "!~", "++", "--", "+=", "-=", "*=", "/=", "%=", "^=", ">>", "{", "}", "(", ")", "[", "]", ";",
-    ",", "+", "-", "*", "/", "%", "^", "!", ">", "<", "|", "?", ":", "~", "=", "$",
+    "&&", "||", "==", "!=", "<=", ">=", "!~", "++", "--", "+=", "-=", "*=", "/=", "%=", "^=", ">>", "{", "}", "(", ")", "[", "]", ";", ",", "+", "-", "*", "/",
+    "%", "^", "!", ">", "<", "|", "?", ":", "~", "=", "$",
 ];
 
 struct SyntaxError;
@@ -74,11 +79,7 @@ struct SyntaxError;
 /// A string or regex literal, from its opening delimiter at `at` to the same
 /// character closing it; `step` takes each character between (and may read
 /// on, for an escape). An unclosed literal is a syntax error.
-fn delimited(
-    chars: &[char],
-    at: &mut usize,
-    mut step: impl FnMut(char, &mut usize, &mut String) -> Result<(), SyntaxError>,
-) -> Result<String, SyntaxError> {
+fn delimited(chars: &[char], at: &mut usize, mut step: impl FnMut(char, &mut usize, &mut String) -> Result<(), SyntaxError>) -> Result<String, SyntaxError> {
     let close = chars[*at];
     *at += 1;
     let mut text = String::new();
@@ -98,10 +99,8 @@ fn tokenize(source: &str) -> Result<Vec<Tok>, SyntaxError> {
     let mut at = 0;
     while at < chars.len() {
         let c = chars[at];
-        let operand_before = matches!(
-            tokens.last(),
-            Some(Tok::Num(_) | Tok::Str(_) | Tok::Name(_) | Tok::Regex(_) | Tok::Func(_))
-        ) || matches!(tokens.last(), Some(Tok::Punct(")" | "]" | "++" | "--" | "$")));
+        let operand_before = matches!(tokens.last(), Some(Tok::Num(_) | Tok::Str(_) | Tok::Name(_) | Tok::Regex(_) | Tok::Func(_)))
+            || matches!(tokens.last(), Some(Tok::Punct(")" | "]" | "++" | "--" | "$")));
         match c {
             ' ' | '\t' | '\r' => at += 1,
             '\\' if chars.get(at + 1) == Some(&'\n') => at += 2,
@@ -223,7 +222,11 @@ enum Expr {
     Index(String, Vec<Expr>),
     In(Vec<Expr>, String),
     Assign(Box<Expr>, Option<&'static str>, Box<Expr>),
-    IncDec { target: Box<Expr>, delta: f64, prefix: bool },
+    IncDec {
+        target: Box<Expr>,
+        delta: f64,
+        prefix: bool,
+    },
     Binary(&'static str, Box<Expr>, Box<Expr>),
     Match(bool, Box<Expr>, Box<Expr>),
     Not(Box<Expr>),
@@ -410,9 +413,7 @@ impl Parser {
                 let printf = *self.peek() == Tok::Keyword("printf");
                 self.at += 1;
                 let mut args = Vec::new();
-                let ends = |p: &Parser| {
-                    matches!(p.peek(), Tok::Newline | Tok::Eof) || p.is(";") || p.is("}") || p.is(">") || p.is("|") || p.is(">>")
-                };
+                let ends = |p: &Parser| matches!(p.peek(), Tok::Newline | Tok::Eof) || p.is(";") || p.is("}") || p.is(">") || p.is("|") || p.is(">>");
                 if !ends(self) {
                     // `print (a, b)` groups its list in parentheses.
                     let save = self.at;
@@ -610,13 +611,7 @@ impl Parser {
     }
 
     /// Operands joined left to right by `op` (`||` or `&&`), which may end a line.
-    fn logical_chain(
-        &mut self,
-        op: &str,
-        join: fn(Box<Expr>, Box<Expr>) -> Expr,
-        operand: fn(&mut Self, bool) -> Parse<Expr>,
-        no_gt: bool,
-    ) -> Parse<Expr> {
+    fn logical_chain(&mut self, op: &str, join: fn(Box<Expr>, Box<Expr>) -> Expr, operand: fn(&mut Self, bool) -> Parse<Expr>, no_gt: bool) -> Parse<Expr> {
         let mut left = operand(self, no_gt)?;
         while self.eat(op) {
             self.skip_only_newlines();
@@ -727,7 +722,12 @@ impl Parser {
 
     fn postfix(&mut self) -> Parse<Expr> {
         if self.is("++") || self.is("--") {
-            let delta = if self.eat("++") { 1.0 } else { self.at += 1; -1.0 };
+            let delta = if self.eat("++") {
+                1.0
+            } else {
+                self.at += 1;
+                -1.0
+            };
             let target = self.primary()?;
             if !matches!(target, Expr::Var(_) | Expr::Field(_) | Expr::Index(..)) {
                 return Err(SyntaxError);
@@ -736,7 +736,12 @@ impl Parser {
         }
         let primary = self.primary()?;
         if matches!(primary, Expr::Var(_) | Expr::Field(_) | Expr::Index(..)) && (self.is("++") || self.is("--")) {
-            let delta = if self.eat("++") { 1.0 } else { self.at += 1; -1.0 };
+            let delta = if self.eat("++") {
+                1.0
+            } else {
+                self.at += 1;
+                -1.0
+            };
             return Ok(Expr::IncDec { target: Box::new(primary), delta, prefix: false });
         }
         Ok(primary)
@@ -1834,8 +1839,7 @@ fn assignment_value(text: &str) -> String {
 
 fn is_assignment(operand: &str) -> Option<(&str, &str)> {
     let (name, value) = operand.split_once('=')?;
-    let valid = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let valid = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     valid.then_some((name, value))
 }
 
@@ -1863,12 +1867,7 @@ impl GnuTool for Awk {
                     Some((name, text)) => {
                         vars.insert(name.into(), Value::StrNum(assignment_value(text)));
                     }
-                    None => {
-                        return Output::error(
-                            format!("awk: `{value}' argument to `-v' not in `var=value' form\n\n{}", SIGNATURE.usage),
-                            2,
-                        )
-                    }
+                    None => return Output::error(format!("awk: `{value}' argument to `-v' not in `var=value' form\n\n{}", SIGNATURE.usage), 2),
                 },
             }
         }
@@ -1881,10 +1880,7 @@ impl GnuTool for Awk {
         let Ok(program) = parser.program() else {
             if parser.too_deep {
                 // gawk's parser gives up the same way on its stack's end.
-                return Output::error(
-                    format!("awk: cmd. line:1: fatal: program nested too deeply (at most {} levels)\n", crate::limits::MAX_SYNTAX_DEPTH),
-                    2,
-                );
+                return Output::error(format!("awk: cmd. line:1: fatal: program nested too deeply (at most {} levels)\n", crate::limits::MAX_SYNTAX_DEPTH), 2);
             }
             if *parser.peek() == Tok::Eof && !source.contains('\n') {
                 return unexpected_end(&source);

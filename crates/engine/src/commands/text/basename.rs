@@ -49,7 +49,11 @@ pub fn dir(path: &str) -> String {
         None => ".".to_string(),
         Some(at) => {
             let parent = trimmed[..at].trim_end_matches('/');
-            if parent.is_empty() { "/".to_string() } else { parent.to_string() }
+            if parent.is_empty() {
+                "/".to_string()
+            } else {
+                parent.to_string()
+            }
         }
     }
 }

@@ -139,12 +139,8 @@ impl GnuTool for Cut {
                     continue;
                 }
                 let joiner = output_delimiter.clone().unwrap_or_else(|| delimiter.to_string());
-                let picked: Vec<&str> = line
-                    .split(delimiter)
-                    .enumerate()
-                    .filter(|(index, _)| selected(&ranges, index + 1, complement))
-                    .map(|(_, field)| field)
-                    .collect();
+                let picked: Vec<&str> =
+                    line.split(delimiter).enumerate().filter(|(index, _)| selected(&ranges, index + 1, complement)).map(|(_, field)| field).collect();
                 out.push_str(&picked.join(&joiner));
             } else {
                 // Characters and bytes are the same for the ASCII tools print.

@@ -264,7 +264,12 @@ impl GnuTool for Diff {
                 Some('u') => options.context = Some(options.context.unwrap_or(3)),
                 Some('U') => match value.as_deref().unwrap_or("").parse::<usize>() {
                     Ok(lines) => options.context = Some(lines.min(1 << 20)),
-                    Err(_) => return Output::error(format!("diff: invalid context length '{}'\ndiff: Try 'diff --help' for more information.\n", value.as_deref().unwrap_or("")), 2),
+                    Err(_) => {
+                        return Output::error(
+                            format!("diff: invalid context length '{}'\ndiff: Try 'diff --help' for more information.\n", value.as_deref().unwrap_or("")),
+                            2,
+                        )
+                    }
                 },
                 Some('i') => options.ignore_case = true,
                 Some('b') => options.space_change = true,

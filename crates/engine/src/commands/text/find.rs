@@ -168,8 +168,7 @@ impl Parser<'_> {
                 self.at += 1;
                 let start = self.at;
                 // `;` ends the command; so does `+` right after `{}`.
-                let end = (start..self.args.len())
-                    .find(|&i| self.args[i] == ";" || (self.args[i] == "+" && i > start && self.args[i - 1] == "{}"));
+                let end = (start..self.args.len()).find(|&i| self.args[i] == ";" || (self.args[i] == "+" && i > start && self.args[i - 1] == "{}"));
                 let Some(end) = end else {
                     return Err(error("missing argument to `-exec'".into()));
                 };

@@ -52,8 +52,7 @@ static SIGNATURE: Signature = Signature {
     ],
 };
 
-const DIALECT: Dialect =
-    Dialect { usage_status: 2, usage_line: Some(USAGE), numeric_option: true, optional_values: &["color", "colour"] };
+const DIALECT: Dialect = Dialect { usage_status: 2, usage_line: Some(USAGE), numeric_option: true, optional_values: &["color", "colour"] };
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -87,10 +86,7 @@ struct Options {
 }
 
 fn context_length(value: &str) -> Result<usize, Output> {
-    value
-        .parse::<u64>()
-        .map(|n| n.min(usize::MAX as u64) as usize)
-        .map_err(|_| Output::error(format!("grep: {value}: invalid context length argument\n"), 2))
+    value.parse::<u64>().map(|n| n.min(usize::MAX as u64) as usize).map_err(|_| Output::error(format!("grep: {value}: invalid context length argument\n"), 2))
 }
 
 impl GnuTool for Grep {
@@ -150,9 +146,7 @@ fn run(parsed: Parsed, invocation: &Invocation) -> Result<Output, Output> {
                     (Some('s'), _) => options.no_messages = true,
                     (Some('v'), _) => options.invert = true,
                     (Some('m'), _) => {
-                        let count = value
-                            .parse::<i64>()
-                            .map_err(|_| Output::error("grep: invalid max count\n", 2))?;
+                        let count = value.parse::<i64>().map_err(|_| Output::error("grep: invalid max count\n", 2))?;
                         // GNU reads a negative count as no limit.
                         options.max_count = u64::try_from(count).ok();
                     }

@@ -73,12 +73,7 @@ pub fn keep_range(text: &str, amount: Amount, range: impl Fn(usize, usize) -> Ra
 }
 
 /// Input operands: each `-` (or none) reads standard input once.
-fn for_each_input(
-    name: &str,
-    operands: &[String],
-    invocation: &Invocation,
-    mut emit: impl FnMut(&str, &str, &mut String),
-) -> (String, String, i32) {
+fn for_each_input(name: &str, operands: &[String], invocation: &Invocation, mut emit: impl FnMut(&str, &str, &mut String)) -> (String, String, i32) {
     let stdin = invocation.stdin;
     let inputs: Vec<String> = if operands.is_empty() { vec!["-".into()] } else { operands.to_vec() };
     let (mut stdout, mut stderr, mut status) = (String::new(), String::new(), 0);
@@ -110,13 +105,7 @@ fn for_each_input(
 /// all but the last N; tail `+N`: from the Nth on); the other sign is
 /// accepted and means nothing. `part` cuts one input, told whether the count
 /// carried `sign`.
-pub fn run_part(
-    name: &str,
-    parsed: &Parsed,
-    invocation: &Invocation,
-    sign: char,
-    part: fn(&str, Amount, bool) -> String,
-) -> Output {
+pub fn run_part(name: &str, parsed: &Parsed, invocation: &Invocation, sign: char, part: fn(&str, Amount, bool) -> String) -> Output {
     let mut amount = Amount::Lines(10);
     let mut signed = false;
     let mut headers: Option<bool> = None;

@@ -6,8 +6,8 @@
 
 use super::{Dialect, GnuTool, Opt, Parsed, COREUTILS};
 use crate::commands::files::{Metadata, View};
-use crate::model::time::civil;
 use crate::commands::{Example, Flag, Invocation, Output, Signature};
+use crate::model::time::civil;
 
 pub struct Ls;
 
@@ -41,8 +41,7 @@ fn columns(names: &[String], width: usize) -> String {
     for columns in (1..=names.len()).rev() {
         let rows = names.len().div_ceil(columns);
         let columns = names.len().div_ceil(rows);
-        let widths: Vec<usize> =
-            (0..columns).map(|c| lengths[c * rows..((c + 1) * rows).min(names.len())].iter().max().copied().unwrap_or(0)).collect();
+        let widths: Vec<usize> = (0..columns).map(|c| lengths[c * rows..((c + 1) * rows).min(names.len())].iter().max().copied().unwrap_or(0)).collect();
         let total: usize = widths.iter().map(|w| w + 2).sum::<usize>() - 2;
         if total <= width || columns == 1 {
             let mut out = String::new();
@@ -82,14 +81,19 @@ fn long_listing(entries: &[(String, Metadata)], view: &View, human_sizes: bool, 
         .iter()
         .map(|(name, meta)| {
             let size = if human_sizes { crate::commands::host::df::human_bytes(meta.size) } else { meta.size.to_string() };
-            [meta.mode_string(), view.links(meta).to_string(), meta.owner.to_string(), meta.group.to_string(), size, format!("{} {name}", long_time(meta.modified, now))]
+            [
+                meta.mode_string(),
+                view.links(meta).to_string(),
+                meta.owner.to_string(),
+                meta.group.to_string(),
+                size,
+                format!("{} {name}", long_time(meta.modified, now)),
+            ]
         })
         .collect();
     let width = |column: usize| rows.iter().map(|row| row[column].chars().count()).max().unwrap_or(0);
     let (links_w, owner_w, group_w, size_w) = (width(1), width(2), width(3), width(4));
-    rows.iter()
-        .map(|row| format!("{} {:>links_w$} {:<owner_w$} {:<group_w$} {:>size_w$} {}\n", row[0], row[1], row[2], row[3], row[4], row[5]))
-        .collect()
+    rows.iter().map(|row| format!("{} {:>links_w$} {:<owner_w$} {:<group_w$} {:>size_w$} {}\n", row[0], row[1], row[2], row[3], row[4], row[5])).collect()
 }
 
 impl GnuTool for Ls {
@@ -118,8 +122,7 @@ impl GnuTool for Ls {
         let now = invocation.cluster.now;
         // Each entry: the name shown and where it is.
         let layout = |entries: Vec<(String, String)>| -> String {
-            let mut entries: Vec<(String, Metadata)> =
-                entries.into_iter().filter_map(|(name, path)| view.metadata(&path).map(|meta| (name, meta))).collect();
+            let mut entries: Vec<(String, Metadata)> = entries.into_iter().filter_map(|(name, path)| view.metadata(&path).map(|meta| (name, meta))).collect();
             if by_time {
                 crate::sort::sort_by_key(&mut entries, |(_, meta)| std::cmp::Reverse(meta.modified));
             }
@@ -130,7 +133,11 @@ impl GnuTool for Ls {
                 return long_listing(&entries, &view, human_sizes, now);
             }
             let names: Vec<String> = entries.into_iter().map(|(name, _)| name).collect();
-            if one { names.iter().map(|n| format!("{n}\n")).collect() } else { columns(&names, width) }
+            if one {
+                names.iter().map(|n| format!("{n}\n")).collect()
+            } else {
+                columns(&names, width)
+            }
         };
         let mut files = Vec::new();
         let mut dirs = Vec::new();
@@ -154,8 +161,7 @@ impl GnuTool for Ls {
                 out.push_str(&format!("{dir}:\n"));
             }
             let base = dir.trim_end_matches('/');
-            let mut names: Vec<(String, String)> =
-                if all { vec![(".".into(), dir.clone()), ("..".into(), format!("{base}/.."))] } else { Vec::new() };
+            let mut names: Vec<(String, String)> = if all { vec![(".".into(), dir.clone()), ("..".into(), format!("{base}/.."))] } else { Vec::new() };
             for (name, is_dir) in view.list(dir).unwrap_or_default() {
                 if name.starts_with('.') && !all {
                     continue;
@@ -165,7 +171,8 @@ impl GnuTool for Ls {
             }
             if long {
                 // 1K blocks, as GNU counts them.
-                let total: u64 = names.iter().filter_map(|(_, path)| view.metadata(path)).filter(|meta| !meta.kernel).map(|meta| meta.size.div_ceil(4096) * 4).sum();
+                let total: u64 =
+                    names.iter().filter_map(|(_, path)| view.metadata(path)).filter(|meta| !meta.kernel).map(|meta| meta.size.div_ceil(4096) * 4).sum();
                 out.push_str(&format!("total {total}\n"));
             }
             out.push_str(&layout(names));

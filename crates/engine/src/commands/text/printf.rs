@@ -136,7 +136,13 @@ fn convert(spec: &Spec, arg: Option<&str>, errors: &mut String) -> String {
         'c' => arg_text.chars().next().map(String::from).unwrap_or_default(),
         'd' | 'i' => {
             let value = number(errors);
-            let sign = if spec.flags.contains('+') && value >= 0 { "+" } else if spec.flags.contains(' ') && value >= 0 { " " } else { "" };
+            let sign = if spec.flags.contains('+') && value >= 0 {
+                "+"
+            } else if spec.flags.contains(' ') && value >= 0 {
+                " "
+            } else {
+                ""
+            };
             format!("{sign}{value}")
         }
         'u' => (number(errors) as u64).to_string(),

@@ -697,8 +697,7 @@ impl Regex {
     }
 
     fn build(pattern: &str, syntax: Syntax, fold_case: bool, perl: bool) -> Result<Regex, Error> {
-        let mut parser =
-            Parser {
+        let mut parser = Parser {
             chars: pattern.chars().collect(),
             at: 0,
             syntax,

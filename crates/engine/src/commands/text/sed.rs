@@ -9,8 +9,8 @@
 
 use super::regex::{self, Regex, Syntax};
 use super::{read_file, usage_error, Dialect, Opt, Parsed};
-use crate::commands::options::getopt;
 use crate::commands::files::View;
+use crate::commands::options::getopt;
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
 
@@ -30,7 +30,12 @@ static SIGNATURE: Signature = Signature {
         Flag { short: Some('r'), long: None, value: None, help: "same as -E" },
         Flag { short: Some('s'), long: Some("separate"), value: None, help: "consider files as separate rather than as a single continuous long stream." },
         Flag { short: Some('l'), long: Some("line-length"), value: Some("N"), help: "specify the desired line-wrap length for the `l' command" },
-        Flag { short: Some('u'), long: Some("unbuffered"), value: None, help: "load minimal amounts of data from the input files and flush the output buffers more often" },
+        Flag {
+            short: Some('u'),
+            long: Some("unbuffered"),
+            value: None,
+            help: "load minimal amounts of data from the input files and flush the output buffers more often",
+        },
         Flag { short: None, long: Some("posix"), value: None, help: "disable all GNU extensions." },
         Flag { short: None, long: Some("debug"), value: None, help: "annotate program execution" },
         Flag { short: None, long: Some("sandbox"), value: None, help: "operate in sandbox mode (disable e/r/w commands)." },
@@ -498,9 +503,7 @@ impl ScriptParser {
         }
         // Every branch must name a label the script has.
         for instruction in &program {
-            if let Action::Branch(Some(name)) | Action::BranchIfSubstituted(Some(name)) | Action::BranchUnlessSubstituted(Some(name)) =
-                &instruction.action
-            {
+            if let Action::Branch(Some(name)) | Action::BranchIfSubstituted(Some(name)) | Action::BranchUnlessSubstituted(Some(name)) = &instruction.action {
                 if !program.iter().any(|i| i.label.as_deref() == Some(name)) {
                     return Err(ScriptError { at: usize::MAX, message: format!("can't find label for jump to `{name}'") });
                 }
@@ -1000,11 +1003,7 @@ fn run_parsed(parsed: Parsed<'static>, invocation: &Invocation) -> Output {
     } else {
         let mut joined = String::new();
         for operand in &operands {
-            let text = if operand == "-" && in_place.is_none() {
-                Ok(std::borrow::Cow::Borrowed(invocation.stdin))
-            } else {
-                read_file(invocation, operand)
-            };
+            let text = if operand == "-" && in_place.is_none() { Ok(std::borrow::Cow::Borrowed(invocation.stdin)) } else { read_file(invocation, operand) };
             match text {
                 Ok(text) if separate => streams.push((Some(operand.clone()), text.into_owned())),
                 Ok(text) => {
@@ -1014,7 +1013,11 @@ fn run_parsed(parsed: Parsed<'static>, invocation: &Invocation) -> Output {
                     }
                 }
                 Err(reason) => {
-                    let reason = if reason == "Is a directory" { "read error on ".to_string() + operand + ": Is a directory" } else { format!("can't read {operand}: {reason}") };
+                    let reason = if reason == "Is a directory" {
+                        "read error on ".to_string() + operand + ": Is a directory"
+                    } else {
+                        format!("can't read {operand}: {reason}")
+                    };
                     output.stderr.push_str(&format!("sed: {reason}\n"));
                     status = 2;
                 }

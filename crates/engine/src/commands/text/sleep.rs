@@ -74,10 +74,7 @@ mod tests {
         assert_eq!(run_on_first_node("sleep 0.5s 1m").duration_ms, 60_500);
         assert_eq!(run_on_first_node("sleep inf").duration_ms, 1_000_000_000_000);
         let out = run_on_first_node("sleep 1y");
-        assert_eq!(
-            (out.stderr.as_str(), out.status),
-            ("sleep: invalid time interval \u{2018}1y\u{2019}\nTry 'sleep --help' for more information.\n", 1)
-        );
+        assert_eq!((out.stderr.as_str(), out.status), ("sleep: invalid time interval \u{2018}1y\u{2019}\nTry 'sleep --help' for more information.\n", 1));
         assert_eq!(run_on_first_node("sleep").stderr, "sleep: missing operand\nTry 'sleep --help' for more information.\n");
         assert_eq!(run_on_first_node("sleep -1").stderr, "sleep: invalid option -- '1'\nTry 'sleep --help' for more information.\n");
     }

@@ -254,7 +254,13 @@ fn human_value(text: &str) -> (i32, u32, f64) {
         Some('Y') => 8,
         _ => 0,
     };
-    let sign = if number < 0.0 { -1 } else if number > 0.0 { 1 } else { 0 };
+    let sign = if number < 0.0 {
+        -1
+    } else if number > 0.0 {
+        1
+    } else {
+        0
+    };
     (sign, power, number)
 }
 
@@ -279,11 +285,16 @@ fn compare_text(a: &str, b: &str, order: &KeyOrder) -> Ordering {
     let ordering = if order.human {
         let (sa, pa, na) = human_value(a);
         let (sb, pb, nb) = human_value(b);
-        sa.cmp(&sb).then_with(|| {
-            let by_power = pa.cmp(&pb);
-            if sa < 0 { by_power.reverse() } else { by_power }
-        })
-        .then(na.partial_cmp(&nb).unwrap_or(Ordering::Equal))
+        sa.cmp(&sb)
+            .then_with(|| {
+                let by_power = pa.cmp(&pb);
+                if sa < 0 {
+                    by_power.reverse()
+                } else {
+                    by_power
+                }
+            })
+            .then(na.partial_cmp(&nb).unwrap_or(Ordering::Equal))
     } else if order.numeric {
         numeric_prefix(a).0.partial_cmp(&numeric_prefix(b).0).unwrap_or(Ordering::Equal)
     } else if order.general {
@@ -321,8 +332,7 @@ impl Plan {
         }
         for key in &self.keys {
             let order = if key.order.is_default() { self.global } else { key.order };
-            let ordering =
-                compare_text(key_text(a, key, self.separator), key_text(b, key, self.separator), &order);
+            let ordering = compare_text(key_text(a, key, self.separator), key_text(b, key, self.separator), &order);
             if ordering != Ordering::Equal {
                 return ordering;
             }

@@ -17,8 +17,18 @@ static STAT: Signature = Signature {
     usage: "stat [OPTION]... FILE...",
     flags: &[
         Flag { short: Some('L'), long: Some("dereference"), value: None, help: "follow links" },
-        Flag { short: Some('c'), long: Some("format"), value: Some("FORMAT"), help: "use the specified FORMAT instead of the default; output a newline after each use of FORMAT" },
-        Flag { short: None, long: Some("printf"), value: Some("FORMAT"), help: "like --format, but interpret backslash escapes, and do not output a mandatory trailing newline" },
+        Flag {
+            short: Some('c'),
+            long: Some("format"),
+            value: Some("FORMAT"),
+            help: "use the specified FORMAT instead of the default; output a newline after each use of FORMAT",
+        },
+        Flag {
+            short: None,
+            long: Some("printf"),
+            value: Some("FORMAT"),
+            help: "like --format, but interpret backslash escapes, and do not output a mandatory trailing newline",
+        },
         Flag { short: Some('t'), long: Some("terse"), value: None, help: "print the information in terse form" },
     ],
     examples: &[
@@ -74,7 +84,17 @@ fn directive(view: &View, meta: &Metadata, name: &str, letter: char) -> Option<S
         'F' => meta.type_name().to_string(),
         'a' => format!("{:o}", meta.mode),
         'A' => meta.mode_string(),
-        'f' => format!("{:x}", meta.mode | if meta.kind == Kind::Directory { 0o40000 } else if meta.kind == Kind::CharDevice { 0o20000 } else { 0o100000 }),
+        'f' => format!(
+            "{:x}",
+            meta.mode
+                | if meta.kind == Kind::Directory {
+                    0o40000
+                } else if meta.kind == Kind::CharDevice {
+                    0o20000
+                } else {
+                    0o100000
+                }
+        ),
         'u' => meta.uid().to_string(),
         'U' => meta.owner.to_string(),
         'g' => meta.gid().to_string(),
@@ -87,8 +107,20 @@ fn directive(view: &View, meta: &Metadata, name: &str, letter: char) -> Option<S
         'T' => if meta.kind == Kind::CharDevice { "3" } else { "0" }.to_string(),
         'x' | 'y' | 'z' => View::full_time(meta.modified),
         'X' | 'Y' | 'Z' => meta.modified.to_string(),
-        'w' => if meta.kernel { "-".to_string() } else { View::full_time(meta.modified) },
-        'W' => if meta.kernel { "0".to_string() } else { meta.modified.to_string() },
+        'w' => {
+            if meta.kernel {
+                "-".to_string()
+            } else {
+                View::full_time(meta.modified)
+            }
+        }
+        'W' => {
+            if meta.kernel {
+                "0".to_string()
+            } else {
+                meta.modified.to_string()
+            }
+        }
         '%' => "%".to_string(),
         _ => return None,
     })

@@ -35,12 +35,7 @@ impl GnuTool for Tee {
             let path = view.resolve(operand);
             let checked = view.check_writable(&path).and_then(|()| view.check_room(&path, invocation.stdin.len(), append));
             match checked {
-                Ok(()) => output.changes.push(Change::WriteFile {
-                    node: invocation.node.hostname.clone(),
-                    path,
-                    text: invocation.stdin.to_string(),
-                    append,
-                }),
+                Ok(()) => output.changes.push(Change::WriteFile { node: invocation.node.hostname.clone(), path, text: invocation.stdin.to_string(), append }),
                 Err(reason) => {
                     output.stderr.push_str(&format!("tee: {operand}: {reason}\n"));
                     output.status = 1;

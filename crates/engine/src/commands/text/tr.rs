@@ -152,10 +152,7 @@ impl GnuTool for Tr {
         let two_needed = !delete && !squeeze;
         let two_allowed = !delete || squeeze;
         if two_needed && operands.len() < 2 {
-            return error(&format!(
-                "missing operand after {}\nTwo strings must be given when translating.",
-                quote(first)
-            ));
+            return error(&format!("missing operand after {}\nTwo strings must be given when translating.", quote(first)));
         }
         if operands.len() > 2 || (!two_allowed && operands.len() > 1) {
             let extra = &operands[if two_allowed { 2 } else { 1 }];
@@ -244,10 +241,7 @@ mod tests {
     fn errors_like_gnu() {
         let tail = "Try 'tr --help' for more information.\n";
         assert_eq!(tr("", ""), format!("tr: missing operand\n{tail}"));
-        assert_eq!(
-            tr("", "a"),
-            format!("tr: missing operand after \u{2018}a\u{2019}\nTwo strings must be given when translating.\n{tail}")
-        );
+        assert_eq!(tr("", "a"), format!("tr: missing operand after \u{2018}a\u{2019}\nTwo strings must be given when translating.\n{tail}"));
         assert_eq!(tr("", "a b c"), format!("tr: extra operand \u{2018}c\u{2019}\n{tail}"));
         assert_eq!(tr("", "z-a x"), "tr: range-endpoints of 'z-a' are in reverse collating sequence order\n");
     }

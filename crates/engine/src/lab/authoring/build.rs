@@ -77,8 +77,7 @@ mod tests {
 
         let broken = ("labs/b.toml".to_string(), TWO_NODE_LAB.replace("hgx-h100", "hgx-h10"));
         let twin = ("labs/c.toml".to_string(), TWO_NODE_LAB.to_string());
-        let problems: Vec<String> =
-            build(&[good, broken, twin]).unwrap_err().iter().map(|(path, problem)| problem.render(path)).collect();
+        let problems: Vec<String> = build(&[good, broken, twin]).unwrap_err().iter().map(|(path, problem)| problem.render(path)).collect();
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].starts_with("labs/b.toml:8:10: unknown preset `hgx-h10`"), "{problems:?}");
         assert_eq!(problems[1], "labs/c.toml:3:6: lab id `test-lab` is also used by labs/a.toml");

@@ -18,8 +18,7 @@ use crate::shell::Session;
 
 /// Every probe command line: the examples of every emulated command.
 pub fn probes() -> Vec<&'static str> {
-    let mut lines: Vec<&'static str> =
-        commands::all().iter().flat_map(|command| command.signature().examples.iter().map(|e| e.command)).collect();
+    let mut lines: Vec<&'static str> = commands::all().iter().flat_map(|command| command.signature().examples.iter().map(|e| e.command)).collect();
     lines.sort_unstable();
     lines.dedup();
     lines

@@ -274,13 +274,52 @@ pub(crate) const VAR_KEYS: &[&str] = &["one_of", "range"];
 pub(crate) const FAULT_KEYS: &[&str] =
     &["kind", "node", "gpu", "hca", "xid", "count", "gen", "width", "rate", "mtu", "links", "state", "reason", "repair", "at"];
 pub(crate) const JOB_KEYS: &[&str] = &[
-    "name", "kind", "nodes", "gpus_per_node", "params", "data", "tensor", "pipeline", "global_batch", "seq_len", "dataset",
-    "loader_workers", "checkpoint_every", "steps", "launch", "start",
+    "name",
+    "kind",
+    "nodes",
+    "gpus_per_node",
+    "params",
+    "data",
+    "tensor",
+    "pipeline",
+    "global_batch",
+    "seq_len",
+    "dataset",
+    "loader_workers",
+    "checkpoint_every",
+    "steps",
+    "launch",
+    "start",
 ];
 pub(crate) const QUESTION_KEYS: &[&str] = &[
-    "id", "type", "prompt", "choices", "answer", "accept", "tolerance", "unit", "points", "hints", "explanation", "entity", "program",
-    "options", "operands", "host", "hosts", "span", "status", "output", "after", "expect", "fields", "rubric", "attempts", "retry",
-    "feedback", "leak_waiver",
+    "id",
+    "type",
+    "prompt",
+    "choices",
+    "answer",
+    "accept",
+    "tolerance",
+    "unit",
+    "points",
+    "hints",
+    "explanation",
+    "entity",
+    "program",
+    "options",
+    "operands",
+    "host",
+    "hosts",
+    "span",
+    "status",
+    "output",
+    "after",
+    "expect",
+    "fields",
+    "rubric",
+    "attempts",
+    "retry",
+    "feedback",
+    "leak_waiver",
 ];
 /// Keys that went, read only to say what replaced them.
 pub(crate) const RETIRED_QUESTION_KEYS: &[&str] = &["command", "after_host"];
@@ -288,8 +327,24 @@ pub(crate) const RETIRED_LAB_KEYS: &[&str] = &["hint_cost"];
 /// What a task's execution may say.
 pub(crate) const RUN_KEYS: &[&str] = &["program", "options", "operands", "host", "hosts", "span", "status", "output"];
 pub(crate) const EXPECT_KEYS: &[&str] = &[
-    "node", "slurm", "reason", "in_service", "repaired", "gpu", "healthy", "diag", "hca", "link_up", "rate", "pcie_full", "service",
-    "active", "fabric_manager", "all_reduce_within", "job", "step_time_within",
+    "node",
+    "slurm",
+    "reason",
+    "in_service",
+    "repaired",
+    "gpu",
+    "healthy",
+    "diag",
+    "hca",
+    "link_up",
+    "rate",
+    "pcie_full",
+    "service",
+    "active",
+    "fabric_manager",
+    "all_reduce_within",
+    "job",
+    "step_time_within",
 ];
 pub(crate) const SOLUTION_KEYS: &[&str] = &["steps", "answers", "wrong"];
 
@@ -310,7 +365,9 @@ pub fn parse(source: &str) -> Result<LabFile, Vec<Problem>> {
                 DeValue::Table(entries) => {
                     let var = Table { name: "a variable", span: value.span(), entries };
                     var.check_keys(VAR_KEYS, &mut problems);
-                    let tables = var.get("one_of").is_some_and(|v| matches!(v.get_ref(), DeValue::Array(items) if items.first().is_some_and(|i| matches!(i.get_ref(), DeValue::Table(_)))));
+                    let tables = var.get("one_of").is_some_and(
+                        |v| matches!(v.get_ref(), DeValue::Array(items) if items.first().is_some_and(|i| matches!(i.get_ref(), DeValue::Table(_)))),
+                    );
                     let (one_of, records) = if tables {
                         let record = |item: &Value| -> Result<Vec<(String, String)>, String> {
                             let DeValue::Table(entries) = item.get_ref() else { return Err("must all be tables, like the first".to_string()) };
@@ -337,16 +394,9 @@ pub fn parse(source: &str) -> Result<LabFile, Vec<Problem>> {
         }
     }
     let faults = top.tables("faults", &mut problems).iter().map(|t| Spanned::new(t.span.clone(), fault_table(t, &mut problems))).collect();
-    let jobs = top
-        .tables("jobs", &mut problems)
-        .iter()
-        .filter_map(|t| job_table(t, &mut problems).map(|job| Spanned::new(t.span.clone(), job)))
-        .collect();
-    let questions = top
-        .tables("questions", &mut problems)
-        .iter()
-        .filter_map(|t| question_table(t, &mut problems).map(|q| Spanned::new(t.span.clone(), q)))
-        .collect();
+    let jobs = top.tables("jobs", &mut problems).iter().filter_map(|t| job_table(t, &mut problems).map(|job| Spanned::new(t.span.clone(), job))).collect();
+    let questions =
+        top.tables("questions", &mut problems).iter().filter_map(|t| question_table(t, &mut problems).map(|q| Spanned::new(t.span.clone(), q))).collect();
     let solution = top.optional_table("solution", &mut problems).map(|t| Spanned::new(t.span.clone(), solution_table(&t, &mut problems)));
     let policy = top.optional_table("policy", &mut problems).map(|t| {
         t.check_keys(POLICY_KEYS, &mut problems);
@@ -374,13 +424,10 @@ pub const MAX_TOML_DEPTH: usize = 80;
 fn syntax_error(source: &str, span: Option<Range<usize>>, message: &str) -> Problem {
     let too_deep = matches!(message, "cannot recurse further; max recursion depth met" | "recursion limit");
     match too_deep.then(|| nesting(source)).flatten() {
-        Some(Nesting::Value(span, depth)) => (
-            span,
-            format!("this value nests arrays and inline tables {depth} deep; a lab file may nest them at most {MAX_TOML_DEPTH} deep"),
-        ),
-        Some(Nesting::Key(span, parts)) => {
-            (span, format!("this key has {parts} dotted parts; a lab file's keys may have at most {MAX_TOML_DEPTH}"))
+        Some(Nesting::Value(span, depth)) => {
+            (span, format!("this value nests arrays and inline tables {depth} deep; a lab file may nest them at most {MAX_TOML_DEPTH} deep"))
         }
+        Some(Nesting::Key(span, parts)) => (span, format!("this key has {parts} dotted parts; a lab file's keys may have at most {MAX_TOML_DEPTH}")),
         None => (span.unwrap_or(0..0), message.to_string()),
     }
 }
@@ -528,20 +575,14 @@ impl<'a, 'i> Table<'a, 'i> {
         for (key, _) in self.entries.iter() {
             let name = key.get_ref();
             if !allowed.contains(&name.as_ref()) && !retired.contains(&name.as_ref()) {
-                let hint = did_you_mean(name, allowed.iter().copied())
-                    .map_or(String::new(), |close| format!(" (did you mean `{close}`?)"));
+                let hint = did_you_mean(name, allowed.iter().copied()).map_or(String::new(), |close| format!(" (did you mean `{close}`?)"));
                 let expected: Vec<String> = allowed.iter().map(|k| format!("`{k}`")).collect();
                 problems.push((key.span(), format!("unknown key `{name}`{hint}; expected one of {}", expected.join(", "))));
             }
         }
     }
 
-    fn required<T>(
-        &self,
-        problems: &mut Vec<Problem>,
-        key: &str,
-        read: impl Fn(&Value<'i>) -> Result<T, String>,
-    ) -> Option<T> {
+    fn required<T>(&self, problems: &mut Vec<Problem>, key: &str, read: impl Fn(&Value<'i>) -> Result<T, String>) -> Option<T> {
         match self.get(key) {
             None => {
                 // A misspelt key is already reported with this one as its suggestion.
@@ -555,12 +596,7 @@ impl<'a, 'i> Table<'a, 'i> {
         }
     }
 
-    fn optional<T>(
-        &self,
-        problems: &mut Vec<Problem>,
-        key: &str,
-        read: impl Fn(&Value<'i>) -> Result<T, String>,
-    ) -> Option<T> {
+    fn optional<T>(&self, problems: &mut Vec<Problem>, key: &str, read: impl Fn(&Value<'i>) -> Result<T, String>) -> Option<T> {
         let value = self.get(key)?;
         read(value).map_err(|message| problems.push((value.span(), format!("`{key}` {message}")))).ok()
     }
@@ -651,8 +687,7 @@ fn spanned_string(value: &Value) -> Result<Spanned<String>, String> {
 
 fn integer(value: &Value) -> Result<i64, String> {
     match value.get_ref() {
-        DeValue::Integer(n) => i64::from_str_radix(n.as_str(), n.radix())
-            .map_err(|_| format!("must be a whole number from {} to {}", i64::MIN, i64::MAX)),
+        DeValue::Integer(n) => i64::from_str_radix(n.as_str(), n.radix()).map_err(|_| format!("must be a whole number from {} to {}", i64::MIN, i64::MAX)),
         other => Err(format!("must be a whole number, not {}", describe(other))),
     }
 }
@@ -661,8 +696,7 @@ fn integer(value: &Value) -> Result<i64, String> {
 /// comes near), for bounds that are checked with their own message.
 fn wide_integer(value: &Value) -> Result<i128, String> {
     match value.get_ref() {
-        DeValue::Integer(n) => Ok(i128::from_str_radix(n.as_str(), n.radix())
-            .unwrap_or(if n.as_str().starts_with('-') { i128::MIN } else { i128::MAX })),
+        DeValue::Integer(n) => Ok(i128::from_str_radix(n.as_str(), n.radix()).unwrap_or(if n.as_str().starts_with('-') { i128::MIN } else { i128::MAX })),
         other => Err(format!("must be a whole number, not {}", describe(other))),
     }
 }

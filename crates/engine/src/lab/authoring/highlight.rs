@@ -107,9 +107,7 @@ pub fn toml_html(text: &str) -> String {
                         }
                     }
                 }
-                '0'..='9' | '+' | '-' => {
-                    ("tok-number", rest.find(|c: char| !(c.is_ascii_alphanumeric() || "+-._:".contains(c))).unwrap_or(rest.len()))
-                }
+                '0'..='9' | '+' | '-' => ("tok-number", rest.find(|c: char| !(c.is_ascii_alphanumeric() || "+-._:".contains(c))).unwrap_or(rest.len())),
                 't' if rest.starts_with("true") => ("tok-bool", 4),
                 'f' if rest.starts_with("false") => ("tok-bool", 5),
                 _ => ("", c.len_utf8()),

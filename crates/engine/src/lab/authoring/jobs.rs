@@ -28,7 +28,10 @@ pub fn specs(jobs: &[Spanned<JobTable>], hostnames: &[String], preset: &Preset, 
                 other.start == Start::Running && spec.start == Start::Running && other.nodes.iter().any(|n| spec.nodes.contains(n))
             });
             if let Some(other) = clash {
-                problem(job.span(), format!("job `{name}` runs on a node of job `{}`, which also runs when the lab starts; jobs have their nodes to themselves", other.name));
+                problem(
+                    job.span(),
+                    format!("job `{name}` runs on a node of job `{}`, which also runs when the lab starts; jobs have their nodes to themselves", other.name),
+                );
             }
             specs.push(spec);
         }

@@ -65,9 +65,7 @@ fn answer_of(question: &Question) -> Option<String> {
 
 /// Whether `text` states the answer of `question`.
 fn states_answer(question: &Question, text: &str) -> bool {
-    let singles_out = |right: &[&String], wrong: &[&String]| {
-        right.iter().all(|r| mentions(text, r)) && !wrong.iter().any(|w| mentions(text, w))
-    };
+    let singles_out = |right: &[&String], wrong: &[&String]| right.iter().all(|r| mentions(text, r)) && !wrong.iter().any(|w| mentions(text, w));
     match &question.kind {
         QuestionKind::Choice { choices, answer } | QuestionKind::Entity { choices, answer, .. } => {
             let right: Vec<&String> = choices.get(*answer).into_iter().collect();
@@ -115,8 +113,7 @@ pub fn leaks(lab: &Lab) -> Vec<Leak> {
     // saying "on gpu-001") tells nothing when the text is the same in all.
     let constant: Vec<bool> = (0..lab.questions.len())
         .map(|at| {
-            let answers: BTreeSet<Option<String>> =
-                samples.iter().map(|values| lab.resolve(values).1.get(at).and_then(answer_of)).collect();
+            let answers: BTreeSet<Option<String>> = samples.iter().map(|values| lab.resolve(values).1.get(at).and_then(answer_of)).collect();
             answers.len() <= 1
         })
         .collect();
@@ -133,10 +130,7 @@ pub fn leaks(lab: &Lab) -> Vec<Leak> {
             let texts = visible(lab, &values, &questions, at);
             for (place, text) in texts.iter().filter(|_| constant[at]) {
                 if states_answer(question, text) {
-                    found.insert(Leak {
-                        question: at,
-                        message: format!("question `{}`: {place} states its answer{}", question.id, super::describe(&values)),
-                    });
+                    found.insert(Leak { question: at, message: format!("question `{}`: {place} states its answer{}", question.id, super::describe(&values)) });
                 }
             }
             // Another value of a variable the answer depends on.
@@ -190,12 +184,17 @@ pub fn contradictions(lab: &Lab) -> Vec<Leak> {
                 QuestionKind::Handoff { closed_when, .. } => closed_when,
                 _ => continue,
             };
-            let slurm_of = |node: &str| facts.iter().find_map(|f| match f {
-                Fact::Slurm { node: n, state, .. } if n == node => Some(state.as_str()),
-                _ => None,
-            });
+            let slurm_of = |node: &str| {
+                facts.iter().find_map(|f| match f {
+                    Fact::Slurm { node: n, state, .. } if n == node => Some(state.as_str()),
+                    _ => None,
+                })
+            };
             let mut say = |message: String| {
-                found.insert(Leak { question: at, message: format!("question `{}`: {message}: no cluster can show both{}", question.id, super::describe(&values)) });
+                found.insert(Leak {
+                    question: at,
+                    message: format!("question `{}`: {message}: no cluster can show both{}", question.id, super::describe(&values)),
+                });
             };
             for (k, fact) in facts.iter().enumerate() {
                 for other in &facts[k + 1..] {

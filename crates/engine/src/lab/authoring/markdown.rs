@@ -17,12 +17,26 @@ enum Open {
     /// A container of blocks (the document, a quote, a list item, a table
     /// cell's parent): its blocks, and loose inline content that becomes a
     /// paragraph (tight list items hold text without a paragraph).
-    Blocks { kind: BlocksKind, blocks: Vec<Block>, loose: Vec<Inline> },
+    Blocks {
+        kind: BlocksKind,
+        blocks: Vec<Block>,
+        loose: Vec<Inline>,
+    },
     /// A container of inlines.
-    Inlines { kind: InlinesKind, inlines: Vec<Inline> },
+    Inlines {
+        kind: InlinesKind,
+        inlines: Vec<Inline>,
+    },
     Code(String),
-    List { start: Option<u64>, items: Vec<Vec<Block>> },
-    Table { head: Vec<Vec<Inline>>, rows: Vec<Vec<Vec<Inline>>>, row: Vec<Vec<Inline>> },
+    List {
+        start: Option<u64>,
+        items: Vec<Vec<Block>>,
+    },
+    Table {
+        head: Vec<Vec<Inline>>,
+        rows: Vec<Vec<Vec<Inline>>>,
+        row: Vec<Vec<Inline>>,
+    },
 }
 
 enum BlocksKind {
@@ -236,10 +250,7 @@ impl Builder {
 
 /// Parses lab Markdown into the tree lab data carries.
 pub fn parse(source: &str) -> Doc {
-    let mut builder = Builder {
-        stack: vec![Open::Blocks { kind: BlocksKind::Document, blocks: Vec::new(), loose: Vec::new() }],
-        ignored: 0,
-    };
+    let mut builder = Builder { stack: vec![Open::Blocks { kind: BlocksKind::Document, blocks: Vec::new(), loose: Vec::new() }], ignored: 0 };
     for event in Parser::new_ext(source, Options::ENABLE_TABLES) {
         match event {
             Event::Start(tag) => builder.start(tag),
@@ -281,10 +292,7 @@ mod tests {
                     Inline::Code("code".into()),
                     text("."),
                 ]),
-                Block::List {
-                    start: None,
-                    items: vec![vec![Block::Paragraph(vec![text("one")])], vec![Block::Paragraph(vec![text("two {bad_node}")])]]
-                },
+                Block::List { start: None, items: vec![vec![Block::Paragraph(vec![text("one")])], vec![Block::Paragraph(vec![text("two {bad_node}")])]] },
                 Block::Quote(vec![Block::Paragraph(vec![text("quoted")])]),
                 Block::Code("nvidia-smi -L\n".into()),
                 Block::Rule,
@@ -304,10 +312,7 @@ mod tests {
     #[test]
     fn tables_and_ordered_lists() {
         let doc = parse("| rail | Gb/s |\n|---|---|\n| mlx5_0 | 392 |\n\n3. third\n4. fourth\n");
-        assert_eq!(
-            doc.0[0],
-            Block::Table { head: vec![vec![text("rail")], vec![text("Gb/s")]], rows: vec![vec![vec![text("mlx5_0")], vec![text("392")]]] }
-        );
+        assert_eq!(doc.0[0], Block::Table { head: vec![vec![text("rail")], vec![text("Gb/s")]], rows: vec![vec![vec![text("mlx5_0")], vec![text("392")]]] });
         assert!(matches!(&doc.0[1], Block::List { start: Some(3), items } if items.len() == 2));
     }
 

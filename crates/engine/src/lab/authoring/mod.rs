@@ -30,10 +30,10 @@ use std::ops::Range;
 use super::spec::{parse_tolerance, AfterSpec, AnswerSpec, ExpectSpec, FaultSpec, HandoffFieldSpec, LinksSpec, QuestionSpec, RunSpec, RUN_STATUSES};
 use super::template::{self, Values, Var, VarSpec};
 use super::{Lab, Policy, Tolerance, Unresolved, ENTITIES, FABRICS, FAULT_KINDS, LEVELS, MAX_NODES, QUESTION_TYPES, STAGES, VARIANTS_CHECKED};
+use crate::limits::{MAX_FAULTS, MAX_LAB_BYTES, MAX_QUESTIONS, MAX_VAR_VALUES};
 use crate::model::change::{RepairTarget, REPAIR_ACTIONS};
 use crate::model::fabric::LinkLayer;
 use crate::model::fault;
-use crate::limits::{MAX_FAULTS, MAX_LAB_BYTES, MAX_QUESTIONS, MAX_VAR_VALUES};
 use crate::model::{preset, Cluster, ClusterConfig};
 pub use diagnostic::Diagnostic;
 use file::{AfterTable, AnswerValue, ExpectTable, FaultTable, Links, OptionValue, Problem, QuestionTable, RunTable, Scalar, Spanned};
@@ -117,7 +117,10 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
         }
     }
     if let Some(span) = &lab.hint_cost {
-        problem(span.clone(), "`hint_cost` moved to [policy]: `hint_cost = \"25%\"` (a share of each question's points) or a whole number of points".to_string());
+        problem(
+            span.clone(),
+            "`hint_cost` moved to [policy]: `hint_cost = \"25%\"` (a share of each question's points) or a whole number of points".to_string(),
+        );
     }
     if let Some(minutes) = &lab.exam_minutes {
         if !(1..=600).contains(minutes.get_ref()) {
@@ -144,14 +147,20 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
     if let Some(slurm) = &cluster.slurm {
         if !crate::model::known_slurm(slurm.get_ref()) {
             let series = list(crate::model::SLURM_RELEASES.iter().copied());
-            problem(slurm.span(), format!("`slurm` must be a Slurm release such as \"{}\": one of {series}, optionally with its maintenance number", crate::model::DEFAULT_SLURM));
+            problem(
+                slurm.span(),
+                format!("`slurm` must be a Slurm release such as \"{}\": one of {series}, optionally with its maintenance number", crate::model::DEFAULT_SLURM),
+            );
         }
     }
     if let Some(kubernetes) = &cluster.kubernetes {
         if !crate::model::known_kubernetes(kubernetes.get_ref()) {
             let minors = crate::model::KUBERNETES_MINORS;
             let example = crate::model::DEFAULT_KUBERNETES.trim_start_matches('v');
-            problem(kubernetes.span(), format!("`kubernetes` must be a Kubernetes release such as \"{example}\", from 1.{} to 1.{}", minors.start(), minors.end()));
+            problem(
+                kubernetes.span(),
+                format!("`kubernetes` must be a Kubernetes release such as \"{example}\", from 1.{} to 1.{}", minors.start(), minors.end()),
+            );
         }
     }
     let hostnames = hostnames(cluster, &mut problem);
@@ -261,17 +270,12 @@ fn variant_problems(compiled: &Compiled, apply_faults: bool) -> Vec<Problem> {
         problems.extend(unresolved.iter().map(|u| compiled.map.locate(u)));
         let Some(world) = &world else { continue };
         // Faults resolve in order; those that did not are reported above.
-        let resolved_at: Vec<usize> = (0..lab.faults.len())
-            .filter(|at| !unresolved.iter().any(|u| matches!(u, Unresolved::Fault(f, _) if f == at)))
-            .collect();
+        let resolved_at: Vec<usize> = (0..lab.faults.len()).filter(|at| !unresolved.iter().any(|u| matches!(u, Unresolved::Fault(f, _) if f == at))).collect();
         let named: Vec<&str> = faults.iter().map(fault::Fault::node).collect();
         let mut cluster = world.subset(&named);
         for (fault, at) in faults.iter().zip(resolved_at) {
-            let applied = if world.node(fault.node()).is_none() {
-                Err(fault::no_such_node(fault.node(), &lab.cluster.hostnames))
-            } else {
-                fault.apply(&mut cluster)
-            };
+            let applied =
+                if world.node(fault.node()).is_none() { Err(fault::no_such_node(fault.node(), &lab.cluster.hostnames)) } else { fault.apply(&mut cluster) };
             if let Err(error) = applied {
                 let span = compiled.map.faults[at].of(error.field);
                 problems.push((span, format!("fault `{}`: {}{}", fault.kind(), error.message, describe(&values))));
@@ -303,11 +307,7 @@ fn assemble(
     };
     let solution = file.solution.map(|table| solution::Solution::from_table(table.into_inner()));
     let lab_table = file.lab;
-    let mut map = SourceMap {
-        id: lab_table.id.span(),
-        briefing: lab_table.briefing.as_ref().map_or(0..0, Spanned::span),
-        ..SourceMap::default()
-    };
+    let mut map = SourceMap { id: lab_table.id.span(), briefing: lab_table.briefing.as_ref().map_or(0..0, Spanned::span), ..SourceMap::default() };
     let faults = file
         .faults
         .iter()
@@ -403,7 +403,13 @@ fn question_spec(table: &QuestionTable) -> QuestionSpec {
         fields: table
             .fields
             .iter()
-            .map(|f| HandoffFieldSpec { name: f.name.clone(), states: f.states.clone(), numbers: f.numbers.clone(), actions: f.actions.clone(), review: f.review })
+            .map(|f| HandoffFieldSpec {
+                name: f.name.clone(),
+                states: f.states.clone(),
+                numbers: f.numbers.clone(),
+                actions: f.actions.clone(),
+                review: f.review,
+            })
             .collect(),
         rubric: table.rubric.clone(),
         attempts: table.attempts.as_ref().map(|a| *a.get_ref()),
@@ -457,11 +463,7 @@ fn expect_spec(e: &ExpectTable) -> ExpectSpec {
 fn canonical_option(program: &str, name: &str) -> Option<(String, bool)> {
     let command = crate::commands::find(program)?;
     let name = name.trim_start_matches('-');
-    let flag = command
-        .signature()
-        .flags
-        .iter()
-        .find(|flag| flag.long == Some(name) || (name.chars().count() == 1 && flag.short == name.chars().next()))?;
+    let flag = command.signature().flags.iter().find(|flag| flag.long == Some(name) || (name.chars().count() == 1 && flag.short == name.chars().next()))?;
     let canonical = flag.long.map_or_else(|| flag.short.map(String::from).unwrap_or_default(), str::to_string);
     Some((canonical, flag.value.is_some()))
 }
@@ -565,7 +567,9 @@ fn var_spec(table: &file::VarTable) -> Option<VarSpec> {
         return (!records.is_empty() && records.len() as u64 <= MAX_VAR_VALUES).then(|| VarSpec::Records(records.clone()));
     }
     match (&table.one_of, &table.range) {
-        (Some(values), None) if !values.is_empty() && values.len() as u64 <= MAX_VAR_VALUES => Some(VarSpec::OneOf(values.iter().map(Scalar::as_text).collect())),
+        (Some(values), None) if !values.is_empty() && values.len() as u64 <= MAX_VAR_VALUES => {
+            Some(VarSpec::OneOf(values.iter().map(Scalar::as_text).collect()))
+        }
         (None, Some(range)) => match range[..] {
             [lo, hi] if hi.checked_sub(lo).is_some_and(|span| (0..i128::from(MAX_VAR_VALUES)).contains(&span)) => {
                 Some(VarSpec::Range(i64::try_from(lo).ok()?, i64::try_from(hi).ok()?))
@@ -667,9 +671,7 @@ fn check_fault_fields(fault: &Spanned<FaultTable>, problem: &mut impl FnMut(Rang
             let names = || REPAIR_ACTIONS.iter().filter(|(_, t)| Some(*t) == target).map(|(name, _)| *name);
             match fits {
                 Some(true) => {}
-                _ if target.is_none() => {
-                    problem(repair.span(), format!("a `{kind}` fault is repaired from the terminal, not by hands-on `repair`"))
-                }
+                _ if target.is_none() => problem(repair.span(), format!("a `{kind}` fault is repaired from the terminal, not by hands-on `repair`")),
                 Some(false) => problem(repair.span(), format!("`{action}` does not repair a `{kind}` fault; use one of {}", list(names()))),
                 None => {
                     let hint = suggestion(action, names());
@@ -779,7 +781,10 @@ fn check_question_fields(table: &QuestionTable, problem: &mut impl FnMut(Range<u
             None => problem(table.kind.span(), format!("question `{qid}`: an entity question needs `entity`, one of {}", list(ENTITIES.iter().copied()))),
             Some(entity) if !ENTITIES.contains(&entity.get_ref().as_str()) => {
                 let hint = suggestion(entity.get_ref(), ENTITIES.iter().copied());
-                problem(entity.span(), format!("question `{qid}`: unknown entity `{}`{hint}; entities are {}", entity.get_ref(), list(ENTITIES.iter().copied())));
+                problem(
+                    entity.span(),
+                    format!("question `{qid}`: unknown entity `{}`{hint}; entities are {}", entity.get_ref(), list(ENTITIES.iter().copied())),
+                );
             }
             Some(_) => {}
         },
@@ -798,15 +803,11 @@ fn check_question_fields(table: &QuestionTable, problem: &mut impl FnMut(Range<u
     }
     let needs_choices = matches!(kind, "choice" | "multi");
     match &table.choices {
-        Some(choices) if !needs_choices && kind != "order" => {
-            problem(choices.span(), format!("question `{qid}`: a {kind} question takes no `choices`"))
-        }
+        Some(choices) if !needs_choices && kind != "order" => problem(choices.span(), format!("question `{qid}`: a {kind} question takes no `choices`")),
         Some(choices) if kind == "order" => {
             problem(choices.span(), format!("question `{qid}`: an order question lists its items, in the right order, as `answer`"))
         }
-        Some(choices) if choices.get_ref().len() < 2 => {
-            problem(choices.span(), format!("question `{qid}`: `choices` needs at least two entries"))
-        }
+        Some(choices) if choices.get_ref().len() < 2 => problem(choices.span(), format!("question `{qid}`: `choices` needs at least two entries")),
         Some(choices) => {
             let unique: BTreeSet<&String> = choices.get_ref().iter().collect();
             if unique.len() != choices.get_ref().len() {
@@ -844,12 +845,7 @@ fn into_diagnostics(source: &str, mut problems: Vec<Problem>) -> Vec<Diagnostic>
     problems.into_iter().map(|(span, message)| Diagnostic::spanning(source, span, message)).collect()
 }
 
-fn check_one_of(
-    value: &Option<Spanned<String>>,
-    key: &str,
-    allowed: &[&str],
-    problem: &mut impl FnMut(Range<usize>, String),
-) {
+fn check_one_of(value: &Option<Spanned<String>>, key: &str, allowed: &[&str], problem: &mut impl FnMut(Range<usize>, String)) {
     if let Some(value) = value {
         let text = value.get_ref();
         if !allowed.contains(&text.as_str()) {
@@ -860,10 +856,7 @@ fn check_one_of(
 }
 
 fn is_hostname(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 63
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
-        && !name.starts_with('-')
+    !name.is_empty() && name.len() <= 63 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.') && !name.starts_with('-')
 }
 
 fn list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {

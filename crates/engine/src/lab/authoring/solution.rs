@@ -37,11 +37,7 @@ pub struct Solution {
 impl Solution {
     pub fn from_table(table: SolutionTable) -> Solution {
         let pairs = |list: Vec<(Spanned<String>, String)>| list.into_iter().map(|(id, answer)| (id.into_inner(), answer)).collect();
-        Solution {
-            steps: table.steps.into_iter().map(Spanned::into_inner).collect(),
-            answers: pairs(table.answers),
-            wrong: pairs(table.wrong),
-        }
+        Solution { steps: table.steps.into_iter().map(Spanned::into_inner).collect(), answers: pairs(table.answers), wrong: pairs(table.wrong) }
     }
 }
 
@@ -121,13 +117,7 @@ pub fn seeds(compiled: &Compiled) -> Vec<u64> {
 /// line `answer ID [VALUE]` (as in `clusterlab play`) answers that question
 /// at that moment instead, so that a state that holds only for a while (a
 /// node drained before its repair) is checked while it holds.
-fn play(
-    compiled: &Compiled,
-    seed: u64,
-    lines: &[String],
-    questions: &[Question],
-    mut outcomes: Option<&mut Vec<Outcome>>,
-) -> (Session, LabState) {
+fn play(compiled: &Compiled, seed: u64, lines: &[String], questions: &[Question], mut outcomes: Option<&mut Vec<Outcome>>) -> (Session, LabState) {
     let lab = &compiled.lab;
     let mut session = lab.session(seed);
     let mut state = LabState::new(lab, "test", seed, SessionJson::of(&session.snapshot()));
@@ -195,7 +185,11 @@ pub fn explain(question: &Question, session: &Session, state: &LabState, reading
                 Some(After::Run(first)) => format!(" after a successful run of {}", first.program),
                 None => String::new(),
             };
-            let tried: Vec<String> = state.executions().filter(|e| e.program == run.program).map(|e| format!("`{}` on {} exit {}", e.display(), e.ran_on().join(","), e.status)).collect();
+            let tried: Vec<String> = state
+                .executions()
+                .filter(|e| e.program == run.program)
+                .map(|e| format!("`{}` on {} exit {}", e.display(), e.ran_on().join(","), e.status))
+                .collect();
             let seen = if tried.is_empty() { format!("no run of {}", run.program) } else { tried.join("; ") };
             format!("expected a successful run of {}{after}; observed: {seen}", run.program)
         }
@@ -204,13 +198,7 @@ pub fn explain(question: &Question, session: &Session, state: &LabState, reading
 }
 
 /// Answers the questions not answered yet, in the lab's order.
-fn answer_rest(
-    question_answers: impl Fn(&Question) -> String,
-    session: &Session,
-    state: &mut LabState,
-    questions: &[Question],
-    outcomes: &mut Vec<Outcome>,
-) {
+fn answer_rest(question_answers: impl Fn(&Question) -> String, session: &Session, state: &mut LabState, questions: &[Question], outcomes: &mut Vec<Outcome>) {
     for question in questions {
         if !outcomes.iter().any(|o| o.question == question.id) {
             outcomes.push(answer_one(question, questions, &question_answers(question), session, state));
@@ -276,9 +264,7 @@ pub fn wrong_answer(question: &Question) -> String {
         }
         QuestionKind::Order { items } => items.iter().rev().cloned().collect::<Vec<_>>().join("\n"),
         QuestionKind::Task { .. } | QuestionKind::State { .. } => NOT_YET.to_string(),
-        QuestionKind::Handoff { fields, .. } => {
-            grading_placeholder(fields.len())
-        }
+        QuestionKind::Handoff { fields, .. } => grading_placeholder(fields.len()),
     }
 }
 

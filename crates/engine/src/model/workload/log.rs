@@ -234,7 +234,10 @@ fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i
     let waited = if matches!(stop, Stop::RailDown { .. }) { (ends - at) * 1000 } else { WATCHDOG_MS + rng.range_u64(10, 120) as i64 };
     let mut survivors: Vec<(String, Vec<u32>)> = Vec::new();
     for (node_at, node) in spec.nodes.iter().enumerate() {
-        let ranks: Vec<u32> = (0..spec.gpus_per_node).map(|g| node_at as u32 * spec.gpus_per_node + g).filter(|r| Some(*r) != failed_rank || matches!(stop, Stop::RailDown { .. })).collect();
+        let ranks: Vec<u32> = (0..spec.gpus_per_node)
+            .map(|g| node_at as u32 * spec.gpus_per_node + g)
+            .filter(|r| Some(*r) != failed_rank || matches!(stop, Stop::RailDown { .. }))
+            .collect();
         survivors.push((node.clone(), ranks));
     }
     for (_, ranks) in &survivors {

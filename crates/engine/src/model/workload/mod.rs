@@ -227,15 +227,33 @@ pub struct Workload {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Event {
     /// Setup done at `at`; training starts.
-    Started { at: EpochSeconds },
+    Started {
+        at: EpochSeconds,
+    },
     /// A logged iteration: its end and its pace.
-    Iteration { at: f64, iteration: u32, pace: Pace },
+    Iteration {
+        at: f64,
+        iteration: u32,
+        pace: Pace,
+    },
     /// A checkpoint save from `at` taking `seconds` (None: still saving).
-    Saved { at: f64, iteration: u32, seconds: Option<f64> },
+    Saved {
+        at: f64,
+        iteration: u32,
+        seconds: Option<f64>,
+    },
     /// The fault that stopped it struck at `at`; the job ends at `ends`.
-    Stopped { at: EpochSeconds, stop: Stop, ends: EpochSeconds },
-    Cancelled { at: EpochSeconds },
-    Completed { at: f64 },
+    Stopped {
+        at: EpochSeconds,
+        stop: Stop,
+        ends: EpochSeconds,
+    },
+    Cancelled {
+        at: EpochSeconds,
+    },
+    Completed {
+        at: f64,
+    },
 }
 
 /// Seconds from the job's start to its first step: distributed init, model
@@ -363,10 +381,14 @@ impl Workload {
 
     /// The last iteration done by `now`.
     pub fn iteration_at(&self, now: EpochSeconds) -> u32 {
-        self.timeline(now).iter().rev().find_map(|event| match event {
-            Event::Iteration { iteration, .. } | Event::Saved { iteration, .. } => Some(*iteration),
-            _ => None,
-        }).unwrap_or(self.resumed_from)
+        self.timeline(now)
+            .iter()
+            .rev()
+            .find_map(|event| match event {
+                Event::Iteration { iteration, .. } | Event::Saved { iteration, .. } => Some(*iteration),
+                _ => None,
+            })
+            .unwrap_or(self.resumed_from)
     }
 
     /// Slurm's record of it.
@@ -410,9 +432,8 @@ impl Workload {
         let spec = &self.spec;
         let shard = spec.params_b * 1e9 / f64::from(spec.model_parallel());
         let (layers, hidden) = training::shape(spec.params_b);
-        let activations = f64::from(spec.seq_len) * f64::from(hidden) * f64::from(layers) * 34.0
-            / f64::from(spec.tensor.max(1))
-            / f64::from(spec.pipeline.max(1));
+        let activations =
+            f64::from(spec.seq_len) * f64::from(hidden) * f64::from(layers) * 34.0 / f64::from(spec.tensor.max(1)) / f64::from(spec.pipeline.max(1));
         let bytes = shard * 4.0 + shard * 12.0 / f64::from(spec.data_parallel()) + activations + 600.0 * 1_048_576.0;
         ((bytes / 1_048_576.0) as u64).min(total_mib.saturating_sub(1_600))
     }
@@ -531,9 +552,8 @@ impl Cluster {
             .collect();
         for (id, name, submitted) in waiting {
             let Some(spec) = self.workload_specs.iter().find(|spec| spec.name == name).cloned() else { continue };
-            let in_service = spec.nodes.iter().all(|host| {
-                self.node(host).is_some_and(|node| node.reachable && node.scheduler == super::node::SchedulerState::Idle)
-            });
+            let in_service =
+                spec.nodes.iter().all(|host| self.node(host).is_some_and(|node| node.reachable && node.scheduler == super::node::SchedulerState::Idle));
             let mut freed = submitted;
             let mut held = false;
             for other in self.workloads.iter().filter(|w| w.spec.nodes.iter().any(|n| spec.nodes.contains(n))) {

@@ -640,10 +640,9 @@ fn ecc(r: &mut Report) {
     r.kv(2, "Pending", "Enabled");
     r.heading(1, "ECC Errors");
     let split = d.split_sram();
-    for (scope, corrected, uncorrected) in [
-        ("Volatile", gpu.ecc.volatile_corrected, gpu.ecc.volatile_uncorrected),
-        ("Aggregate", gpu.ecc.aggregate_corrected, gpu.ecc.aggregate_uncorrected),
-    ] {
+    for (scope, corrected, uncorrected) in
+        [("Volatile", gpu.ecc.volatile_corrected, gpu.ecc.volatile_uncorrected), ("Aggregate", gpu.ecc.aggregate_corrected, gpu.ecc.aggregate_uncorrected)]
+    {
         r.heading(2, scope);
         r.kv(3, "SRAM Correctable", r.live(0));
         if split {

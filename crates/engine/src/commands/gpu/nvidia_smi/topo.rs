@@ -57,8 +57,7 @@ pub fn run(invocation: &Invocation) -> Output {
     let node = invocation.node;
     let all: Vec<&Gpu> = node.gpus.iter().collect();
     let (gpus, stderr) = reachable(&all);
-    let mut devices: Vec<Device> =
-        gpus.iter().map(|gpu| Device { switch: gpu.pcie_switch, numa: gpu.numa_node, gpu: Some(*gpu) }).collect();
+    let mut devices: Vec<Device> = gpus.iter().map(|gpu| Device { switch: gpu.pcie_switch, numa: gpu.numa_node, gpu: Some(*gpu) }).collect();
     devices.extend(node.hcas.iter().map(|hca| Device { switch: hca.pcie_switch, numa: hca.numa_node, gpu: None }));
     // A GPU lost from the bus leaves a gap: the others keep their indices, as in `nvidia-smi -L`.
     let names: Vec<String> = gpus.iter().map(|gpu| format!("GPU{}", gpu.index)).chain((0..node.hcas.len()).map(|i| format!("NIC{i}"))).collect();

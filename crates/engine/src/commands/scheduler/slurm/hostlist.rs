@@ -68,16 +68,8 @@ pub fn compress<S: AsRef<str>>(names: &[S]) -> String {
             }
         }
         let w = *width;
-        let body: Vec<String> = ranges
-            .iter()
-            .map(|&(start, end)| {
-                if start == end {
-                    format!("{start:0w$}")
-                } else {
-                    format!("{start:0w$}-{end:0w$}")
-                }
-            })
-            .collect();
+        let body: Vec<String> =
+            ranges.iter().map(|&(start, end)| if start == end { format!("{start:0w$}") } else { format!("{start:0w$}-{end:0w$}") }).collect();
         if numbers.len() == 1 {
             parts.push(format!("{prefix}{}", body.join(",")));
         } else {

@@ -11,9 +11,9 @@
 //! lab's one, `default`.
 
 use super::{bad_option, hostlist, timestamp, PARTITION};
-use crate::model::job::{sacct_elapsed, Job, JobState};
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::job::{sacct_elapsed, Job, JobState};
 
 pub struct Sacct;
 
@@ -107,7 +107,11 @@ impl Command for Sacct {
         let cell = |text: &str, width: usize, at: usize| -> String {
             let text = if text.chars().count() > width { text.chars().take(width.saturating_sub(1)).collect::<String>() + "+" } else { text.to_string() };
             let left = columns[at].0.eq_ignore_ascii_case("jobid");
-            if left { format!("{text:<width$}") } else { format!("{text:>width$}") }
+            if left {
+                format!("{text:<width$}")
+            } else {
+                format!("{text:>width$}")
+            }
         };
         if header {
             let names: Vec<String> = columns.iter().enumerate().map(|(at, (name, width))| cell(name, *width, at)).collect();
@@ -125,8 +129,20 @@ impl Command for Sacct {
 /// A field sacct knows, as its header spells it, and its default width.
 fn known_field(name: &str) -> Option<(&'static str, usize)> {
     const FIELDS: [(&str, usize); 14] = [
-        ("JobID", 12), ("JobName", 10), ("Partition", 10), ("Account", 10), ("AllocCPUS", 10), ("State", 10), ("ExitCode", 8),
-        ("NodeList", 15), ("NNodes", 8), ("Elapsed", 10), ("Start", 19), ("End", 19), ("Submit", 19), ("User", 9),
+        ("JobID", 12),
+        ("JobName", 10),
+        ("Partition", 10),
+        ("Account", 10),
+        ("AllocCPUS", 10),
+        ("State", 10),
+        ("ExitCode", 8),
+        ("NodeList", 15),
+        ("NNodes", 8),
+        ("Elapsed", 10),
+        ("Start", 19),
+        ("End", 19),
+        ("Submit", 19),
+        ("User", 9),
     ];
     FIELDS.iter().find(|(field, _)| field.eq_ignore_ascii_case(name)).copied()
 }
@@ -140,7 +156,13 @@ fn value(job: &Job, step: Option<&str>, name: &str, now: i64, cpus: usize) -> St
     match name.to_ascii_lowercase().as_str() {
         "jobid" => step.map_or_else(|| job.id.to_string(), |step| format!("{}.{step}", job.id)),
         "jobname" => step.unwrap_or(&job.name).to_string(),
-        "partition" => if step.is_some() { String::new() } else { PARTITION.to_string() },
+        "partition" => {
+            if step.is_some() {
+                String::new()
+            } else {
+                PARTITION.to_string()
+            }
+        }
         "account" => "default".to_string(),
         "alloccpus" => match step {
             Some("batch") => cpus.to_string(),
@@ -161,12 +183,24 @@ fn value(job: &Job, step: Option<&str>, name: &str, now: i64, cpus: usize) -> St
             _ if ran => hostlist::compress(&nodes),
             _ => "None assigned".to_string(),
         },
-        "nnodes" => if step == Some("batch") { "1".to_string() } else { job.nodes.to_string() },
+        "nnodes" => {
+            if step == Some("batch") {
+                "1".to_string()
+            } else {
+                job.nodes.to_string()
+            }
+        }
         "elapsed" => sacct_elapsed(job.elapsed_at(now)),
         "start" => time(job.started),
         "end" => time(job.ended_at(now)),
         "submit" => timestamp(job.submitted),
-        "user" => if step.is_some() { String::new() } else { job.user.clone() },
+        "user" => {
+            if step.is_some() {
+                String::new()
+            } else {
+                job.user.clone()
+            }
+        }
         _ => String::new(),
     }
 }

@@ -48,7 +48,35 @@ impl Command for Sbatch {
         let cluster = invocation.cluster;
         let args = invocation.args();
         let (mut wrap, mut nodes, mut list, mut at, mut job_name) = (None, 1usize, None, 0, None);
-        let valued = ["-N", "--nodes", "-w", "--nodelist", "-p", "--partition", "-J", "--job-name", "-o", "--output", "-e", "--error", "-t", "--time", "-n", "--ntasks", "--ntasks-per-node", "--gpus-per-node", "-A", "--account", "-c", "--cpus-per-task", "-G", "--gpus", "--gres", "--wrap", "--mem"];
+        let valued = [
+            "-N",
+            "--nodes",
+            "-w",
+            "--nodelist",
+            "-p",
+            "--partition",
+            "-J",
+            "--job-name",
+            "-o",
+            "--output",
+            "-e",
+            "--error",
+            "-t",
+            "--time",
+            "-n",
+            "--ntasks",
+            "--ntasks-per-node",
+            "--gpus-per-node",
+            "-A",
+            "--account",
+            "-c",
+            "--cpus-per-task",
+            "-G",
+            "--gpus",
+            "--gres",
+            "--wrap",
+            "--mem",
+        ];
         while let Some(arg) = args.get(at).filter(|a| a.starts_with('-') && a.len() > 1) {
             at += 1;
             if arg == "--help" || arg == "-h" {
@@ -141,7 +169,20 @@ impl Command for Sbatch {
         let id = super::next_job_id(cluster);
         let mut out = Output { stdout: format!("Submitted batch job {id}\n"), duration_ms: 1000, ..Output::default() };
         let user = invocation.env.get("USER").cloned().unwrap_or_else(|| "user".to_string());
-        let mut job = Job { id, name, user, nodes, nodelist: Vec::new(), submitted: cluster.now, started: None, reason, runtime: 0, exit_code: 0, cancelled: false, workload: false };
+        let mut job = Job {
+            id,
+            name,
+            user,
+            nodes,
+            nodelist: Vec::new(),
+            submitted: cluster.now,
+            started: None,
+            reason,
+            runtime: 0,
+            exit_code: 0,
+            cancelled: false,
+            workload: false,
+        };
         if job.reason.is_empty() {
             let mut env = invocation.env.clone();
             env.insert("SLURM_JOB_ID".into(), id.to_string());
@@ -183,7 +224,8 @@ fn launch(invocation: &Invocation, file: &str) -> Output {
     }
     // It waits in the queue, and starts as the workload once its nodes are free.
     let unavailable: Vec<&str> = spec.nodes.iter().filter(|n| !usable(n)).map(String::as_str).collect();
-    let reason = if unavailable.is_empty() { "Resources".to_string() } else { format!("ReqNodeNotAvail, UnavailableNodes:{}", hostlist::compress(&unavailable)) };
+    let reason =
+        if unavailable.is_empty() { "Resources".to_string() } else { format!("ReqNodeNotAvail, UnavailableNodes:{}", hostlist::compress(&unavailable)) };
     let job = Job {
         id,
         name: spec.name.clone(),

@@ -37,7 +37,6 @@ static SIGNATURE: Signature = Signature {
     ],
 };
 
-
 /// What changed in `scontrol show node` between the release series, from
 /// SchedMD's `slurm_sprint_node_table` (src/api/node_info.c) at each tag.
 struct Layout {
@@ -74,7 +73,11 @@ impl Layout {
     }
     /// What an unset sensor reads: `n/s` until 23.02, `n/a` from 23.11.
     fn unset(&self) -> &'static str {
-        if self.release >= (23, 11) { "n/a" } else { "n/s" }
+        if self.release >= (23, 11) {
+            "n/a"
+        } else {
+            "n/s"
+        }
     }
     /// Until 20.11 the sensors line always ends the line, so a record without
     /// a reason has a last line of three spaces; 24.05 and 24.11 do the same
@@ -231,10 +234,8 @@ impl Command for Scontrol {
         match keyword.to_ascii_lowercase().as_str() {
             "show" => {}
             "update" => return update(cluster, &words[1..], crate::commands::is_root(invocation.env)),
-            "create" | "delete" | "reconfigure" | "shutdown" | "takeover" | "reboot" | "hold"
-            | "release" | "requeue" | "suspend" | "resume" | "cancel_reboot" => {
-                return Output::error("slurm_update error: Invalid user id\n", 1)
-            }
+            "create" | "delete" | "reconfigure" | "shutdown" | "takeover" | "reboot" | "hold" | "release" | "requeue" | "suspend" | "resume"
+            | "cancel_reboot" => return Output::error("slurm_update error: Invalid user id\n", 1),
             "version" | "--version" | "-V" => return Output::ok(format!("slurm {}\n", cluster.versions.slurm)),
             other => return Output::error(format!("invalid keyword: {other}\n"), 1),
         }
@@ -342,7 +343,10 @@ fn show_jobs(cluster: &Cluster, id: Option<&str>, one_line: bool) -> Output {
             format!("BatchHost={}", nodes.first().copied().unwrap_or("(null)")),
             format!("NumNodes={} NumCPUs={} NumTasks={tasks} CPUs/Task=1 ReqB:S:C:T=0:0:*:*", job.nodes, alloc_cpus.max(tasks)),
             format!("ReqTRES=cpu={tasks},node={},billing={tasks},gres/gpu={}", job.nodes, gpus * job.nodes),
-            format!("AllocTRES={}", if ran { format!("cpu={alloc_cpus},node={},billing={alloc_cpus},gres/gpu={}", job.nodes, gpus * job.nodes) } else { "(null)".to_string() }),
+            format!(
+                "AllocTRES={}",
+                if ran { format!("cpu={alloc_cpus},node={},billing={alloc_cpus},gres/gpu={}", job.nodes, gpus * job.nodes) } else { "(null)".to_string() }
+            ),
             format!("Socks/Node=* NtasksPerN:B:S:C={per_node}:0:*:* CoreSpec=*"),
             format!("MinCPUsNode={per_node} MinMemoryNode=0 MinTmpDiskNode=0"),
             "Features=(null) DelayBoot=00:00:00".to_string(),
@@ -422,9 +426,7 @@ fn update(cluster: &Cluster, words: &[&str], root: bool) -> Output {
             "" => (node.scheduler, reason.clone()),
             "DRAIN" | "FAIL" => (SchedulerState::Drained, reason.clone()),
             "DOWN" => (SchedulerState::Down, reason.clone()),
-            "UNDRAIN" if node.scheduler != SchedulerState::Drained => {
-                return Output::error("slurm_update error: Invalid node state specified\n", 1)
-            }
+            "UNDRAIN" if node.scheduler != SchedulerState::Drained => return Output::error("slurm_update error: Invalid node state specified\n", 1),
             "RESUME" if !matches!(node.scheduler, SchedulerState::Drained | SchedulerState::Down) => {
                 return Output::error("slurm_update error: Invalid node state specified\n", 1)
             }

@@ -183,14 +183,10 @@ impl Command for Sinfo {
                         let list = value.unwrap_or_default();
                         match hostlist::expand(&list) {
                             Some(names) => options.nodes = Some(names),
-                            None => {
-                                return Output::error(format!("sinfo: error: Invalid node name specified: {list}\n"), 1)
-                            }
+                            None => return Output::error(format!("sinfo: error: Invalid node name specified: {list}\n"), 1),
                         }
                     }
-                    Some('t') => {
-                        options.states = Some(value.unwrap_or_default().split(',').map(String::from).collect())
-                    }
+                    Some('t') => options.states = Some(value.unwrap_or_default().split(',').map(String::from).collect()),
                     Some('o') => options.format = value,
                     _ => {}
                 },
@@ -231,9 +227,7 @@ impl Command for Sinfo {
                 out.push_str("REASON               USER      TIMESTAMP           NODELIST\n");
             }
             let flagged: Vec<&Node> = nodes.iter().copied().filter(|node| node.scheduler_reason.is_some()).collect();
-            for ((reason, since), members) in
-                group_by(&flagged, |node| (node.scheduler_reason.clone().unwrap_or_default(), node.scheduler_reason_since))
-            {
+            for ((reason, since), members) in group_by(&flagged, |node| (node.scheduler_reason.clone().unwrap_or_default(), node.scheduler_reason_since)) {
                 out.push_str(&format!(
                     "{} {} {} {}\n",
                     field(&reason, 20, false),
@@ -310,10 +304,7 @@ impl Command for Sinfo {
         let partition_width = partition_shown.len().max(9);
         if options.summarize {
             if options.header {
-                out.push_str(&format!(
-                    "{} AVAIL  TIMELIMIT   NODES(A/I/O/T) NODELIST\n",
-                    field("PARTITION", partition_width, false)
-                ));
+                out.push_str(&format!("{} AVAIL  TIMELIMIT   NODES(A/I/O/T) NODELIST\n", field("PARTITION", partition_width, false)));
             }
             if !nodes.is_empty() || wanted_partition {
                 let count = |state: SlurmShown| nodes.iter().filter(|n| SlurmShown::of(n) == state && n.reachable).count();
@@ -364,10 +355,7 @@ impl Command for Sinfo {
         }
 
         if options.header {
-            out.push_str(&format!(
-                "{} AVAIL  TIMELIMIT  NODES  STATE NODELIST\n",
-                field("PARTITION", partition_width, false)
-            ));
+            out.push_str(&format!("{} AVAIL  TIMELIMIT  NODES  STATE NODELIST\n", field("PARTITION", partition_width, false)));
         }
         let groups = group_by(&nodes, compact_state);
         if groups.is_empty() && wanted_partition && options.nodes.is_none() && options.states.is_none() {
@@ -393,7 +381,8 @@ fn value(kind: char, members: &[&Node], cluster: &crate::model::Cluster) -> Stri
         'C' => {
             let cpus = host.cpus() as usize * members.len();
             let allocated = members.iter().filter(|n| matches!(SlurmShown::of(n), SlurmShown::Allocated | SlurmShown::Draining)).count() * host.cpus() as usize;
-            let other = members.iter().filter(|n| SlurmShown::of(n) == SlurmShown::Drained || SlurmShown::of(n) == SlurmShown::Down || !n.reachable).count() * host.cpus() as usize;
+            let other = members.iter().filter(|n| SlurmShown::of(n) == SlurmShown::Drained || SlurmShown::of(n) == SlurmShown::Down || !n.reachable).count()
+                * host.cpus() as usize;
             format!("{allocated}/{}/{other}/{cpus}", cpus - allocated - other)
         }
         'D' => members.len().to_string(),
@@ -439,10 +428,13 @@ fn formatted(parts: &[Part], nodes: &[&Node], cluster: &crate::model::Cluster, o
     if options.header {
         out += &render(parts, |kind| FORMAT_FIELDS.iter().find(|(k, _)| *k == kind).map_or("", |(_, name)| name).to_string());
     }
-    let kinds: Vec<char> = parts.iter().filter_map(|part| match part {
-        Part::Field { kind, .. } if !matches!(kind, 'n' | 'N' | 'D' | 'C') => Some(*kind),
-        _ => None,
-    }).collect();
+    let kinds: Vec<char> = parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Field { kind, .. } if !matches!(kind, 'n' | 'N' | 'D' | 'C') => Some(*kind),
+            _ => None,
+        })
+        .collect();
     let groups: Vec<Vec<&Node>> = if options.per_node {
         nodes.iter().map(|node| vec![*node]).collect()
     } else {
@@ -459,10 +451,7 @@ mod tests {
     use super::*;
     use crate::testing::run_on_first_node;
 
-    const CAPTURE: &str = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/reference/fabric/slurm_sinfo_gpu_partition_drng_fail_maint.txt"
-    );
+    const CAPTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/reference/fabric/slurm_sinfo_gpu_partition_drng_fail_maint.txt");
 
     #[test]
     fn default_view() {
@@ -470,12 +459,12 @@ mod tests {
             run_on_first_node("sinfo").stdout,
             "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\ngpu*         up   infinite      2   idle gpu-[001-002]\n"
         );
-        assert_eq!(
-            run_on_first_node("sinfo -R").stdout,
-            "REASON               USER      TIMESTAMP           NODELIST\n"
-        );
+        assert_eq!(run_on_first_node("sinfo -R").stdout, "REASON               USER      TIMESTAMP           NODELIST\n");
         assert_eq!(run_on_first_node("sinfo -p cpu").stdout, "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n");
-        assert_eq!(run_on_first_node("sinfo -s").stdout, "PARTITION AVAIL  TIMELIMIT   NODES(A/I/O/T) NODELIST\ngpu*         up   infinite          0/2/0/2 gpu-[001-002]\n");
+        assert_eq!(
+            run_on_first_node("sinfo -s").stdout,
+            "PARTITION AVAIL  TIMELIMIT   NODES(A/I/O/T) NODELIST\ngpu*         up   infinite          0/2/0/2 gpu-[001-002]\n"
+        );
         assert_eq!(run_on_first_node("sinfo -Z").status, 1);
     }
 

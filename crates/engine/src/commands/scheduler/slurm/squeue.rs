@@ -5,9 +5,9 @@
 //! and `-t` filter.
 
 use super::{bad_option, field, hostlist, PARTITION};
-use crate::model::job::{squeue_time, Job, JobState};
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::job::{squeue_time, Job, JobState};
 
 pub struct Squeue;
 
@@ -25,18 +25,14 @@ static SIGNATURE: Signature = Signature {
         Flag { short: Some('h'), long: Some("noheader"), value: None, help: "no header" },
         Flag { short: Some('l'), long: Some("long"), value: None, help: "long format, with the time limit" },
     ],
-    examples: &[
-        Example { command: "squeue", description: "every job in the queue" },
-        Example { command: "squeue -u $USER", description: "my jobs" },
-    ],
+    examples: &[Example { command: "squeue", description: "every job in the queue" }, Example { command: "squeue -u $USER", description: "my jobs" }],
 };
 
 /// A job's limit in a partition without one (sinfo says `infinite` of the partition).
 const JOB_TIME_LIMIT: &str = "UNLIMITED";
 
 const HEADER: &str = "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n";
-const LONG_HEADER: &str =
-    "             JOBID PARTITION     NAME     USER    STATE       TIME TIME_LIMI  NODES NODELIST(REASON)\n";
+const LONG_HEADER: &str = "             JOBID PARTITION     NAME     USER    STATE       TIME TIME_LIMI  NODES NODELIST(REASON)\n";
 
 impl Command for Squeue {
     fn signature(&self) -> &'static Signature {
