@@ -20,6 +20,16 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi
 
+# The test command checks formatting and lints.
+if [ "${want_test_tools:-0}" = 1 ]; then
+  for component in rustfmt clippy; do
+    if ! rustup component list --installed | grep -q "^$component"; then
+      say "adding the $component component"
+      rustup component add "$component"
+    fi
+  done
+fi
+
 # Release LTO makes these tools' own builds slow on 2 cores and buys nothing here.
 export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
 

@@ -11,6 +11,11 @@ export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
+step "formatting (rustfmt.toml) and lints, natively and for the browser"
+cargo fmt --all --check
+cargo clippy --locked --workspace --all-targets -- -D warnings
+cargo clippy --locked -p clusterlab-web --target wasm32-unknown-unknown --all-targets --features inline-engine,authoring -- -D warnings
+
 step "engine and CLI: unit, golden and property tests"
 cargo test --locked -p clusterlab-engine -p clusterlab-cli
 

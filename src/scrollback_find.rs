@@ -45,7 +45,7 @@ fn text_nodes(node: &Node, out: &mut Vec<Node>) {
     while let Some(next) = child {
         if next.node_type() == Node::TEXT_NODE {
             out.push(next.clone());
-        } else if !next.dyn_ref::<Element>().is_some_and(|element| element.class_name() == "copy-output") {
+        } else if next.dyn_ref::<Element>().is_none_or(|element| element.class_name() != "copy-output") {
             text_nodes(&next, out);
         }
         child = next.next_sibling();

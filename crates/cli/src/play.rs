@@ -319,7 +319,7 @@ impl Completer for Completion {
         let Some(before) = line.get(..pos) else { return Ok((pos, Vec::new())) };
         // The word under the cursor, as the session reads it.
         let command = before.rsplit(['|', ';', '&']).next().unwrap_or(before);
-        let blank = command.char_indices().filter(|(_, c)| c.is_whitespace()).last();
+        let blank = command.char_indices().rfind(|(_, c)| c.is_whitespace());
         let start = pos - command.len() + blank.map_or(0, |(at, c)| at + c.len_utf8());
         let word = &before[start..];
         let words: Vec<&str> = before.split_whitespace().collect();

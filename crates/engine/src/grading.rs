@@ -557,7 +557,7 @@ pub fn mentions(text: &str, word: &str) -> bool {
     let text = text.to_ascii_lowercase();
     let word = word.to_ascii_lowercase();
     let forms = match word.split_once(' ') {
-        Some((head, tail)) if head == "gpu" => vec![word.clone(), format!("gpu{tail}"), format!("gpu-{tail}")],
+        Some(("gpu", tail)) => vec![word.clone(), format!("gpu{tail}"), format!("gpu-{tail}")],
         _ => vec![word.clone()],
     };
     let is_word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');

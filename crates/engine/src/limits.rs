@@ -118,20 +118,6 @@ pub fn truncate_to(text: &mut String, limit: usize) -> bool {
     true
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn truncation_keeps_whole_characters() {
-        let mut text = "aé".to_string();
-        assert!(truncate_to(&mut text, 2));
-        assert_eq!(text, "a");
-        let mut short = "abc".to_string();
-        assert!(!truncate_to(&mut short, 3));
-    }
-}
-
 /// A lab shared as a link (`#/shared/...`) carries at most this many
 /// characters after `#/shared/`: every browser opens links this long and
 /// mail and chat tools pass them whole; it holds a lab file of about 25 KB
@@ -150,3 +136,17 @@ pub const MAX_WORKLOADS: usize = 16;
 /// walked when its log is read).
 pub const MAX_WORKLOAD_RUNS: usize = 64;
 pub const MAX_TRAIN_ITERATIONS: u32 = 200_000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_keeps_whole_characters() {
+        let mut text = "aé".to_string();
+        assert!(truncate_to(&mut text, 2));
+        assert_eq!(text, "a");
+        let mut short = "abc".to_string();
+        assert!(!truncate_to(&mut short, 3));
+    }
+}

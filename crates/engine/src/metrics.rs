@@ -263,7 +263,7 @@ fn figure(id: &str, chart: &Chart, marks: &[(i64, String)], from: i64, to: i64) 
             None => pen_down = false,
         }
     }
-    let _ = write!(svg, "<path class=\"series\" d=\"{d}\"/></svg><figcaption>{text}</figcaption></figure>\n");
+    let _ = writeln!(svg, "<path class=\"series\" d=\"{d}\"/></svg><figcaption>{text}</figcaption></figure>");
     svg
 }
 

@@ -110,11 +110,11 @@ pub fn substitute(text: &str, values: &Values) -> Result<String, String> {
             rest = &tail[2..];
             continue;
         }
-        if tail.starts_with('{') {
+        if let Some(inside) = tail.strip_prefix('{') {
             // A name is identifier characters then `}`: look no further, so
             // text full of braces costs linear time.
-            let len = tail[1..].bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.').count();
-            let name = &tail[1..1 + len];
+            let len = inside.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.').count();
+            let name = &inside[..len];
             let named = match name.split_once('.') {
                 Some((var, key)) => is_var_name(var) && is_var_name(key),
                 None => is_var_name(name),

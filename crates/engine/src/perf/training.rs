@@ -131,7 +131,7 @@ pub fn flops_per_token(params_b: f64, seq_len: u32) -> f64 {
 }
 
 /// The GPUs a job's ranks use on `node`: the first `per_node` the driver sees.
-fn job_gpus<'n>(node: &'n Node, per_node: u32) -> impl Iterator<Item = &'n Gpu> {
+fn job_gpus(node: &Node, per_node: u32) -> impl Iterator<Item = &Gpu> {
     node.gpus.iter().take(per_node as usize)
 }
 

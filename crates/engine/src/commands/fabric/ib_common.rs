@@ -87,7 +87,7 @@ impl Link {
     /// ibstat's `Rate:` value: whole Gb/s, except 1X SDR which is 2.5.
     pub fn ibstat_rate(self) -> String {
         let tenths = self.tenths_gbps();
-        if tenths.is_multiple_of(10) {
+        if tenths % 10 == 0 {
             (tenths / 10).to_string()
         } else {
             format!("{}.{}", tenths / 10, tenths % 10)

@@ -96,8 +96,7 @@ fn columns(entries: &[&str], width: usize, across: bool) -> String {
         let mut position = 0;
         let mut end = column;
         let mut index = row;
-        loop {
-            let Some(entry) = entries.get(index) else { break };
+        while let Some(entry) = entries.get(index) {
             out.push_str(entry);
             position += width_of(entry);
             index += rows;

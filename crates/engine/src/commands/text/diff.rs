@@ -80,11 +80,8 @@ fn hunks(a: &[String], b: &[String]) -> Vec<Hunk> {
     let head = a.iter().zip(b).take_while(|(x, y)| x == y).count();
     let tail = a[head..].iter().rev().zip(b[head..].iter().rev()).take_while(|(x, y)| x == y).count();
     let (a_mid, b_mid) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
-    let kept = match myers(a_mid, b_mid) {
-        Some(kept) => kept,
-        // Too many differences to search: the middle is one change.
-        None => Vec::new(),
-    };
+    // Too many differences to search: the middle is one change.
+    let kept = myers(a_mid, b_mid).unwrap_or_default();
     // `kept` pairs the lines that stay, in order; between them are changes.
     let mut result = Vec::new();
     let (mut i, mut j) = (0, 0);

@@ -184,7 +184,7 @@ impl ScriptParser {
                         text.push(c);
                     }
                 },
-                Some('\n') if command != 's' && command != 'y' => return fail(self.at, format!("unterminated address regex")),
+                Some('\n') if command != 's' && command != 'y' => return fail(self.at, "unterminated address regex".to_string()),
                 Some(c) => text.push(c),
             }
         }
@@ -567,7 +567,7 @@ impl<'p> Run<'p> {
                 if *step == 0 {
                     self.line_number == *first
                 } else {
-                    self.line_number >= *first && (self.line_number - first) % step == 0
+                    self.line_number >= *first && (self.line_number - first) % *step == 0
                 }
             }
             Address::Pattern(regex) => {
@@ -596,7 +596,7 @@ impl<'p> Run<'p> {
                         RangeEnd::Address(Address::Line(n)) => self.line_number >= *n,
                         RangeEnd::Address(address) => self.matches(address, space, last),
                         RangeEnd::Plus(_) => self.line_number >= until,
-                        RangeEnd::Multiple(n) => *n == 0 || self.line_number % n == 0,
+                        RangeEnd::Multiple(n) => *n == 0 || self.line_number % *n == 0,
                     };
                     if closes {
                         self.ranges[index].0 = false;
@@ -609,7 +609,7 @@ impl<'p> Run<'p> {
                         RangeEnd::Address(Address::Line(n)) => *n <= self.line_number,
                         RangeEnd::Address(address) if matches!(start, Address::Line(0)) => self.matches(address, space, last),
                         RangeEnd::Plus(n) => *n == 0,
-                        RangeEnd::Multiple(n) => *n == 0 || self.line_number % n == 0,
+                        RangeEnd::Multiple(n) => *n == 0 || self.line_number % *n == 0,
                         RangeEnd::Address(_) => false,
                     };
                     if !one_line {

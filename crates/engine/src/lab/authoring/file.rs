@@ -520,7 +520,7 @@ fn nesting(source: &str) -> Option<Nesting> {
         at += 1;
     }
     // A value still open at the end of the file.
-    (deepest > MAX_TOML_DEPTH && !open.is_empty()).then(|| Nesting::Value(value_start..bytes.len(), deepest))
+    (deepest > MAX_TOML_DEPTH && !open.is_empty()).then_some(Nesting::Value(value_start..bytes.len(), deepest))
 }
 
 /// `end` moved back over the blanks before it, not past `start`.

@@ -157,7 +157,7 @@ pub fn partition_line(partition_width: usize, partition: &str, count: usize, sta
         field(partition, partition_width, false),
         field("up", 5, true),
         field(TIME_LIMIT, 10, true),
-        format!("{count:>6}"),
+        format_args!("{count:>6}"),
         field(state, 6, true),
         nodelist
     )
@@ -269,9 +269,9 @@ impl Command for Sinfo {
                         field("1", 6, true),
                         field(&partition_shown, partition_width, false),
                         field(&long_state(node), 11, true),
-                        format!("{:>4}", host.cpus()),
+                        format_args!("{:>4}", host.cpus()),
                         field(&sct, 8, true),
-                        format!("{:>6}", host.memory_mib),
+                        format_args!("{:>6}", host.memory_mib),
                         field("0", 8, true),
                         field("1", 6, true),
                         field("(null)", 8, true),
@@ -344,7 +344,7 @@ impl Command for Sinfo {
                     field("no", 4, true),
                     field("NO", 8, true),
                     field("all", 10, true),
-                    format!("{:>6}", members.len()),
+                    format_args!("{:>6}", members.len()),
                     field(&state, 11, true),
                     // The model has no reservations: the column is empty.
                     if reservation { format!("{} ", field("", 11, true)) } else { String::new() },
