@@ -19,8 +19,8 @@ cargo clippy --locked -p clusterlab-web --target wasm32-unknown-unknown --all-ta
 step "engine and CLI: unit, golden and property tests"
 cargo test --locked -p clusterlab-engine -p clusterlab-cli
 
-step "the web app's own unit tests (line editing, the terminal's text rules), natively"
-cargo test --locked -p clusterlab-web --lib
+step "the web app's own unit tests (the page's store action by action, line editing, the terminal's text rules), natively"
+cargo test --locked -p clusterlab-web --lib --features authoring
 
 step "benchmarks build (run them with: cargo bench -p clusterlab-engine; the page's: node tests/perf/bench.mjs)"
 cargo bench --locked -p clusterlab-engine --no-run

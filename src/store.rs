@@ -603,3 +603,255 @@ impl Reducible for LabStore {
         Rc::new(next)
     }
 }
+
+/// The reducer, action by action, driven by the engine's own service as the
+/// worker runs it (natively: the page's store is plain data).
+#[cfg(all(test, feature = "authoring"))]
+mod tests {
+    use clusterlab_engine::lab::catalog::Entry as CatalogEntry;
+    use clusterlab_engine::service::{Request, Service};
+
+    use super::*;
+    use crate::fetch::Keep;
+
+    const LAB: &str = include_str!("../labs/first-look.toml");
+
+    /// The store and the engine behind it: `settle` answers what the store
+    /// asks (open the session, run a line) as the worker would.
+    struct Page {
+        store: Rc<LabStore>,
+        service: Service,
+        opened_epoch: u64,
+        sent: Option<u64>,
+    }
+
+    impl Page {
+        fn new() -> Page {
+            let lab = clusterlab_engine::load(LAB).expect("the lab loads");
+            let data = lab.to_json();
+            let entry = CatalogEntry::new(&lab, &data);
+            let state = LabState::new(&lab, &entry.digest, 1, SessionJson::initial(lab.first_host()));
+            let loaded = LoadedLab { lab: Rc::new(lab), data: data.into(), entry, keep: Keep::Saved, exam: None };
+            let mut page = Page { store: Rc::new(LabStore::new(loaded, state, None)), service: Service::new(), opened_epoch: 0, sent: None };
+            page.settle();
+            page
+        }
+
+        fn act(&mut self, action: Action) {
+            self.store = self.store.clone().reduce(action);
+        }
+
+        fn reply(&mut self, request: Request) {
+            let reply = self.service.handle(request);
+            self.act(Action::Engine(EngineEvent::Reply(reply)));
+        }
+
+        /// Opens the session when it was replaced, runs the line waiting,
+        /// and shows a revealed line whole: until the store asks nothing.
+        fn settle(&mut self) {
+            loop {
+                if self.store.session_epoch != self.opened_epoch {
+                    self.opened_epoch = self.store.session_epoch;
+                    let store = &self.store;
+                    let request = Request::Open { lab: store.lab.data.to_string(), seed: store.state.seed, session: Some((*store.state.session).clone()) };
+                    self.reply(request);
+                } else if let Some(running) = self.store.running.clone().filter(|running| self.sent != Some(running.id)) {
+                    self.sent = Some(running.id);
+                    self.reply(Request::Run { id: running.id, line: running.line, shell: running.shell });
+                } else if self.store.revealing.is_some() {
+                    self.act(Action::Revealed);
+                } else {
+                    return;
+                }
+            }
+        }
+
+        fn run(&mut self, line: &str) {
+            self.act(Action::Submit(line.to_string()));
+            self.settle();
+        }
+
+        fn last(&self) -> &Entry {
+            self.store.state.transcript.last().expect("an entry")
+        }
+    }
+
+    #[test]
+    fn a_line_runs_once_the_engine_is_ready_and_lines_typed_meanwhile_wait() {
+        let mut page = Page::new();
+        assert_eq!(page.store.engine, EngineStatus::Ready);
+        page.act(Action::Submit("hostname".into()));
+        page.act(Action::Submit("ssh gpu-002".into()));
+        assert_eq!(page.store.running.as_ref().map(|r| r.line.as_str()), Some("hostname"));
+        assert_eq!(page.store.queue.len(), 1, "the second line waits");
+        page.settle();
+        let lines: Vec<&str> = page.store.state.transcript.iter().map(|entry| entry.line.as_str()).collect();
+        assert_eq!(lines, ["hostname", "ssh gpu-002"]);
+        assert_eq!((page.store.host.as_str(), page.store.prompt.as_str()), ("gpu-002", "user@gpu-002:~$ "));
+        // An empty line is a new prompt; it asks the engine nothing.
+        page.act(Action::Submit(String::new()));
+        assert!(page.store.running.is_none() && page.last().line.is_empty());
+    }
+
+    #[test]
+    fn ctrl_c_at_the_prompt_and_while_a_line_runs() {
+        let mut page = Page::new();
+        page.act(Action::Cancel("half typed".into()));
+        assert_eq!((page.last().line.as_str(), page.last().stopped), ("half typed", Some(Stop::Cancelled)));
+        // Stopped before the engine answered: the line is recorded as
+        // interrupted and the session opened again as before it.
+        page.act(Action::Submit("sleep 30".into()));
+        let id = page.store.running.as_ref().map(|r| r.id).expect("running");
+        page.act(Action::Interrupt { at_ms: 0 });
+        assert_eq!(page.store.stopping, Some(id));
+        let epoch = page.store.session_epoch;
+        page.act(Action::Engine(EngineEvent::Stopped { id, by_user: true }));
+        assert_eq!((page.last().line.as_str(), page.last().stopped), ("sleep 30", Some(Stop::Interrupted)));
+        assert_eq!((page.store.engine.clone(), page.store.session_epoch), (EngineStatus::Starting, epoch + 1));
+        page.settle();
+        assert_eq!(page.store.engine, EngineStatus::Ready);
+        // A runaway line says so.
+        page.act(Action::Submit("true".into()));
+        let id = page.store.running.as_ref().map(|r| r.id).expect("running");
+        page.act(Action::Engine(EngineEvent::Stopped { id, by_user: false }));
+        assert!(page.last().text().contains("computed for more than"), "{}", page.last().text());
+    }
+
+    #[test]
+    fn a_long_line_is_revealed_and_the_next_waits_for_it() {
+        let mut page = Page::new();
+        page.act(Action::Submit("sleep 5; echo done".into()));
+        page.act(Action::Submit("hostname".into()));
+        let id = page.store.running.as_ref().map(|r| r.id).expect("running");
+        page.sent = Some(id);
+        page.reply(Request::Run { id, line: "sleep 5; echo done".into(), shell: 0 });
+        assert!(page.store.revealing.is_some() && page.store.busy(), "five simulated seconds are revealed over time");
+        assert!(page.store.running.is_none(), "the next line waits for the reveal");
+        page.act(Action::Revealed);
+        assert_eq!(page.store.running.as_ref().map(|r| r.line.as_str()), Some("hostname"));
+    }
+
+    #[test]
+    fn the_screen_clears_and_shells_open_switch_and_close_between_lines() {
+        let mut page = Page::new();
+        page.run("hostname");
+        page.act(Action::ClearScreen);
+        assert_eq!(page.store.screen_start(), 1);
+        page.act(Action::NewShell);
+        assert_eq!((page.store.shell, page.store.shells.len()), (1, 2));
+        page.run("ssh gpu-002");
+        assert_eq!(page.store.screen_start(), 0, "each shell has its own screen");
+        page.act(Action::SwitchShell(0));
+        assert_eq!(page.store.host, "gpu-001");
+        // Not while a line runs.
+        page.act(Action::Submit("hostname".into()));
+        page.act(Action::SwitchShell(1));
+        assert_eq!(page.store.shell, 0);
+        page.settle();
+        page.act(Action::CloseShell(1));
+        assert_eq!((page.store.shells.len(), page.store.closing), (1, (1, 1)));
+        page.act(Action::CloseShell(0));
+        assert_eq!(page.store.shells.len(), 1, "the last shell stays");
+    }
+
+    #[test]
+    fn answers_hints_and_checks_are_decided_by_the_engine() {
+        let mut page = Page::new();
+        let driver = page.store.variant.questions.iter().find(|q| q.id == "driver").cloned().expect("a driver question");
+        page.act(Action::ShowHint { question: "driver".into() });
+        assert_eq!(page.store.state.hints_shown.get("driver"), Some(&1));
+        page.act(Action::Answer { question: "driver".into(), response: driver.reference_answer(), now_ms: 0 });
+        assert!(page.store.grade("driver").is_some_and(|grade| grade.correct));
+        // A check while a line runs uses no attempt and says why.
+        if let Some(check) = page.store.variant.questions.iter().find(|q| matches!(q.kind, QuestionKind::Task { .. } | QuestionKind::State { .. })).cloned() {
+            page.act(Action::Submit("sleep 1".into()));
+            page.act(Action::Answer { question: check.id.clone(), response: String::new(), now_ms: 0 });
+            assert!(page.store.unclear.as_ref().is_some_and(|(id, why)| *id == check.id && why.contains("still busy")));
+            assert!(!page.store.state.answers.contains_key(&check.id));
+            page.settle();
+        }
+    }
+
+    #[test]
+    fn an_exam_is_submitted_between_lines_and_never_restarts() {
+        let mut page = Page::new();
+        let mut state = page.store.state.clone();
+        state.start_exam(1_000, 10);
+        page.act(Action::TookOver(Some(state)));
+        page.settle();
+        page.act(Action::Submit("sleep 1".into()));
+        page.act(Action::SubmitExam { now_ms: 2_000, at_limit: false });
+        assert!(page.store.state.exam_running(), "not while a line runs");
+        assert!(page.store.notices.iter().any(|n| n.contains("once the command line running has finished")));
+        page.settle();
+        page.act(Action::SubmitExam { now_ms: 3_000, at_limit: true });
+        assert!(page.store.state.exam.as_ref().is_some_and(|exam| exam.submitted.is_some_and(|s| s.at_limit)));
+        let seed = page.store.state.seed;
+        page.act(Action::Restart { seed: seed + 1 });
+        assert_eq!(page.store.state.seed, seed, "an exam is taken once");
+    }
+
+    #[test]
+    fn restart_notices_and_the_metrics_panel() {
+        let mut page = Page::new();
+        page.run("hostname");
+        let epoch = page.store.session_epoch;
+        page.act(Action::Restart { seed: 7 });
+        assert_eq!((page.store.state.seed, page.store.state.transcript.len(), page.store.session_epoch), (7, 0, epoch + 1));
+        page.act(Action::Notice("a".into()));
+        page.act(Action::Notice("a".into()));
+        page.act(Action::Notice("b".into()));
+        assert_eq!(page.store.notices, ["a", "b"], "a notice shows once");
+        page.act(Action::Dismiss(0));
+        page.act(Action::Dismiss(9));
+        assert_eq!(page.store.notices, ["b"]);
+        page.act(Action::ShowMetrics(true));
+        assert!(page.store.metrics_shown && page.store.metrics_asked == 1);
+        page.act(Action::ShowMetrics(false));
+        assert!(!page.store.metrics_shown);
+    }
+
+    #[test]
+    fn another_tab_holds_takes_over_and_lets_go() {
+        let mut page = Page::new();
+        page.act(Action::HeldElsewhere);
+        page.act(Action::Submit("hostname".into()));
+        page.act(Action::Answer { question: "driver".into(), response: "x".into(), now_ms: 0 });
+        assert!(page.store.queue.is_empty() && page.store.state.answers.is_empty(), "a read-only tab changes nothing");
+        // What the other tab saved is followed.
+        let mut followed = page.store.state.clone();
+        followed.hints_shown.insert("driver".into(), 1);
+        page.act(Action::Follow(followed));
+        assert_eq!(page.store.state.hints_shown.get("driver"), Some(&1));
+        page.act(Action::TakeOver);
+        assert_eq!(page.store.access, Access::TakingOver);
+        page.act(Action::TookOver(None));
+        assert!(page.store.owner() && page.store.engine == EngineStatus::Starting);
+        page.settle();
+        page.act(Action::Submit("sleep 1".into()));
+        page.act(Action::Submit("hostname".into()));
+        page.act(Action::LetGo);
+        assert!(page.store.queue.is_empty() && page.store.access == Access::HeldElsewhere);
+        // Following is for read-only tabs only.
+        let before = page.store.state.seed;
+        page.act(Action::TookOver(None));
+        page.act(Action::Follow(LabState { seed: before + 1, ..page.store.state.clone() }));
+        assert_eq!(page.store.state.seed, before);
+    }
+
+    #[test]
+    fn a_failed_or_crashed_engine_is_said() {
+        let mut page = Page::new();
+        page.act(Action::Engine(EngineEvent::Reply(Reply::Failed { message: "no such lab".into() })));
+        assert!(matches!(page.store.engine, EngineStatus::Failed(_)));
+        assert!(page.store.notices.iter().any(|n| n.contains("could not start this lab: no such lab")));
+        let mut page = Page::new();
+        page.act(Action::Submit("hostname".into()));
+        let id = page.store.running.as_ref().map(|r| r.id);
+        page.act(Action::Engine(EngineEvent::Crashed { running: id, message: "unreachable".into() }));
+        assert_eq!(page.last().stopped, Some(Stop::Failed));
+        assert!(page.last().text().contains("the simulator failed on this command line (unreachable)"));
+        page.act(Action::Engine(EngineEvent::Crashed { running: None, message: "again".into() }));
+        assert!(page.store.notices.iter().any(|n| n.contains("The simulator failed (again) and was restarted.")));
+    }
+}
