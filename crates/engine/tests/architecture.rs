@@ -19,6 +19,51 @@ fn src(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(relative)
 }
 
+/// The engine's layers, lowest first: model <- perf <- commands <- shell <-
+/// lab, facts, grading, store <- service (and the authoring tools, which run
+/// sessions to check labs). A folder or file names nothing above it. Each
+/// row: where, what it must not name, and the known exceptions (file, path)
+/// with their reason in ARCHITECTURE.md.
+const LAYERS: &[(&str, &[&str], &[(&str, &str)])] = &[
+    (
+        "model",
+        &["crate::perf", "crate::commands", "crate::shell", "crate::lab", "crate::facts", "crate::grading", "crate::store", "crate::service", "crate::report"],
+        // A running job's pace is the performance model's, recomputed as the
+        // model changes (see ARCHITECTURE.md: the one inversion left).
+        &[("model/workload/mod.rs", "crate::perf::training")],
+    ),
+    ("perf", &["crate::commands", "crate::shell", "crate::lab", "crate::facts", "crate::grading", "crate::store", "crate::service", "crate::report"], &[]),
+    ("commands", &["crate::shell", "crate::lab", "crate::facts", "crate::grading", "crate::store", "crate::service", "crate::report"], &[]),
+    ("shell", &["crate::lab", "crate::facts", "crate::grading", "crate::store", "crate::service", "crate::report"], &[]),
+    ("lab/mod.rs", &["crate::shell", "crate::store", "crate::service", "crate::report"], &[]),
+    ("lab/evidence.rs", &["crate::shell", "crate::store", "crate::service", "crate::report"], &[]),
+    ("facts.rs", &["crate::shell", "crate::store", "crate::service", "crate::report"], &[]),
+    ("grading.rs", &["crate::shell", "crate::store", "crate::service", "crate::report"], &[]),
+    ("store.rs", &["crate::service", "crate::report"], &[]),
+];
+
+#[test]
+fn no_layer_names_one_above_it() {
+    let mut found = Vec::new();
+    for (place, forbidden, exceptions) in LAYERS {
+        let path = src(place);
+        let files = if path.is_dir() { sources(&path) } else { vec![path] };
+        for file in files {
+            let text = std::fs::read_to_string(&file).expect("a readable source file");
+            let relative = file.strip_prefix(src("")).unwrap_or(&file).to_string_lossy().replace('\\', "/");
+            for (number, line) in text.lines().enumerate().filter(|(_, line)| !line.trim_start().starts_with("//")) {
+                for path in forbidden.iter().filter(|path| line.contains(*path)) {
+                    let excepted = exceptions.iter().any(|(where_, what)| relative == *where_ && line.contains(what));
+                    if !excepted {
+                        found.push(format!("{relative}:{}: names {path}: {}", number + 1, line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "a layer names one above it:\n{}", found.join("\n"));
+}
+
 /// Commands run other command lines through the `Runner` they are given;
 /// the shell depends on the commands, never the reverse.
 #[test]

@@ -10,6 +10,7 @@ pub mod fabric;
 pub mod fault;
 pub mod gpu;
 pub mod job;
+pub mod network;
 pub mod node;
 pub mod preset;
 pub mod time;

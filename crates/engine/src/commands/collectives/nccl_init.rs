@@ -23,9 +23,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::nccl_tests::Rank;
-use crate::commands::host::network::{frontend_ip, rail_ip, FRONTEND_NIC};
 use crate::model::fabric::LinkLayer;
 use crate::model::gpu::{FabricState, Gpu};
+use crate::model::network::{frontend_ip, rail_ip, FRONTEND_NIC};
 use crate::model::{Cluster, Node};
 use crate::perf::collective::{Algo, Coll, Plan};
 use crate::rng::Rng;

@@ -5,10 +5,10 @@
 
 use crate::commands::fabric::ib_common::{base_lid, counters_now, sm_lid, Link};
 use crate::commands::host::ip::interfaces;
-use crate::commands::host::network::{self, FRONTEND_NIC};
 use crate::commands::host::{dmesg, journalctl};
 use crate::commands::scheduler::slurm::{hostlist, PARTITION};
 use crate::model::fabric::{Hca, LinkLayer, PortCounters, PortState};
+use crate::model::network::{self, FRONTEND_NIC};
 use crate::model::time::civil;
 use crate::model::{Cluster, Node};
 
@@ -137,7 +137,7 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
                 return Some(batch_script(spec));
             }
             let workload = cluster.workloads.iter().find(|w| w.started <= cluster.now && job_log_path(w.job_id) == path)?;
-            return Some(crate::model::workload::log::render(cluster, workload, cluster.now));
+            return Some(crate::commands::scheduler::job_log::render(cluster, workload, cluster.now));
         }
         "/etc/nccl.conf" => return Some(nccl_conf(cluster)),
         "/etc/slurm/slurm.conf" => return Some(slurm_conf(cluster)),

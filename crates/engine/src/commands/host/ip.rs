@@ -4,9 +4,9 @@
 //! front-end address is `host::frontend_ip`. Layout of iproute2's brief
 //! mode (`%-16s %-14s`), and a compact form of the full view.
 
-use crate::commands::host::network::{frontend_ip, frontend_mac, rail_ip, FRONTEND_NIC};
 use crate::commands::{Command, Example, Invocation, Output, Signature};
 use crate::model::fabric::{Hca, LinkLayer};
+use crate::model::network::{frontend_ip, frontend_mac, rail_ip, FRONTEND_NIC};
 use crate::model::Node;
 
 pub struct Ip;
@@ -34,7 +34,7 @@ pub(crate) struct Iface {
 fn hca_mac(hca: &Hca) -> String {
     let g = hca.port.guid;
     if hca.port.link_layer == LinkLayer::Ethernet {
-        return crate::commands::host::network::mac(g >> 40, g);
+        return crate::model::network::mac(g >> 40, g);
     }
     let guid: Vec<String> = (0..8).rev().map(|i| format!("{:02x}", (g >> (i * 8)) & 0xff)).collect();
     format!("00:00:10:49:fe:80:00:00:00:00:00:00:{}", guid.join(":"))

@@ -13,7 +13,6 @@ pub mod journalctl;
 pub mod lscpu;
 pub mod lspci;
 pub mod man;
-pub mod network;
 pub mod numactl;
 pub mod pci_ids;
 pub mod ping;

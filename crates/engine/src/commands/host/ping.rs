@@ -3,9 +3,9 @@
 //! `Destination Host Unreachable` from this host (exit 1); a name the lab
 //! does not know fails to resolve (exit 2). Without `-c` it sends 4.
 
-use crate::commands::host::network::frontend_ip;
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::network::frontend_ip;
 use crate::rng::Rng;
 
 pub struct Ping;

@@ -345,7 +345,7 @@ fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
         l.push(format!("  {kind}\t{row}"));
     }
     l.push("Addresses:".into());
-    l.push(format!("  InternalIP:\t{}", crate::commands::host::network::frontend_ip(name)));
+    l.push(format!("  InternalIP:\t{}", crate::model::network::frontend_ip(name)));
     l.push(format!("  Hostname:\t{name}"));
     let memory = host.memory_mib * 1024;
     for (title, mem, gpu) in [("Capacity:", memory, gpus), ("Allocatable:", memory - 102_400, healthy_gpus(node))] {
@@ -544,7 +544,7 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
                 }
                 let mut row = format!("{}\t{}\t<none>\t{}\t{}", node.hostname, node_status(node), age(now - node.booted_at), cluster.versions.kubernetes);
                 if wide {
-                    let ip = crate::commands::host::network::frontend_ip(&node.hostname);
+                    let ip = crate::model::network::frontend_ip(&node.hostname);
                     row += &format!("\t{ip}\t<none>\t{}\t{KERNEL}\tcontainerd://1.7.12", cluster.versions.os.pretty_name());
                 }
                 rows.push(row);
@@ -729,7 +729,7 @@ fn logs(cluster: &Cluster, o: &Opts) -> Output {
     };
     let node = &cluster.nodes[pod.node];
     if !node.reachable {
-        let ip = crate::commands::host::network::frontend_ip(&node.hostname);
+        let ip = crate::model::network::frontend_ip(&node.hostname);
         return Output::error(
             format!(
                 "Error from server: Get \"https://{ip}:10250/containerLogs/{NS}/{name}/{}\": dial tcp {ip}:10250: connect: no route to host\n",

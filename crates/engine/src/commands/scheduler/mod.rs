@@ -1,4 +1,6 @@
-//! Schedulers: Slurm's commands and Kubernetes' `kubectl`.
+//! Schedulers: Slurm's commands and Kubernetes' `kubectl`, and the log a
+//! lab's training job writes under srun.
 
+pub mod job_log;
 pub mod kubectl;
 pub mod slurm;

@@ -10,8 +10,6 @@
 //! job: at once for the rank that failed, after the process group's
 //! watchdog timeout for the ranks left waiting.
 
-pub mod log;
-
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
-//! The node's deterministic network identities, shared by the host tools
-//! (ip, ping) and kubectl: front-end and rail addresses, MAC addresses.
+//! The node's deterministic network identities, part of the model so that
+//! every view agrees (ip, ping, kubectl, /etc/hosts, NCCL's and the job's logs): front-end and rail addresses, MAC addresses.
 
 use crate::model::Node;
 use crate::rng::stable_hash;

@@ -12,10 +12,10 @@
 //! ../shared/reference/fabric/pytorch_processgroupnccl_watchdog_timeout.txt;
 //! the network warning nccl_warn_net_ib_completion_error_status5_status12_roce.txt.
 
-use super::{Event, Kind, Workload, WATCHDOG_MS};
-use crate::commands::host::network;
 use crate::commands::scheduler::slurm::timestamp;
+use crate::model::network;
 use crate::model::time::civil;
+use crate::model::workload::{Event, Kind, Workload, WATCHDOG_MS};
 use crate::model::Cluster;
 use crate::perf::training::{Pace, Stop};
 use crate::rng::Rng;
