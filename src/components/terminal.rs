@@ -178,6 +178,11 @@ impl Writer {
     fn append(&mut self, index: usize, entry: &Rc<Entry>, revealing: bool) {
         let Some(container) = self.container.clone() else { return };
         let block = element("div", "entry");
+        // The height the browser assumes until it lays the block out (it
+        // skips offscreen blocks): its lines, so that scrolling to the end
+        // lands at the end.
+        let lines = if revealing { 1 } else { (1 + entry.line_count()).min(MAX_LINES + 1) };
+        let _ = block.set_attribute("style", &format!("--lines:{lines}"));
         if entry.is_printed() {
             // Text a server printed as a client elsewhere ended it: no command line.
             let output = element("div", "output");
@@ -477,13 +482,26 @@ fn printed_by(entry: &Entry, at_ms: u64) -> usize {
     from_bytes
 }
 
-/// Scrolls the screen to its end, and again once the browser has laid out
-/// the entries it estimated (offscreen entries skip layout until shown).
+/// Scrolls the screen to its end, and again in the frame after the next,
+/// once the browser has laid out the blocks it had only estimated (it lays
+/// out an offscreen block when it decides it is shown, after the next
+/// frame's callbacks).
 fn scroll_down(container: Option<&Element>) {
     if let Some(screen) = container.and_then(|container| container.parent_element()) {
         screen.set_scroll_top(screen.scroll_height());
         let later = screen.clone();
-        let again = wasm_bindgen::closure::Closure::once_into_js(move || later.set_scroll_top(later.scroll_height()));
+        let again = wasm_bindgen::closure::Closure::once_into_js(move || {
+            later.set_scroll_top(later.scroll_height());
+            let last = later.clone();
+            let settled = wasm_bindgen::closure::Closure::once_into_js(move || {
+                last.set_scroll_top(last.scroll_height());
+                // At the prompt, the window shows the screen's end, where the command line is.
+                if gloo::utils::document().active_element().is_some_and(|element| element.id() == "terminal-input") {
+                    last.scroll_into_view_with_bool(false);
+                }
+            });
+            let _ = gloo::utils::window().request_animation_frame(settled.unchecked_ref());
+        });
         let _ = gloo::utils::window().request_animation_frame(again.unchecked_ref());
     }
 }

@@ -69,6 +69,28 @@ test('a trainee opens a lab, reads nvidia-smi, answers, reloads and keeps everyt
   await context.close();
 });
 
+test('the terminal shows what it printed: the screen at its end and the command line in the window, after long output and a reload', async () => {
+  const context = await app.browser.newContext({ viewport: { width: 1366, height: 768 } });
+  const page = await open(context, `${app.base}#/lab/first-look`);
+  const input = await terminal(page);
+  // The screen's end, and the command line inside the window: measured once
+  // the frames that lay out the new output have passed.
+  const shown = () => page.waitForFunction(() => {
+    const screen = document.querySelector('.screen');
+    const line = document.querySelector('#terminal-input').getBoundingClientRect();
+    return screen.scrollTop + screen.clientHeight >= screen.scrollHeight - 2 && line.top >= 0 && line.bottom <= window.innerHeight;
+  }, null, { timeout: 5000 });
+  for (const line of ['ibstat', 'nvidia-smi topo -m', 'ssh gpu-002 ibstat']) {
+    await run(page, input, line);
+    await shown();
+  }
+  await page.reload();
+  await terminal(page);
+  await shown();
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
 test('an unknown command answers like bash', async () => {
   const context = await app.browser.newContext();
   const page = await open(context, `${app.base}#/lab/first-look`);
