@@ -11,8 +11,13 @@ export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
-step "formatting (rustfmt.toml) and lints, natively and for the browser"
+step "formatting (rustfmt.toml)"
 cargo fmt --all --check
+
+step "lab data for the browser tests (which the lints compile too)"
+cargo run --locked --quiet --profile tool -p clusterlab-cli -- build labs --out target/lab-data
+
+step "lints, natively and for the browser"
 cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo clippy --locked -p clusterlab-web --target wasm32-unknown-unknown --all-targets --features inline-engine,authoring -- -D warnings
 
@@ -24,9 +29,6 @@ cargo test --locked -p clusterlab-web --lib --features authoring
 
 step "benchmarks build (run them with: cargo bench -p clusterlab-engine; the page's: node tests/perf/bench.mjs)"
 cargo bench --locked -p clusterlab-engine --no-run
-
-step "lab data for the browser tests"
-cargo run --locked --quiet --profile tool -p clusterlab-cli -- build labs --out target/lab-data
 
 step "lab solutions: each lab's [solution] earns full marks on several variants, a wrong diagnosis none"
 cargo run --locked --quiet --profile tool -p clusterlab-cli -- test labs
