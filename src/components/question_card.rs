@@ -92,6 +92,7 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
     let input = match &question.kind {
         QuestionKind::Choice { choices, .. } => html! {
             <fieldset class="choices">
+                <legend class="visually-hidden">{ format!("Answer to question {}", props.number) }</legend>
                 { for choices.iter().map(|choice| {
                     let pick = {
                         let draft = draft.clone();
@@ -110,6 +111,7 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
         },
         QuestionKind::Multi { choices, .. } => html! {
             <fieldset class="choices">
+                <legend class="visually-hidden">{ format!("Answer to question {}", props.number) }</legend>
                 { for choices.iter().map(|choice| {
                     let checked = items(&draft).contains(&choice.as_str());
                     let toggle = {
@@ -348,7 +350,8 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
     };
     html! {
         <section class="question" data-question={question.id.clone()}>
-            <h3>{ format!("Question {}", props.number) }<span class="points">{ format!("{} pt{}", question.points, if question.points == 1 { "" } else { "s" }) }</span></h3>
+            // Read as "Question 3, 2 points".
+            <h3>{ format!("Question {}", props.number) }<span class="visually-hidden">{ ", " }</span><span class="points">{ clusterlab_engine::report::points(question.points) }</span></h3>
             <Markdown doc={Rc::new(question.prompt.clone())} />
             <form onsubmit={submit}>
                 { input }
