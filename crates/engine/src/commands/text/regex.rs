@@ -854,7 +854,8 @@ impl Regex {
     /// and a repeated group keeps its last iteration.
     pub fn captures(&self, text: &[char], start: usize, end: usize) -> Vec<Option<(usize, usize)>> {
         let mut found = None;
-        self.walk(text, start, &mut |at, slots| {
+        // No path past `end` can end the match there: the walk stops at it.
+        self.walk(text, start, end, &mut |at, slots| {
             if at == end {
                 found = Some(slots.to_vec());
             }
@@ -878,7 +879,7 @@ impl Regex {
         let last = if anchored { from.min(text.len()) } else { text.len() };
         for start in from..=last {
             let mut ends = Vec::new();
-            self.walk(text, start, &mut |at, _| {
+            self.walk(text, start, text.len(), &mut |at, _| {
                 ends.push(at);
                 false
             });
@@ -898,11 +899,12 @@ impl Regex {
     }
 
     /// Walks the pattern's paths from `start` depth first, in the pattern's
-    /// order, calling `matched(end, slots)` at each match until it returns
+    /// order, consuming no text past `limit` (assertions still see all of
+    /// it), calling `matched(end, slots)` at each match until it returns
     /// true. A state (instruction, position, slots when the pattern has
     /// back-references) is visited once, so a walk without back-references
     /// is linear; every step spends from the budget.
-    fn walk(&self, text: &[char], start: usize, matched: &mut dyn FnMut(usize, &[Option<usize>]) -> bool) {
+    fn walk(&self, text: &[char], start: usize, limit: usize, matched: &mut dyn FnMut(usize, &[Option<usize>]) -> bool) {
         enum Step {
             Visit(usize, usize),
             Restore(usize, Option<usize>),
@@ -950,7 +952,7 @@ impl Regex {
                     // A group that took no part matches nothing, as in GNU.
                     if let (Some(from), Some(to)) = (slots[2 * number], slots[2 * number + 1]) {
                         let length = to.saturating_sub(from);
-                        let same = at + length <= text.len()
+                        let same = at + length <= limit
                             && (0..length).all(|i| {
                                 let (a, b) = (text[from + i], text[at + i]);
                                 a == b || (self.fold_case && lower(a) == lower(b))
@@ -961,7 +963,7 @@ impl Regex {
                     }
                 }
                 inst => {
-                    if at < text.len() && self.consumes(inst, text[at]) {
+                    if at < limit && self.consumes(inst, text[at]) {
                         stack.push(Step::Visit(pc + 1, at + 1));
                     }
                 }
