@@ -1017,6 +1017,17 @@ struct Machine<'p> {
 }
 
 impl Machine<'_> {
+    /// The next input record, counted in NR and FNR (the main loop and
+    /// `getline` read from the same place); None at the end of the input.
+    fn next_input(&mut self) -> Option<String> {
+        let record = self.input.get(self.next_record).cloned()?;
+        self.next_record += 1;
+        let count = self.var("NR").num() + 1.0;
+        self.vars.insert("NR".into(), Value::Num(count));
+        self.vars.insert("FNR".into(), Value::Num(count));
+        Some(record)
+    }
+
     /// A range pattern on this record: on when `from` selects (and off at
     /// once if `to` selects the same record), off after the record `to` selects.
     fn in_range(&mut self, index: usize, from: &Expr, to: &Expr) -> Result<bool, ()> {
@@ -1338,13 +1349,9 @@ impl Machine<'_> {
                 Value::Str(text)
             }
             Expr::Call(name, args) => self.call(name, args)?,
-            Expr::Getline(target) => match self.input.get(self.next_record).cloned() {
+            Expr::Getline(target) => match self.next_input() {
                 None => Value::Num(0.0),
                 Some(record) => {
-                    self.next_record += 1;
-                    let count = self.var("NR").num() + 1.0;
-                    self.vars.insert("NR".into(), Value::Num(count));
-                    self.vars.insert("FNR".into(), Value::Num(count));
                     match target {
                         Some(target) => self.store(target, Value::StrNum(record))?,
                         None => {
@@ -1958,13 +1965,9 @@ impl GnuTool for Awk {
         let has_main = program.iter().any(|item| matches!(item.pattern, Pattern::All | Pattern::Expr(_) | Pattern::Range(..)));
         let has_end = program.iter().any(|item| matches!(item.pattern, Pattern::End));
         if !exiting && read_stdin && (has_main || has_end) {
-            'records: while let Some(record) = machine.input.get(machine.next_record).cloned() {
-                machine.next_record += 1;
+            'records: while let Some(record) = machine.next_input() {
                 machine.record = record;
                 machine.split_record();
-                let count = machine.var("NR").num() + 1.0;
-                machine.vars.insert("NR".into(), Value::Num(count));
-                machine.vars.insert("FNR".into(), Value::Num(count));
                 for (index, item) in program.iter().enumerate() {
                     let selected = match &item.pattern {
                         Pattern::Begin | Pattern::End => continue,
