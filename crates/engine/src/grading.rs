@@ -658,10 +658,9 @@ fn judge_field(field: &HandoffField, text: &str, done: &[String]) -> Option<Stri
     // Numbers near an expected one but outside its tolerance: a "before"
     // figure beside the right one is fine, more of them than right ones is
     // a list of guesses.
-    let near = |given: f64| field.numbers.iter().any(|(value, _)| given >= value / 2.0 && given <= value * 2.0);
-    let supported = |given: f64| field.numbers.iter().any(|expected| within(given, expected));
-    let right = stated.iter().filter(|given| supported(**given)).count();
-    let off = stated.iter().filter(|given| near(**given) && !supported(**given)).count();
+    let near = |given: &f64| field.numbers.iter().any(|(value, _)| *given >= value / 2.0 && *given <= value * 2.0);
+    let right = stated.iter().filter(|given| field.numbers.iter().any(|expected| within(**given, expected))).count();
+    let off = stated.iter().filter(|given| near(given) && !field.numbers.iter().any(|expected| within(**given, expected))).count();
     if off > right {
         return Some("it states a number the measurements do not support".to_string());
     }
