@@ -315,6 +315,16 @@ impl ExecLog {
         }
     }
 
+    /// `timeout` killed what started since the log held `mark` records:
+    /// each ends as SIGTERM ends it (143), and its output proves nothing.
+    pub fn terminate(&self, mark: usize) {
+        let mut log = self.0.borrow_mut();
+        for record in log.records.iter_mut().skip(mark) {
+            record.status = 143;
+            record.matched.clear();
+        }
+    }
+
     /// The records so far, leaving the log empty. A record still running
     /// (a line cut short by a limit) counts as failed.
     pub fn take(&self) -> Vec<Execution> {

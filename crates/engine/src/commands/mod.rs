@@ -12,6 +12,7 @@ pub mod fabric;
 pub mod files;
 pub mod gpu;
 pub mod help;
+pub mod install;
 pub mod host;
 pub mod options;
 pub mod remote;
@@ -230,6 +231,7 @@ static COMMANDS: &[&dyn Command] = &[
     &text::find::Find,
     &host::free::Free,
     &text::grep::Grep,
+    &host::identity::Groups,
     &text::head::Head,
     &host::hostname::Hostname,
     &fabric::perftest::READ_BW,
@@ -244,6 +246,7 @@ static COMMANDS: &[&dyn Command] = &[
     &fabric::ibstatus::Ibstatus,
     &fabric::ibv_devices::IbvDevices,
     &fabric::ibv_devinfo::IbvDevinfo,
+    &host::identity::Id,
     &host::ip::Ip,
     &host::journalctl::Journalctl,
     &scheduler::kubectl::Kubectl,
@@ -255,6 +258,7 @@ static COMMANDS: &[&dyn Command] = &[
     &fabric::mlxlink::Mlxlink,
     &text::pager::More,
     &collectives::launch::Mpirun,
+    &host::nproc::Nproc,
     &host::numactl::Numactl,
     &gpu::nvidia_smi::NvidiaSmi,
     &remote::pdsh::Pdsh,
@@ -281,12 +285,16 @@ static COMMANDS: &[&dyn Command] = &[
     &host::systemctl::Systemctl,
     &text::tail::Tail,
     &text::tee::Tee,
+    &remote::timeout::Timeout,
     &text::tr::Tr,
     &text::truth::True,
+    &host::uname::Uname,
     &text::uniq::Uniq,
     &host::uptime::Uptime,
     &remote::watch::Watch,
     &text::wc::Wc,
+    &host::which::Which,
+    &host::identity::Whoami,
     &remote::xargs::Xargs,
     &text::yes::Yes,
 ];

@@ -71,6 +71,13 @@ impl SlurmShown {
 
 /// The user every lab logs in as (uid 1000), whose jobs run on the nodes.
 pub const USER: &str = "user";
+/// Their home directory, shared by every node (NFS), where jobs' scripts and logs live.
+pub const HOME: &str = "/home/user";
+/// The user's ids and groups, as Ubuntu 22.04 gives the operator account:
+/// its own group, `adm` (which may read `/var/log` and the journal) and
+/// `sudo` (which may run anything as root).
+pub const UID: u32 = 1000;
+pub const GROUPS: &[(u32, &str)] = &[(1000, USER), (4, "adm"), (27, "sudo")];
 
 #[derive(Clone, Debug)]
 pub struct Node {

@@ -6,7 +6,16 @@ use super::interp::Interp;
 use super::jobs;
 use crate::commands::{self, Call, Output, Runner};
 
-pub const NAMES: &[&str] = &["cd", "exit", "export", "help", "history", "jobs", "kill", "logout", "pwd", "ssh", "unset", "wait"];
+pub const NAMES: &[&str] = &["cd", "command", "exit", "export", "help", "history", "jobs", "kill", "logout", "pwd", "ssh", "type", "unset", "wait"];
+
+/// What bash itself runs without a program: its builtins (the emulated
+/// `echo`, `printf`, `true`, `false` included, which are programs too) and,
+/// for `type`, its reserved words.
+const BASH_BUILTINS: &[&str] = &[
+    ".", ":", "[", "break", "cd", "command", "continue", "echo", "eval", "exit", "export", "false", "help", "history", "jobs", "kill", "local", "logout",
+    "printf", "pwd", "read", "return", "shift", "source", "test", "true", "type", "unset", "wait",
+];
+const KEYWORDS: &[&str] = &["!", "[[", "]]", "case", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if", "in", "then", "time", "until", "while", "{", "}"];
 
 /// `NAME=value` as bash reads an assignment word.
 pub fn assignment(word: &str) -> Option<(&str, &str)> {
@@ -51,10 +60,41 @@ pub fn run(interp: &mut Interp, argv: &[String], stdin: &str, from_terminal: boo
             Output::default()
         }
         "cd" => match args.first().map(String::as_str) {
-            None | Some("~") | Some("/home/user") | Some(".") => Output::default(),
+            None | Some("~") | Some(".") => Output::default(),
+            Some(dir) if dir == crate::model::node::HOME => Output::default(),
             Some(dir) => Output::error(format!("-bash: cd: {dir}: No such file or directory\n"), 1),
         },
         "pwd" => Output::ok(format!("{}\n", interp.shell.env.get("PWD").map_or("/", String::as_str))),
+        "type" => type_of(interp, args),
+        "command" => match args.first().map(String::as_str) {
+            Some("-v") | Some("-V") => {
+                let verbose = args[0] == "-V";
+                let mut output = Output::default();
+                for name in &args[1..] {
+                    match (what_is(interp, name).first(), verbose) {
+                        (Some(found), true) => output.stdout += &format!("{}\n", found.sentence(name)),
+                        (Some(What::File(path)), false) => output.stdout += &format!("{path}\n"),
+                        (Some(_), false) => output.stdout += &format!("{name}\n"),
+                        (None, true) => {
+                            output.stderr += &format!("-bash: command: {name}: not found\n");
+                            output.status = 1;
+                        }
+                        (None, false) => output.status = 1,
+                    }
+                }
+                output
+            }
+            // `command NAME ARGS`: the program or builtin, never a function.
+            Some(_) => {
+                let call = Call { cluster: &interp.cluster, host: &interp.shell.host.clone(), env: Some(&interp.shell.env.clone()), stdin };
+                let runner = interp.runner();
+                match runner.run_program(call, args) {
+                    Some(output) => output,
+                    None => Output::error(format!("-bash: {}: command not found\n", args[0]), 127),
+                }
+            }
+            None => Output::default(),
+        },
         "help" => help(args),
         "jobs" => match interp.session.as_deref_mut() {
             Some(session) => jobs::list_jobs(&interp.cluster, session),
@@ -79,6 +119,95 @@ pub fn run(interp: &mut Interp, argv: &[String], stdin: &str, from_terminal: boo
         }
         _ => return None,
     })
+}
+
+/// What a name runs as, in the order bash looks: keyword, function, builtin, file.
+enum What {
+    Keyword,
+    Function(String),
+    Builtin,
+    File(String),
+}
+
+impl What {
+    /// `type`'s sentence: `ls is /usr/bin/ls`.
+    fn sentence(&self, name: &str) -> String {
+        match self {
+            What::Keyword => format!("{name} is a shell keyword"),
+            What::Function(body) => format!("{name} is a function\n{name} () \n{body}"),
+            What::Builtin => format!("{name} is a shell builtin"),
+            What::File(path) => format!("{name} is {path}"),
+        }
+    }
+
+    /// `type -t`'s word.
+    fn word(&self) -> &'static str {
+        match self {
+            What::Keyword => "keyword",
+            What::Function(_) => "function",
+            What::Builtin => "builtin",
+            What::File(_) => "file",
+        }
+    }
+}
+
+fn what_is(interp: &Interp, name: &str) -> Vec<What> {
+    let mut found = Vec::new();
+    if KEYWORDS.contains(&name) {
+        found.push(What::Keyword);
+    }
+    if let Some(body) = interp.shell.functions.get(name) {
+        found.push(What::Function(body.trim().to_string()));
+    }
+    if BASH_BUILTINS.contains(&name) {
+        found.push(What::Builtin);
+    }
+    let search_path = interp.shell.env.get("PATH").map_or("", String::as_str);
+    found.extend(commands::install::lookup_all(name, search_path).into_iter().map(What::File));
+    found
+}
+
+/// bash's `type [-afptP] NAME...`.
+fn type_of(interp: &Interp, args: &[String]) -> Output {
+    let (flags, names): (Vec<&String>, Vec<&String>) = args.iter().partition(|arg| arg.starts_with('-') && arg.len() > 1);
+    let mut letters = String::new();
+    for flag in flags {
+        for letter in flag.chars().skip(1) {
+            if !"afptP".contains(letter) {
+                return Output::error(format!("-bash: type: -{letter}: invalid option\ntype: usage: type [-afptP] name [name ...]\n"), 2);
+            }
+            letters.push(letter);
+        }
+    }
+    let has = |letter: char| letters.contains(letter);
+    let mut output = Output::default();
+    for name in names {
+        let mut found = what_is(interp, name);
+        if has('f') {
+            found.retain(|what| !matches!(what, What::Function(_)));
+        }
+        if has('P') {
+            found.retain(|what| matches!(what, What::File(_)));
+        }
+        if !has('a') {
+            found.truncate(1);
+        }
+        if found.is_empty() {
+            if !(has('t') || has('p') || has('P')) {
+                output.stderr += &format!("-bash: type: {name}: not found\n");
+            }
+            output.status = 1;
+        }
+        for what in found {
+            output.stdout += &match what {
+                _ if has('t') => format!("{}\n", what.word()),
+                What::File(path) if has('p') || has('P') => format!("{path}\n"),
+                _ if has('p') => String::new(),
+                _ => format!("{}\n", what.sentence(name)),
+            };
+        }
+    }
+    output
 }
 
 /// bash's `help`: here, the emulated commands and the builtins.
@@ -219,10 +348,24 @@ mod tests {
     }
 
     #[test]
+    fn type_and_command_say_what_a_name_runs() {
+        let mut shell = session();
+        assert_eq!(shell.run("type ls cd if").stdout(), "ls is /usr/bin/ls\ncd is a shell builtin\nif is a shell keyword\n");
+        assert_eq!(shell.run("type -t ibstat echo").stdout(), "file\nbuiltin\n");
+        assert_eq!(shell.run("type -a echo").stdout(), "echo is a shell builtin\necho is /usr/bin/echo\necho is /bin/echo\n");
+        assert_eq!(shell.run("type -p ibstat").stdout(), "/usr/sbin/ibstat\n");
+        let out = shell.run("type nosuch");
+        assert_eq!((out.stderr().as_str(), out.status), ("-bash: type: nosuch: not found\n", 1));
+        assert_eq!(shell.run("command -v nvidia-smi cd").stdout(), "/usr/bin/nvidia-smi\ncd\n");
+        assert_eq!(shell.run("command -v nosuch").status, 1);
+        assert_eq!(shell.run("f() { echo hi; }; type -t f; command hostname").stdout(), "function\ngpu-001\n");
+    }
+
+    #[test]
     fn help_lists_commands_and_builtins() {
         let mut shell = session();
         let out = shell.run("help").stdout();
-        assert!(out.contains("Shell builtins: cd, exit"), "{out}");
+        assert!(out.contains("Shell builtins: cd, command, exit"), "{out}");
         assert!(shell.run("help nvidia-smi").stdout().starts_with("nvidia-smi - "));
         assert_eq!(shell.run("help nosuch").status, 1);
     }

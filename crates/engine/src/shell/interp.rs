@@ -1421,7 +1421,7 @@ impl<'c, 's> Interp<'c, 's> {
     fn tilde(&self, text: &str) -> String {
         match text.strip_prefix('~') {
             Some(rest) if rest.is_empty() || rest.starts_with('/') => {
-                format!("{}{rest}", self.shell.env.get("HOME").map_or("/home/user", String::as_str))
+                format!("{}{rest}", self.shell.env.get("HOME").map_or(crate::model::node::HOME, String::as_str))
             }
             _ => text.to_string(),
         }

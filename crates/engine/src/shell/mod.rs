@@ -116,12 +116,12 @@ pub fn prompt(host: &str, continuing: bool) -> String {
 /// The environment a login shell on `host` starts with.
 pub fn login_env(host: &str) -> BTreeMap<String, String> {
     [
-        ("HOME", format!("/home/{USER}")),
+        ("HOME", crate::model::node::HOME.to_string()),
         ("USER", USER.to_string()),
         ("LOGNAME", USER.to_string()),
         ("SHELL", "/bin/bash".to_string()),
-        ("PATH", "/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin".to_string()),
-        ("PWD", format!("/home/{USER}")),
+        ("PATH", "/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/games:/usr/local/games:/snap/bin".to_string()),
+        ("PWD", crate::model::node::HOME.to_string()),
         ("LANG", "C.UTF-8".to_string()),
         ("TERM", "xterm-256color".to_string()),
         ("HOSTNAME", host.to_string()),

@@ -117,7 +117,7 @@ fn in_service(node: &Node) -> bool {
 /// `~/.nccl.conf`, then `/etc/nccl.conf`; neither overrides a variable
 /// already set (the environment wins, then the user's file).
 pub(super) fn read_nccl_conf(invocation: &Invocation, env: &mut BTreeMap<String, String>) {
-    let home = invocation.env.get("HOME").map_or("/home/user", String::as_str);
+    let home = invocation.env.get("HOME").map_or(crate::model::node::HOME, String::as_str);
     let view = crate::commands::files::View::of(invocation.cluster, invocation.node, "/");
     for path in [format!("{home}/.nccl.conf"), "/etc/nccl.conf".to_string()] {
         let Ok(text) = view.read(&path) else { continue };

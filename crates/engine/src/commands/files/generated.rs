@@ -58,12 +58,12 @@ const FIXED: &[&str] = &[
     "/var/log/syslog",
 ];
 
-const HOME: &str = "/home/user/";
+use crate::model::node::HOME;
 
 /// Where `sbatch` writes a job's output: `slurm-%j.out` in the directory it
 /// was submitted from, the home directory here.
 pub fn job_log_path(id: i64) -> String {
-    format!("{HOME}slurm-{id}.out")
+    format!("{HOME}/slurm-{id}.out")
 }
 
 /// The batch script a lab leaves for a workload, with the Megatron-LM
@@ -132,7 +132,7 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
             return Some(text);
         }
         "/etc/os-release" => return Some(cluster.versions.os.os_release.to_string()),
-        _ if path.starts_with(HOME) => {
+        _ if path.strip_prefix(HOME).is_some_and(|rest| rest.starts_with('/')) => {
             if let Some(spec) = cluster.workload_specs.iter().find(|spec| spec.script_path() == path) {
                 return Some(batch_script(spec));
             }

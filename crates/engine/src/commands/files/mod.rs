@@ -11,6 +11,7 @@ pub mod generated;
 use std::borrow::Cow;
 
 use crate::model::change::Change;
+use crate::model::node::HOME;
 use crate::model::time::EpochSeconds;
 use crate::model::{Cluster, Node};
 
@@ -20,11 +21,13 @@ pub use generated::port_file;
 pub const MAX_FILE_BYTES: usize = 1 << 20;
 pub const MAX_FILES_PER_NODE: usize = 256;
 
-/// Where the trainee may write.
-const WRITABLE: &[&str] = &["/home/user/", "/tmp/"];
+/// Where the trainee may write: their home and /tmp.
+fn writable(path: &str) -> bool {
+    path.strip_prefix(HOME).is_some_and(|rest| rest.starts_with('/')) || path.starts_with("/tmp/")
+}
 
 /// Directories every node has, beyond those that hold a generated or written file.
-const DIRECTORIES: &[&str] = &["/", "/dev", "/etc", "/home", "/home/user", "/proc", "/proc/driver", "/sys", "/sys/class", "/tmp", "/var", "/var/log"];
+const DIRECTORIES: &[&str] = &["/", "/dev", "/etc", "/home", HOME, "/proc", "/proc/driver", "/sys", "/sys/class", "/tmp", "/var", "/var/log"];
 
 /// What a file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -210,7 +213,7 @@ impl<'a> View<'a> {
         };
         let written = self.node.is_some_and(|node| node.files.contains_key(&path));
         let kernel = path.starts_with("/proc") || path.starts_with("/sys") || path.starts_with("/dev");
-        let user_owned = path.starts_with("/home/user") || (written && path.starts_with("/tmp/"));
+        let user_owned = path.starts_with(HOME) || (written && path.starts_with("/tmp/"));
         let size = match kind {
             Kind::CharDevice => 0,
             // procfs reports no sizes; sysfs one page per attribute.
@@ -223,7 +226,7 @@ impl<'a> View<'a> {
         let mode = match kind {
             Kind::CharDevice => 0o666,
             Kind::Directory if path == "/tmp" => 0o1777,
-            Kind::Directory if path == "/home/user" => 0o750,
+            Kind::Directory if path == HOME => 0o750,
             Kind::Directory => 0o755,
             Kind::File if user_owned => 0o664,
             Kind::File if path.starts_with("/var/log/") => 0o640,
@@ -289,7 +292,7 @@ impl<'a> View<'a> {
         if self.is_directory(path) {
             return Err("Is a directory");
         }
-        if !WRITABLE.iter().any(|root| path.starts_with(root)) {
+        if !writable(path) {
             return Err("Permission denied");
         }
         let parent = &path[..path.rfind('/').unwrap_or(0).max(1)];

@@ -6,5 +6,6 @@ pub mod clush;
 pub mod env;
 pub mod pdsh;
 pub mod sudo;
+pub mod timeout;
 pub mod watch;
 pub mod xargs;

@@ -32,7 +32,7 @@ impl Command for Sudo {
             return Output::error("usage: sudo -h | -K | -k | -V\nusage: sudo [-AbEHknPS] [-u user] command [arg ...]\n", 1);
         };
         let mut env = invocation.env.clone();
-        let user = invocation.env.get("SUDO_USER").or(invocation.env.get("USER")).cloned().unwrap_or_else(|| "user".to_string());
+        let user = invocation.env.get("SUDO_USER").or(invocation.env.get("USER")).cloned().unwrap_or_else(|| crate::model::node::USER.to_string());
         for (key, value) in [
             (crate::commands::EUID, "0".to_string()),
             ("USER", "root".to_string()),

@@ -173,7 +173,7 @@ impl WorkloadSpec {
 
     /// The batch script the lab leaves in the trainee's home.
     pub fn script_path(&self) -> String {
-        format!("/home/{}/{}.sbatch", crate::model::node::USER, self.name)
+        format!("{}/{}.sbatch", crate::model::node::HOME, self.name)
     }
 
     pub fn log_interval(&self) -> u32 {

@@ -168,7 +168,7 @@ impl Command for Sbatch {
         };
         let id = super::next_job_id(cluster);
         let mut out = Output { stdout: format!("Submitted batch job {id}\n"), duration_ms: 1000, ..Output::default() };
-        let user = invocation.env.get("USER").cloned().unwrap_or_else(|| "user".to_string());
+        let user = invocation.env.get("USER").cloned().unwrap_or_else(|| crate::model::node::USER.to_string());
         let mut job = Job {
             id,
             name,

@@ -352,7 +352,7 @@ fn show_jobs(cluster: &Cluster, id: Option<&str>, one_line: bool) -> Output {
             "Features=(null) DelayBoot=00:00:00".to_string(),
             "OverSubscribe=NO Contiguous=0 Licenses=(null) Network=(null)".to_string(),
             format!("Command={script}"),
-            format!("WorkDir=/home/{}", crate::model::node::USER),
+            format!("WorkDir={}", crate::model::node::HOME),
             format!("StdErr={log}"),
             "StdIn=/dev/null".to_string(),
             format!("StdOut={log}"),
