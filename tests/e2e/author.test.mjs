@@ -104,12 +104,12 @@ test('a share link opens the same lab in a fresh browser, checked first; an over
   const input = shared.locator('.terminal-input');
   await shared.waitForFunction(() => document.querySelector('label.prompt')?.textContent.includes('$'), null, { timeout: 30000 });
   // Whichever variant the link opens, the driver logged the failed GPU's Xid.
-  assert.ok(Number((await runIn(shared, '#author-root', input, 'dmesg | grep -c Xid')).trim()) >= 1);
+  assert.ok(Number((await runIn(shared, '#author-root', input, 'sudo dmesg | grep -c Xid')).trim()) >= 1);
   // The link stays the address: a reload opens the same lab, its terminal kept.
   assert.equal(shared.url(), link);
   await shared.reload();
   await shared.locator('.shared-notice').waitFor({ timeout: 30000 });
-  await shared.waitForFunction(() => document.querySelector('#author-root .scrollback')?.textContent.includes('dmesg | grep -c Xid'), null, { timeout: 30000 });
+  await shared.waitForFunction(() => document.querySelector('#author-root .scrollback')?.textContent.includes('sudo dmesg | grep -c Xid'), null, { timeout: 30000 });
 
   const tooLong = await open(trainee, `${app.base}#/shared/1.${'A'.repeat(20000)}`);
   await tooLong.getByRole('alert').waitFor({ timeout: 30000 });

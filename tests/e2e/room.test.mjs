@@ -149,7 +149,7 @@ test('axe-core finds no violation on the catalog, a lab with output and answers,
   await page.goto(`${app.base}#/lab/lost-gpu`);
   const input = await terminal(page);
   await run(page, input, 'nvidia-smi -L');
-  await run(page, input, 'dmesg | grep -i xid; nosuchcommand');
+  await run(page, input, 'sudo dmesg | grep -i xid; nosuchcommand');
   const question = page.locator('section[data-question="xid"]');
   await question.locator('input[value="79"]').check();
   await question.locator('button.answer-button').click();

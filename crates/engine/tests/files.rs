@@ -67,7 +67,7 @@ fn port_counters_move_with_traffic_and_agree_with_perfquery() {
     assert_eq!(read(&mut shell, "gpu-002", "port_rcv_data"), 1000 * 65536 / 4);
     assert_eq!(read(&mut shell, "gpu-002", "port_xmit_data"), 0);
     assert_eq!(read(&mut shell, "gpu-001", "port_xmit_packets"), 1000 * 65536 / 4096);
-    let perfquery = shell.run("perfquery -x -C mlx5_0 | grep PortXmitData").stdout();
+    let perfquery = shell.run("sudo perfquery -x -C mlx5_0 | grep PortXmitData").stdout();
     assert!(perfquery.ends_with(&format!(".{}\n", 1000 * 65536 / 4)), "{perfquery}");
     // A second run adds to the same counters, and the lab keeps one sum per port.
     shell.run("ssh gpu-002 ib_write_bw -d mlx5_0 &");
@@ -107,7 +107,7 @@ fn network_and_configuration_files_show_the_model() {
     assert!(shell.run("cat /etc/nccl.conf").stdout().contains("NCCL_SOCKET_IFNAME="));
     // The kernel's messages reach syslog with their uptime stamps, day space-padded.
     let syslog = shell.run("grep -m1 'NVRM: loading' /var/log/syslog").stdout();
-    let dmesg = shell.run("dmesg | grep -m1 'NVRM: loading'").stdout();
+    let dmesg = shell.run("sudo dmesg | grep -m1 'NVRM: loading'").stdout();
     assert!(syslog.ends_with(&format!("gpu-001 kernel: {dmesg}")), "{syslog} / {dmesg}");
     let journal = shell.run("journalctl -k | grep -m1 'NVRM: loading'").stdout();
     let (day, padded) = (&journal[4..6], &syslog[4..6]);

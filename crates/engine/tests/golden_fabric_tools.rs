@@ -379,7 +379,7 @@ fn perfquery_extended_layout_matches_the_switch_captures() {
     c.link_downed = counter(&captured, "LinkDownedCounter");
     c.xmit_discards = counter(&captured, "PortXmitDiscards");
     c.xmit_wait = counter(&captured, "PortXmitWait");
-    let (stdout, _, status) = run(cluster, "perfquery -x");
+    let (stdout, _, status) = run(cluster, "sudo perfquery -x");
     assert_eq!(status, 0);
     let unexpressible = ["# Port extended counters", "PortUnicast", "PortMulticast", "PortRcvSwitchRelayErrors"];
     let skipped = assert_same_lines_except(&stdout, captured.trim_end(), |_, line| unexpressible.iter().any(|p| line.starts_with(p)));

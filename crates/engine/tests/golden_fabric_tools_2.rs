@@ -21,7 +21,8 @@ fn mlxlink_show_module_matches_the_cx7_ndr_dac_capture() {
     assert_eq!(command, "mlxlink -d /dev/mst/mt4129_pciconf0 --show_mo");
     let mut cluster = common::lab_cluster("hgx-h100", "fabric = \"infiniband\"");
     std::rc::Rc::make_mut(&mut cluster.nodes[0]).hcas[0].firmware = "28.46.3048".into();
-    let (stdout, stderr, status) = run(cluster, command);
+    // Run as captured: under sudo, as MFT needs root.
+    let (stdout, stderr, status) = run(cluster, &format!("sudo {command}"));
     assert_eq!((stderr.as_str(), status), ("", 0));
     // Byte for byte, trailing spaces included, except the cable's serial
     // number, which the model does not hold (a seeded one is printed).
@@ -45,7 +46,7 @@ fn mlxlink_default_sections_match_the_capture_and_answer_by_bus_id() {
     let sections = captured.split_once('\n').unwrap().1.split("\nModule Info\n").next().unwrap().to_string();
     let mut cluster = common::lab_cluster("hgx-h100", "fabric = \"infiniband\"");
     std::rc::Rc::make_mut(&mut cluster.nodes[0]).hcas[0].firmware = "28.46.3048".into();
-    for line in ["mlxlink -d mlx5_0", "mlxlink -d 0000:18:00.0", "mlxlink -d 18:00.0 -p 1"] {
+    for line in ["sudo mlxlink -d mlx5_0", "sudo mlxlink -d 0000:18:00.0", "sudo mlxlink -d 18:00.0 -p 1"] {
         let (stdout, _, status) = run(cluster.clone(), line);
         assert_eq!((stdout.as_str(), status), (sections.as_str(), 0), "{line}");
     }
@@ -55,7 +56,7 @@ fn mlxlink_default_sections_match_the_capture_and_answer_by_bus_id() {
 fn mlxlink_counters_follow_the_label_layout() {
     let mut cluster = common::lab_cluster("hgx-h100", "fabric = \"infiniband\"");
     std::rc::Rc::make_mut(&mut cluster.nodes[0]).hcas[0].port.counters.symbol_errors = 1_000;
-    let (stdout, _, _) = run(cluster, "mlxlink -d mlx5_0 -c");
+    let (stdout, _, _) = run(cluster, "sudo mlxlink -d mlx5_0 -c");
     let block = stdout.split("\nPhysical Counters and BER Info\n------------------------------\n").nth(1).expect("the counters block");
     let labels: Vec<&str> = block.lines().map(|l| l.split(" : ").next().unwrap().trim_end()).collect();
     assert_eq!(
@@ -90,7 +91,7 @@ fn iblinkinfo_lines_match_the_edr_switch_capture() {
     let port = &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).hcas[0].port;
     port.guid = 0xec0d9a03003d62be;
     port.lid = 4;
-    let (stdout, _, status) = run(cluster, "iblinkinfo");
+    let (stdout, _, status) = run(cluster, "sudo iblinkinfo");
     assert_eq!(status, 0);
     let out: Vec<&str> = stdout.lines().collect();
     assert_eq!(out[0], "CA: node mlx5_0:");

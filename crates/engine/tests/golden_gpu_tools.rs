@@ -298,7 +298,7 @@ fn dmesg_matches_uptime_captures() {
     for name in ["dmesg_aer-surprise-down_xid79.txt", "dmesg_fallen-off-bus_no-xid_drv570.txt", "dmesg_pcie-limited-by_h100_abridged.txt"] {
         let captured = reference(name);
         let expected: String = captured.lines().filter(|l| *l != "[...]").map(|l| format!("{l}\n")).collect();
-        assert_eq!(run(cluster_with_kernel_log(&captured, false), "dmesg"), expected, "{name}");
+        assert_eq!(run(cluster_with_kernel_log(&captured, false), "sudo dmesg"), expected, "{name}");
     }
 }
 
@@ -310,7 +310,7 @@ fn dmesg_ctime_matches_wall_clock_captures() {
         ("dmesg-ctime_xid31-109_h100-class_gpud.txt", "--ctime"),
     ] {
         let captured = reference(name);
-        assert_eq!(run(cluster_with_kernel_log(&captured, true), &format!("dmesg {flag}")), captured, "{name}");
+        assert_eq!(run(cluster_with_kernel_log(&captured, true), &format!("sudo dmesg {flag}")), captured, "{name}");
     }
 }
 
@@ -323,7 +323,7 @@ fn dmesg_shows_the_models_fallen_off_bus_block() {
     cluster.inject(Fault::GpuFallenOffBus { node: "node".into(), gpu: 7 }, vec!["replace-gpu".into()]).unwrap();
     let mut session = Session::new(cluster, "node");
     session.run("sudo scontrol update NodeName=node State=DRAIN Reason=x; dctech power-cycle node");
-    let output = session.run("dmesg -l err").stdout();
+    let output = session.run("sudo dmesg -l err").stdout();
     let texts: Vec<&str> = output.lines().map(|l| l.split_once("] ").map_or("", |(_, text)| text)).collect();
     assert_eq!(
         texts,
@@ -439,7 +439,7 @@ fn lspci_link_lines_match_the_downgraded_capture() {
     let pcie = &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).gpus[0].pcie;
     pcie.gen = 1;
     pcie.width = 4;
-    let output = run(cluster, "lspci -vvv -s 07:00.0");
+    let output = run(cluster, "sudo lspci -vvv -s 07:00.0");
     let find = |text: &str, label: &str| -> String {
         text.lines().find(|l| l.trim_start().starts_with(label)).map(|l| l.trim().replace('\t', " ")).unwrap_or_default()
     };

@@ -32,7 +32,7 @@ fn a_marginal_links_errors_rise_within_a_line() {
     let source = format!("{TWO_NODES}[[faults]]\nkind = \"hca-symbol-errors\"\nnode = \"gpu-001\"\nhca = \"mlx5_2\"\ncount = 2400\n");
     let mut shell = lab(&source);
     // 2,400 errors a day ago: 100 an hour, 100 more after `sleep 3600`.
-    let out = shell.run("perfquery -C mlx5_2 | grep SymbolErrorCounter; sleep 3600; perfquery -C mlx5_2 | grep SymbolErrorCounter").stdout();
+    let out = shell.run("sudo perfquery -C mlx5_2 | grep SymbolErrorCounter; sleep 3600; sudo perfquery -C mlx5_2 | grep SymbolErrorCounter").stdout();
     let counts: Vec<u64> = out.lines().map(|line| line.rsplit('.').next().unwrap().parse().unwrap()).collect();
     assert_eq!(counts[1] - counts[0], 100, "{out}");
     let sysfs = shell.run("cat /sys/class/infiniband/mlx5_2/ports/1/counters/symbol_error").stdout();
@@ -43,7 +43,7 @@ fn a_marginal_links_errors_rise_within_a_line() {
 fn traffic_shows_in_perfquery_deltas_on_the_ports_used() {
     let mut shell = lab(TWO_NODES);
     let data = |shell: &mut Session, host: &str, hca: &str| -> u64 {
-        let out = shell.run(&format!("ssh {host} perfquery -x -C {hca} | grep PortXmitData")).stdout();
+        let out = shell.run(&format!("ssh {host} sudo perfquery -x -C {hca} | grep PortXmitData")).stdout();
         out.trim().rsplit('.').next().unwrap().parse().unwrap()
     };
     let before = (data(&mut shell, "gpu-001", "mlx5_3"), data(&mut shell, "gpu-001", "mlx5_4"));
@@ -140,7 +140,7 @@ fn hands_on_work_is_physical() {
     assert_ne!(boot_before, boot_after);
     let booted = shell.run("date -d '5 min ago' +%Y-%m-%dT%H:%M").stdout();
     assert!(boot_after.contains(booted.trim()), "{boot_after} / {booted}");
-    let first = shell.run("ssh gpu-002 dmesg | head -1").stdout();
+    let first = shell.run("ssh gpu-002 sudo dmesg | head -1").stdout();
     assert!(first.starts_with("[    "), "{first}");
 
     // A new GPU has a new UUID and serial number; a new HCA new GUIDs.
@@ -156,9 +156,9 @@ fn hands_on_work_is_physical() {
 
     // Cable work takes the link down and up: the kernel says so and LinkDowned counts it.
     shell.run("dctech reseat-cable gpu-002 mlx5_1");
-    let downed = shell.run("ssh gpu-002 perfquery -C mlx5_1 | grep LinkDownedCounter").stdout();
+    let downed = shell.run("ssh gpu-002 sudo perfquery -C mlx5_1 | grep LinkDownedCounter").stdout();
     assert!(downed.ends_with(".1\n"), "{downed}");
-    let log = shell.run("ssh gpu-002 dmesg | grep ibp").stdout();
+    let log = shell.run("ssh gpu-002 sudo dmesg | grep ibp").stdout();
     assert!(log.contains(": Link down\n") && log.ends_with(": Link up\n"), "{log}");
     // And the GPU replaced earlier keeps its new identity through later work.
     assert_eq!(uuid(&mut shell), replaced);
@@ -171,7 +171,7 @@ fn ecc_errors_and_row_remaps_tell_one_story() {
     let mut shell = lab(&source);
     assert_eq!(shell.run(query).stdout(), "100, Yes\n");
     // The Xid 48 lines come over seconds, then the remap's Xid 63.
-    let xids = shell.run("dmesg | grep 'Xid'").stdout();
+    let xids = shell.run("sudo dmesg | grep 'Xid'").stdout();
     let stamps: Vec<&str> = xids.lines().filter(|l| l.contains(": 48,")).map(|l| &l[..14]).collect();
     assert_eq!(stamps.len(), 3);
     assert!(stamps[0] != stamps[1] && stamps[1] != stamps[2], "{xids}");
@@ -202,7 +202,7 @@ fn a_slowed_gpu_slows_the_collectives_it_is_in() {
 fn a_gpu_falling_off_the_bus_logs_aer_then_xid_79() {
     let source = format!("{TWO_NODES}[[faults]]\nkind = \"gpu-fallen-off-bus\"\nnode = \"gpu-001\"\ngpu = 3\n");
     let mut shell = lab(&source);
-    let log = shell.run("dmesg").stdout();
+    let log = shell.run("sudo dmesg").stdout();
     let aer = log.lines().position(|l| l.contains("AER: Uncorrected (Fatal) error received")).expect("an AER report");
     let surprise = log.lines().position(|l| l.ends_with("[ 5] Surprise Down Error    (First)")).expect("Surprise Down");
     let xid = log.lines().position(|l| l.contains("): 79, ") && l.ends_with("GPU has fallen off the bus.")).expect("Xid 79");
@@ -258,7 +258,7 @@ fn dcgm_fails_a_node_with_a_lost_gpu_or_no_fabric_manager() {
 fn a_gsp_timeout_comes_in_bursts_with_the_process_that_waited() {
     let source = format!("{TWO_NODES}[[faults]]\nkind = \"gpu-xid\"\nnode = \"gpu-001\"\ngpu = 2\nxid = 119\n");
     let mut shell = lab(&source);
-    let log = shell.run("dmesg").stdout();
+    let log = shell.run("sudo dmesg").stdout();
     let xids: Vec<&str> = log.lines().filter(|line| line.contains("): 119, ")).collect();
     assert_eq!(xids.len(), 2, "{log}");
     assert!(xids.iter().all(|line| line.contains(", name=python3, Timeout after 6s of waiting for RPC response from GPU2 GSP! Expected function ")), "{log}");
@@ -271,7 +271,7 @@ fn a_gsp_timeout_comes_in_bursts_with_the_process_that_waited() {
     );
     // The 525 driver logs every timeout, 45 s apart, in its older words.
     let old = source.replace("nodes = [", "driver = \"525.60.13\"\nnodes = [");
-    let log = lab(&old).run("dmesg -T").stdout();
+    let log = lab(&old).run("sudo dmesg -T").stdout();
     let xids: Vec<&str> = log.lines().filter(|line| line.contains("): 119, ")).collect();
     assert_eq!(xids.len(), 6, "{log}");
     assert!(xids.iter().all(|line| line.contains("Timeout waiting for RPC from GSP! Expected function ")), "{log}");

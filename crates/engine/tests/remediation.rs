@@ -43,7 +43,7 @@ fn drain_repair_resume() {
     let fm = shell.run("clush -w gpu-[001-003] -b systemctl is-active nvidia-fabricmanager");
     assert_eq!(fm.stdout(), "---------------\ngpu-[001,003] (2)\n---------------\nactive\n---------------\ngpu-002\n---------------\nfailed\n");
     assert!(fm.stderr().contains("clush: gpu-002: exited with exit code 3\n"));
-    let xid = shell.run("pdsh -w gpu-002 'dmesg | grep Xid'").stdout();
+    let xid = shell.run("pdsh -w gpu-002 'sudo dmesg | grep Xid'").stdout();
     assert!(xid.starts_with("gpu-002: ") && xid.contains("): 119, "), "{xid}");
 
     // Drain it (a reason is required).

@@ -174,7 +174,7 @@ fn an_xid_79_kills_the_job_in_every_layer() {
     assert_eq!(session.run(&format!("cat ~/slurm-{id}.out")).stdout().matches(" iteration ").count(), iterations_then, "no progress once dead");
     // Slurm, the kernel and nvidia-smi tell the same story.
     assert_eq!(session.run("sacct -n -X -o JobID,State,ExitCode").stdout(), format!("{id:<12}     FAILED      1:0 \n"));
-    let dmesg = session.run("ssh gpu-002 dmesg | grep -i xid").stdout();
+    let dmesg = session.run("ssh gpu-002 sudo dmesg | grep -i xid").stdout();
     assert!(dmesg.contains("Xid (PCI:0000:64:00): 79"), "{dmesg}");
     let smi = session.run("ssh gpu-002 nvidia-smi");
     assert!(smi.stderr().contains("Unable to determine the device handle for GPU0000:64:00.0: Unknown Error"), "{}", smi.stderr());
@@ -267,7 +267,7 @@ fn a_restored_session_has_the_same_job_byte_for_byte() {
     ] {
         session.run(line);
     }
-    let read = |session: &mut Session| session.run("cat ~/slurm-*.out; sacct; scontrol show job; nvidia-smi; perfquery -x -C mlx5_5").stdout();
+    let read = |session: &mut Session| session.run("cat ~/slurm-*.out; sacct; scontrol show job; nvidia-smi; sudo perfquery -x -C mlx5_5").stdout();
     let live = read(&mut session);
     let mut restored = Session::restore(lab.instantiate(0), session.snapshot());
     assert_eq!(read(&mut restored), live);
@@ -312,7 +312,7 @@ fn an_uncorrectable_ecc_error_kills_its_rank_until_a_reset() {
         &log[log.len() - 300..]
     );
     assert!(session.run("sacct -n -X -o State").stdout().contains("FAILED"));
-    assert!(session.run("dmesg | grep Xid").stdout().contains(": 48, "));
+    assert!(session.run("sudo dmesg | grep Xid").stdout().contains(": 48, "));
 }
 
 #[test]

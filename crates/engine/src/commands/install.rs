@@ -4,12 +4,24 @@
 
 /// infiniband-diags and the system administration programs live in /usr/sbin.
 const SBIN: &[&str] = &[
-    "ibdiagnet", "iblinkinfo", "ibnetdiscover", "ibportstate", "ibqueryerrors", "ibstat", "ibstatus", "ibswitches", "ip", "perfquery", "reboot",
-    "shutdown", "sminfo",
+    "ibdiagnet",
+    "iblinkinfo",
+    "ibnetdiscover",
+    "ibportstate",
+    "ibqueryerrors",
+    "ibstat",
+    "ibstatus",
+    "ibswitches",
+    "ip",
+    "perfquery",
+    "reboot",
+    "shutdown",
+    "sminfo",
 ];
 
 /// What the site built or installed itself: nccl-tests, its own tools.
-const LOCAL_BIN: &[&str] = &["all_gather_perf", "all_reduce_perf", "alltoall_perf", "broadcast_perf", "dctech", "reduce_perf", "reduce_scatter_perf", "sendrecv_perf"];
+const LOCAL_BIN: &[&str] =
+    &["all_gather_perf", "all_reduce_perf", "alltoall_perf", "broadcast_perf", "dctech", "reduce_perf", "reduce_scatter_perf", "sendrecv_perf"];
 
 /// The directory `name` is installed in.
 pub fn directory(name: &str) -> &'static str {

@@ -15,7 +15,8 @@ const BASH_BUILTINS: &[&str] = &[
     ".", ":", "[", "break", "cd", "command", "continue", "echo", "eval", "exit", "export", "false", "help", "history", "jobs", "kill", "local", "logout",
     "printf", "pwd", "read", "return", "shift", "source", "test", "true", "type", "unset", "wait",
 ];
-const KEYWORDS: &[&str] = &["!", "[[", "]]", "case", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if", "in", "then", "time", "until", "while", "{", "}"];
+const KEYWORDS: &[&str] =
+    &["!", "[[", "]]", "case", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if", "in", "then", "time", "until", "while", "{", "}"];
 
 /// `NAME=value` as bash reads an assignment word.
 pub fn assignment(word: &str) -> Option<(&str, &str)> {

@@ -99,7 +99,8 @@ impl Command for Iblinkinfo {
         }
         let cluster = invocation.cluster;
         let ib = |hca: &&Hca| hca.port.link_layer == LinkLayer::InfiniBand;
-        if !invocation.node.hcas.iter().filter(ib).any(|hca| hca.port.is_up()) {
+        // A plain user may not open /dev/infiniband/umad* (mode 0600).
+        if !invocation.node.hcas.iter().filter(ib).any(|hca| hca.port.is_up()) || !crate::commands::is_root(invocation.env) {
             return Output {
                 stderr: format!("ibwarn: [{}] mad_rpc_open_port: can't open UMAD port ((null):0)\n", pid(invocation)),
                 stdout: "iblinkinfo: iberror: failed: discover failed\n".to_string(),
@@ -174,14 +175,14 @@ mod tests {
 
     #[test]
     fn healthy_fabric_has_one_leaf_per_rail() {
-        let out = run_on_first_node("iblinkinfo").stdout;
+        let out = run_on_first_node("sudo iblinkinfo").stdout;
         assert_eq!(out.matches("Switch: ").count(), 8);
         assert_eq!(out.matches("CA: ").count(), 16);
         assert!(out.contains("==( 4X        106.25 Gbps Active/  LinkUp)==>       2    1[  ] \"MF0;leaf-rail0:MQM9700/U1\" ( )\n"), "{out}");
         assert!(out.contains("\n           2    2[  ] ==( 4X        106.25 Gbps Active/  LinkUp)==>     108    1[  ] \"gpu-002 mlx5_0\" ( )\n"));
         assert!(out.contains("\n           2    3[  ] ==(                Down/ Polling)==>             [  ] \"\" ( )\n"));
-        assert_eq!(run_on_first_node("iblinkinfo --bogus").status, 2);
-        assert_eq!(run_on_first_node("iblinkinfo --switches-only").stdout.matches("CA: ").count(), 0);
+        assert_eq!(run_on_first_node("sudo iblinkinfo --bogus").status, 2);
+        assert_eq!(run_on_first_node("sudo iblinkinfo --switches-only").stdout.matches("CA: ").count(), 0);
     }
 
     #[test]
@@ -191,7 +192,7 @@ mod tests {
         Fault::HcaLinkDegraded { node: node.clone(), hca: "mlx5_1".into(), rate: Some(200), width: None }.apply(&mut cluster).unwrap();
         Fault::HcaLinkDegraded { node: node.clone(), hca: "mlx5_2".into(), rate: None, width: Some(2) }.apply(&mut cluster).unwrap();
         Fault::HcaPortDown { node, hca: "mlx5_3".into(), state: PortDown::Polling }.apply(&mut cluster).unwrap();
-        let out = shell(cluster).run("iblinkinfo").stdout();
+        let out = shell(cluster).run("sudo iblinkinfo").stdout();
         assert!(out.contains("==( 4X        53.125 Gbps Active/  LinkUp)==>     109    1[  ] \"gpu-002 mlx5_1\" (Could be 106.25 Gbps)\n"), "{out}");
         assert!(out.contains("==( 2X        106.25 Gbps Active/  LinkUp)==>     110    1[  ] \"gpu-002 mlx5_2\" (Could be 4X)\n"));
         assert!(out.contains("CA: gpu-002 mlx5_3:\n      0x"));

@@ -273,6 +273,10 @@ impl Command for Mlxlink {
         let Some(hca) = find(invocation.node, &device) else {
             return Output::error(format!("-E- Failed to open device: \"{device}\", No such file or directory\n"), 1);
         };
+        // MFT opens the device's PCI configuration space: root's alone.
+        if !crate::commands::is_root(invocation.env) {
+            return Output::error(format!("-E- Failed to open device: \"{device}\", Permission denied\n"), 1);
+        }
         if port_number != 1 {
             return Output::error(format!("-E- Invalid port number: {port_number}\n"), 1);
         }
@@ -349,23 +353,29 @@ mod tests {
     }
 
     #[test]
+    fn needs_root() {
+        let out = crate::testing::run_on_first_node("mlxlink -d mlx5_0");
+        assert_eq!((out.stderr.as_str(), out.status), ("-E- Failed to open device: \"mlx5_0\", Permission denied\n", 1));
+    }
+
+    #[test]
     fn healthy_port_reads_like_the_capture() {
-        let out = run_on_first_node("mlxlink -d mlx5_0").stdout;
+        let out = run_on_first_node("sudo mlxlink -d mlx5_0").stdout;
         assert!(out.starts_with("\nOperational Info\n----------------\nState                              : Active \n"), "{out}");
         assert_eq!(value(&out, "Speed"), "IB-NDR");
         assert_eq!(value(&out, "Recommendation"), "No issue was observed");
-        let by_bus = run_on_first_node("mlxlink -d 0000:18:00.0").stdout;
+        let by_bus = run_on_first_node("sudo mlxlink -d 0000:18:00.0").stdout;
         assert_eq!(by_bus, out);
-        assert_eq!(run_on_first_node("mlxlink -d 18:00.0").stdout, out);
-        assert_eq!(run_on_first_node("mlxlink -d /dev/mst/mt4129_pciconf0").stdout, out);
-        let counters = run_on_first_node("mlxlink -d mlx5_0 -c").stdout;
+        assert_eq!(run_on_first_node("sudo mlxlink -d 18:00.0").stdout, out);
+        assert_eq!(run_on_first_node("sudo mlxlink -d /dev/mst/mt4129_pciconf0").stdout, out);
+        let counters = run_on_first_node("sudo mlxlink -d mlx5_0 -c").stdout;
         assert_eq!(value(&counters, "Symbol BER"), "15E-255");
         assert!(value(&counters, "Raw Physical BER").contains("E-"));
-        assert_eq!(run_on_first_node("mlxlink -d mlx5_9").status, 1);
-        assert_eq!(run_on_first_node("mlxlink").status, 1);
-        assert_eq!(run_on_first_node("mlxlink -d").status, 1);
-        assert_eq!(run_on_first_node("mlxlink -d mlx5_0 --bogus").status, 1);
-        assert_eq!(run_on_first_node("mlxlink --show_mo -d mlx5_0").stdout.lines().count(), out.lines().count() + 56);
+        assert_eq!(run_on_first_node("sudo mlxlink -d mlx5_9").status, 1);
+        assert_eq!(run_on_first_node("sudo mlxlink").status, 1);
+        assert_eq!(run_on_first_node("sudo mlxlink -d").status, 1);
+        assert_eq!(run_on_first_node("sudo mlxlink -d mlx5_0 --bogus").status, 1);
+        assert_eq!(run_on_first_node("sudo mlxlink --show_mo -d mlx5_0").stdout.lines().count(), out.lines().count() + 56);
     }
 
     #[test]
@@ -378,17 +388,17 @@ mod tests {
         let down = crate::model::fault::PortDown::Polling;
         Fault::HcaPortDown { node, hca: "mlx5_4".into(), state: down }.apply(&mut cluster).unwrap();
         let mut session = shell(cluster);
-        let hdr = session.run("mlxlink -d mlx5_1").stdout();
+        let hdr = session.run("sudo mlxlink -d mlx5_1").stdout();
         assert_eq!((value(&hdr, "Speed"), value(&hdr, "Status Opcode")), ("IB-HDR", "34"));
-        let narrow = session.run("mlxlink -d mlx5_2").stdout();
+        let narrow = session.run("sudo mlxlink -d mlx5_2").stdout();
         assert_eq!((value(&narrow, "Width"), value(&narrow, "Group Opcode")), ("2x", "PHY FW"));
-        let noisy = session.run("mlxlink -d mlx5_3 -c").stdout();
+        let noisy = session.run("sudo mlxlink -d mlx5_3 -c").stdout();
         assert_eq!(value(&noisy, "Symbol Errors"), "24000");
         assert_ne!(value(&noisy, "Symbol BER"), "15E-255");
-        let healthy = session.run("mlxlink -d mlx5_0 -c").stdout();
+        let healthy = session.run("sudo mlxlink -d mlx5_0 -c").stdout();
         let magnitude = |out: &str| value(out, "Raw Physical BER").split("E-").nth(1).unwrap().parse::<u32>().unwrap();
         assert!(magnitude(&noisy) < magnitude(&healthy));
-        let dead = session.run("mlxlink -d mlx5_4 -c").stdout();
+        let dead = session.run("sudo mlxlink -d mlx5_4 -c").stdout();
         assert_eq!((value(&dead, "State"), value(&dead, "Speed"), value(&dead, "Status Opcode")), ("Polling", "N/A", "60"));
         assert_eq!(value(&dead, "Symbol BER"), "N/A");
     }

@@ -9,7 +9,7 @@
 
 use crate::commands::fabric::ib_common::{base_lid, common_options, counters_now, diag_usage, pid, strtol, DiagOption};
 use crate::commands::options::{scan, Arg};
-use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::commands::{is_root, Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::fabric::{Hca, LinkLayer, PortCounters};
 
 pub struct Perfquery;
@@ -96,7 +96,8 @@ impl Command for Perfquery {
             None => node.hcas.iter().find(|hca| hca.port.link_layer == LinkLayer::InfiniBand),
         };
         let source = match source {
-            Some(hca) if hca.port.link_layer == LinkLayer::InfiniBand && (ca_port == 0 || ca_port == 1) => hca,
+            // /dev/infiniband/umad* is root's alone (mode 0600): a plain user's open fails as a missing port's does.
+            Some(hca) if hca.port.link_layer == LinkLayer::InfiniBand && (ca_port == 0 || ca_port == 1) && is_root(invocation.env) => hca,
             // No umad device for RoCE ports or unknown CAs.
             _ => {
                 let name = ca.clone().unwrap_or_else(|| "(null)".to_string());
@@ -219,15 +220,24 @@ mod tests {
     }
 
     #[test]
+    fn a_plain_user_cannot_open_the_umad_port() {
+        let out = run_on_first_node("perfquery -C mlx5_0 -P 1");
+        assert_eq!(out.status, 255);
+        assert!(out.stderr.ends_with("mad_rpc_open_port: can't open UMAD port (mlx5_0:1)\n"), "{}", out.stderr);
+        assert_eq!(out.stdout, "perfquery: iberror: failed: Failed to open 'mlx5_0' port '1'\n");
+        assert_eq!(run_on_first_node("sudo perfquery -C mlx5_0 -P 1").status, 0);
+    }
+
+    #[test]
     fn healthy_port_has_clean_counters() {
-        let out = run_on_first_node("perfquery -x").stdout;
+        let out = run_on_first_node("sudo perfquery -x").stdout;
         assert!(
             out.starts_with("# Port extended counters: Lid 100 port 1 (CapMask: 0x5A00 CapMask2: 0x0000002)\nPortSelect:......................1\n"),
             "{out}"
         );
         assert_eq!(value(&out, "SymbolErrorCounter"), 0);
         assert_eq!(out.lines().count(), 26);
-        let short = run_on_first_node("perfquery").stdout;
+        let short = run_on_first_node("sudo perfquery").stdout;
         assert!(short.starts_with("# Port counters: Lid 100 port 1 (CapMask: 0x5A00)\n"));
         assert_eq!(short.lines().count(), 22);
     }
@@ -235,14 +245,14 @@ mod tests {
     #[test]
     fn lid_lookup_reaches_other_nodes_and_unknown_lids_fail() {
         // gpu-002's mlx5_0 has LID 108 (100 + 8 HCAs per node).
-        let out = run_on_first_node("perfquery -x 108 1");
+        let out = run_on_first_node("sudo perfquery -x 108 1");
         assert_eq!(out.status, 0);
         assert!(out.stdout.starts_with("# Port extended counters: Lid 108 port 1 "));
-        let missing = run_on_first_node("perfquery 999 1");
+        let missing = run_on_first_node("sudo perfquery 999 1");
         assert_eq!(missing.status, 255);
         assert_eq!(missing.stdout, "perfquery: iberror: failed: classportinfo query\n");
-        assert_eq!(run_on_first_node("perfquery -C mlx5_9").status, 255);
-        assert_eq!(run_on_first_node("perfquery --bogus").status, 2);
+        assert_eq!(run_on_first_node("sudo perfquery -C mlx5_9").status, 255);
+        assert_eq!(run_on_first_node("sudo perfquery --bogus").status, 2);
     }
 
     #[test]
@@ -250,12 +260,12 @@ mod tests {
         let mut cluster = cluster();
         Fault::HcaSymbolErrors { node: "gpu-001".into(), hca: "mlx5_6".into(), count: 24_000 }.apply(&mut cluster).unwrap();
         let mut session = shell(cluster);
-        let first = value(&session.run("perfquery -x -C mlx5_6").stdout(), "SymbolErrorCounter");
+        let first = value(&session.run("sudo perfquery -x -C mlx5_6").stdout(), "SymbolErrorCounter");
         assert_eq!(first, 24_000);
         // 16-bit PortCounters cap at 65535.
         session.run("sleep 10800");
-        let later = session.run("perfquery -x -C mlx5_6").stdout();
+        let later = session.run("sudo perfquery -x -C mlx5_6").stdout();
         assert_eq!(value(&later, "SymbolErrorCounter"), 24_000 + 3 * 1_000);
-        assert_eq!(value(&session.run("perfquery -C mlx5_0").stdout(), "SymbolErrorCounter"), 0);
+        assert_eq!(value(&session.run("sudo perfquery -C mlx5_0").stdout(), "SymbolErrorCounter"), 0);
     }
 }

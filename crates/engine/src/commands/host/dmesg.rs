@@ -63,6 +63,11 @@ impl Command for Dmesg {
                 unknown => return usage_error(&complaint("dmesg", &unknown)),
             }
         }
+        // Ubuntu sets kernel.dmesg_restrict=1: the ring buffer is root's
+        // (members of adm read the same lines in /var/log/kern.log).
+        if !crate::commands::is_root(invocation.env) {
+            return Output::error("dmesg: read kernel buffer failed: Operation not permitted\n", 1);
+        }
         let node = invocation.node;
         let text: String = node
             .kernel_log
@@ -161,8 +166,16 @@ mod tests {
     use crate::testing::{cluster, shell};
 
     #[test]
-    fn plain_lines_carry_a_twelve_column_uptime() {
+    fn a_plain_user_may_not_read_the_ring_buffer() {
         let out = run_on_first_node("dmesg");
+        assert_eq!((out.stderr.as_str(), out.status), ("dmesg: read kernel buffer failed: Operation not permitted\n", 1));
+        // The same lines are in kern.log, which the adm group reads.
+        assert!(run_on_first_node("grep -c NVRM /var/log/kern.log").stdout.trim() != "0");
+    }
+
+    #[test]
+    fn plain_lines_carry_a_twelve_column_uptime() {
+        let out = run_on_first_node("sudo dmesg");
         assert_eq!(out.status, 0);
         let first = out.stdout.lines().next().expect("a boot line");
         assert!(first.starts_with("[    4."), "{first}");
@@ -174,26 +187,26 @@ mod tests {
         let mut cluster = cluster();
         Fault::GpuXid { node: "gpu-001".into(), gpu: 2, xid: 79 }.apply(&mut cluster).unwrap();
         let mut session = shell(cluster);
-        let errors = session.run("dmesg -l err").stdout();
+        let errors = session.run("sudo dmesg -l err").stdout();
         assert_eq!(errors.lines().count(), 1);
         assert!(errors.contains("NVRM: Xid (PCI:0000:43:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."));
-        let wall = session.run("dmesg -T").stdout();
+        let wall = session.run("sudo dmesg -T").stdout();
         let xid = wall.lines().find(|l| l.contains("Xid")).unwrap();
         assert_eq!(xid.find("] "), Some(25), "{xid}");
-        assert!(session.run("dmesg --level=err,warn -x").stdout().starts_with("kern  :err   : ["));
+        assert!(session.run("sudo dmesg --level=err,warn -x").stdout().starts_with("kern  :err   : ["));
     }
 
     #[test]
     fn bad_options_answer_as_util_linux() {
-        let out = run_on_first_node("dmesg --x");
+        let out = run_on_first_node("sudo dmesg --x");
         assert_eq!(out.stderr, "dmesg: unrecognized option '--x'\nTry 'dmesg --help' for more information.\n");
         assert_eq!(out.status, 1);
-        let out = run_on_first_node("dmesg -z");
+        let out = run_on_first_node("sudo dmesg -z");
         assert_eq!(out.stderr, "dmesg: invalid option -- 'z'\nTry 'dmesg --help' for more information.\n");
-        let out = run_on_first_node("dmesg -l bogus");
+        let out = run_on_first_node("sudo dmesg -l bogus");
         assert_eq!(out.stderr, "dmesg: unknown level 'bogus'\nTry 'dmesg --help' for more information.\n");
-        let out = run_on_first_node("dmesg -l");
+        let out = run_on_first_node("sudo dmesg -l");
         assert_eq!((out.status, out.stdout.is_empty()), (1, true));
-        assert!(run_on_first_node("dmesg --help").stdout.contains("--level"));
+        assert!(run_on_first_node("sudo dmesg --help").stdout.contains("--level"));
     }
 }

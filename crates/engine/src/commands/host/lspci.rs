@@ -186,6 +186,8 @@ struct Options {
     numeric: u8,
     domains: bool,
     kernel: bool,
+    /// Run as root: the capabilities (and the link's state) are readable.
+    root: bool,
 }
 
 impl Command for Lspci {
@@ -194,7 +196,7 @@ impl Command for Lspci {
     }
 
     fn run(&self, invocation: &Invocation) -> Output {
-        let mut options = Options::default();
+        let mut options = Options { root: crate::commands::is_root(invocation.env), ..Options::default() };
         let mut slots: Option<SlotFilter> = None;
         let mut ids: Option<IdFilter> = None;
         for arg in scan(&SIGNATURE, invocation.args()) {
@@ -262,9 +264,14 @@ fn describe(device: &Device, options: &Options) -> String {
             _ => format!("{} Device [{:04x}:{:04x}]", device.vendor_name, device.vendor, device.subsystem),
         };
         line += &format!("\tSubsystem: {subsystem}\n");
-        line += "\tCapabilities: [68] Express (v2) Endpoint, MSI 00\n";
-        if options.verbose >= 2 {
-            line += &link_lines(&device.link);
+        // Past the first 64 bytes, configuration space is root's to read.
+        if !options.root {
+            line += "\tCapabilities: <access denied>\n";
+        } else {
+            line += "\tCapabilities: [68] Express (v2) Endpoint, MSI 00\n";
+            if options.verbose >= 2 {
+                line += &link_lines(&device.link);
+            }
         }
     }
     line += &format!("\tKernel driver in use: {}\n\tKernel modules: {}\n\n", device.driver, device.modules);
@@ -301,15 +308,22 @@ mod tests {
     use crate::testing::{cluster, shell};
 
     #[test]
+    fn a_plain_user_sees_no_capabilities() {
+        let out = run_on_first_node("lspci -s 04:00.0 -vv").stdout;
+        assert!(out.contains("\tCapabilities: <access denied>\n") && !out.contains("LnkSta"), "{out}");
+        assert_eq!(run_on_first_node("lspci -vv | grep LnkSta").stdout, "");
+    }
+
+    #[test]
     fn lists_gpus_and_hcas_in_bus_order() {
-        let out = run_on_first_node("lspci");
+        let out = run_on_first_node("sudo lspci");
         assert_eq!(out.stdout.lines().count(), 16);
         assert_eq!(out.stdout.lines().next(), Some("04:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)"));
-        let nn = run_on_first_node("lspci -Dnn -d 10de:");
+        let nn = run_on_first_node("sudo lspci -Dnn -d 10de:");
         assert_eq!(nn.stdout.lines().count(), 8);
         assert!(nn.stdout.starts_with("0000:04:00.0 3D controller [0302]: NVIDIA Corporation GH100 [H100 SXM5 80GB] [10de:2330] (rev a1)\n"));
-        assert_eq!(run_on_first_node("lspci -s 23:00.0").stdout.lines().count(), 1);
-        assert_eq!(run_on_first_node("lspci -n -s 0000:18:").stdout, "18:00.0 0207: 15b3:1021\n");
+        assert_eq!(run_on_first_node("sudo lspci -s 23:00.0").stdout.lines().count(), 1);
+        assert_eq!(run_on_first_node("sudo lspci -n -s 0000:18:").stdout, "18:00.0 0207: 15b3:1021\n");
     }
 
     #[test]
@@ -318,7 +332,7 @@ mod tests {
         Fault::GpuPcieDegraded { node: "gpu-001".into(), gpu: 0, gen: Some(4), width: Some(8) }.apply(&mut cluster).unwrap();
         Fault::GpuXid { node: "gpu-001".into(), gpu: 1, xid: 79 }.apply(&mut cluster).unwrap();
         let mut session = shell(cluster);
-        let out = session.run("lspci -vv -d 10de:").stdout();
+        let out = session.run("sudo lspci -vv -d 10de:").stdout();
         assert!(out.contains("\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM not supported\n"));
         assert!(out.contains("\t\tLnkSta:\tSpeed 16GT/s (downgraded), Width x8 (downgraded)\n"));
         assert!(out.contains("\t\tLnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)\n"));
@@ -327,11 +341,11 @@ mod tests {
 
     #[test]
     fn bad_input_answers_as_lspci() {
-        let out = run_on_first_node("lspci -z");
+        let out = run_on_first_node("sudo lspci -z");
         assert!(out.stderr.starts_with("lspci: invalid option -- 'z'\nUsage: lspci [<switches>]\n"));
         assert_eq!(out.status, 1);
-        assert_eq!(run_on_first_node("lspci -s zz:00.0").stderr, "lspci: -s: Invalid bus number\n");
-        assert_eq!(run_on_first_node("lspci -d 10de").stderr, "lspci: -d: Invalid vendor ID\n");
-        assert_eq!(run_on_first_node("lspci -d").status, 1);
+        assert_eq!(run_on_first_node("sudo lspci -s zz:00.0").stderr, "lspci: -s: Invalid bus number\n");
+        assert_eq!(run_on_first_node("sudo lspci -d 10de").stderr, "lspci: -d: Invalid vendor ID\n");
+        assert_eq!(run_on_first_node("sudo lspci -d").status, 1);
     }
 }

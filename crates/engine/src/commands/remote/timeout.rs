@@ -16,8 +16,18 @@ static SIGNATURE: Signature = Signature {
     usage: "timeout [OPTION] DURATION COMMAND [ARG]...",
     flags: &[
         Flag { short: None, long: Some("preserve-status"), value: None, help: "exit with the same status as COMMAND, even when the command times out" },
-        Flag { short: None, long: Some("foreground"), value: None, help: "when not running timeout directly from a shell prompt, allow COMMAND to read from the TTY" },
-        Flag { short: Some('k'), long: Some("kill-after"), value: Some("DURATION"), help: "also send a KILL signal if COMMAND is still running this long after the initial signal" },
+        Flag {
+            short: None,
+            long: Some("foreground"),
+            value: None,
+            help: "when not running timeout directly from a shell prompt, allow COMMAND to read from the TTY",
+        },
+        Flag {
+            short: Some('k'),
+            long: Some("kill-after"),
+            value: Some("DURATION"),
+            help: "also send a KILL signal if COMMAND is still running this long after the initial signal",
+        },
         Flag { short: Some('s'), long: Some("signal"), value: Some("SIGNAL"), help: "specify the signal to be sent on timeout" },
         Flag { short: Some('v'), long: Some("verbose"), value: None, help: "diagnose to stderr any signal sent upon timeout" },
     ],
