@@ -130,7 +130,7 @@ impl Fact {
             Fact::InService { node } => {
                 let Some(found) = cluster.node(node) else { return no_node(node) };
                 let shown = SlurmShown::of(found);
-                seen(matches!(shown, SlurmShown::Idle | SlurmShown::Allocated) && found.reachable, format!("{node} is {}", shown.long()))
+                seen(matches!(shown, SlurmShown::Idle | SlurmShown::Allocated) && found.up(cluster.now), format!("{node} is {}", shown.long()))
             }
             Fact::Repaired { node } => {
                 let open: Vec<String> = cluster
@@ -196,7 +196,7 @@ impl Fact {
                     ServiceState::Failed => "failed",
                     ServiceState::Inactive => "inactive",
                 };
-                seen((state == ServiceState::Active) == *active && found.reachable, format!("{service} is {word} on {node}"))
+                seen((state == ServiceState::Active) == *active && found.up(cluster.now), format!("{service} is {word} on {node}"))
             }
             Fact::AllReduce { within } => match (all_reduce_busbw(cluster), baseline.busbw(cluster)) {
                 (Some(now), Some(healthy)) => {

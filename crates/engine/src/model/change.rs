@@ -59,7 +59,17 @@ pub enum Change {
     /// `sbatch` of a workload's script: the training job starts (from its
     /// last checkpoint, if it saved one).
     LaunchWorkload { node: String, name: String, job: i64 },
+    /// An operator rebooted the node from its OS (`reboot`, `systemctl
+    /// reboot`, `shutdown -r`): it is down for [`BOOT_SECONDS`], then boots
+    /// again, clearing the faults a reboot clears
+    /// ([`super::fault::Fault::cleared_by_reboot`]). Slurm was not told:
+    /// an idle node comes back down, "unexpectedly rebooted".
+    Reboot { node: String },
 }
+
+/// How long a node takes from `reboot` to a running kernel (firmware, POST
+/// with eight GPUs, the boot loader): the window in which ssh finds no route.
+pub const BOOT_SECONDS: i64 = 240;
 
 /// Work that needs the node powered off: it boots again afterwards.
 pub fn reboots(action: &str) -> bool {
@@ -125,7 +135,8 @@ impl Change {
             | Change::Cordon { node, .. }
             | Change::SubmitJob { node, .. }
             | Change::CancelJob { node, .. }
-            | Change::LaunchWorkload { node, .. } => node,
+            | Change::LaunchWorkload { node, .. }
+            | Change::Reboot { node } => node,
         }
     }
 }
@@ -174,6 +185,28 @@ impl Cluster {
                     injected.repaired = true;
                 }
             }
+        }
+        if let Change::Reboot { node } = change {
+            for injected in &mut self.injected {
+                if injected.fault.node() == node && injected.fault.cleared_by_reboot() {
+                    injected.repaired = true;
+                }
+            }
+            let drained = self.node(node).is_some_and(|n| matches!(n.scheduler, SchedulerState::Drained | SchedulerState::Down));
+            self.rebuild_node(node, true);
+            for workload in &mut self.workloads {
+                workload.holding = false;
+            }
+            // slurmd registers with a boot time slurmctld did not expect
+            // (no `scontrol reboot`): a node in service is set down.
+            if let Some(rebooted) = self.node_mut(node).filter(|_| !drained) {
+                let back = at + BOOT_SECONDS;
+                rebooted.scheduler = SchedulerState::Down;
+                rebooted.scheduler_reason = Some(format!("Node unexpectedly rebooted boot_time={back} last response={at}"));
+                rebooted.scheduler_reason_since = back;
+            }
+            self.follow_workloads(at);
+            return;
         }
         if let Change::Repair { node, action, target } = change {
             let mut repaired = false;
@@ -378,7 +411,8 @@ impl Cluster {
                 }
             }
             // The record is the history entry itself; the jobs, the workloads'.
-            Change::SubmitJob { .. } | Change::CancelJob { .. } | Change::LaunchWorkload { .. } => {}
+            // A reboot's effects are the node built again (`apply_change`).
+            Change::SubmitJob { .. } | Change::CancelJob { .. } | Change::LaunchWorkload { .. } | Change::Reboot { .. } => {}
         }
     }
 }

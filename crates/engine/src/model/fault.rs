@@ -164,6 +164,19 @@ impl Fault {
         }
     }
 
+    /// Whether rebooting the node clears this fault: what a GPU reset
+    /// clears, a GPU that fell off the bus (the next boot finds it, unless
+    /// it is dead), and Fabric Manager (its unit starts at boot). Hardware
+    /// and configuration faults (links, cables, cooling, MTU) survive it;
+    /// a node that is down cannot run `reboot` at all.
+    pub fn cleared_by_reboot(&self) -> bool {
+        match self {
+            Fault::GpuFallenOffBus { .. } | Fault::FabricManagerDown { .. } | Fault::GpuXid { xid: 79, .. } => true,
+            Fault::GpuRowRemapPending { gpu, .. } | Fault::GpuEccUncorrectable { gpu, .. } | Fault::GpuXid { gpu, .. } => self.cleared_by_reset(*gpu),
+            _ => false,
+        }
+    }
+
     /// Changes the cluster. Fails, naming the problem, when the fault names a
     /// node, GPU or HCA the cluster lacks or a value the hardware cannot take.
     /// How long before the lab's start a fault without a time struck:
@@ -407,7 +420,7 @@ fn degrade(link: &mut PcieLink, generation: Option<u8>, width: Option<u8>) -> Re
 }
 
 /// The kernel's boot-time warning for a link that trained below its capability.
-fn limited_by(bus: &str, link: &PcieLink) -> String {
+pub(crate) fn limited_by(bus: &str, link: &PcieLink) -> String {
     let upstream = match u8::from_str_radix(bus.get(5..7).unwrap_or("01"), 16) {
         Ok(device_bus) => format!("0000:{:02x}:00.0", device_bus.saturating_sub(1)),
         Err(_) => "0000:00:01.0".to_string(),

@@ -386,6 +386,7 @@ impl Cluster {
         // Still the same boot, unless a reboot in the history made a new one.
         let last_boot = self.history.iter().rev().find_map(|(at, c)| match c {
             change::Change::Repair { node, action, .. } if node == hostname && change::reboots(action) => Some(*at - REBOOT_BEFORE_DONE),
+            change::Change::Reboot { node } if node == hostname => Some(*at + change::BOOT_SECONDS),
             _ => None,
         });
         let node = Rc::make_mut(&mut self.nodes[at]);
@@ -421,6 +422,17 @@ impl Cluster {
         if !lost.is_empty() {
             // Its level is not in the capture.
             node.log_kernel_us(probe_us.saturating_sub(100_000), 4, format!("NVRM: The NVIDIA probe routine failed for {} device(s).", lost.len()));
+        }
+        // A link that trains down does so again at every boot, and the kernel says so.
+        let booted_at = node.booted_at;
+        let slow = |link: &PcieLink| link.gen < link.max_gen || link.width < link.max_width;
+        let gpu_lines: Vec<String> = node.gpus.iter().filter(|gpu| slow(&gpu.pcie)).map(|gpu| fault::limited_by(&gpu.kernel_bus_id(), &gpu.pcie)).collect();
+        let hca_lines: Vec<String> = node.hcas.iter().filter(|hca| slow(&hca.pcie)).map(|hca| fault::limited_by(&hca.bus_id, &hca.pcie)).collect();
+        for line in gpu_lines {
+            node.log_kernel(booted_at + 2, 6, line);
+        }
+        for line in hca_lines {
+            node.log_kernel(booted_at + 3, 6, line);
         }
         node.fabric_manager_since = node.booted_at + 41;
     }

@@ -93,7 +93,8 @@ pub struct Node {
     /// Why an operator or the scheduler took the node out, e.g. `Not responding`.
     pub scheduler_reason: Option<String>,
     pub scheduler_reason_since: EpochSeconds,
-    /// False when the node is down: ssh and pdsh cannot reach it.
+    /// False when the node is down: ssh and pdsh cannot reach it (nor
+    /// while it boots: see [`Node::up`]).
     pub reachable: bool,
     /// Kubernetes' own mark (`kubectl cordon`, `drain`): since when the node
     /// is unschedulable, and whether a drain evicted its pods. Slurm's
@@ -112,6 +113,12 @@ pub struct Node {
 }
 
 impl Node {
+    /// Whether the node answers at `now`: it is not down, and not between
+    /// a reboot and its next boot.
+    pub fn up(&self, now: super::time::EpochSeconds) -> bool {
+        self.reachable && now >= self.booted_at
+    }
+
     pub fn gpu(&self, index: u32) -> Option<&Gpu> {
         self.gpus.iter().find(|gpu| gpu.index == index)
     }

@@ -252,7 +252,7 @@ fn ssh(interp: &mut Interp, args: &[String], stdin: &str, from_terminal: bool) -
     let command: Vec<&str> = rest.map(String::as_str).collect();
     match interp.cluster.node(&host) {
         None => return Output::error(format!("ssh: Could not resolve hostname {host}: Name or service not known\n"), 255),
-        Some(node) if !node.reachable => return Output::error(format!("ssh: connect to host {host} port 22: No route to host\n"), 255),
+        Some(node) if !node.up(interp.cluster.now) => return Output::error(format!("ssh: connect to host {host} port 22: No route to host\n"), 255),
         Some(_) => {}
     }
     if command.is_empty() && from_terminal {
@@ -273,6 +273,11 @@ fn ssh(interp: &mut Interp, args: &[String], stdin: &str, from_terminal: bool) -
     let call = Call { cluster: &interp.cluster, host: &host, env: None, stdin: if command.is_empty() { "" } else { stdin } };
     let mut output = interp.runner().run_line(call, &line);
     output.stderr.insert_str(0, &warning);
+    if output.changes.iter().any(|change| matches!(change, crate::model::change::Change::Reboot { node } if *node == host)) {
+        // The remote end went away mid-session.
+        output.stderr += &format!("Connection to {host} closed by remote host.\n");
+        output.status = 255;
+    }
     output.duration_ms = output.duration_ms.saturating_add(300);
     output
 }

@@ -716,6 +716,9 @@ impl<'c, 's> Interp<'c, 's> {
         self.emit(out, Stream::Stderr, output.started_stderr);
         self.emit(out, Stream::Stderr, output.stderr);
         self.line_ms = self.line_ms.saturating_add(output.duration_ms);
+        if output.changes.iter().any(|change| matches!(change, Change::Reboot { node } if *node == self.shell.host)) {
+            self.drop_connection(out);
+        }
         // A pager pages only what reaches the terminal (`less f | grep x` does not).
         let to_terminal = self.session.is_some() && self.capturing == 0;
         let stream = match output.pager {
@@ -733,6 +736,31 @@ impl<'c, 's> Interp<'c, 's> {
         }
         out.timeline.push((self.line_ms, out.len()));
         output.status
+    }
+
+    /// The node this shell is on rebooted: the ssh session to it ends, back
+    /// on the node it came from. The lab's first shell has nowhere to go
+    /// back to: the trainee logs in again once the node has booted.
+    fn drop_connection(&mut self, out: &mut Transcript) {
+        let Some(session) = self.session.as_deref_mut() else {
+            self.exited = true;
+            return;
+        };
+        let host = self.shell.host.clone();
+        match session.ssh_stack.pop() {
+            Some(previous) => {
+                self.shell.env.insert("HOSTNAME".to_string(), previous.clone());
+                self.shell.host = previous;
+                self.emit(out, Stream::Stderr, format!("Connection to {host} closed by remote host.\nConnection to {host} closed.\n"));
+            }
+            None => {
+                self.emit(out, Stream::Stderr, format!("Connection to {host} closed by remote host.\n"));
+                let booted = self.cluster.node(&host).map_or(0, |node| node.booted_at);
+                let now_ms = self.started_ms.saturating_add(self.line_ms as i64);
+                self.line_ms = self.line_ms.saturating_add(u64::try_from(booted.saturating_mul(1000).saturating_sub(now_ms)).unwrap_or(0));
+            }
+        }
+        self.exited = true;
     }
 
     fn call_function(&mut self, name: &str, body: &str, args: &[String], input: &mut Input, out: &mut Transcript) -> i32 {

@@ -398,7 +398,7 @@ impl Command for Mpirun {
             };
             match cluster.node(name) {
                 None => return daemon_error(format!("ssh: Could not resolve hostname {name}: Name or service not known")),
-                Some(node) if !node.reachable => return daemon_error(format!("ssh: connect to host {name} port 22: No route to host")),
+                Some(node) if !node.up(cluster.now) => return daemon_error(format!("ssh: connect to host {name} port 22: No route to host")),
                 Some(node) => nodes.push((node, per_node.unwrap_or(*slots))),
             }
         }

@@ -18,6 +18,7 @@ pub mod nproc;
 pub mod numactl;
 pub mod pci_ids;
 pub mod ping;
+pub mod reboot;
 pub mod systemctl;
 pub mod uname;
 pub mod uptime;

@@ -81,6 +81,11 @@ impl Command for Systemctl {
                 Output::error(format!("Failed to {verb} {unit}: Interactive authentication required.\n{hint}"), 1)
             }
             "restart" | "start" | "try-restart" | "reload-or-restart" | "stop" => control(node, verb, units),
+            "reboot" if !crate::commands::is_root(invocation.env) => Output::error(
+                "Failed to reboot system via logind: Interactive authentication required.\nFailed to start reboot.target: Interactive authentication required.\nSee system logs and 'systemctl status reboot.target' for details.\n",
+                1,
+            ),
+            "reboot" => super::reboot::reboot(invocation),
             other => Output::error(format!("Unknown command verb '{other}'.\n"), 1),
         }
     }

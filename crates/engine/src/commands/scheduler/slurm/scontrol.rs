@@ -234,8 +234,10 @@ impl Command for Scontrol {
         match keyword.to_ascii_lowercase().as_str() {
             "show" => {}
             "update" => return update(cluster, &words[1..], crate::commands::is_root(invocation.env)),
-            "create" | "delete" | "reconfigure" | "shutdown" | "takeover" | "reboot" | "hold" | "release" | "requeue" | "suspend" | "resume"
-            | "cancel_reboot" => return Output::error("slurm_update error: Invalid user id\n", 1),
+            "reboot" => return reboot(cluster, &words[1..], crate::commands::is_root(invocation.env)),
+            "create" | "delete" | "reconfigure" | "shutdown" | "takeover" | "hold" | "release" | "requeue" | "suspend" | "resume" | "cancel_reboot" => {
+                return Output::error("slurm_update error: Invalid user id\n", 1)
+            }
             "version" | "--version" | "-V" => return Output::ok(format!("slurm {}\n", cluster.versions.slurm)),
             other => return Output::error(format!("invalid keyword: {other}\n"), 1),
         }
@@ -364,6 +366,61 @@ fn show_jobs(cluster: &Cluster, id: Option<&str>, one_line: bool) -> Output {
 }
 
 /// `scontrol update NodeName=HOSTLIST State=... Reason=...`.
+/// `scontrol reboot [ASAP] [nextstate=RESUME|DOWN] [reason=...] NODES|ALL`:
+/// Slurm reboots the nodes itself, so it expects them back: each returns
+/// in the state it had (with `nextstate`, that state) rather than down as
+/// "unexpectedly rebooted". Only idle or drained nodes reboot here; a node
+/// running a job would wait for it, which the lab does not model.
+fn reboot(cluster: &Cluster, words: &[&str], root: bool) -> Output {
+    const FAILED: &str = "scontrol_reboot_nodes error";
+    if !root {
+        return Output::error(format!("{FAILED}: Access/permission denied\n"), 1);
+    }
+    let mut next: Option<SchedulerState> = None;
+    let mut reason: Option<String> = None;
+    let mut list: Option<&str> = None;
+    for word in words {
+        let lower = word.to_ascii_lowercase();
+        if lower == "asap" {
+            continue;
+        }
+        match lower.split_once('=') {
+            Some(("nextstate", value)) => match value {
+                "resume" => next = Some(SchedulerState::Idle),
+                "down" => next = Some(SchedulerState::Down),
+                _ => return Output::error(format!("Invalid nextstate: {}\nValid states are: RESUME, DOWN\n", &word["nextstate=".len()..]), 1),
+            },
+            Some(("reason", _)) => reason = Some(word["reason=".len()..].to_string()),
+            _ => list = Some(word),
+        }
+    }
+    let Some(list) = list else {
+        return Output::error("Missing node list. Specify ALL|<NodeList> to reboot all nodes or a subset.\n", 1);
+    };
+    let names: Vec<String> = if list.eq_ignore_ascii_case("all") {
+        cluster.nodes.iter().map(|node| node.hostname.clone()).collect()
+    } else {
+        hostlist::expand(list).unwrap_or_else(|| vec![list.to_string()])
+    };
+    let mut changes = Vec::new();
+    for name in &names {
+        let Some(node) = cluster.node(name) else {
+            return Output::error(format!("{FAILED}: Invalid node name specified\n"), 1);
+        };
+        if node.busy {
+            return Output::error(format!("scontrol: {name} runs a job: in this lab, drain it and let the job end (or scancel it) before a reboot\n"), 1);
+        }
+        let state = next.unwrap_or(node.scheduler);
+        let why = match state {
+            SchedulerState::Idle | SchedulerState::Allocated => None,
+            _ => reason.clone().or_else(|| node.scheduler_reason.clone()).or_else(|| Some("reboot requested".to_string())),
+        };
+        changes.push(Change::Reboot { node: name.clone() });
+        changes.push(Change::SetScheduler { node: name.clone(), state, reason: why });
+    }
+    Output { changes, ..Output::default() }
+}
+
 fn update(cluster: &Cluster, words: &[&str], root: bool) -> Output {
     let key = |tag: &str, name: &str, min: usize| tag.len() >= min && name.starts_with(&tag.to_ascii_lowercase());
     let (mut names, mut state, mut reason) = (None, None, None);
@@ -475,6 +532,7 @@ mod tests {
         assert_eq!(shell.run("sudo scontrol update NodeName=gpu-[001-002] State=DRAIN Reason=\"xid 79\"").status, 0);
         assert!(shell.run("sinfo").stdout().contains("      2  drain gpu-[001-002]\n"));
         assert!(shell.run("scontrol show node gpu-002").stdout().contains("\n   Reason=xid 79 [root@"));
+
         assert_eq!(shell.run("sudo scontrol update nodename=gpu-002 state=resume").status, 0);
         assert_eq!(shell.changes().len(), 3);
         assert!(shell.run("sinfo -N").stdout().contains("gpu-002       1 gpu*      idle"), "{}", shell.run("sinfo -N").stdout());
@@ -482,5 +540,18 @@ mod tests {
         shell.run("sudo scontrol update NodeName=gpu-002 State=DOWN Reason=dead");
         shell.run("sudo scontrol update NodeName=gpu-002 State=RESUME");
         assert!(shell.run("scontrol show node gpu-002").stdout().contains("State=DOWN+NOT_RESPONDING "));
+    }
+
+    #[test]
+    fn reboot_brings_nodes_back_in_the_state_asked() {
+        let mut shell = crate::testing::session();
+        assert_eq!(shell.run("scontrol reboot gpu-002").stderr(), "scontrol_reboot_nodes error: Access/permission denied\n");
+        shell.run("sudo scontrol update nodename=gpu-002 state=drain reason=xid79");
+        assert_eq!(shell.run("sudo scontrol reboot ASAP nextstate=resume reason=xid79 gpu-002").status, 0);
+        assert_eq!(shell.run("ssh gpu-002 true").status, 255);
+        shell.run("sleep 300");
+        assert!(shell.run("sinfo -n gpu-002 -h -o %T").stdout().starts_with("idle"));
+        assert_eq!(shell.run("ssh gpu-002 true").status, 0);
+        assert_eq!(shell.run("sudo scontrol reboot gpu-009").stderr(), "scontrol_reboot_nodes error: Invalid node name specified\n");
     }
 }
