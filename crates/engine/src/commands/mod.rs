@@ -248,6 +248,7 @@ static COMMANDS: &[&dyn Command] = &[
     &fabric::ibv_devinfo::IbvDevinfo,
     &host::identity::Id,
     &host::ip::Ip,
+    &host::ipmitool::Ipmitool,
     &host::journalctl::Journalctl,
     &scheduler::kubectl::Kubectl,
     &text::pager::Less,

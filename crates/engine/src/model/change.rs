@@ -60,11 +60,17 @@ pub enum Change {
     /// last checkpoint, if it saved one).
     LaunchWorkload { node: String, name: String, job: i64 },
     /// An operator rebooted the node from its OS (`reboot`, `systemctl
-    /// reboot`, `shutdown -r`): it is down for [`BOOT_SECONDS`], then boots
-    /// again, clearing the faults a reboot clears
-    /// ([`super::fault::Fault::cleared_by_reboot`]). Slurm was not told:
-    /// an idle node comes back down, "unexpectedly rebooted".
-    Reboot { node: String },
+    /// reboot`, `shutdown -r`) or its BMC (`ipmitool chassis power cycle`,
+    /// `power_cycle`): it is down for [`BOOT_SECONDS`], then boots again,
+    /// clearing the faults a reboot clears
+    /// ([`super::fault::Fault::cleared_by_reboot`]; a power cycle also
+    /// revives a hung node). Slurm was not told: an idle node comes back
+    /// down, "unexpectedly rebooted".
+    Reboot {
+        node: String,
+        #[serde(default)]
+        power_cycle: bool,
+    },
 }
 
 /// How long a node takes from `reboot` to a running kernel (firmware, POST
@@ -136,7 +142,7 @@ impl Change {
             | Change::SubmitJob { node, .. }
             | Change::CancelJob { node, .. }
             | Change::LaunchWorkload { node, .. }
-            | Change::Reboot { node } => node,
+            | Change::Reboot { node, .. } => node,
         }
     }
 }
@@ -186,9 +192,10 @@ impl Cluster {
                 }
             }
         }
-        if let Change::Reboot { node } = change {
+        if let Change::Reboot { node, power_cycle } = change {
             for injected in &mut self.injected {
-                if injected.fault.node() == node && injected.fault.cleared_by_reboot() {
+                let hung = *power_cycle && matches!(injected.fault, super::fault::Fault::NodeDown { .. });
+                if injected.fault.node() == node && (injected.fault.cleared_by_reboot() || hung) {
                     injected.repaired = true;
                 }
             }

@@ -386,7 +386,7 @@ impl Cluster {
         // Still the same boot, unless a reboot in the history made a new one.
         let last_boot = self.history.iter().rev().find_map(|(at, c)| match c {
             change::Change::Repair { node, action, .. } if node == hostname && change::reboots(action) => Some(*at - REBOOT_BEFORE_DONE),
-            change::Change::Reboot { node } if node == hostname => Some(*at + change::BOOT_SECONDS),
+            change::Change::Reboot { node, .. } if node == hostname => Some(*at + change::BOOT_SECONDS),
             _ => None,
         });
         let node = Rc::make_mut(&mut self.nodes[at]);

@@ -16,6 +16,17 @@ pub fn frontend_ip(hostname: &str) -> String {
     format!("10.1.{}.{}", n / 250 % 256, n % 250 + 1)
 }
 
+/// The node's BMC on the out-of-band network, `10.2.X.Y`, named `NODE-bmc`.
+pub fn bmc_ip(hostname: &str) -> String {
+    let n = host_number(hostname);
+    format!("10.2.{}.{}", n / 250 % 256, n % 250 + 1)
+}
+
+/// The BMC's host name for `hostname`.
+pub fn bmc_name(hostname: &str) -> String {
+    format!("{hostname}-bmc")
+}
+
 /// The front-end NIC, as `ip` names it.
 pub const FRONTEND_NIC: &str = "enp170s0f0np0";
 

@@ -273,7 +273,7 @@ fn ssh(interp: &mut Interp, args: &[String], stdin: &str, from_terminal: bool) -
     let call = Call { cluster: &interp.cluster, host: &host, env: None, stdin: if command.is_empty() { "" } else { stdin } };
     let mut output = interp.runner().run_line(call, &line);
     output.stderr.insert_str(0, &warning);
-    if output.changes.iter().any(|change| matches!(change, crate::model::change::Change::Reboot { node } if *node == host)) {
+    if output.changes.iter().any(|change| matches!(change, crate::model::change::Change::Reboot { node, .. } if *node == host)) {
         // The remote end went away mid-session.
         output.stderr += &format!("Connection to {host} closed by remote host.\n");
         output.status = 255;

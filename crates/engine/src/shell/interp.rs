@@ -716,7 +716,7 @@ impl<'c, 's> Interp<'c, 's> {
         self.emit(out, Stream::Stderr, output.started_stderr);
         self.emit(out, Stream::Stderr, output.stderr);
         self.line_ms = self.line_ms.saturating_add(output.duration_ms);
-        if output.changes.iter().any(|change| matches!(change, Change::Reboot { node } if *node == self.shell.host)) {
+        if output.changes.iter().any(|change| matches!(change, Change::Reboot { node, .. } if *node == self.shell.host)) {
             self.drop_connection(out);
         }
         // A pager pages only what reaches the terminal (`less f | grep x` does not).

@@ -27,7 +27,7 @@ static SIGNATURE: Signature = Signature {
         Flag { short: Some('P'), long: Some("Port"), value: Some("<port>"), help: "Ca port number to use" },
         Flag { short: Some('h'), long: Some("help"), value: None, help: "help message" },
     ],
-    examples: &[Example { command: "iblinkinfo", description: "every link of the fabric with its width, per-lane speed and state" }],
+    examples: &[Example { command: "sudo iblinkinfo", description: "every link of the fabric with its width, per-lane speed and state" }],
 };
 
 /// Host-facing ports of a leaf (a QM9700 has 64: half down, half up).

@@ -31,15 +31,15 @@ static SIGNATURE: Signature = Signature {
     // One invocation reads one port, so a fault on any HCA of an 8-HCA node
     // is seen only by the example that names that HCA.
     examples: &[
-        Example { command: "perfquery", description: "counters of mlx5_0 port 1" },
-        Example { command: "perfquery -x", description: "extended (64-bit) counters of mlx5_0 port 1" },
-        Example { command: "perfquery -x -C mlx5_1", description: "extended counters of mlx5_1" },
-        Example { command: "perfquery -x -C mlx5_2", description: "extended counters of mlx5_2" },
-        Example { command: "perfquery -x -C mlx5_3", description: "extended counters of mlx5_3" },
-        Example { command: "perfquery -x -C mlx5_4", description: "extended counters of mlx5_4" },
-        Example { command: "perfquery -x -C mlx5_5", description: "extended counters of mlx5_5" },
-        Example { command: "perfquery -x -C mlx5_6", description: "extended counters of mlx5_6" },
-        Example { command: "perfquery -x -C mlx5_7", description: "extended counters of mlx5_7" },
+        Example { command: "sudo perfquery", description: "counters of mlx5_0 port 1" },
+        Example { command: "sudo perfquery -x", description: "extended (64-bit) counters of mlx5_0 port 1" },
+        Example { command: "sudo perfquery -x -C mlx5_1", description: "extended counters of mlx5_1" },
+        Example { command: "sudo perfquery -x -C mlx5_2", description: "extended counters of mlx5_2" },
+        Example { command: "sudo perfquery -x -C mlx5_3", description: "extended counters of mlx5_3" },
+        Example { command: "sudo perfquery -x -C mlx5_4", description: "extended counters of mlx5_4" },
+        Example { command: "sudo perfquery -x -C mlx5_5", description: "extended counters of mlx5_5" },
+        Example { command: "sudo perfquery -x -C mlx5_6", description: "extended counters of mlx5_6" },
+        Example { command: "sudo perfquery -x -C mlx5_7", description: "extended counters of mlx5_7" },
     ],
 };
 

@@ -54,6 +54,7 @@ const FIXED: &[&str] = &[
     "/etc/os-release",
     "/etc/slurm/slurm.conf",
     "/proc/driver/nvidia/version",
+    "/proc/meminfo",
     "/var/log/kern.log",
     "/var/log/syslog",
 ];
@@ -129,6 +130,9 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
             for other in &cluster.nodes {
                 text += &format!("{} {}\n", network::frontend_ip(&other.hostname), other.hostname);
             }
+            for other in &cluster.nodes {
+                text += &format!("{} {}\n", network::bmc_ip(&other.hostname), network::bmc_name(&other.hostname));
+            }
             return Some(text);
         }
         "/etc/os-release" => return Some(cluster.versions.os.os_release.to_string()),
@@ -140,6 +144,7 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
             return Some(crate::commands::scheduler::job_log::render(cluster, workload, cluster.now));
         }
         "/etc/nccl.conf" => return Some(nccl_conf(cluster)),
+        "/proc/meminfo" => return Some(meminfo(cluster, node)),
         "/etc/slurm/slurm.conf" => return Some(slurm_conf(cluster)),
         "/var/log/syslog" => return Some(syslog(cluster, node, false)),
         "/var/log/kern.log" => return Some(syslog(cluster, node, true)),
@@ -280,6 +285,74 @@ fn state_name(state: PortState) -> &'static str {
 
 /// The site's NCCL defaults, read by every NCCL job (after `~/.nccl.conf`
 /// and the environment, as NCCL reads them).
+/// `/proc/meminfo` (Linux 5.15's fields and widths), from the numbers
+/// `free` shows: free's buff/cache is Buffers + Cached + SReclaimable, its
+/// used is what is neither free nor cache, its shared is Shmem.
+fn meminfo(cluster: &Cluster, node: &Node) -> String {
+    let memory = crate::commands::host::free::memory(cluster, node);
+    let buffers = memory.cache / 60;
+    let reclaimable = memory.cache / 12;
+    let cached = memory.cache - buffers - reclaimable;
+    let anon = memory.used * 3 / 4;
+    let kib: Vec<(&str, u64)> = vec![
+        ("MemTotal", memory.total),
+        ("MemFree", memory.free),
+        ("MemAvailable", memory.available),
+        ("Buffers", buffers),
+        ("Cached", cached),
+        ("SwapCached", 0),
+        ("Active", anon / 2 + cached / 2),
+        ("Inactive", anon / 2 + cached / 2),
+        ("Active(anon)", anon / 2),
+        ("Inactive(anon)", anon / 2),
+        ("Active(file)", cached / 2),
+        ("Inactive(file)", cached / 2),
+        ("Unevictable", 30_720),
+        ("Mlocked", 27_648),
+        ("SwapTotal", 0),
+        ("SwapFree", 0),
+        ("Dirty", 412),
+        ("Writeback", 0),
+        ("AnonPages", anon),
+        ("Mapped", cached / 20),
+        ("Shmem", memory.shared),
+        ("KReclaimable", reclaimable),
+        ("Slab", reclaimable + memory.used / 20),
+        ("SReclaimable", reclaimable),
+        ("SUnreclaim", memory.used / 20),
+        ("KernelStack", 71_552),
+        ("PageTables", memory.used / 200),
+        ("NFS_Unstable", 0),
+        ("Bounce", 0),
+        ("WritebackTmp", 0),
+        ("CommitLimit", memory.total / 2),
+        ("Committed_AS", memory.used + memory.shared),
+        ("VmallocTotal", 34_359_738_367),
+        ("VmallocUsed", 1_082_124),
+        ("VmallocChunk", 0),
+        ("Percpu", 470_016),
+        ("HardwareCorrupted", 0),
+        ("AnonHugePages", anon / 3 / 2048 * 2048),
+        ("ShmemHugePages", 0),
+        ("ShmemPmdMapped", 0),
+        ("FileHugePages", 0),
+        ("FilePmdMapped", 0),
+    ];
+    let mut text: String = kib.iter().map(|(name, value)| format!("{:<16}{value:>8} kB\n", format!("{name}:"))).collect();
+    for name in ["HugePages_Total", "HugePages_Free", "HugePages_Rsvd", "HugePages_Surp"] {
+        text += &format!("{:<16}{:>8}\n", format!("{name}:"), 0);
+    }
+    let direct = [
+        ("Hugepagesize", 2048),
+        ("Hugetlb", 0),
+        ("DirectMap4k", 1_923_968),
+        ("DirectMap2M", 62_468_096),
+        ("DirectMap1G", memory.total.saturating_sub(64_392_064) / 1_048_576 * 1_048_576),
+    ];
+    text += &direct.iter().map(|(name, value)| format!("{:<16}{value:>8} kB\n", format!("{name}:"))).collect::<String>();
+    text
+}
+
 fn nccl_conf(cluster: &Cluster) -> String {
     let mut text = format!("# Site defaults for NCCL jobs (read after ~/.nccl.conf and the environment)\nNCCL_SOCKET_IFNAME={FRONTEND_NIC}\n");
     if cluster.fabric == LinkLayer::Ethernet {

@@ -28,9 +28,9 @@ static SIGNATURE: Signature = Signature {
         Flag { short: Some('h'), long: Some("help"), value: None, help: "display this help" },
     ],
     examples: &[
-        Example { command: "dmesg -T", description: "the kernel log with wall-clock times" },
-        Example { command: "dmesg -l err", description: "only error-level messages, such as Xid reports" },
-        Example { command: "dmesg --level=err,warn", description: "errors and warnings" },
+        Example { command: "sudo dmesg -T", description: "the kernel log with wall-clock times" },
+        Example { command: "sudo dmesg -l err", description: "only error-level messages, such as Xid reports" },
+        Example { command: "sudo dmesg --level=err,warn", description: "errors and warnings" },
     ],
 };
 

@@ -41,6 +41,29 @@ pub fn human(kib: u64) -> String {
     String::new()
 }
 
+/// The node's memory in KiB, as `free` shows it and `/proc/meminfo` holds
+/// it: `cache` is buffers, page cache and reclaimable slab together.
+pub struct Memory {
+    pub total: u64,
+    pub used: u64,
+    pub free: u64,
+    pub shared: u64,
+    pub cache: u64,
+    pub available: u64,
+}
+
+/// A seeded share used by the OS and page cache, a third more under a job.
+pub fn memory(cluster: &crate::model::Cluster, node: &crate::model::Node) -> Memory {
+    let total = cluster.preset.host.memory_mib * 1024;
+    let mut rng = Rng::derive(cluster.seed, &[&node.hostname, "memory"]);
+    let busy = node.busy || node.scheduler == SchedulerState::Allocated;
+    let used = total / if busy { 3 } else { 60 } + rng.range_u64(0, total / 100);
+    let shared = rng.range_u64(20_000, 90_000);
+    let cache = total / 40 + rng.range_u64(0, total / 50);
+    let free = total - used - cache;
+    Memory { total, used, free, shared, cache, available: free + cache - shared }
+}
+
 impl Command for Free {
     fn signature(&self) -> &'static Signature {
         &SIGNATURE
@@ -60,15 +83,7 @@ impl Command for Free {
                 other => return gnu_complaint("free", &other, 1),
             }
         }
-        let (cluster, node) = (invocation.cluster, invocation.node);
-        let total_kib = cluster.preset.host.memory_mib * 1024;
-        let mut rng = Rng::derive(cluster.seed, &[&node.hostname, "memory"]);
-        let busy = node.scheduler == SchedulerState::Allocated;
-        let used = total_kib / if busy { 3 } else { 60 } + rng.range_u64(0, total_kib / 100);
-        let shared = rng.range_u64(20_000, 90_000);
-        let cache = total_kib / 40 + rng.range_u64(0, total_kib / 50);
-        let free = total_kib - used - cache;
-        let available = free + cache - shared;
+        let Memory { total: total_kib, used, free, shared, cache, available } = memory(invocation.cluster, invocation.node);
         let show = |kib: u64| match unit {
             'h' => human(kib),
             'b' => (kib * 1024).to_string(),
@@ -94,6 +109,19 @@ impl Command for Free {
 mod tests {
     use super::human;
     use crate::testing::run_on_first_node;
+
+    #[test]
+    fn proc_meminfo_holds_the_same_numbers() {
+        let free = run_on_first_node("free -k").stdout;
+        let mem: Vec<&str> = free.lines().nth(1).expect("the Mem: row").split_whitespace().collect();
+        let meminfo = run_on_first_node("cat /proc/meminfo").stdout;
+        let field = |name: &str| meminfo.lines().find_map(|line| line.strip_prefix(name)).map(|rest| rest.trim_end_matches(" kB").trim().to_string());
+        assert_eq!(field("MemTotal:").as_deref(), Some(mem[1]));
+        assert_eq!(field("MemFree:").as_deref(), Some(mem[3]));
+        assert_eq!(field("Shmem:").as_deref(), Some(mem[4]));
+        assert_eq!(field("MemAvailable:").as_deref(), Some(mem[6]));
+        assert!(meminfo.contains("\nSwapTotal:             0 kB\n"), "{meminfo}");
+    }
 
     #[test]
     fn reads_like_procps() {

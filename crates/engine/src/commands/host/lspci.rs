@@ -31,8 +31,8 @@ static SIGNATURE: Signature = Signature {
     ],
     examples: &[
         Example { command: "lspci -d 10de:", description: "every NVIDIA device, even GPUs the driver lost" },
-        Example { command: "lspci -vv -d 10de:", description: "NVIDIA devices with their PCIe link capability and status" },
-        Example { command: "lspci -vv -d 15b3:", description: "the HCAs' PCIe link capability and status" },
+        Example { command: "sudo lspci -vv -d 10de:", description: "NVIDIA devices with their PCIe link capability and status" },
+        Example { command: "sudo lspci -vv -d 15b3:", description: "the HCAs' PCIe link capability and status" },
     ],
 };
 

@@ -10,6 +10,7 @@ pub mod free;
 pub mod hostname;
 pub mod identity;
 pub mod ip;
+pub mod ipmitool;
 pub mod journalctl;
 pub mod lscpu;
 pub mod lspci;

@@ -14,7 +14,7 @@ pub fn reboot(invocation: &Invocation) -> Output {
     if !is_root(invocation.env) {
         return Output::error(NOT_PERMITTED, 1);
     }
-    Output { changes: vec![Change::Reboot { node: invocation.node.hostname.clone() }], ..Output::default() }
+    Output { changes: vec![Change::Reboot { node: invocation.node.hostname.clone(), power_cycle: false }], ..Output::default() }
 }
 
 pub struct Reboot;

@@ -24,8 +24,9 @@ static SIGNATURE: Signature = Signature {
 /// The 1, 5 and 15 minute load averages, in hundredths.
 pub fn load_averages(cluster: &Cluster, node: &Node) -> [u64; 3] {
     let mut rng = Rng::derive(cluster.seed, &[&node.hostname, "load"]);
-    let base = if node.scheduler == SchedulerState::Allocated { 9000 } else { 5 };
-    let spread = if node.scheduler == SchedulerState::Allocated { 3000 } else { 80 };
+    // A job's ranks and their data loaders keep the run queue full.
+    let running = node.busy || node.scheduler == SchedulerState::Allocated;
+    let (base, spread) = if running { (9000, 3000) } else { (5, 80) };
     [rng.range_u64(base, base + spread), rng.range_u64(base, base + spread), rng.range_u64(base, base + spread)]
 }
 

@@ -31,7 +31,7 @@ static MORE: Signature = Signature {
     summary: "file perusal filter for crt viewing (space pages, q quits)",
     usage: "more [options] <file>...",
     flags: &[],
-    examples: &[Example { command: "dmesg | more", description: "the kernel log a screen at a time" }],
+    examples: &[Example { command: "sudo dmesg | more", description: "the kernel log a screen at a time" }],
 };
 
 impl GnuTool for Less {

@@ -415,7 +415,7 @@ fn reboot(cluster: &Cluster, words: &[&str], root: bool) -> Output {
             SchedulerState::Idle | SchedulerState::Allocated => None,
             _ => reason.clone().or_else(|| node.scheduler_reason.clone()).or_else(|| Some("reboot requested".to_string())),
         };
-        changes.push(Change::Reboot { node: name.clone() });
+        changes.push(Change::Reboot { node: name.clone(), power_cycle: false });
         changes.push(Change::SetScheduler { node: name.clone(), state, reason: why });
     }
     Output { changes, ..Output::default() }
