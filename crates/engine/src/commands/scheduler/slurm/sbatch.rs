@@ -1,10 +1,14 @@
-//! `sbatch`: submits a batch job. A script file answers `Unable to open
-//! file`; `--wrap="CMD"` (or a `#!` script piped on standard input) is
-//! placed as srun places a step (reachable idle or allocated nodes of the
-//! one partition, `-N`, `-w`) and run on the first node through the
+//! `sbatch`: submits a batch job. A script the trainee can read (its
+//! `#SBATCH` directives read before the command line's options, which
+//! win), `--wrap="CMD"` or a `#!` script piped on standard input is placed
+//! as srun places a step (reachable idle or allocated nodes of the one
+//! partition, `-N`, `-w`) and run on the first node through the
 //! invocation's runner, with `SLURM_JOB_ID`, `SLURM_JOB_NODELIST` and
-//! `SLURM_NNODES` exported. Its output would go to `slurm-N.out`: it is
-//! discarded; what it changes in the cluster is returned. The job itself is
+//! `SLURM_NNODES` exported. Its output goes to `-o` (`%j`, `%N`, `%x`,
+//! `%u` expanded; `slurm-%j.out` by default, in the directory it was
+//! submitted from), its errors there too unless `-e` names another file;
+//! what it changes in the cluster is returned. A lab's workload script
+//! starts that training job instead. The job itself is
 //! recorded (`Change::SubmitJob`): squeue shows it running for as long as
 //! its script ran, sacct keeps it. When the nodes it needs are not
 //! available it waits in the queue with Slurm's reason (and, in this
@@ -23,14 +27,20 @@ pub struct Sbatch;
 static SIGNATURE: Signature = Signature {
     name: "sbatch",
     summary: "submit a batch job to Slurm",
-    usage: "sbatch [-N NODES] [-w HOSTLIST] [-p PARTITION] [-J NAME] --wrap=\"COMMAND\"",
+    usage: "sbatch [-N NODES] [-w HOSTLIST] [-p PARTITION] [-J NAME] [-o FILE] [-e FILE] SCRIPT | --wrap=\"COMMAND\"",
     flags: &[
         Flag { short: None, long: Some("wrap"), value: Some("COMMAND"), help: "run COMMAND as the job's script" },
         Flag { short: Some('N'), long: Some("nodes"), value: Some("N"), help: "number of nodes" },
         Flag { short: Some('w'), long: Some("nodelist"), value: Some("HOSTLIST"), help: "run on these nodes" },
         Flag { short: Some('p'), long: Some("partition"), value: Some("NAME"), help: "partition" },
         Flag { short: Some('J'), long: Some("job-name"), value: Some("NAME"), help: "job name" },
-        Flag { short: Some('o'), long: Some("output"), value: Some("FILE"), help: "output file (not written: no filesystem)" },
+        Flag {
+            short: Some('o'),
+            long: Some("output"),
+            value: Some("FILE"),
+            help: "where the job's output goes (%j job id, %N node, %x name, %u user); slurm-%j.out by default",
+        },
+        Flag { short: Some('e'), long: Some("error"), value: Some("FILE"), help: "where the job's errors go; with its output by default" },
     ],
     examples: &[Example { command: "sbatch --help", description: "the options sbatch takes (submitting is an action)" }],
 };
@@ -46,8 +56,27 @@ impl Command for Sbatch {
 
     fn run(&self, invocation: &Invocation) -> Output {
         let cluster = invocation.cluster;
-        let args = invocation.args();
+        let given = invocation.args();
+        // A script's directives come first, so that the command line's options win.
+        let operand = first_operand(given);
+        let mut script_file = None;
+        let mut args: Vec<String> = Vec::new();
+        if let Some(file) = operand.and_then(|at| given.get(at)) {
+            let view = crate::commands::files::View::for_command(invocation);
+            let path = view.resolve(file);
+            if cluster.workload_specs.iter().any(|spec| spec.script_path() == path) {
+                return launch(invocation, file);
+            }
+            let Ok(text) = view.read(&path) else {
+                return fail(&format!("Unable to open file {file}"));
+            };
+            args.extend(directives(&text));
+            script_file = Some(text.into_owned());
+        }
+        args.extend(given[..operand.unwrap_or(given.len())].iter().cloned());
+        let args = &args[..];
         let (mut wrap, mut nodes, mut list, mut at, mut job_name) = (None, 1usize, None, 0, None);
+        let (mut output_file, mut error_file) = (None::<String>, None::<String>);
         let valued = [
             "-N",
             "--nodes",
@@ -109,23 +138,27 @@ impl Command for Sbatch {
                     None => return fail(&format!("Invalid numeric value \"{value}\" for --nodes.")),
                 },
                 "-w" | "--nodelist" => list = Some(value),
+                "-o" | "--output" => output_file = Some(value),
+                "-e" | "--error" => error_file = Some(value),
                 "-p" | "--partition" if value != PARTITION => return fail("Batch job submission failed: Invalid partition name specified"),
                 _ => {}
             }
         }
         // Slurm names a job after its script: `wrap`, or `sbatch` for one read from standard input.
-        let name = job_name.unwrap_or_else(|| if wrap.is_some() { "wrap" } else { "sbatch" }.to_string());
-        let script = match (wrap, args.get(at)) {
-            (Some(command), _) => command,
-            (None, Some(file)) => return launch(invocation, file),
-            (None, None) if invocation.stdin.trim().is_empty() => return fail("Batch script is empty!"),
-            (None, None) if !invocation.stdin.starts_with("#!") => {
-                return fail("This does not look like a batch script.  The first\nsbatch: error: line must start with #! followed by the path to an interpreter.\nsbatch: error: For instance: #!/bin/sh")
-            }
-            (None, None) => {
-                let lines: Vec<&str> = invocation.stdin.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
-                lines.join("; ")
-            }
+        let name = job_name.clone().unwrap_or_else(|| if wrap.is_some() { "wrap" } else { "sbatch" }.to_string());
+        // A script file names the job after itself.
+        let name = match (&script_file, operand.and_then(|at| given.get(at))) {
+            (Some(_), Some(file)) if job_name.is_none() => file.rsplit('/').next().unwrap_or(file).to_string(),
+            _ => name,
+        };
+        let checked = match (wrap, script_file) {
+            (Some(command), _) => Ok(command),
+            (None, Some(text)) => check_script(&text),
+            (None, None) => check_script(invocation.stdin),
+        };
+        let script = match checked {
+            Ok(script) => script,
+            Err(output) => return output,
         };
         let usable = |n: &&crate::model::Node| n.reachable && matches!(n.scheduler, SchedulerState::Idle | SchedulerState::Allocated);
         let mut chosen: Vec<&str> = Vec::new();
@@ -195,10 +228,117 @@ impl Command for Sbatch {
             job.exit_code = ran.status;
             job.nodelist = chosen.iter().map(|host| host.to_string()).collect();
             out.changes = ran.changes;
+            // Written where it was submitted from: the home directory every node shares.
+            let expand = |pattern: &str| expand_pattern(pattern, id, chosen[0], &job.name, &job.user);
+            let view = crate::commands::files::View::for_command(invocation);
+            let output_path = view.resolve(&expand(output_file.as_deref().unwrap_or("slurm-%j.out")));
+            let mut files: Vec<(String, String)> = vec![(output_path, ran.stdout.clone())];
+            match error_file.as_deref().map(|pattern| view.resolve(&expand(pattern))) {
+                Some(error_path) if error_path != files[0].0 => files.push((error_path, ran.stderr.clone())),
+                _ => files[0].1.push_str(&ran.stderr),
+            }
+            for (path, mut text) in files {
+                if view.check_writable(&path).is_ok() {
+                    crate::limits::truncate_to(&mut text, crate::commands::files::MAX_FILE_BYTES);
+                    out.changes.push(Change::WriteFile { node: invocation.node.hostname.clone(), path, text, append: false });
+                }
+            }
         }
         out.changes.push(Change::SubmitJob { node: invocation.node.hostname.clone(), job });
         out
     }
+}
+
+/// Where the script operand is: the first word that is no option nor an
+/// option's value.
+fn first_operand(args: &[String]) -> Option<usize> {
+    let valued = [
+        "-N",
+        "--nodes",
+        "-w",
+        "--nodelist",
+        "-p",
+        "--partition",
+        "-J",
+        "--job-name",
+        "-o",
+        "--output",
+        "-e",
+        "--error",
+        "-t",
+        "--time",
+        "-n",
+        "--ntasks",
+        "--ntasks-per-node",
+        "--gpus-per-node",
+        "-A",
+        "--account",
+        "-c",
+        "--cpus-per-task",
+        "-G",
+        "--gpus",
+        "--gres",
+        "--wrap",
+        "--mem",
+    ];
+    let mut at = 0;
+    while let Some(arg) = args.get(at) {
+        if !arg.starts_with('-') || arg.len() == 1 {
+            return Some(at);
+        }
+        at += if valued.contains(&arg.as_str()) { 2 } else { 1 };
+    }
+    None
+}
+
+/// The options of a script's `#SBATCH` lines, read until its first command.
+fn directives(script: &str) -> Vec<String> {
+    let mut options = Vec::new();
+    for line in script.lines().skip(1).map(str::trim) {
+        if let Some(rest) = line.strip_prefix("#SBATCH") {
+            options.extend(rest.split_whitespace().take_while(|word| !word.starts_with('#')).map(str::to_string));
+        } else if !line.is_empty() && !line.starts_with('#') {
+            break;
+        }
+    }
+    options
+}
+
+/// A batch script as sbatch accepts it: not empty, and starting with `#!`.
+fn check_script(text: &str) -> Result<String, Output> {
+    if text.trim().is_empty() {
+        return Err(fail("Batch script is empty!"));
+    }
+    if !text.starts_with("#!") {
+        return Err(fail("This does not look like a batch script.  The first\nsbatch: error: line must start with #! followed by the path to an interpreter.\nsbatch: error: For instance: #!/bin/sh"));
+    }
+    Ok(text.to_string())
+}
+
+/// `-o`'s pattern with Slurm's replacements: `%j` the job id, `%N` the
+/// first node, `%x` the job name, `%u` the user, `%%` a percent sign.
+fn expand_pattern(pattern: &str, id: i64, node: &str, name: &str, user: &str) -> String {
+    let mut out = String::new();
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('j') => out += &id.to_string(),
+            Some('N') => out += node,
+            Some('x') => out += name,
+            Some('u') => out += user,
+            Some('%') => out.push('%'),
+            Some(other) => {
+                out.push('%');
+                out.push(other);
+            }
+            None => out.push('%'),
+        }
+    }
+    out
 }
 
 /// `sbatch SCRIPT` for a script the lab provides: the workload starts, on
@@ -264,5 +404,21 @@ mod tests {
         assert_eq!(run_on_first_node("sbatch --bogus").status, 1);
         assert_eq!(run_on_first_node("sbatch --wrap").status, 1);
         assert_eq!(run_on_first_node("echo hostname | sbatch").status, 1);
+    }
+
+    #[test]
+    fn a_users_script_runs_with_its_directives_and_writes_its_output_file() {
+        let mut shell = session();
+        shell.run("printf '#%s/bin/bash\\n#SBATCH -N 2\\n#SBATCH -J nccl -o %%x-%%j.out\\nsrun -N2 hostname\\necho $SLURM_NNODES >&2\\n' '!' > ~/nccl.sbatch");
+        let submitted = shell.run("sbatch ~/nccl.sbatch").stdout();
+        let id = submitted.trim().strip_prefix("Submitted batch job ").expect("a job id");
+        assert_eq!(shell.run(&format!("cat nccl-{id}.out")).stdout(), "gpu-001\ngpu-002\n2\n");
+        // The command line wins over the directives; -e splits the errors off.
+        let id = shell.run("sbatch -N 1 -o one.out -e one.err ~/nccl.sbatch").stdout().trim().rsplit(' ').next().expect("an id").to_string();
+        assert!(!id.is_empty());
+        assert_eq!(shell.run("cat one.err").stdout(), "1\n");
+        assert_eq!(shell.run("sbatch --wrap=hostname -o wrapped.out; cat wrapped.out").stdout().lines().last(), Some("gpu-001"));
+        shell.run("echo hostname > plain.sh");
+        assert!(shell.run("sbatch plain.sh").stderr().contains("This does not look like a batch script"));
     }
 }
