@@ -7,6 +7,7 @@
 //! Jobs are what `sbatch` recorded in the cluster's history
 //! (`model::job`): `squeue` shows those pending or running, `sacct` all.
 
+pub mod format;
 pub mod hostlist;
 pub mod sacct;
 pub mod sbatch;

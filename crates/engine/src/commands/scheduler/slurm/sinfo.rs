@@ -6,6 +6,7 @@
 //! the same from 17.11 to 25.11 but for `-l`, which shows the RESERVATION
 //! column from 23.02 (`Versions::slurm_release`).
 
+use super::format::{self, Part};
 use super::{bad_option, compact_state, field, hostlist, long_state, timestamp, PARTITION, REASON_USER, TIME_LIMIT};
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
@@ -51,13 +52,6 @@ struct Options {
     format: Option<String>,
 }
 
-/// One part of an `-o` format: text as written, or a field with its width
-/// and justification (`%.10l`: right-justified in 10).
-enum Part {
-    Text(String),
-    Field { kind: char, width: Option<usize>, right: bool },
-}
-
 /// The fields `-o` knows, with their headers.
 const FORMAT_FIELDS: &[(char, &str)] = &[
     ('a', "AVAIL"),
@@ -79,43 +73,6 @@ const FORMAT_FIELDS: &[(char, &str)] = &[
     ('u', "USER"),
     ('z', "S:C:T"),
 ];
-
-/// Parses an `-o` format; the message sinfo gives for a field it lacks.
-fn parse_format(format: &str) -> Result<Vec<Part>, String> {
-    let mut parts = Vec::new();
-    let mut text = String::new();
-    let mut chars = format.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            text.push(c);
-            continue;
-        }
-        if chars.peek() == Some(&'%') {
-            chars.next();
-            text.push('%');
-            continue;
-        }
-        let right = chars.next_if_eq(&'.').is_some();
-        let mut digits = String::new();
-        while let Some(digit) = chars.next_if(char::is_ascii_digit) {
-            digits.push(digit);
-        }
-        // Widths past what a terminal shows are cut to it (and never overflow).
-        let width = (!digits.is_empty()).then(|| digits.parse::<usize>().unwrap_or(usize::MAX).min(1024));
-        let Some(kind) = chars.next() else { break };
-        if !FORMAT_FIELDS.iter().any(|(known, _)| *known == kind) {
-            return Err(format!("Invalid node format specification: {kind}"));
-        }
-        if !text.is_empty() {
-            parts.push(Part::Text(std::mem::take(&mut text)));
-        }
-        parts.push(Part::Field { kind, width, right });
-    }
-    if !text.is_empty() {
-        parts.push(Part::Text(text));
-    }
-    Ok(parts)
-}
 
 /// Whether a node is in one of `sinfo -t`'s state names.
 fn in_states(node: &Node, states: &[String]) -> bool {
@@ -210,7 +167,7 @@ impl Command for Sinfo {
             .filter(|node| options.states.as_ref().is_none_or(|states| in_states(node, states)))
             .collect();
         if let Some(format) = &options.format {
-            return match parse_format(format) {
+            return match format::parse(format, FORMAT_FIELDS, "node") {
                 Ok(parts) => Output::ok(formatted(&parts, &nodes, cluster, &options)),
                 Err(message) => Output::error(format!("sinfo: error: {message}\n"), 1),
             };
@@ -402,31 +359,13 @@ fn value(kind: char, members: &[&Node], cluster: &crate::model::Cluster) -> Stri
     }
 }
 
-fn render(parts: &[Part], cell: impl Fn(char) -> String) -> String {
-    let mut line = String::new();
-    for part in parts {
-        match part {
-            Part::Text(text) => line.push_str(text),
-            Part::Field { kind, width, right } => {
-                let text = cell(*kind);
-                match width {
-                    Some(width) => line.push_str(&field(&text, *width, *right)),
-                    None => line.push_str(&text),
-                }
-            }
-        }
-    }
-    line.push('\n');
-    line
-}
-
 /// `-o FORMAT`: a header from the fields' names, then one line for each
 /// group of nodes alike in every field but the node lists (each node its own
 /// line with `-N`).
 fn formatted(parts: &[Part], nodes: &[&Node], cluster: &crate::model::Cluster, options: &Options) -> String {
     let mut out = String::new();
     if options.header {
-        out += &render(parts, |kind| FORMAT_FIELDS.iter().find(|(k, _)| *k == kind).map_or("", |(_, name)| name).to_string());
+        out += &format::header(parts, FORMAT_FIELDS);
     }
     let kinds: Vec<char> = parts
         .iter()
@@ -441,7 +380,7 @@ fn formatted(parts: &[Part], nodes: &[&Node], cluster: &crate::model::Cluster, o
         group_by(nodes, |node| kinds.iter().map(|kind| value(*kind, &[node], cluster)).collect::<Vec<_>>()).into_iter().map(|(_, members)| members).collect()
     };
     for members in groups {
-        out += &render(parts, |kind| value(kind, &members, cluster));
+        out += &format::render(parts, |kind| value(kind, &members, cluster));
     }
     out
 }
