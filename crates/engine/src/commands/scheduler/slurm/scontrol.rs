@@ -96,9 +96,11 @@ fn node_record(cluster: &Cluster, node: &Node, one_line: bool) -> String {
     let cpus = host.cpus();
     let gpus = node.gpus.len();
     let mut rng = Rng::derive(cluster.seed, &[&node.hostname, "slurm"]);
-    let allocated = node.scheduler == SchedulerState::Allocated;
+    // A running job holds the whole node (`--exclusive`).
+    let allocated = node.busy || node.scheduler == SchedulerState::Allocated;
     let cpu_alloc = if allocated { cpus } else { 0 };
-    let load = if allocated { rng.range_u64(9000, 21000) } else { rng.range_u64(5, 90) };
+    // The load uptime shows.
+    let load = crate::commands::host::uptime::load_averages(cluster, node)[0];
     let free_mb = host.memory_mib - rng.range_u64(host.memory_mib / 20, host.memory_mib / 8);
     let alloc_mem = if allocated { host.memory_mib } else { 0 };
     let slurmd_start = node.booted_at + 60 + rng.range_i64(0, 120);
@@ -287,7 +289,7 @@ impl Command for Scontrol {
                     None => Output::error(format!("scontrol: error: Invalid hostlist: {list}\n"), 1),
                 }
             }
-            "job" | "jobs" => show_jobs(cluster, id, one_line),
+            "job" | "jobs" | "jobid" => show_jobs(cluster, id, one_line),
             other => Output::error(format!("invalid entity:{other} for keyword:show\n"), 1),
         }
     }

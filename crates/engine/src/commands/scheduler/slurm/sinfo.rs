@@ -20,6 +20,7 @@ static SIGNATURE: Signature = Signature {
     summary: "view information about Slurm nodes and partitions",
     usage: "sinfo [OPTIONS]",
     flags: &[
+        Flag { short: Some('e'), long: Some("exact"), value: None, help: "group nodes only on exactly identical configurations (they are here)" },
         Flag { short: Some('N'), long: Some("Node"), value: None, help: "one line per node" },
         Flag { short: Some('l'), long: Some("long"), value: None, help: "more information" },
         Flag { short: Some('R'), long: Some("list-reasons"), value: None, help: "why nodes are down, drained or failing" },
