@@ -1,6 +1,8 @@
 //! `journalctl`: the systemd journal of a node, built from the model: the
 //! Fabric Manager unit's lifecycle (`-u nvidia-fabricmanager`) and the kernel
-//! ring buffer (`-k`). The unit's journal is shared with `systemctl status`.
+//! ring buffer (`-k`), filtered by `-p`, `-g` (PCRE, case-insensitive unless
+//! the pattern has a capital), `--since` and `--until` (`date -d`'s forms).
+//! The unit's journal is shared with `systemctl status`.
 //!
 //! Line shape per journal_nvidia-fabricmanager_*.txt:
 //! `Nov 05 13:55:26 node1 systemd[1]: Starting NVIDIA fabric manager service...`.
@@ -24,6 +26,9 @@ static SIGNATURE: Signature = Signature {
         Flag { short: Some('k'), long: Some("dmesg"), value: None, help: "Show kernel message log from the current boot" },
         Flag { short: Some('b'), long: Some("boot"), value: None, help: "Show current boot (the only one this journal keeps)" },
         Flag { short: Some('n'), long: Some("lines"), value: Some("INTEGER"), help: "Number of journal entries to show" },
+        Flag { short: Some('g'), long: Some("grep"), value: Some("PATTERN"), help: "Show entries with MESSAGE matching PATTERN" },
+        Flag { short: Some('S'), long: Some("since"), value: Some("DATE"), help: "Show entries not older than the specified date" },
+        Flag { short: Some('U'), long: Some("until"), value: Some("DATE"), help: "Show entries not newer than the specified date" },
         Flag { short: Some('e'), long: Some("pager-end"), value: None, help: "Immediately jump to the end in the pager" },
         Flag { short: Some('x'), long: Some("catalog"), value: None, help: "Add message explanations where available" },
         Flag { short: None, long: Some("no-pager"), value: None, help: "Do not pipe output into a pager" },
@@ -176,6 +181,8 @@ impl Command for Journalctl {
         let mut kernel = false;
         let mut lines: Option<usize> = None;
         let mut priority: Option<u8> = None;
+        let (mut grep, mut since, mut until) = (None::<crate::commands::text::regex::Regex>, None::<EpochSeconds>, None::<EpochSeconds>);
+        let now = invocation.cluster.now;
         let (mut no_pager, mut at_end) = (false, false);
         let args = invocation.args();
         // `-p` is scanned here because it shares a letter with nothing else.
@@ -208,6 +215,19 @@ impl Command for Journalctl {
                     (Some("dmesg"), _) => kernel = true,
                     (Some("no-pager"), _) => no_pager = true,
                     (Some("pager-end"), _) => at_end = true,
+                    (Some("grep"), Some(pattern)) => {
+                        // Case-insensitive unless the pattern has a capital, as journalctl decides.
+                        let fold = !pattern.chars().any(char::is_uppercase);
+                        match crate::commands::text::regex::Regex::new_perlish(&pattern, fold) {
+                            Ok(regex) => grep = Some(regex),
+                            Err(_) => return Output::error(format!("Bad pattern \"{pattern}\"\n"), 1),
+                        }
+                    }
+                    (Some(bound @ ("since" | "until")), Some(date)) => match crate::commands::host::date::parse_date(&date, now) {
+                        Some(at) if bound == "since" => since = Some(at),
+                        Some(at) => until = Some(at),
+                        None => return Output::error(format!("Failed to parse timestamp: {date}\n"), 1),
+                    },
                     (Some("lines"), Some(count)) => match count.parse() {
                         Ok(count) => lines = Some(count),
                         Err(_) => return Output::error(format!("Failed to parse lines '{count}'\n"), 1),
@@ -231,6 +251,10 @@ impl Command for Journalctl {
         }
         if let Some(level) = priority {
             entries.retain(|entry| entry.priority <= level);
+        }
+        entries.retain(|entry| since.is_none_or(|at| entry.at >= at) && until.is_none_or(|at| entry.at <= at));
+        if let Some(regex) = &grep {
+            entries.retain(|entry| regex.is_match(&entry.text.chars().collect::<Vec<_>>()));
         }
         // A stable sort keeps each source's order for entries of the same second.
         crate::sort::sort_by_key(&mut entries, |entry| entry.at);
@@ -269,6 +293,17 @@ mod tests {
     use crate::model::fault::Fault;
     use crate::testing::run_on_first_node;
     use crate::testing::{cluster, shell};
+
+    #[test]
+    fn grep_since_and_until_filter_entries() {
+        use crate::testing::run_on_first_node;
+        assert_eq!(run_on_first_node("journalctl -k -g 'nvrm: loading' --no-pager").stdout.lines().count(), 1);
+        assert_eq!(run_on_first_node("journalctl -k -g 'NVRM: LOADING' --no-pager").stdout, "-- No entries --\n");
+        assert_eq!(run_on_first_node("journalctl -k --since today --until yesterday --no-pager").stdout, "-- No entries --\n");
+        assert!(run_on_first_node("journalctl -k --since '2000-01-01' --no-pager").stdout.contains("kernel: "));
+        let out = run_on_first_node("journalctl --since never");
+        assert_eq!((out.stderr.as_str(), out.status), ("Failed to parse timestamp: never\n", 1));
+    }
 
     #[test]
     fn fabric_manager_journal_shows_start_and_failure() {

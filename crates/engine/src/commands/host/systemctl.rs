@@ -1,4 +1,4 @@
-//! `systemctl status|is-active|is-failed UNIT`: the services the model knows
+//! `systemctl status|is-active|is-failed UNIT`, `--failed` and `reboot`: the services the model knows
 //! (Fabric Manager). `restart`/`start` return `Change::RestartFabricManager`
 //! (Fabric Manager comes up only when every GPU answers, as the model's
 //! change does; otherwise systemctl reports the failed job); `stop` returns
@@ -31,6 +31,7 @@ static SIGNATURE: Signature = Signature {
     flags: &[
         Flag { short: Some('l'), long: Some("full"), value: None, help: "Don't ellipsize unit names on output" },
         Flag { short: None, long: Some("no-pager"), value: None, help: "Do not pipe output into a pager" },
+        Flag { short: None, long: Some("failed"), value: None, help: "Shortcut for --state=failed" },
         Flag { short: Some('h'), long: Some("help"), value: None, help: "Show this help" },
     ],
     examples: &[
@@ -53,13 +54,18 @@ impl Command for Systemctl {
 
     fn run(&self, invocation: &Invocation) -> Output {
         let mut words: Vec<String> = Vec::new();
+        let mut failed_only = false;
         for arg in scan(&SIGNATURE, invocation.args()) {
             match arg {
                 Arg::Flag(flag, _) if flag.long == Some("help") => return Output::ok(help()),
+                Arg::Flag(flag, _) if flag.long == Some("failed") => failed_only = true,
                 Arg::Flag(..) => {}
                 Arg::Positional(word) => words.push(word),
                 unknown => return Output::error(complaint("systemctl", &unknown), 1),
             }
+        }
+        if failed_only && words.first().is_none_or(|verb| verb == "list-units") {
+            return list_failed(invocation.node);
         }
         let Some((verb, units)) = words.split_first() else {
             return Output::error("Too few arguments.\n", 1);
@@ -89,6 +95,24 @@ impl Command for Systemctl {
             other => Output::error(format!("Unknown command verb '{other}'.\n"), 1),
         }
     }
+}
+
+/// `systemctl --failed` (systemd 249's list-units table): the units that
+/// failed, with the legend after them.
+fn list_failed(node: &Node) -> Output {
+    let failed: Vec<(&str, &str)> =
+        [(FABRIC_MANAGER_UNIT, FABRIC_MANAGER_DESCRIPTION)].into_iter().filter(|(unit, _)| service_state(node, unit) == Some(ServiceState::Failed)).collect();
+    if failed.is_empty() {
+        return Output::ok("  UNIT LOAD ACTIVE SUB DESCRIPTION\n0 loaded units listed.\n");
+    }
+    let width = failed.iter().map(|(unit, _)| unit.len()).max().unwrap_or(4);
+    let mut out = format!("  {:<width$} LOAD   ACTIVE SUB    DESCRIPTION\n", "UNIT");
+    for (unit, description) in &failed {
+        out += &format!("\u{25cf} {unit:<width$} loaded failed failed {description}\n");
+    }
+    out += "\nLOAD   = Reflects whether the unit definition was properly loaded.\nACTIVE = The high-level unit activation state, i.e. generalization of SUB.\nSUB    = The low-level unit activation state, values depend on unit type.\n";
+    out += &format!("{} loaded units listed.\n", failed.len());
+    Output::ok(out)
 }
 
 /// The model's view of a unit, or `None` for a unit this node lacks.
@@ -270,6 +294,19 @@ mod tests {
     use crate::model::fault::Fault;
     use crate::testing::run_on_first_node;
     use crate::testing::{cluster, shell};
+
+    #[test]
+    fn failed_lists_the_failed_units() {
+        assert_eq!(crate::testing::run_on_first_node("systemctl --failed").stdout, "  UNIT LOAD ACTIVE SUB DESCRIPTION\n0 loaded units listed.\n");
+        let mut cluster = crate::testing::cluster();
+        cluster.inject(crate::model::fault::Fault::FabricManagerDown { node: "gpu-001".into() }, Vec::new()).expect("the fault applies");
+        let out = crate::testing::shell(cluster).run("systemctl list-units --failed").stdout();
+        assert!(
+            out.starts_with("  UNIT                         LOAD   ACTIVE SUB    DESCRIPTION\n\u{25cf} nvidia-fabricmanager.service loaded failed failed "),
+            "{out}"
+        );
+        assert!(out.ends_with("\n1 loaded units listed.\n"));
+    }
 
     #[test]
     fn healthy_fabric_manager_is_active() {
