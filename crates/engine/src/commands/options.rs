@@ -194,6 +194,16 @@ pub fn quote(value: &str) -> String {
     format!("\u{2018}{value}\u{2019}")
 }
 
+/// [`getopt`] for a tool that takes no operands: the first one is GNU's
+/// `extra operand` usage error.
+pub fn getopt_without_operands<'s>(signature: &'s Signature, dialect: &Dialect, args: &[String]) -> Result<Parsed<'s>, Output> {
+    let parsed = getopt(signature, dialect, args)?;
+    match parsed.operands.first() {
+        Some(extra) => Err(usage_error(signature.name, dialect, &format!("extra operand {}", quote(extra)))),
+        None => Ok(parsed),
+    }
+}
+
 /// Parses argv the way glibc's getopt_long does for GNU tools: options and
 /// operands may be mixed, `--` ends options, long options may be
 /// abbreviated to a unique prefix. `--help` prints the declaration.

@@ -2,7 +2,7 @@
 //! The lab's user is `user` (uid 1000, in `adm` and `sudo`,
 //! `model::node::GROUPS`); under `sudo` a command runs as root.
 
-use crate::commands::options::{getopt, quote, usage_error, Opt, COREUTILS};
+use crate::commands::options::{getopt, getopt_without_operands, quote, usage_error, Opt, COREUTILS};
 use crate::commands::{is_root, Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::node::{GROUPS, UID, USER};
 
@@ -50,12 +50,8 @@ impl Command for Whoami {
     }
 
     fn run(&self, invocation: &Invocation) -> Output {
-        let parsed = match getopt(&WHOAMI, &COREUTILS, invocation.args()) {
-            Ok(parsed) => parsed,
-            Err(output) => return output,
-        };
-        if let Some(extra) = parsed.operands.first() {
-            return usage_error("whoami", &COREUTILS, &format!("extra operand {}", quote(extra)));
+        if let Err(output) = getopt_without_operands(&WHOAMI, &COREUTILS, invocation.args()) {
+            return output;
         }
         Output::ok(format!("{}\n", Account::of(invocation).name))
     }

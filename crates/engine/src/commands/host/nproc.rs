@@ -1,7 +1,7 @@
 //! `nproc` (GNU coreutils 8.32): the CPUs this process may use, from the
 //! preset's host (`HostSpec::cpus`, as `lscpu` counts them).
 
-use crate::commands::options::{getopt, quote, usage_error, Opt, COREUTILS};
+use crate::commands::options::{getopt_without_operands, quote, Opt, COREUTILS};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 
 pub struct Nproc;
@@ -23,13 +23,10 @@ impl Command for Nproc {
     }
 
     fn run(&self, invocation: &Invocation) -> Output {
-        let parsed = match getopt(&SIGNATURE, &COREUTILS, invocation.args()) {
+        let parsed = match getopt_without_operands(&SIGNATURE, &COREUTILS, invocation.args()) {
             Ok(parsed) => parsed,
             Err(output) => return output,
         };
-        if let Some(extra) = parsed.operands.first() {
-            return usage_error("nproc", &COREUTILS, &format!("extra operand {}", quote(extra)));
-        }
         let mut ignore: u64 = 0;
         for opt in &parsed.options {
             if let Opt::Flag(flag, Some(value)) = opt {

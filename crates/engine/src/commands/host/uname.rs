@@ -2,7 +2,7 @@
 //! (`model::node::KERNEL_RELEASE`, the same release `dmesg` and
 //! `/proc/version` show).
 
-use crate::commands::options::{getopt, quote, usage_error, Opt, COREUTILS};
+use crate::commands::options::{getopt_without_operands, Opt, COREUTILS};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::node::{KERNEL_RELEASE, KERNEL_VERSION};
 
@@ -32,13 +32,10 @@ impl Command for Uname {
     }
 
     fn run(&self, invocation: &Invocation) -> Output {
-        let parsed = match getopt(&SIGNATURE, &COREUTILS, invocation.args()) {
+        let parsed = match getopt_without_operands(&SIGNATURE, &COREUTILS, invocation.args()) {
             Ok(parsed) => parsed,
             Err(output) => return output,
         };
-        if let Some(extra) = parsed.operands.first() {
-            return usage_error("uname", &COREUTILS, &format!("extra operand {}", quote(extra)));
-        }
         let fields = [
             ('s', "Linux"),
             ('n', invocation.node.hostname.as_str()),

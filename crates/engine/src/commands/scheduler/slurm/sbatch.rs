@@ -45,6 +45,37 @@ static SIGNATURE: Signature = Signature {
     examples: &[Example { command: "sbatch --help", description: "the options sbatch takes (submitting is an action)" }],
 };
 
+/// The options that take a value.
+const VALUED: &[&str] = &[
+    "-N",
+    "--nodes",
+    "-w",
+    "--nodelist",
+    "-p",
+    "--partition",
+    "-J",
+    "--job-name",
+    "-o",
+    "--output",
+    "-e",
+    "--error",
+    "-t",
+    "--time",
+    "-n",
+    "--ntasks",
+    "--ntasks-per-node",
+    "--gpus-per-node",
+    "-A",
+    "--account",
+    "-c",
+    "--cpus-per-task",
+    "-G",
+    "--gpus",
+    "--gres",
+    "--wrap",
+    "--mem",
+];
+
 fn fail(message: &str) -> Output {
     Output::error(format!("sbatch: error: {message}\n"), 1)
 }
@@ -77,35 +108,6 @@ impl Command for Sbatch {
         let args = &args[..];
         let (mut wrap, mut nodes, mut list, mut at, mut job_name) = (None, 1usize, None, 0, None);
         let (mut output_file, mut error_file) = (None::<String>, None::<String>);
-        let valued = [
-            "-N",
-            "--nodes",
-            "-w",
-            "--nodelist",
-            "-p",
-            "--partition",
-            "-J",
-            "--job-name",
-            "-o",
-            "--output",
-            "-e",
-            "--error",
-            "-t",
-            "--time",
-            "-n",
-            "--ntasks",
-            "--ntasks-per-node",
-            "--gpus-per-node",
-            "-A",
-            "--account",
-            "-c",
-            "--cpus-per-task",
-            "-G",
-            "--gpus",
-            "--gres",
-            "--wrap",
-            "--mem",
-        ];
         while let Some(arg) = args.get(at).filter(|a| a.starts_with('-') && a.len() > 1) {
             at += 1;
             if arg == "--help" || arg == "-h" {
@@ -116,7 +118,7 @@ impl Command for Sbatch {
                 _ if !arg.starts_with("--") && arg.len() > 2 => (&arg[..2], Some(arg[2..].to_string())),
                 _ => (arg.as_str(), None),
             };
-            if !valued.contains(&name) {
+            if !VALUED.contains(&name) {
                 if ["--exclusive", "-Q", "--quiet", "-v", "--parsable", "-W", "--wait"].contains(&name) {
                     continue;
                 }
@@ -252,41 +254,12 @@ impl Command for Sbatch {
 /// Where the script operand is: the first word that is no option nor an
 /// option's value.
 fn first_operand(args: &[String]) -> Option<usize> {
-    let valued = [
-        "-N",
-        "--nodes",
-        "-w",
-        "--nodelist",
-        "-p",
-        "--partition",
-        "-J",
-        "--job-name",
-        "-o",
-        "--output",
-        "-e",
-        "--error",
-        "-t",
-        "--time",
-        "-n",
-        "--ntasks",
-        "--ntasks-per-node",
-        "--gpus-per-node",
-        "-A",
-        "--account",
-        "-c",
-        "--cpus-per-task",
-        "-G",
-        "--gpus",
-        "--gres",
-        "--wrap",
-        "--mem",
-    ];
     let mut at = 0;
     while let Some(arg) = args.get(at) {
         if !arg.starts_with('-') || arg.len() == 1 {
             return Some(at);
         }
-        at += if valued.contains(&arg.as_str()) { 2 } else { 1 };
+        at += if VALUED.contains(&arg.as_str()) { 2 } else { 1 };
     }
     None
 }
