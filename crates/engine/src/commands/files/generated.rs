@@ -47,7 +47,6 @@ const COUNTER_FILES: &[&str] = &[
 const NET_FILES: &[&str] = &["address", "carrier", "mtu", "operstate", "type"];
 
 const FIXED: &[&str] = &[
-    "/dev/null",
     "/etc/hostname",
     "/etc/hosts",
     "/etc/nccl.conf",
@@ -97,9 +96,42 @@ pub fn batch_script(spec: &crate::model::workload::WorkloadSpec) -> String {
     text
 }
 
+/// A character device under `/dev`, as `ls -l` and `stat` show it.
+pub struct Device {
+    pub path: String,
+    pub major: u32,
+    pub minor: u32,
+    /// Permission bits: the GPUs' and verbs' devices are everyone's, the
+    /// management datagram (UMAD) and BMC devices root's alone, which is
+    /// why a plain user's `perfquery` cannot open its port.
+    pub mode: u32,
+}
+
+/// The node's character devices: the driver's (`nvidia-modprobe` makes
+/// one per GPU, major 195), the RDMA stack's (major 231: `umad`, `issm`,
+/// `uverbs` per HCA) and the BMC's.
+pub fn devices(node: &Node) -> Vec<Device> {
+    let device = |path: String, major: u32, minor: u32, mode: u32| Device { path, major, minor, mode };
+    let mut list = vec![device("/dev/null".into(), 1, 3, 0o666), device("/dev/ipmi0".into(), 241, 0, 0o600)];
+    list.extend(node.gpus.iter().map(|gpu| device(format!("/dev/nvidia{}", gpu.index), 195, gpu.index, 0o666)));
+    list.push(device("/dev/nvidiactl".into(), 195, 255, 0o666));
+    list.push(device("/dev/nvidia-modeset".into(), 195, 254, 0o666));
+    list.push(device("/dev/nvidia-uvm".into(), 510, 0, 0o666));
+    list.push(device("/dev/nvidia-uvm-tools".into(), 510, 1, 0o666));
+    for (at, _) in node.hcas.iter().enumerate() {
+        let at = at as u32;
+        list.push(device(format!("/dev/infiniband/umad{at}"), 231, at, 0o600));
+        list.push(device(format!("/dev/infiniband/issm{at}"), 231, 64 + at, 0o600));
+        list.push(device(format!("/dev/infiniband/uverbs{at}"), 231, 192 + at, 0o666));
+    }
+    list.push(device("/dev/infiniband/rdma_cm".into(), 10, 122, 0o666));
+    list
+}
+
 /// Every generated file's path on `node`.
 pub fn paths(cluster: &Cluster, node: &Node) -> Vec<String> {
     let mut paths: Vec<String> = FIXED.iter().map(|p| p.to_string()).collect();
+    paths.extend(devices(node).into_iter().map(|device| device.path));
     // The home directory is shared: every node sees the jobs' scripts and logs.
     paths.extend(cluster.workload_specs.iter().map(|spec| spec.script_path()));
     paths.extend(cluster.workloads.iter().filter(|w| w.started <= cluster.now).map(|w| job_log_path(w.job_id)));
@@ -122,8 +154,9 @@ pub fn paths(cluster: &Cluster, node: &Node) -> Vec<String> {
 /// The text of the generated file at `path` (absolute, normalised).
 pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
     match path {
-        // Reads as empty; the shell discards what is written to it.
-        "/dev/null" => return Some(String::new()),
+        // /dev/null reads as empty (the shell discards what is written to
+        // it); so do the other devices, which hold no text.
+        _ if path.starts_with("/dev/") => return devices(node).iter().any(|device| device.path == path).then(String::new),
         "/etc/hostname" => return Some(format!("{}\n", node.hostname)),
         "/etc/hosts" => {
             let mut text = "127.0.0.1 localhost\n".to_string();

@@ -51,6 +51,8 @@ pub struct Metadata {
     pub modified: EpochSeconds,
     /// On a kernel file system (procfs, sysfs, devtmpfs): no birth time.
     pub kernel: bool,
+    /// A device's major and minor numbers.
+    pub device: Option<(u32, u32)>,
 }
 
 impl Metadata {
@@ -204,7 +206,8 @@ impl<'a> View<'a> {
     /// What `stat` says of the file at `path`; None when there is nothing.
     pub fn metadata(&self, path: &str) -> Option<Metadata> {
         let path = self.resolve(path);
-        let kind = if path == "/dev/null" {
+        let device = if path.starts_with("/dev/") { self.node.and_then(|node| generated::devices(node).into_iter().find(|d| d.path == path)) } else { None };
+        let kind = if device.is_some() {
             Kind::CharDevice
         } else if self.kind(&path)? {
             Kind::Directory
@@ -224,7 +227,7 @@ impl<'a> View<'a> {
             Kind::File => self.read(&path).map_or(0, |text| text.len() as u64),
         };
         let mode = match kind {
-            Kind::CharDevice => 0o666,
+            Kind::CharDevice => device.as_ref().map_or(0o666, |device| device.mode),
             Kind::Directory if path == "/tmp" => 0o1777,
             Kind::Directory if path == HOME => 0o750,
             Kind::Directory => 0o755,
@@ -249,7 +252,8 @@ impl<'a> View<'a> {
             "root"
         };
         let inode = crate::rng::stable_hash(path.as_bytes()) % 4_000_000 + 1_000;
-        Some(Metadata { path: path.clone(), kind, size, mode, owner, group, inode, modified: self.modified(&path), kernel })
+        let device = device.map(|device| (device.major, device.minor));
+        Some(Metadata { path: path.clone(), kind, size, mode, owner, group, inode, modified: self.modified(&path), kernel, device })
     }
 
     /// Its hard links, as `stat` and `ls -l` count them: a directory has

@@ -76,11 +76,20 @@ fn long_time(at: i64, now: i64) -> String {
 }
 
 /// The `-l` lines of entries (name shown, metadata), columns aligned as GNU does.
+/// A device shows `MAJOR, MINOR` where a file shows its size, each number
+/// aligned across the listing.
 fn long_listing(entries: &[(String, Metadata)], view: &View, human_sizes: bool, now: i64) -> String {
+    let devices = entries.iter().filter_map(|(_, meta)| meta.device);
+    let major_w = devices.clone().map(|(major, _)| major.to_string().len()).max().unwrap_or(0);
+    let minor_w = devices.map(|(_, minor)| minor.to_string().len()).max().unwrap_or(0);
     let rows: Vec<[String; 6]> = entries
         .iter()
         .map(|(name, meta)| {
-            let size = if human_sizes { crate::commands::host::df::human_bytes(meta.size) } else { meta.size.to_string() };
+            let size = match meta.device {
+                Some((major, minor)) => format!("{major:>major_w$}, {minor:>minor_w$}"),
+                None if human_sizes => crate::commands::host::df::human_bytes(meta.size),
+                None => meta.size.to_string(),
+            };
             [
                 meta.mode_string(),
                 view.links(meta).to_string(),
@@ -151,6 +160,9 @@ impl GnuTool for Ls {
                 Some(is_dir) => files.push((if classify && is_dir { format!("{operand}/") } else { operand.clone() }, operand.clone())),
             }
         }
+        // Operands are listed in name order, files first, as GNU ls does.
+        crate::sort::sort_by(&mut files, |a, b| a.1.cmp(&b.1));
+        crate::sort::sort_by(&mut dirs, |a, b| a.cmp(b));
         out.push_str(&layout(files.clone()));
         let headers = operands.len() > 1;
         for (at, dir) in dirs.iter().enumerate() {
@@ -212,6 +224,16 @@ mod tests {
         let sys = shell.run("ls -l /sys/class/infiniband/mlx5_0/ports/1/rate").stdout();
         assert!(sys.starts_with("-r--r--r-- 1 root root 4096 "), "{sys}");
         assert_eq!(shell.run("ls -ld /tmp").stdout().split(' ').next(), Some("drwxrwxrwt"));
+    }
+
+    #[test]
+    fn devices_show_their_numbers() {
+        let out = run_on_first_node("ls -l /dev/nvidia0 /dev/nvidiactl /dev/null /dev/infiniband/umad0").stdout;
+        let sizes: Vec<&str> = out.lines().map(|line| &line[line.find("root root ").map_or(0, |at| at + 10)..][..8]).collect();
+        assert_eq!(sizes, ["231,   0", "  1,   3", "195,   0", "195, 255"], "{out}");
+        assert!(out.starts_with("crw------- 1 root root 231,   0 "), "{out}");
+        assert_eq!(run_on_first_node("ls /dev/nvidia* | wc -l").stdout, "12\n");
+        assert!(run_on_first_node("stat /dev/nvidiactl").stdout.contains("Device type: c3,ff"));
     }
 
     #[test]

@@ -103,8 +103,9 @@ fn directive(view: &View, meta: &Metadata, name: &str, letter: char) -> Option<S
         'h' => view.links(meta).to_string(),
         'd' => dev.to_string(),
         'D' => format!("{dev:x}"),
-        't' => if meta.kind == Kind::CharDevice { "1" } else { "0" }.to_string(),
-        'T' => if meta.kind == Kind::CharDevice { "3" } else { "0" }.to_string(),
+        // Hexadecimal, as stat prints them.
+        't' => format!("{:x}", meta.device.map_or(0, |(major, _)| major)),
+        'T' => format!("{:x}", meta.device.map_or(0, |(_, minor)| minor)),
         'x' | 'y' | 'z' => View::full_time(meta.modified),
         'X' | 'Y' | 'Z' => meta.modified.to_string(),
         'w' => {
