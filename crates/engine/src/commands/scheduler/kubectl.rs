@@ -311,7 +311,7 @@ fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
     l.push(format!("\tnvidia.com/gpu.product={product}"));
     l.push("Annotations:\tnode.alpha.kubernetes.io/ttl: 0".into());
     l.push("\tvolumes.kubernetes.io/controller-managed-attach-detach: true".into());
-    l.push(format!("CreationTimestamp:\t{}", rfc1123(node.booted_at)));
+    l.push(format!("CreationTimestamp:\t{}", rfc1123(joined(cluster, node))));
     let mut taints = Vec::new();
     if !node.reachable {
         taints.extend(["node.kubernetes.io/unreachable:NoExecute", "node.kubernetes.io/unreachable:NoSchedule"]);
@@ -542,7 +542,8 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
                     rows.push(format!("node/{}", node.hostname));
                     continue;
                 }
-                let mut row = format!("{}\t{}\t<none>\t{}\t{}", node.hostname, node_status(node), age(now - node.booted_at), cluster.versions.kubernetes);
+                let mut row =
+                    format!("{}\t{}\t<none>\t{}\t{}", node.hostname, node_status(node), age(now - joined(cluster, node)), cluster.versions.kubernetes);
                 if wide {
                     let ip = crate::model::network::frontend_ip(&node.hostname);
                     row += &format!("\t{ip}\t<none>\t{}\t{KERNEL}\tcontainerd://1.7.12", cluster.versions.os.pretty_name());
@@ -552,7 +553,7 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
         }
         "namespaces" => {
             rows.push("NAME\tSTATUS\tAGE".into());
-            let born = cluster.nodes.iter().map(|n| n.booted_at).min().unwrap_or(now) - 86_400 * 30;
+            let born = created(cluster);
             for ns in ["default", NS, "kube-node-lease", "kube-public", "kube-system"] {
                 if wanted.is_empty() || wanted.iter().any(|w| w == ns) {
                     rows.push(if name_only { format!("namespace/{ns}") } else { format!("{ns}\tActive\t{}", age(now - born)) });
@@ -797,11 +798,31 @@ impl Command for Kubectl {
     }
 }
 
+/// When the cluster was created: two months before the lab's clock starts.
+fn created(cluster: &Cluster) -> EpochSeconds {
+    cluster.started_at() - 60 * 86_400
+}
+
+/// When a node joined the cluster (its Node object's creation), some days
+/// after the cluster was made: a reboot does not change it, so its AGE
+/// keeps counting.
+fn joined(cluster: &Cluster, node: &Node) -> EpochSeconds {
+    created(cluster) + Rng::derive(cluster.seed, &[&node.hostname, "joined"]).range_i64(86_400, 10 * 86_400)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{age, restarts};
     use crate::model::fault::Fault;
     use crate::testing::{run_on_first_node, session};
+
+    #[test]
+    fn a_node_keeps_its_age_across_a_reboot() {
+        let mut shell = crate::testing::session();
+        let before = shell.run("kubectl get node gpu-002").stdout();
+        shell.run("ssh gpu-002 sudo reboot; sleep 600");
+        assert_eq!(shell.run("kubectl get node gpu-002").stdout().split_whitespace().nth(8), before.split_whitespace().nth(8));
+    }
 
     #[test]
     fn ages_and_restarts_follow_kubernetes() {
