@@ -295,20 +295,47 @@ fn rfc1123(at: EpochSeconds) -> String {
     format!("{}, {:0>2} {} {} {} +0000", f[0], f[2], f[1], f[4], f[3])
 }
 
+/// A node's labels, sorted as kubectl prints them: the kubelet's and the
+/// GPU Operator's feature discovery's.
+fn node_labels(node: &Node) -> Vec<String> {
+    let product = node.gpus.first().map_or(String::new(), |g| g.name.replace(' ', "-"));
+    vec![
+        "beta.kubernetes.io/arch=amd64".into(),
+        "beta.kubernetes.io/os=linux".into(),
+        "kubernetes.io/arch=amd64".into(),
+        format!("kubernetes.io/hostname={}", node.hostname),
+        "kubernetes.io/os=linux".into(),
+        format!("nvidia.com/gpu.count={}", node.gpus.len()),
+        "nvidia.com/gpu.present=true".into(),
+        format!("nvidia.com/gpu.product={product}"),
+    ]
+}
+
+/// Whether `labels` satisfy a selector: comma-separated `key=value`,
+/// `key==value`, `key!=value`, `key` (present) and `!key` (absent).
+fn selects(selector: &str, labels: &[String]) -> bool {
+    let value_of = |key: &str| labels.iter().find_map(|label| label.split_once('=').filter(|(k, _)| *k == key).map(|(_, v)| v));
+    selector.split(',').map(str::trim).filter(|term| !term.is_empty()).all(|term| {
+        if let Some((key, value)) = term.split_once("!=") {
+            value_of(key.trim()) != Some(value.trim())
+        } else if let Some((key, value)) = term.split_once("==").or_else(|| term.split_once('=')) {
+            value_of(key.trim()) == Some(value.trim())
+        } else if let Some(key) = term.strip_prefix('!') {
+            value_of(key.trim()).is_none()
+        } else {
+            value_of(term).is_some()
+        }
+    })
+}
+
 fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
     let now = cluster.now;
     let host = &cluster.preset.host;
     let (name, gpus) = (&node.hostname, node.gpus.len());
-    let product = node.gpus.first().map_or(String::new(), |g| g.name.replace(' ', "-"));
     let mut l: Vec<String> = vec![format!("Name:\t{name}"), "Roles:\t<none>".into()];
-    for (at, label) in ["beta.kubernetes.io/arch=amd64", "beta.kubernetes.io/os=linux", "kubernetes.io/arch=amd64"].iter().enumerate() {
+    for (at, label) in node_labels(node).iter().enumerate() {
         l.push(format!("{}\t{label}", if at == 0 { "Labels:" } else { "" }));
     }
-    l.push(format!("\tkubernetes.io/hostname={name}"));
-    l.push("\tkubernetes.io/os=linux".into());
-    l.push(format!("\tnvidia.com/gpu.count={gpus}"));
-    l.push("\tnvidia.com/gpu.present=true".into());
-    l.push(format!("\tnvidia.com/gpu.product={product}"));
     l.push("Annotations:\tnode.alpha.kubernetes.io/ttl: 0".into());
     l.push("\tvolumes.kubernetes.io/controller-managed-attach-detach: true".into());
     l.push(format!("CreationTimestamp:\t{}", rfc1123(joined(cluster, node))));
@@ -435,6 +462,9 @@ struct Opts {
     /// `version --client`, `version --short`.
     client: bool,
     short: bool,
+    /// `-l SELECTOR`, `--show-labels`.
+    selector: Option<String>,
+    show_labels: bool,
 }
 
 fn parse(args: &[String]) -> Result<Opts, Output> {
@@ -450,7 +480,10 @@ fn parse(args: &[String]) -> Result<Opts, Output> {
             [b'-', b'n' | b'o' | b'c', _, ..] if inline.is_none() => (&name[..2], Some(name[2..].to_string())),
             _ => (name, inline),
         };
-        let takes = matches!(name, "-n" | "--namespace" | "-o" | "--output" | "-c" | "--container" | "--tail" | "--grace-period" | "--timeout" | "--since");
+        let takes = matches!(
+            name,
+            "-n" | "--namespace" | "-o" | "--output" | "-c" | "--container" | "--tail" | "--grace-period" | "--timeout" | "--since" | "-l" | "--selector"
+        );
         let value = if takes {
             match inline.or_else(|| rest.next().cloned()) {
                 Some(v) => v,
@@ -463,6 +496,8 @@ fn parse(args: &[String]) -> Result<Opts, Output> {
         match name {
             "-n" | "--namespace" => o.namespace = Some(value),
             "-o" | "--output" => o.output = Some(value),
+            "-l" | "--selector" => o.selector = Some(value),
+            "--show-labels" => o.show_labels = true,
             "--tail" => o.tail = Some(value),
             "-A" | "--all-namespaces" => o.all = true,
             "--ignore-daemonsets" => o.ignore_ds = true,
@@ -529,15 +564,21 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
     match kind {
         "nodes" => {
             rows.push(format!(
-                "NAME\tSTATUS\tROLES\tAGE\tVERSION{}",
-                if wide { "\tINTERNAL-IP\tEXTERNAL-IP\tOS-IMAGE\tKERNEL-VERSION\tCONTAINER-RUNTIME" } else { "" }
+                "NAME\tSTATUS\tROLES\tAGE\tVERSION{}{}",
+                if wide { "\tINTERNAL-IP\tEXTERNAL-IP\tOS-IMAGE\tKERNEL-VERSION\tCONTAINER-RUNTIME" } else { "" },
+                if o.show_labels { "\tLABELS" } else { "" }
             ));
             for name in wanted {
                 if cluster.node(name).is_none() {
                     return not_found("nodes", name);
                 }
             }
-            for node in cluster.nodes.iter().filter(|n| wanted.is_empty() || wanted.contains(&n.hostname)) {
+            let selected = |node: &Node| o.selector.as_deref().is_none_or(|selector| selects(selector, &node_labels(node)));
+            // Nodes are cluster-wide: no namespace in the message.
+            if !cluster.nodes.iter().any(|n| selected(n)) {
+                return Output::error("No resources found\n", 0);
+            }
+            for node in cluster.nodes.iter().filter(|n| (wanted.is_empty() || wanted.contains(&n.hostname)) && selected(n)) {
                 if name_only {
                     rows.push(format!("node/{}", node.hostname));
                     continue;
@@ -547,6 +588,9 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
                 if wide {
                     let ip = crate::model::network::frontend_ip(&node.hostname);
                     row += &format!("\t{ip}\t<none>\t{}\t{KERNEL}\tcontainerd://1.7.12", cluster.versions.os.pretty_name());
+                }
+                if o.show_labels {
+                    row += &format!("\t{}", node_labels(node).join(","));
                 }
                 rows.push(row);
             }
@@ -815,6 +859,16 @@ mod tests {
     use super::{age, restarts};
     use crate::model::fault::Fault;
     use crate::testing::{run_on_first_node, session};
+
+    #[test]
+    fn label_selectors_choose_nodes() {
+        use crate::testing::run_on_first_node;
+        assert_eq!(run_on_first_node("kubectl get nodes -l nvidia.com/gpu.present=true -o name").stdout, "node/gpu-001\nnode/gpu-002\n");
+        assert_eq!(run_on_first_node("kubectl get nodes -l kubernetes.io/hostname=gpu-002 -o name").stdout, "node/gpu-002\n");
+        assert_eq!(run_on_first_node("kubectl get nodes -l 'kubernetes.io/hostname!=gpu-002,nvidia.com/gpu.count' -o name").stdout, "node/gpu-001\n");
+        assert!(run_on_first_node("kubectl get nodes --show-labels").stdout.contains(" beta.kubernetes.io/arch=amd64,beta.kubernetes.io/os=linux,"));
+        assert_eq!(run_on_first_node("kubectl get nodes -l x=y").stderr, "No resources found\n");
+    }
 
     #[test]
     fn a_node_keeps_its_age_across_a_reboot() {
