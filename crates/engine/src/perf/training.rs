@@ -149,7 +149,8 @@ fn clock_share(gpu: &Gpu) -> f64 {
 /// Whether the job can step on this cluster, and what stops it first.
 pub fn stop(cluster: &Cluster, spec: &WorkloadSpec) -> Option<Stop> {
     for name in &spec.nodes {
-        let Some(node) = cluster.node(name).filter(|node| node.reachable) else {
+        // A node that is down, or rebooting, takes the job's ranks with it.
+        let Some(node) = cluster.node(name).filter(|node| node.up(cluster.now)) else {
             return Some(Stop::NodeDown { node: name.clone() });
         };
         for gpu in job_gpus(node, spec.gpus_per_node) {

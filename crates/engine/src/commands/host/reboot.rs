@@ -120,6 +120,19 @@ mod tests {
     }
 
     #[test]
+    fn a_reboot_under_a_running_job_fails_it() {
+        let lab = crate::load(
+            "[lab]\nid = \"t\"\ntitle = \"T\"\nsummary = \"A job.\"\n\n[cluster]\npreset = \"hgx-h100\"\nnodes = [\"gpu-001\", \"gpu-002\"]\n\n[[jobs]]\nname = \"llm\"\nkind = \"training\"\nnodes = [\"gpu-001\", \"gpu-002\"]\nparams = \"8B\"\nglobal_batch = 16\nseq_len = 2048\nsteps = 100000\n",
+        )
+        .expect("the lab loads");
+        let mut shell = shell(lab.instantiate(1));
+        assert!(shell.run("squeue -h -o %T").stdout().starts_with("RUNNING"));
+        shell.run("ssh gpu-002 sudo reboot");
+        // The other ranks wait for the lost ones until NCCL's watchdog ends them.
+        assert!(shell.run("sleep 900; sacct -n -X -o State").stdout().contains("FAILED"), "{}", shell.run("sacct").stdout());
+    }
+
+    #[test]
     fn a_drained_node_stays_drained_and_keeps_what_a_reboot_cannot_fix() {
         let mut cluster = cluster();
         cluster.inject(Fault::HcaSymbolErrors { node: "gpu-002".into(), hca: "mlx5_1".into(), count: 5000 }, Vec::new()).expect("the fault applies");
