@@ -1,6 +1,6 @@
 //! Where each program is installed on the node image (Ubuntu 22.04, merged
-//! /usr), for `which`, `type`, `command -v` and `ps`'s command lines: one
-//! table, so that every tool names the same file.
+//! /usr), for `which`, `type` and `command -v`: one table, so that every
+//! tool names the same file.
 
 /// infiniband-diags and the system administration programs live in /usr/sbin.
 const SBIN: &[&str] = &[

@@ -30,6 +30,9 @@ static SIGNATURE: Signature = Signature {
     ],
 };
 
+/// What ipmitool answers a `chassis power` it does not know.
+const POWER_USAGE: &str = "chassis power Commands: status, on, off, cycle, reset, diag, soft\n";
+
 const NO_SESSION: &str = "Error: Unable to establish IPMI v2 / RMCP+ session\n";
 
 /// `chassis status`, a powered node's.
@@ -86,7 +89,7 @@ impl Command for Ipmitool {
             ["chassis", "status"] => return Output::ok(CHASSIS_STATUS),
             ["chassis", "power", action] | ["power", action] => *action,
             ["chassis", "power"] | ["power"] => {
-                return Output::error("chassis power Commands: status, on, off, cycle, reset, diag, soft\n", 1);
+                return Output::error(POWER_USAGE, 1);
             }
             [other, ..] => return Output::error(format!("Invalid command: {other}\n"), 1),
             [] => unreachable!("checked above"),
@@ -103,7 +106,7 @@ impl Command for Ipmitool {
             "reset" => reboot("Reset"),
             // A node left off would need the data centre to bring it back.
             "off" | "soft" | "diag" => Output::error("ipmitool: this lab keeps nodes powered: use 'chassis power cycle' or 'reset'\n", 1),
-            _ => Output::error("chassis power Commands: status, on, off, cycle, reset, diag, soft\n", 1),
+            _ => Output::error(POWER_USAGE, 1),
         }
     }
 }

@@ -5,7 +5,7 @@
 //! output is taken to come at an even pace), and what it ran recorded as
 //! killed, so that it proves nothing to grading.
 
-use crate::commands::options::{getopt, quote, Dialect, Opt};
+use crate::commands::options::{getopt, quote, usage_error, Dialect, Opt};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 
 pub struct Timeout;
@@ -96,10 +96,10 @@ impl Command for Timeout {
             match (flag.long, value) {
                 (Some("signal"), Some(value)) => match signal_number(value) {
                     Some(number) => signal = number,
-                    None => return Output::error(format!("timeout: {}: invalid signal\nTry 'timeout --help' for more information.\n", value), 125),
+                    None => return usage_error("timeout", &DIALECT, &format!("{value}: invalid signal")),
                 },
                 (Some("kill-after"), Some(value)) if duration_ms(value).is_none() => {
-                    return Output::error(format!("timeout: invalid time interval {}\nTry 'timeout --help' for more information.\n", quote(value)), 125);
+                    return usage_error("timeout", &DIALECT, &format!("invalid time interval {}", quote(value)));
                 }
                 (Some("preserve-status"), _) => preserve = true,
                 (Some("verbose"), _) => verbose = true,
@@ -107,13 +107,13 @@ impl Command for Timeout {
             }
         }
         let Some(limit) = operands.first() else {
-            return Output::error("timeout: missing operand\nTry 'timeout --help' for more information.\n", 125);
+            return usage_error("timeout", &DIALECT, "missing operand");
         };
         let Some(limit_ms) = duration_ms(limit) else {
-            return Output::error(format!("timeout: invalid time interval {}\nTry 'timeout --help' for more information.\n", quote(limit)), 125);
+            return usage_error("timeout", &DIALECT, &format!("invalid time interval {}", quote(limit)));
         };
         let Some(name) = operands.get(1) else {
-            return Output::error(format!("timeout: missing operand after {}\nTry 'timeout --help' for more information.\n", quote(limit)), 125);
+            return usage_error("timeout", &DIALECT, &format!("missing operand after {}", quote(limit)));
         };
         let mark = invocation.runner.executions().len();
         let call = invocation.call_on(&invocation.node.hostname, Some(invocation.env));
