@@ -128,6 +128,9 @@ pub const MAX_SHARED_LINK_CHARS: usize = 16_000;
 /// Jobs Slurm keeps for one lab (`sbatch` past them is refused with
 /// Slurm's job-submit-limit error): each is a record in the history.
 pub const MAX_SLURM_JOBS: usize = 10_000;
+/// Batch jobs that may wait in the queue at once: each keeps its script
+/// and environment in the saved session until it starts.
+pub const MAX_PENDING_BATCH_JOBS: usize = 64;
 
 /// Workloads a lab may declare, and the iterations one may train for: the
 /// job log is walked step by step, so its length is bounded.

@@ -75,7 +75,9 @@ fn sinfo_rows_have_the_captured_layout() {
     for (name, state, reachable) in &hosts {
         let node = cluster.node_mut(name).unwrap();
         node.scheduler = *state;
-        node.reachable = *reachable;
+        if !*reachable {
+            node.hang();
+        }
     }
     let mut session = Session::new(cluster, &hosts[0].0);
     let output = session.run("sinfo").stdout();

@@ -56,6 +56,9 @@ pub enum Change {
     SubmitJob { node: String, job: super::job::Job },
     /// `scancel JOBID` from `node`: the job ends now.
     CancelJob { node: String, job: i64 },
+    /// Slurm started batch job `job`, which waited in the queue, on
+    /// `nodelist`; its script ran `runtime` seconds and exited `exit_code`.
+    StartJob { node: String, job: i64, nodelist: Vec<String>, runtime: i64, exit_code: i32 },
     /// `sbatch` of a workload's script: the training job starts (from its
     /// last checkpoint, if it saved one).
     LaunchWorkload { node: String, name: String, job: i64 },
@@ -64,12 +67,15 @@ pub enum Change {
     /// `power_cycle`): it is down for [`BOOT_SECONDS`], then boots again,
     /// clearing the faults a reboot clears
     /// ([`super::fault::Fault::cleared_by_reboot`]; a power cycle also
-    /// revives a hung node). Slurm was not told: an idle node comes back
-    /// down, "unexpectedly rebooted".
+    /// revives a hung node). Unless Slurm rebooted it itself
+    /// (`by_slurm`: `scontrol reboot`, shown `boot^` while it boots), Slurm
+    /// was not told: an idle node comes back down, "unexpectedly rebooted".
     Reboot {
         node: String,
         #[serde(default)]
         power_cycle: bool,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        by_slurm: bool,
     },
 }
 
@@ -140,6 +146,7 @@ impl Change {
             | Change::Traffic { node, .. }
             | Change::Cordon { node, .. }
             | Change::SubmitJob { node, .. }
+            | Change::StartJob { node, .. }
             | Change::CancelJob { node, .. }
             | Change::LaunchWorkload { node, .. }
             | Change::Reboot { node, .. } => node,
@@ -192,7 +199,7 @@ impl Cluster {
                 }
             }
         }
-        if let Change::Reboot { node, power_cycle } = change {
+        if let Change::Reboot { node, power_cycle, by_slurm } = change {
             for injected in &mut self.injected {
                 let hung = *power_cycle && matches!(injected.fault, super::fault::Fault::NodeDown { .. });
                 if injected.fault.node() == node && (injected.fault.cleared_by_reboot() || hung) {
@@ -206,7 +213,7 @@ impl Cluster {
             }
             // slurmd registers with a boot time slurmctld did not expect
             // (no `scontrol reboot`): a node in service is set down.
-            if let Some(rebooted) = self.node_mut(node).filter(|_| !drained) {
+            if let Some(rebooted) = self.node_mut(node).filter(|_| !drained && !by_slurm) {
                 let back = at + BOOT_SECONDS;
                 rebooted.scheduler = SchedulerState::Down;
                 rebooted.scheduler_reason = Some(format!("Node unexpectedly rebooted boot_time={back} last response={at}"));
@@ -255,6 +262,7 @@ impl Cluster {
         }
         match change {
             Change::CancelJob { job, .. } => self.cancel_job(*job, at),
+            Change::StartJob { job, nodelist, runtime, exit_code, .. } => self.start_job(*job, nodelist, *runtime, *exit_code, at),
             Change::LaunchWorkload { name, job, .. } => self.launch_workload(name, *job, at),
             _ => {}
         }
@@ -269,6 +277,34 @@ impl Cluster {
                     if matches!(&injected.fault, super::fault::Fault::FabricManagerDown { node: at } if at == node) {
                         injected.repaired = true;
                     }
+                }
+            }
+        }
+    }
+
+    /// The batch jobs waiting in the queue with a script to run, oldest first.
+    pub fn pending_batch_jobs(&self) -> Vec<&super::job::Job> {
+        self.history
+            .iter()
+            .filter_map(|(_, change)| match change {
+                Change::SubmitJob { job, .. } if job.started.is_none() && !job.cancelled && job.batch.is_some() => Some(job),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A waiting batch job starts: its record says where and how it ran,
+    /// and it no longer needs its script.
+    fn start_job(&mut self, id: i64, nodelist: &[String], runtime: i64, exit_code: i32, at: EpochSeconds) {
+        for (_, change) in &mut self.history {
+            if let Change::SubmitJob { job, .. } = change {
+                if job.id == id && job.started.is_none() {
+                    job.started = Some(at);
+                    job.nodelist = nodelist.to_vec();
+                    job.runtime = runtime;
+                    job.exit_code = exit_code;
+                    job.reason.clear();
+                    job.batch = None;
                 }
             }
         }
@@ -419,7 +455,7 @@ impl Cluster {
             }
             // The record is the history entry itself; the jobs, the workloads'.
             // A reboot's effects are the node built again (`apply_change`).
-            Change::SubmitJob { .. } | Change::CancelJob { .. } | Change::LaunchWorkload { .. } | Change::Reboot { .. } => {}
+            Change::SubmitJob { .. } | Change::CancelJob { .. } | Change::StartJob { .. } | Change::LaunchWorkload { .. } | Change::Reboot { .. } => {}
         }
     }
 }

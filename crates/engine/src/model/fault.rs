@@ -368,7 +368,7 @@ impl Fault {
                 node.log_kernel(node.booted_at + 3, 6, limited_by(&bus, &link));
             }
             Fault::NodeDown { reason, .. } => {
-                node.reachable = false;
+                node.hang();
                 node.scheduler = SchedulerState::Down;
                 node.scheduler_reason = Some(reason.clone());
                 node.scheduler_reason_since = at;

@@ -33,6 +33,25 @@ pub struct Job {
     /// starts as that workload once they are free (`Cluster::start_waiting_jobs`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub workload: bool,
+    /// A trainee's batch job waiting for nodes: what it runs once they are
+    /// free (the shell's scheduler starts it, `Change::StartJob`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<Batch>,
+}
+
+/// What a waiting batch job runs when it starts, as sbatch took it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Batch {
+    pub script: String,
+    /// Where it was submitted from, with that shell's environment (Slurm
+    /// exports it to the job) and working directory.
+    pub host: String,
+    pub env: std::collections::BTreeMap<String, String>,
+    /// `-o` and `-e` as given (`%j` and the rest expanded when it starts).
+    pub output: Option<String>,
+    pub error: Option<String>,
+    /// `-w`: the nodes it must run on.
+    pub required: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,6 +152,7 @@ mod tests {
             exit_code: 0,
             cancelled: false,
             workload: false,
+            batch: None,
         };
         assert_eq!(job.state_at(120), JobState::Running);
         assert_eq!(job.state_at(161), JobState::Completed);

@@ -385,8 +385,8 @@ impl Cluster {
         }
         // Still the same boot, unless a reboot in the history made a new one.
         let last_boot = self.history.iter().rev().find_map(|(at, c)| match c {
-            change::Change::Repair { node, action, .. } if node == hostname && change::reboots(action) => Some(*at - REBOOT_BEFORE_DONE),
-            change::Change::Reboot { node, .. } if node == hostname => Some(*at + change::BOOT_SECONDS),
+            change::Change::Repair { node, action, .. } if node == hostname && change::reboots(action) => Some((*at - REBOOT_BEFORE_DONE, false)),
+            change::Change::Reboot { node, by_slurm, .. } if node == hostname => Some((*at + change::BOOT_SECONDS, *by_slurm)),
             _ => None,
         });
         let node = Rc::make_mut(&mut self.nodes[at]);
@@ -394,8 +394,9 @@ impl Cluster {
         node.scheduler_reason = old.scheduler_reason.clone();
         node.scheduler_reason_since = old.scheduler_reason_since;
         node.files = old.files.clone();
-        if let Some(booted_at) = last_boot {
+        if let Some((booted_at, by_slurm)) = last_boot {
             node.booted_at = booted_at;
+            node.reboot_issued = by_slurm;
             node.fabric_manager_since = node.fabric_manager_since.max(booted_at + 41);
         }
         if !rebooted {
@@ -507,6 +508,7 @@ fn build_node(config: &ClusterConfig, versions: &Versions, index: usize, hostnam
         scheduler_reason: None,
         scheduler_reason_since: booted_at,
         reachable: true,
+        reboot_issued: false,
         cordoned_since: None,
         drained_pods: false,
         listeners: Vec::new(),

@@ -93,9 +93,13 @@ pub struct Node {
     /// Why an operator or the scheduler took the node out, e.g. `Not responding`.
     pub scheduler_reason: Option<String>,
     pub scheduler_reason_since: EpochSeconds,
-    /// False when the node is down: ssh and pdsh cannot reach it (nor
-    /// while it boots: see [`Node::up`]).
-    pub reachable: bool,
+    /// False when the node hangs (`node-down`). Private to the model:
+    /// every reader asks [`Node::up`], which also knows the node is away
+    /// while it boots.
+    pub(in crate::model) reachable: bool,
+    /// Slurm rebooted the node this boot (`scontrol reboot`): while it
+    /// boots, Slurm shows it `boot^` and waits for it.
+    pub reboot_issued: bool,
     /// Kubernetes' own mark (`kubectl cordon`, `drain`): since when the node
     /// is unschedulable, and whether a drain evicted its pods. Slurm's
     /// state is a separate system's (`scheduler`).
@@ -117,6 +121,18 @@ impl Node {
     /// a reboot and its next boot.
     pub fn up(&self, now: super::time::EpochSeconds) -> bool {
         self.reachable && now >= self.booted_at
+    }
+
+    /// The node stops answering (a hang, a lost network) until a power
+    /// cycle or a repair rebuilds it.
+    pub fn hang(&mut self) {
+        self.reachable = false;
+    }
+
+    /// Whether the node hangs: it will not come back without a power
+    /// cycle or a repair (a node that boots is only away: see [`Node::up`]).
+    pub fn hangs(&self) -> bool {
+        !self.reachable
     }
 
     pub fn gpu(&self, index: u32) -> Option<&Gpu> {

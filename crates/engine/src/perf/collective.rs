@@ -235,7 +235,7 @@ fn cuda_failure(member: &Member) -> Option<&'static str> {
 /// environment: its large-message bus bandwidth (GB/s). None when the job
 /// cannot run (a node down, a GPU lost).
 pub fn all_reduce_busbw(cluster: &Cluster) -> Option<f64> {
-    if cluster.nodes.iter().any(|node| !node.reachable) {
+    if cluster.nodes.iter().any(|node| !node.up(cluster.now)) {
         return None;
     }
     let members: Vec<Member> = cluster.nodes.iter().map(|node| Member { node, ranks: node.gpus.len() as u32 }).collect();

@@ -1066,6 +1066,7 @@ impl<'c, 's> Interp<'c, 's> {
         if self.cluster.now != now {
             self.cluster.to_mut().advance_to(now);
         }
+        self.start_waiting_batch_jobs();
         self.running = (self.log.len(), None);
         if let Some(output) = builtins::run(self, argv, stdin, from_terminal) {
             return output;
@@ -1087,6 +1088,23 @@ impl<'c, 's> Interp<'c, 's> {
         self.log.finish(slot, output.status, output.duration_ms, &output.stdout);
         self.running.1 = Some(slot);
         output
+    }
+
+    /// Slurm's scheduler, as the clock reaches each command of the
+    /// interactive shell: the batch jobs waiting for nodes that are free
+    /// now start, one after another (each takes its nodes before the next
+    /// is placed). Nested shells leave it to the one that runs them.
+    fn start_waiting_batch_jobs(&mut self) {
+        if self.session.is_none() {
+            return;
+        }
+        for _ in 0..limits::MAX_PENDING_BATCH_JOBS {
+            let runner = self.runner();
+            let Some(changes) = commands::scheduler::slurm::sbatch::start_next_pending(&runner, &self.cluster) else {
+                return;
+            };
+            self.apply(&changes, 0);
+        }
     }
 
     /// Applies what a command changed, at the time it ended.

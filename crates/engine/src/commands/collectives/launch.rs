@@ -11,6 +11,7 @@ use crate::commands::scheduler::slurm::hostlist;
 use crate::commands::{self, Command, Example, Flag, Invocation, Output, Signature};
 use crate::limits::MAX_TASKS;
 use crate::model::node::SchedulerState;
+use crate::model::time::EpochSeconds;
 use crate::model::{Cluster, Node};
 use crate::rng::{stable_hash, Rng};
 
@@ -105,12 +106,12 @@ const QUEUED_WAIT_MS: u64 = 10 * 60 * 1000;
 
 /// Whether a job could start on the node now: up, in service, and not
 /// held by a running job (jobs here have their nodes exclusively).
-fn available(node: &Node) -> bool {
-    in_service(node) && !node.busy
+fn available(node: &Node, now: EpochSeconds) -> bool {
+    in_service(node, now) && !node.busy
 }
 
-fn in_service(node: &Node) -> bool {
-    node.reachable && matches!(node.scheduler, SchedulerState::Idle | SchedulerState::Allocated)
+fn in_service(node: &Node, now: EpochSeconds) -> bool {
+    node.up(now) && matches!(node.scheduler, SchedulerState::Idle | SchedulerState::Allocated)
 }
 
 /// NCCL's configuration files, as NCCL reads them at start-up:
@@ -284,7 +285,7 @@ impl Command for Srun {
                 }
                 match cluster.node(&name) {
                     None => return Output::error("srun: error: Unable to allocate resources: Invalid node name specified\n", 1),
-                    Some(node) if !available(node) => return queued(!in_service(node)),
+                    Some(node) if !available(node, cluster.now) => return queued(!in_service(node, cluster.now)),
                     Some(node) => chosen.push(node),
                 }
             }
@@ -303,7 +304,7 @@ impl Command for Srun {
             return refuse();
         }
         let count = count as usize;
-        for node in cluster.nodes.iter().filter(|n| available(n) && !excluded.contains(&n.hostname)) {
+        for node in cluster.nodes.iter().filter(|n| available(n, cluster.now) && !excluded.contains(&n.hostname)) {
             if chosen.len() >= count {
                 break;
             }
@@ -315,7 +316,7 @@ impl Command for Srun {
             return refuse();
         }
         if chosen.len() < count {
-            return queued(cluster.nodes.iter().any(|node| !in_service(node) && !excluded.contains(&node.hostname)));
+            return queued(cluster.nodes.iter().any(|node| !in_service(node, cluster.now) && !excluded.contains(&node.hostname)));
         }
         let total = ntasks.unwrap_or(per_node.unwrap_or(1) * count as u64).max(count as u64);
         if total > cpus * count as u64 || total > MAX_TASKS {

@@ -420,7 +420,7 @@ impl Perftest {
                 format!("Name or service not known for {host}:{port}\nProblem in resolving basic address and port\n Unable to init the socket connection\n");
             return fail(out, if is_ip { refused } else { unknown });
         };
-        let listener = target.listeners.iter().find(|l| l.port == port && l.program == self.signature.name && target.reachable);
+        let listener = target.listeners.iter().find(|l| l.port == port && l.program == self.signature.name && target.up(cluster.now));
         let Some(listener) = listener else {
             return fail(out, format!("Couldn't connect to {host}:{port}\n Unable to init the socket connection\n"));
         };

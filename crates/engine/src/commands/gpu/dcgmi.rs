@@ -325,7 +325,7 @@ fn skipped_rows(v4: bool, name: &str, gpus: &[&Gpu]) -> String {
 /// fail it, none when it passes.
 pub fn diag_errors(cluster: &Cluster, host: &str, level: u8) -> Vec<String> {
     let Some(node) = cluster.node(host) else { return vec![format!("{host} is not a node of this lab")] };
-    if !node.reachable {
+    if !node.up(cluster.now) {
         return vec![format!("{host} does not answer")];
     }
     let gpus: Vec<&Gpu> = node.gpus.iter().filter(|gpu| gpu.is_visible() || lost_while_watched(gpu)).collect();

@@ -96,7 +96,7 @@ impl Command for Ipmitool {
         };
         let reboot = |word: &str| Output {
             stdout: format!("Chassis Power Control: {word}\n"),
-            changes: vec![Change::Reboot { node: node.hostname.clone(), power_cycle: true }],
+            changes: vec![Change::Reboot { node: node.hostname.clone(), power_cycle: true, by_slurm: false }],
             ..Output::default()
         };
         match power {

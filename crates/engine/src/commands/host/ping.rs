@@ -70,7 +70,7 @@ impl Command for Ping {
         let mut out = format!("PING {} ({ip}) 56(84) bytes of data.\n", if target == ip { &ip } else { &target });
         let duration_ms = (count - 1) * 1000 + 1;
         let time = duration_ms;
-        if !node.reachable {
+        if !node.up(invocation.cluster.now) {
             if !quiet {
                 for seq in 1..=count {
                     out += &format!("From {} ({}) icmp_seq={seq} Destination Host Unreachable\n", me.hostname, frontend_ip(&me.hostname));
@@ -112,7 +112,7 @@ mod tests {
         let out = run_on_first_node("ping -c 1 nosuch");
         assert_eq!((out.stderr.as_str(), out.status), ("ping: nosuch: Name or service not known\n", 2));
         let mut shell = session();
-        shell.cluster.node_mut("gpu-002").unwrap().reachable = false;
+        shell.cluster.node_mut("gpu-002").unwrap().hang();
         let out = shell.run("ping -c 2 gpu-002");
         assert_eq!(out.status, 1);
         assert!(out.stdout().contains("From gpu-001 (10.1.0.2) icmp_seq=2 Destination Host Unreachable\n"));

@@ -14,7 +14,7 @@ pub fn reboot(invocation: &Invocation) -> Output {
     if !is_root(invocation.env) {
         return Output::error(NOT_PERMITTED, 1);
     }
-    Output { changes: vec![Change::Reboot { node: invocation.node.hostname.clone(), power_cycle: false }], ..Output::default() }
+    Output { changes: vec![Change::Reboot { node: invocation.node.hostname.clone(), power_cycle: false, by_slurm: false }], ..Output::default() }
 }
 
 pub struct Reboot;
@@ -117,6 +117,19 @@ mod tests {
         assert_eq!(shell.run("ssh gpu-002 sudo dmesg | grep -c 'fallen off'").stdout(), "0\n");
         // Slurm was not told: the node is down until an operator resumes it.
         assert!(shell.run("scontrol show node gpu-002").stdout().contains("Reason=Node unexpectedly rebooted"));
+    }
+
+    #[test]
+    fn every_view_sees_the_node_away_while_it_boots() {
+        let mut shell = session();
+        shell.run("ssh gpu-002 sudo reboot");
+        assert_eq!(shell.run("sinfo -n gpu-002 -h -o %t").stdout(), "down*\n");
+        assert!(shell.run("kubectl get node gpu-002").stdout().contains("NotReady"));
+        assert!(shell.run("ping -c 1 gpu-002").stdout().contains("Destination Host Unreachable"));
+        assert!(shell.run("pdsh -w gpu-002 true").stderr().contains("No route to host"));
+        shell.run("sleep 300");
+        assert!(shell.run("kubectl get node gpu-002").stdout().contains(" Ready "));
+        assert_eq!(shell.run("sinfo -n gpu-002 -h -o %t").stdout(), "down\n");
     }
 
     #[test]

@@ -122,7 +122,7 @@ mod tests {
         assert_eq!(out.stdout, "---------------\ngpu-[001-002] (2)\n---------------\n8\n");
         assert_eq!(run_on_first_node("clush -w gpu-001,gpu-002 hostname").stdout, "gpu-001: gpu-001\ngpu-002: gpu-002\n");
         let mut shell = session();
-        shell.cluster.node_mut("gpu-002").unwrap().reachable = false;
+        shell.cluster.node_mut("gpu-002").unwrap().hang();
         let out = shell.run("clush -a -b hostname");
         assert_eq!(out.stdout(), "---------------\ngpu-001\n---------------\ngpu-001\n");
         assert!(out.stderr().ends_with("clush: gpu-002: exited with exit code 255\n"));

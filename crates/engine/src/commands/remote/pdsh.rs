@@ -119,7 +119,7 @@ pub fn run_all(invocation: &Invocation, options: &Fanout) -> (Vec<HostResult>, V
     for host in hosts {
         let reached = match cluster.node(&host) {
             None => Err(format!("ssh: Could not resolve hostname {host}: Name or service not known\n")),
-            Some(node) if !node.reachable => Err(format!("ssh: connect to host {host} port 22: No route to host\n")),
+            Some(node) if !node.up(cluster.now) => Err(format!("ssh: connect to host {host} port 22: No route to host\n")),
             Some(_) => {
                 let output = invocation.runner.run_line(invocation.call_on(&host, None), &line);
                 changes.extend(output.changes);
@@ -217,7 +217,7 @@ mod tests {
         assert_eq!(out.stdout, "gpu-001: gpu-001\ngpu-002: gpu-002\n");
         assert_eq!(run_on_first_node("pdsh -w gpu-002 'nvidia-smi -L | wc -l'").stdout, "gpu-002: 8\n");
         let mut shell = session();
-        shell.cluster.node_mut("gpu-002").unwrap().reachable = false;
+        shell.cluster.node_mut("gpu-002").unwrap().hang();
         let out = shell.run("pdsh -a hostname");
         assert_eq!(out.stdout(), "gpu-001: gpu-001\n");
         assert_eq!(out.stderr(), "gpu-002: ssh: connect to host gpu-002 port 22: No route to host\npdsh@gpu-001: gpu-002: ssh exited with exit code 255\n");

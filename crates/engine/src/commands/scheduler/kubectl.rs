@@ -104,6 +104,10 @@ fn evicted(node: &Node) -> bool {
 
 /// When the node stopped answering (its Slurm reason's time when it is down).
 fn lost_at(cluster: &Cluster, node: &Node) -> EpochSeconds {
+    if !node.hangs() {
+        // Away while it boots: since the reboot.
+        return node.booted_at - crate::model::change::BOOT_SECONDS;
+    }
     if node.scheduler == SchedulerState::Down {
         node.scheduler_reason_since
     } else {
@@ -141,7 +145,7 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
         for (ds, delay) in DAEMONSETS {
             let mut pod = Pod {
                 name: format!("{ds}-{}", suffix(cluster, &[&node.hostname, "k8s", ds], 5)),
-                ready: node.reachable,
+                ready: node.up(cluster.now),
                 status: "Running",
                 restarts: 0,
                 last_crash: None,
@@ -164,7 +168,7 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
     // that lost them give the time they moved.
     let mut moved = None;
     for (index, node) in cluster.nodes.iter().enumerate() {
-        if node.reachable && !evicted(node) {
+        if !node.hangs() && !evicted(node) {
             for name in DEPLOYMENTS {
                 let hash = suffix(cluster, &[name, "rs"], 10);
                 let since = moved.unwrap_or(node.booted_at + 60);
@@ -184,7 +188,7 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
                 }
                 // Evicted from the first node while it did not answer: stuck terminating.
                 let first = &cluster.nodes[0];
-                if !first.reachable && !evicted(first) {
+                if first.hangs() && !evicted(first) {
                     let old = suffix(cluster, &[&first.hostname, "k8s", name], 5);
                     pods.push(Pod {
                         name: format!("{name}-{hash}-{old}"),
@@ -200,7 +204,7 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
             }
             break;
         }
-        let left = if node.reachable { node.cordoned_since.unwrap_or(node.booted_at) } else { lost_at(cluster, node) + 300 };
+        let left = if !node.hangs() { node.cordoned_since.unwrap_or(node.booted_at) } else { lost_at(cluster, node) + 300 };
         moved = Some(moved.unwrap_or(left).max(left));
     }
     crate::sort::sort_by(&mut pods, |a, b| a.name.cmp(&b.name));
@@ -276,8 +280,8 @@ fn align(lines: &[String], pad: usize, min: usize) -> String {
     out
 }
 
-fn node_status(node: &Node) -> String {
-    let ready = if node.reachable { "Ready" } else { "NotReady" };
+fn node_status(node: &Node, now: EpochSeconds) -> String {
+    let ready = if node.up(now) { "Ready" } else { "NotReady" };
     if cordoned(node) {
         format!("{ready},SchedulingDisabled")
     } else {
@@ -340,7 +344,7 @@ fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
     l.push("\tvolumes.kubernetes.io/controller-managed-attach-detach: true".into());
     l.push(format!("CreationTimestamp:\t{}", rfc1123(joined(cluster, node))));
     let mut taints = Vec::new();
-    if !node.reachable {
+    if !node.up(cluster.now) {
         taints.extend(["node.kubernetes.io/unreachable:NoExecute", "node.kubernetes.io/unreachable:NoSchedule"]);
     }
     if cordoned(node) {
@@ -363,7 +367,7 @@ fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
         ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
         ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
     ] {
-        let row = if node.reachable {
+        let row = if node.up(cluster.now) {
             format!("{fine}\t{}\t{}\t{reason}\t{message}", rfc1123(now - (now - up) % 40), rfc1123(up))
         } else {
             let lost = lost_at(cluster, node);
@@ -402,7 +406,7 @@ fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
         l.push(format!("  {NS}\t{}\t0 (0%)\t0 (0%)\t0 (0%)\t0 (0%)\t{}", pod.name, age(now - pod.since)));
     }
     let mut events = Vec::new();
-    if !node.reachable {
+    if !node.up(cluster.now) {
         events.push(("NodeNotReady", lost_at(cluster, node), "node-controller", "NodeNotReady"));
     }
     if cordoned(node) {
@@ -584,7 +588,7 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
                     continue;
                 }
                 let mut row =
-                    format!("{}\t{}\t<none>\t{}\t{}", node.hostname, node_status(node), age(now - joined(cluster, node)), cluster.versions.kubernetes);
+                    format!("{}\t{}\t<none>\t{}\t{}", node.hostname, node_status(node, now), age(now - joined(cluster, node)), cluster.versions.kubernetes);
                 if wide {
                     let ip = crate::model::network::frontend_ip(&node.hostname);
                     row += &format!("\t{ip}\t<none>\t{}\t{KERNEL}\tcontainerd://1.7.12", cluster.versions.os.pretty_name());
@@ -773,7 +777,7 @@ fn logs(cluster: &Cluster, o: &Opts) -> Output {
         return not_found("pods", name);
     };
     let node = &cluster.nodes[pod.node];
-    if !node.reachable {
+    if !node.up(cluster.now) {
         let ip = crate::model::network::frontend_ip(&node.hostname);
         return Output::error(
             format!(
@@ -928,7 +932,7 @@ mod tests {
         let log = shell.run(&format!("kubectl logs -n gpu-operator {pod}")).stdout();
         assert!(log.contains("main.go:123] error starting plugins:") && log.ends_with("'3': GPU is lost\n"), "{log}");
         assert!(shell.run("kubectl describe node gpu-002").stdout().contains("Allocatable:\n  cpu:             224\n"));
-        shell.cluster.node_mut("gpu-002").unwrap().reachable = false;
+        shell.cluster.node_mut("gpu-002").unwrap().hang();
         assert!(shell.run("kubectl get nodes").stdout().contains("gpu-002   NotReady"));
         assert!(shell.run(&format!("kubectl logs -n gpu-operator {pod}")).stderr().contains("no route to host"));
     }

@@ -410,6 +410,7 @@ impl Workload {
             exit_code,
             cancelled,
             workload: false,
+            batch: None,
         }
     }
 
@@ -551,7 +552,7 @@ impl Cluster {
         for (id, name, submitted) in waiting {
             let Some(spec) = self.workload_specs.iter().find(|spec| spec.name == name).cloned() else { continue };
             let in_service =
-                spec.nodes.iter().all(|host| self.node(host).is_some_and(|node| node.reachable && node.scheduler == super::node::SchedulerState::Idle));
+                spec.nodes.iter().all(|host| self.node(host).is_some_and(|node| node.up(now) && node.scheduler == super::node::SchedulerState::Idle));
             let mut freed = submitted;
             let mut held = false;
             for other in self.workloads.iter().filter(|w| w.spec.nodes.iter().any(|n| spec.nodes.contains(n))) {

@@ -2,7 +2,8 @@
 //! `scontrol show node`. The cluster is one partition, `gpu` (the default,
 //! shown `gpu*`), holding every node, with no time limit. A node's state and
 //! reason come from `Node::scheduler`, `scheduler_reason` and
-//! `scheduler_reason_since`; an unreachable node is "not responding" (`*`).
+//! `scheduler_reason_since`; a node that does not answer is "not responding" (`*`), or `boot^` while
+//! Slurm reboots it (`scontrol reboot`).
 //!
 //! Jobs are what `sbatch` recorded in the cluster's history
 //! (`model::job`): `squeue` shows those pending or running, `sacct` all.
@@ -25,9 +26,19 @@ pub const TIME_LIMIT: &str = "infinite";
 /// Who set the reason: operators drain and down nodes as root.
 pub const REASON_USER: &str = "root";
 
+/// Whether Slurm rebooted the node (`scontrol reboot`) and waits for it to
+/// boot: the REBOOT_ISSUED flag, which Slurm shows before any other for a
+/// node running no job (slurm_protocol_defs.c, `node_state_string*`).
+fn reboot_issued(node: &Node, now: EpochSeconds) -> bool {
+    node.reboot_issued && !node.up(now) && !node.hangs() && SlurmShown::of(node) != SlurmShown::Allocated
+}
+
 /// `sinfo`'s compact state (`%t`): idle, alloc, drain, down, with `*` when
-/// the node does not respond.
-pub fn compact_state(node: &Node) -> String {
+/// the node does not respond; `boot^` while Slurm reboots it.
+pub fn compact_state(node: &Node, now: EpochSeconds) -> String {
+    if reboot_issued(node, now) {
+        return "boot^".to_string();
+    }
     let base = match SlurmShown::of(node) {
         SlurmShown::Idle => "idle",
         SlurmShown::Allocated => "alloc",
@@ -35,17 +46,21 @@ pub fn compact_state(node: &Node) -> String {
         SlurmShown::Drained => "drain",
         SlurmShown::Draining => "drng",
     };
-    format!("{base}{}", if node.reachable { "" } else { "*" })
+    format!("{base}{}", if node.up(now) { "" } else { "*" })
 }
 
-/// `sinfo -l`'s long state (`%T`).
-pub fn long_state(node: &Node) -> String {
+/// `sinfo -l`'s long state (`%T`); `reboot^` while Slurm reboots the node.
+pub fn long_state(node: &Node, now: EpochSeconds) -> String {
+    if reboot_issued(node, now) {
+        return "reboot^".to_string();
+    }
     let base = SlurmShown::of(node).long();
-    format!("{base}{}", if node.reachable { "" } else { "*" })
+    format!("{base}{}", if node.up(now) { "" } else { "*" })
 }
 
-/// `scontrol`'s state: `IDLE`, `ALLOCATED`, `DOWN+NOT_RESPONDING`, `IDLE+DRAIN`.
-pub fn scontrol_state(node: &Node) -> String {
+/// `scontrol`'s state: `IDLE`, `ALLOCATED`, `DOWN+NOT_RESPONDING`,
+/// `IDLE+DRAIN`, `IDLE+DRAIN+REBOOT_ISSUED` (the flags in Slurm's order).
+pub fn scontrol_state(node: &Node, now: EpochSeconds) -> String {
     let mut state = match SlurmShown::of(node) {
         SlurmShown::Idle => "IDLE",
         SlurmShown::Allocated => "ALLOCATED",
@@ -54,7 +69,9 @@ pub fn scontrol_state(node: &Node) -> String {
         SlurmShown::Draining => "ALLOCATED+DRAIN",
     }
     .to_string();
-    if !node.reachable {
+    if reboot_issued(node, now) {
+        state.push_str("+REBOOT_ISSUED");
+    } else if !node.up(now) {
         state.push_str("+NOT_RESPONDING");
     }
     state

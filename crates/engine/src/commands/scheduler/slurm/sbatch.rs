@@ -11,16 +11,19 @@
 //! starts that training job instead. The job itself is
 //! recorded (`Change::SubmitJob`): squeue shows it running for as long as
 //! its script ran, sacct keeps it. When the nodes it needs are not
-//! available it waits in the queue with Slurm's reason (and, in this
-//! model, never starts: nothing frees nodes on its own). Job ids:
-//! `next_job_id` (sbatch takes one second).
+//! available it waits in the queue with Slurm's reason, its script kept
+//! with the job, and starts at the first command the shell runs once they
+//! are (`start_next_pending`, `Change::StartJob`). Job ids: `next_job_id`
+//! (sbatch takes one second).
 
 use super::{hostlist, PARTITION};
-use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::commands::{Call, Command, Example, Flag, Invocation, Output, Runner, Signature};
 use crate::limits::MAX_SLURM_JOBS;
 use crate::model::change::Change;
-use crate::model::job::Job;
+use crate::model::job::{Batch, Job};
 use crate::model::node::SchedulerState;
+use crate::model::time::EpochSeconds;
+use crate::model::{Cluster, Node};
 
 pub struct Sbatch;
 
@@ -162,48 +165,25 @@ impl Command for Sbatch {
             Ok(script) => script,
             Err(output) => return output,
         };
-        let usable = |n: &&crate::model::Node| n.reachable && matches!(n.scheduler, SchedulerState::Idle | SchedulerState::Allocated);
-        let mut chosen: Vec<&str> = Vec::new();
-        let mut unavailable: Vec<&str> = Vec::new();
+        let mut required: Vec<String> = Vec::new();
         if let Some(list) = &list {
             let Some(names) = hostlist::expand(list) else { return fail("Batch job submission failed: Invalid node name specified") };
-            for name in &names {
-                match cluster.node(name) {
-                    None => return fail("Batch job submission failed: Invalid node name specified"),
-                    Some(node) => {
-                        if !usable(&node) {
-                            unavailable.push(&node.hostname);
-                        }
-                        chosen.push(&node.hostname);
-                    }
-                }
+            if names.iter().any(|name| cluster.node(name).is_none()) {
+                return fail("Batch job submission failed: Invalid node name specified");
             }
-            if names.len() > nodes {
-                nodes = names.len();
-            }
+            nodes = nodes.max(names.len());
+            required = names;
         }
         if nodes > cluster.nodes.len() {
             return fail("Batch job submission failed: Node count specification invalid");
         }
         if cluster.slurm_jobs().len() >= MAX_SLURM_JOBS {
-            return fail("Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)");
+            return fail(SUBMIT_LIMIT);
         }
-        for node in cluster.nodes.iter().map(AsRef::as_ref).filter(usable) {
-            if chosen.len() < nodes && !chosen.contains(&node.hostname.as_str()) {
-                chosen.push(&node.hostname);
-            }
-        }
-        // The reasons squeue gives a job that waits for nodes.
-        let reason = if !unavailable.is_empty() {
-            format!("ReqNodeNotAvail, UnavailableNodes:{}", hostlist::compress(&unavailable))
-        } else if chosen.len() < nodes {
-            "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions".to_string()
-        } else {
-            String::new()
-        };
         let id = super::next_job_id(cluster);
         let mut out = Output { stdout: format!("Submitted batch job {id}\n"), duration_ms: 1000, ..Output::default() };
         let user = invocation.env.get("USER").cloned().unwrap_or_else(|| crate::model::node::USER.to_string());
+        let batch = Batch { script, host: invocation.node.hostname.clone(), env: invocation.env.clone(), output: output_file, error: error_file, required };
         let mut job = Job {
             id,
             name,
@@ -212,43 +192,99 @@ impl Command for Sbatch {
             nodelist: Vec::new(),
             submitted: cluster.now,
             started: None,
-            reason,
+            reason: String::new(),
             runtime: 0,
             exit_code: 0,
             cancelled: false,
             workload: false,
+            batch: None,
         };
-        if job.reason.is_empty() {
-            let mut env = invocation.env.clone();
-            env.insert("SLURM_JOB_ID".into(), id.to_string());
-            env.insert("SLURM_JOB_NODELIST".into(), hostlist::compress(&chosen));
-            env.insert("SLURM_NNODES".into(), chosen.len().to_string());
-            let ran = invocation.runner.run_line(invocation.call_on(chosen[0], Some(&env)), &script);
-            // It starts as sbatch returns, and runs as long as its script did.
-            job.started = Some(cluster.now + 1);
-            job.runtime = (ran.duration_ms.div_ceil(1000) as i64).max(1);
-            job.exit_code = ran.status;
-            job.nodelist = chosen.iter().map(|host| host.to_string()).collect();
-            out.changes = ran.changes;
-            // Written where it was submitted from: the home directory every node shares.
-            let expand = |pattern: &str| expand_pattern(pattern, id, chosen[0], &job.name, &job.user);
-            let view = crate::commands::files::View::for_command(invocation);
-            let output_path = view.resolve(&expand(output_file.as_deref().unwrap_or("slurm-%j.out")));
-            let mut files: Vec<(String, String)> = vec![(output_path, ran.stdout.clone())];
-            match error_file.as_deref().map(|pattern| view.resolve(&expand(pattern))) {
-                Some(error_path) if error_path != files[0].0 => files.push((error_path, ran.stderr.clone())),
-                _ => files[0].1.push_str(&ran.stderr),
-            }
-            for (path, mut text) in files {
-                if view.check_writable(&path).is_ok() {
-                    crate::limits::truncate_to(&mut text, crate::commands::files::MAX_FILE_BYTES);
-                    out.changes.push(Change::WriteFile { node: invocation.node.hostname.clone(), path, text, append: false });
-                }
+        match place(cluster, nodes, &batch.required) {
+            // It starts as sbatch returns.
+            Ok(chosen) => out.changes = run(invocation.runner, cluster, &mut job, &batch, &chosen, cluster.now + 1),
+            Err(_) if cluster.pending_batch_jobs().len() >= crate::limits::MAX_PENDING_BATCH_JOBS => return fail(SUBMIT_LIMIT),
+            Err(reason) => {
+                job.reason = reason;
+                job.batch = Some(batch);
             }
         }
         out.changes.push(Change::SubmitJob { node: invocation.node.hostname.clone(), job });
         out
     }
+}
+
+/// Slurm's refusal past the jobs one lab may hold.
+const SUBMIT_LIMIT: &str = "Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)";
+
+/// Where a job of `nodes` nodes (`required` among them) runs now, as srun
+/// places a step: nodes that answer and are idle or allocated, in the
+/// partition's order. Otherwise the reason squeue gives while it waits.
+fn place(cluster: &Cluster, nodes: usize, required: &[String]) -> Result<Vec<String>, String> {
+    let usable = |n: &Node| n.up(cluster.now) && matches!(n.scheduler, SchedulerState::Idle | SchedulerState::Allocated);
+    let unavailable: Vec<&str> = required.iter().filter(|name| !cluster.node(name).is_some_and(usable)).map(String::as_str).collect();
+    if !unavailable.is_empty() {
+        return Err(format!("ReqNodeNotAvail, UnavailableNodes:{}", hostlist::compress(&unavailable)));
+    }
+    let mut chosen = required.to_vec();
+    for node in cluster.nodes.iter().map(AsRef::as_ref).filter(|n| usable(n)) {
+        if chosen.len() < nodes && !chosen.contains(&node.hostname) {
+            chosen.push(node.hostname.clone());
+        }
+    }
+    if chosen.len() < nodes {
+        return Err("Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions".to_string());
+    }
+    Ok(chosen)
+}
+
+/// Runs batch job `job` from `start` on `chosen` (its script on the first
+/// node, with Slurm's variables), records how it ran, and writes its
+/// output files where it was submitted from: the changes it made.
+fn run(runner: &dyn Runner, cluster: &Cluster, job: &mut Job, batch: &Batch, chosen: &[String], start: EpochSeconds) -> Vec<Change> {
+    let mut env = batch.env.clone();
+    env.insert("SLURM_JOB_ID".into(), job.id.to_string());
+    env.insert("SLURM_JOB_NODELIST".into(), hostlist::compress(chosen));
+    env.insert("SLURM_NNODES".into(), chosen.len().to_string());
+    let ran = runner.run_line(Call { cluster, host: &chosen[0], env: Some(&env), stdin: "" }, &batch.script);
+    // It runs as long as its script did.
+    job.started = Some(start);
+    job.runtime = (ran.duration_ms.div_ceil(1000) as i64).max(1);
+    job.exit_code = ran.status;
+    job.nodelist = chosen.to_vec();
+    let mut changes = ran.changes;
+    // Written where it was submitted from: the home directory every node shares.
+    let expand = |pattern: &str| expand_pattern(pattern, job.id, &chosen[0], &job.name, &job.user);
+    let cwd = batch.env.get("PWD").map_or("/", String::as_str);
+    let view = crate::commands::files::View::new(cluster, &batch.host, cwd);
+    let output_path = view.resolve(&expand(batch.output.as_deref().unwrap_or("slurm-%j.out")));
+    let mut files: Vec<(String, String)> = vec![(output_path, ran.stdout)];
+    match batch.error.as_deref().map(|pattern| view.resolve(&expand(pattern))) {
+        Some(error_path) if error_path != files[0].0 => files.push((error_path, ran.stderr)),
+        _ => files[0].1.push_str(&ran.stderr),
+    }
+    for (path, mut text) in files {
+        if view.check_writable(&path).is_ok() {
+            crate::limits::truncate_to(&mut text, crate::commands::files::MAX_FILE_BYTES);
+            changes.push(Change::WriteFile { node: batch.host.clone(), path, text, append: false });
+        }
+    }
+    changes
+}
+
+/// Slurm's scheduler, run as the clock reaches each command: the oldest
+/// waiting batch job whose nodes are free now starts (a later one may pass
+/// an earlier one that still waits, as backfill lets it). The changes it
+/// made, its start first; None when every job still waits.
+pub fn start_next_pending(runner: &dyn Runner, cluster: &Cluster) -> Option<Vec<Change>> {
+    for waiting in cluster.pending_batch_jobs() {
+        let Some(batch) = &waiting.batch else { continue };
+        let Ok(chosen) = place(cluster, waiting.nodes, &batch.required) else { continue };
+        let mut job = waiting.clone();
+        let ran = run(runner, cluster, &mut job, batch, &chosen, cluster.now);
+        let started = Change::StartJob { node: batch.host.clone(), job: job.id, nodelist: job.nodelist, runtime: job.runtime, exit_code: job.exit_code };
+        return Some(std::iter::once(started).chain(ran).collect());
+    }
+    None
 }
 
 /// Where the script operand is: the first word that is no option nor an
@@ -325,9 +361,9 @@ fn launch(invocation: &Invocation, file: &str) -> Output {
         return fail(&format!("Unable to open file {file}"));
     };
     if cluster.workloads.len() >= crate::limits::MAX_WORKLOAD_RUNS || cluster.slurm_jobs().len() >= MAX_SLURM_JOBS {
-        return fail("Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)");
+        return fail(SUBMIT_LIMIT);
     }
-    let usable = |host: &String| cluster.node(host).is_some_and(|n| n.reachable && n.scheduler == SchedulerState::Idle);
+    let usable = |host: &String| cluster.node(host).is_some_and(|n| n.up(cluster.now) && n.scheduler == SchedulerState::Idle);
     let busy = cluster.workloads.iter().any(|w| w.running_at(cluster.now) && w.spec.nodes.iter().any(|n| spec.nodes.contains(n)));
     let id = super::next_job_id(cluster);
     let mut out = Output { stdout: format!("Submitted batch job {id}\n"), duration_ms: 1000, ..Output::default() };
@@ -352,6 +388,7 @@ fn launch(invocation: &Invocation, file: &str) -> Output {
         exit_code: 0,
         cancelled: false,
         workload: true,
+        batch: None,
     };
     out.changes.push(Change::SubmitJob { node: invocation.node.hostname.clone(), job });
     out
@@ -393,5 +430,39 @@ mod tests {
         assert_eq!(shell.run("sbatch --wrap=hostname -o wrapped.out; cat wrapped.out").stdout().lines().last(), Some("gpu-001"));
         shell.run("echo hostname > plain.sh");
         assert!(shell.run("sbatch plain.sh").stderr().contains("This does not look like a batch script"));
+    }
+
+    #[test]
+    fn a_waiting_job_starts_when_its_node_returns_and_writes_its_output() {
+        let mut shell = session();
+        shell.run("sudo scontrol update nodename=gpu-002 state=drain reason=maintenance");
+        let id = shell.run("sbatch -w gpu-002 -o out-%j.txt --wrap='hostname; echo $SLURM_JOB_NODELIST'").stdout();
+        let id = id.trim().rsplit(' ').next().expect("an id").to_string();
+        assert_eq!(shell.run("squeue -h -o '%i %t %R'").stdout(), format!("{id} PD (ReqNodeNotAvail, UnavailableNodes:gpu-002)\n"));
+        assert_eq!(shell.run(&format!("cat out-{id}.txt")).status, 1, "nothing ran yet");
+        // Still waiting after a while: nothing frees a drained node on its own.
+        shell.run("sleep 600");
+        assert!(shell.run("squeue -h -o %t").stdout().starts_with("PD"));
+        shell.run("sudo scontrol update nodename=gpu-002 state=resume; sleep 5");
+        assert_eq!(shell.run(&format!("cat out-{id}.txt")).stdout(), "gpu-002\ngpu-002\n");
+        let started = shell.run(&format!("sacct -j {id} -X -n -o State,NodeList")).stdout();
+        assert!(started.contains("COMPLETED") && started.contains("gpu-002"), "{started}");
+        // The saved session gives the same record and file.
+        let restored = crate::shell::Session::restore(crate::testing::cluster(), shell.snapshot());
+        let mut restored = restored;
+        assert_eq!(restored.run(&format!("cat out-{id}.txt")).stdout(), "gpu-002\ngpu-002\n");
+        assert!(restored.run(&format!("sacct -j {id} -X -n -o State")).stdout().contains("COMPLETED"));
+    }
+
+    #[test]
+    fn a_job_waits_for_a_node_that_boots() {
+        let mut shell = session();
+        shell.run("ssh gpu-002 sudo reboot");
+        shell.run("sudo scontrol update nodename=gpu-002 state=resume");
+        let out = shell.run("sbatch -w gpu-002 --wrap=hostname -o booted.out");
+        assert_eq!(out.status, 0);
+        assert!(shell.run("squeue -h -o %t").stdout().starts_with("PD"));
+        shell.run("sleep 300");
+        assert_eq!(shell.run("cat booted.out").stdout(), "gpu-002\n");
     }
 }

@@ -123,7 +123,7 @@ fn node_record(cluster: &Cluster, node: &Node, one_line: bool) -> String {
     // The OS field keeps a space after it, as do Partitions and the first line.
     out += &format!("OS=Linux {} {} {end}", crate::model::node::KERNEL_RELEASE, crate::model::node::KERNEL_VERSION);
     out += &format!("RealMemory={} AllocMem={alloc_mem} FreeMem={free_mb} Sockets={} Boards=1{end}", host.memory_mib, host.sockets);
-    out += &format!("State={} ThreadsPerCore={} TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A{end}", scontrol_state(node), host.threads_per_core);
+    out += &format!("State={} ThreadsPerCore={} TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A{end}", scontrol_state(node, cluster.now), host.threads_per_core);
     out += &format!("Partitions={PARTITION} {end}");
     out += &format!("BootTime={} SlurmdStartTime={}{end}", timestamp(node.booted_at), timestamp(slurmd_start));
     if layout.last_busy() {
@@ -417,7 +417,7 @@ fn reboot(cluster: &Cluster, words: &[&str], root: bool) -> Output {
             SchedulerState::Idle | SchedulerState::Allocated => None,
             _ => reason.clone().or_else(|| node.scheduler_reason.clone()).or_else(|| Some("reboot requested".to_string())),
         };
-        changes.push(Change::Reboot { node: name.clone(), power_cycle: false });
+        changes.push(Change::Reboot { node: name.clone(), power_cycle: false, by_slurm: true });
         changes.push(Change::SetScheduler { node: name.clone(), state, reason: why });
     }
     Output { changes, ..Output::default() }
@@ -490,7 +490,7 @@ fn update(cluster: &Cluster, words: &[&str], root: bool) -> Output {
                 return Output::error("slurm_update error: Invalid node state specified\n", 1)
             }
             // slurmctld marks a node it cannot reach down again.
-            _ if !node.reachable => (SchedulerState::Down, Some("Not responding".to_string())),
+            _ if node.hangs() => (SchedulerState::Down, Some("Not responding".to_string())),
             _ => (SchedulerState::Idle, None),
         };
         changes.push(Change::SetScheduler { node: name.clone(), state: to, reason: why });
@@ -538,7 +538,7 @@ mod tests {
         assert_eq!(shell.run("sudo scontrol update nodename=gpu-002 state=resume").status, 0);
         assert_eq!(shell.changes().len(), 3);
         assert!(shell.run("sinfo -N").stdout().contains("gpu-002       1 gpu*      idle"), "{}", shell.run("sinfo -N").stdout());
-        shell.cluster.node_mut("gpu-002").unwrap().reachable = false;
+        shell.cluster.node_mut("gpu-002").unwrap().hang();
         shell.run("sudo scontrol update NodeName=gpu-002 State=DOWN Reason=dead");
         shell.run("sudo scontrol update NodeName=gpu-002 State=RESUME");
         assert!(shell.run("scontrol show node gpu-002").stdout().contains("State=DOWN+NOT_RESPONDING "));
@@ -551,8 +551,12 @@ mod tests {
         shell.run("sudo scontrol update nodename=gpu-002 state=drain reason=xid79");
         assert_eq!(shell.run("sudo scontrol reboot ASAP nextstate=resume reason=xid79 gpu-002").status, 0);
         assert_eq!(shell.run("ssh gpu-002 true").status, 255);
+        // While it boots, Slurm shows the reboot it issued (slurm_protocol_defs.c).
+        assert_eq!(shell.run("sinfo -n gpu-002 -h -o '%t %T'").stdout(), "boot^ reboot^\n");
+        assert!(shell.run("scontrol show node gpu-002").stdout().contains("State=IDLE+REBOOT_ISSUED "));
         shell.run("sleep 300");
         assert!(shell.run("sinfo -n gpu-002 -h -o %T").stdout().starts_with("idle"));
+        assert!(shell.run("scontrol show node gpu-002").stdout().contains("State=IDLE "));
         assert_eq!(shell.run("ssh gpu-002 true").status, 0);
         assert_eq!(shell.run("sudo scontrol reboot gpu-009").stderr(), "scontrol_reboot_nodes error: Invalid node name specified\n");
     }

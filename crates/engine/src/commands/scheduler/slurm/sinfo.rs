@@ -76,7 +76,7 @@ const FORMAT_FIELDS: &[(char, &str)] = &[
 ];
 
 /// Whether a node is in one of `sinfo -t`'s state names.
-fn in_states(node: &Node, states: &[String]) -> bool {
+fn in_states(node: &Node, now: crate::model::time::EpochSeconds, states: &[String]) -> bool {
     states.iter().any(|state| {
         let state = state.to_ascii_lowercase();
         let by_state = match SlurmShown::of(node) {
@@ -86,7 +86,7 @@ fn in_states(node: &Node, states: &[String]) -> bool {
             SlurmShown::Drained => matches!(state.as_str(), "drain" | "drained"),
             SlurmShown::Draining => matches!(state.as_str(), "drain" | "drng" | "draining"),
         };
-        by_state || (!node.reachable && matches!(state.as_str(), "no_respond" | "not_responding"))
+        by_state || (!node.up(now) && matches!(state.as_str(), "no_respond" | "not_responding"))
     })
 }
 
@@ -165,7 +165,7 @@ impl Command for Sinfo {
             .map(AsRef::as_ref)
             .filter(|_| wanted_partition)
             .filter(|node| options.nodes.as_ref().is_none_or(|names| names.contains(&node.hostname)))
-            .filter(|node| options.states.as_ref().is_none_or(|states| in_states(node, states)))
+            .filter(|node| options.states.as_ref().is_none_or(|states| in_states(node, cluster.now, states)))
             .collect();
         if let Some(format) = &options.format {
             return match format::parse(format, FORMAT_FIELDS, "node") {
@@ -226,7 +226,7 @@ impl Command for Sinfo {
                         field(&node.hostname, node_width, false),
                         field("1", 6, true),
                         field(&partition_shown, partition_width, false),
-                        field(&long_state(node), 11, true),
+                        field(&long_state(node, cluster.now), 11, true),
                         format_args!("{:>4}", host.cpus()),
                         field(&sct, 8, true),
                         format_args!("{:>6}", host.memory_mib),
@@ -252,7 +252,7 @@ impl Command for Sinfo {
                         field(&node.hostname, node_width, false),
                         field("1", 6, true),
                         field(&partition_shown, partition_width, false),
-                        field(&compact_state(node), 6, false),
+                        field(&compact_state(node, cluster.now), 6, false),
                     ));
                 }
             }
@@ -265,7 +265,7 @@ impl Command for Sinfo {
                 out.push_str(&format!("{} AVAIL  TIMELIMIT   NODES(A/I/O/T) NODELIST\n", field("PARTITION", partition_width, false)));
             }
             if !nodes.is_empty() || wanted_partition {
-                let count = |state: SlurmShown| nodes.iter().filter(|n| SlurmShown::of(n) == state && n.reachable).count();
+                let count = |state: SlurmShown| nodes.iter().filter(|n| SlurmShown::of(n) == state && n.up(cluster.now)).count();
                 let allocated = count(SlurmShown::Allocated);
                 let idle = count(SlurmShown::Idle);
                 let total = nodes.len();
@@ -292,7 +292,7 @@ impl Command for Sinfo {
                     if reservation { "RESERVATION " } else { "" }
                 ));
             }
-            for (state, members) in group_by(&nodes, long_state) {
+            for (state, members) in group_by(&nodes, |node| long_state(node, cluster.now)) {
                 out.push_str(&format!(
                     "{} {} {} {} {} {} {} {} {} {}{}\n",
                     field(&partition_shown, partition_width, false),
@@ -315,7 +315,7 @@ impl Command for Sinfo {
         if options.header {
             out.push_str(&format!("{} AVAIL  TIMELIMIT  NODES  STATE NODELIST\n", field("PARTITION", partition_width, false)));
         }
-        let groups = group_by(&nodes, compact_state);
+        let groups = group_by(&nodes, |node| compact_state(node, cluster.now));
         if groups.is_empty() && wanted_partition && options.nodes.is_none() && options.states.is_none() {
             // A partition with no nodes still has a line.
             out.push_str(&partition_line(partition_width, &partition_shown, 0, "n/a", ""));
@@ -339,8 +339,9 @@ fn value(kind: char, members: &[&Node], cluster: &crate::model::Cluster) -> Stri
         'C' => {
             let cpus = host.cpus() as usize * members.len();
             let allocated = members.iter().filter(|n| matches!(SlurmShown::of(n), SlurmShown::Allocated | SlurmShown::Draining)).count() * host.cpus() as usize;
-            let other = members.iter().filter(|n| SlurmShown::of(n) == SlurmShown::Drained || SlurmShown::of(n) == SlurmShown::Down || !n.reachable).count()
-                * host.cpus() as usize;
+            let other =
+                members.iter().filter(|n| SlurmShown::of(n) == SlurmShown::Drained || SlurmShown::of(n) == SlurmShown::Down || !n.up(cluster.now)).count()
+                    * host.cpus() as usize;
             format!("{allocated}/{}/{other}/{cpus}", cpus - allocated - other)
         }
         'D' => members.len().to_string(),
@@ -352,8 +353,8 @@ fn value(kind: char, members: &[&Node], cluster: &crate::model::Cluster) -> Stri
         'n' | 'N' => names(members),
         'P' => format!("{PARTITION}*"),
         'R' => PARTITION.to_string(),
-        't' => compact_state(first),
-        'T' => long_state(first),
+        't' => compact_state(first, cluster.now),
+        'T' => long_state(first, cluster.now),
         'u' => first.scheduler_reason.as_ref().map_or_else(|| "Unknown".to_string(), |_| REASON_USER.to_string()),
         'z' => format!("{}:{}:{}", host.sockets, host.cores_per_socket, host.threads_per_core),
         _ => String::new(),
