@@ -38,6 +38,12 @@ pub fn session() -> Session {
     Session::new(lab.instantiate(1), &host)
 }
 
+/// `shell`'s session saved and restored over the test lab's fresh cluster,
+/// as the page reloads it.
+pub fn reloaded(shell: &Shell) -> Shell {
+    Session::restore(cluster(), shell.snapshot())
+}
+
 /// Runs one line on the first node of a fresh two-node lab.
 pub fn run_on_first_node(line: &str) -> Output {
     let transcript = session().run(line);

@@ -341,7 +341,11 @@ prompt = "Fix both."
 expect = [{ repaired = true }, { node = "gpu-001", fabric_manager = "active" }]
 "#;
     let compiled = compile(source).unwrap_or_else(|problems| panic!("{problems:?}"));
-    assert!(!check(&compiled, "fixed", &["sudo nvidia-smi -r -i 2"]), "another GPU's reset repairs nothing");
-    assert!(!check(&compiled, "fixed", &["sudo nvidia-smi -r -i 3"]), "Fabric Manager is still down");
-    assert!(check(&compiled, "fixed", &["sudo nvidia-smi -r -i 3", "sudo systemctl restart nvidia-fabricmanager"]));
+    assert!(!check(&compiled, "fixed", &["sudo systemctl stop dcgm-exporter nvidia-dcgm", "sudo nvidia-smi -r -i 2"]), "another GPU's reset repairs nothing");
+    assert!(!check(&compiled, "fixed", &["sudo systemctl stop dcgm-exporter nvidia-dcgm", "sudo nvidia-smi -r -i 3"]), "Fabric Manager is still down");
+    assert!(check(
+        &compiled,
+        "fixed",
+        &["sudo systemctl stop dcgm-exporter nvidia-dcgm", "sudo nvidia-smi -r -i 3", "sudo systemctl restart nvidia-fabricmanager"]
+    ));
 }

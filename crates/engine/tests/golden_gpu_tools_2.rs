@@ -292,6 +292,9 @@ fn reset_returns_a_change_and_refuses_what_the_tool_refuses() {
     let denied = session.run("nvidia-smi -r -i 2");
     assert_eq!((denied.stdout().as_str(), denied.status), ("Unable to reset GPU 00000000:43:00.0: Insufficient Permissions\n", 4));
     assert!(session.run("nvidia-smi").stdout().contains("ERR!"));
+    // DCGM holds every GPU until it is stopped.
+    assert_eq!(session.run("sudo nvidia-smi -r -i 2").status, 255);
+    session.run("sudo systemctl stop dcgm-exporter nvidia-dcgm");
     let reset = session.run("sudo nvidia-smi -r -i 2");
     assert_eq!((reset.stdout().as_str(), reset.status), ("GPU 00000000:43:00.0 was successfully reset.\nAll done.\n", 0));
     assert!(!session.run("nvidia-smi").stdout().contains("ERR!"));

@@ -56,8 +56,12 @@ fn a_health_check_earns_nothing_for_fixes_that_failed() {
         assert!(done(&lab, seed, &gaming, "drained") || !done(&lab, seed, &gaming[..1], "drained"));
     }
     // The fix done right, on the bad node through ssh, and `undrain` to resume.
-    let right =
-        [drain, "ssh {bad_node} sudo nvidia-smi -r -i {bad_gpu}", "ssh {bad_node} dcgmi diag -r 2", "sudo scontrol update nodename={bad_node} state=undrain"];
+    let right = [
+        drain,
+        "ssh {bad_node} 'sudo systemctl stop dcgm-exporter nvidia-dcgm; sudo nvidia-smi -r -i {bad_gpu}; sudo systemctl start nvidia-dcgm dcgm-exporter'",
+        "ssh {bad_node} dcgmi diag -r 2",
+        "sudo scontrol update nodename={bad_node} state=undrain",
+    ];
     for seed in 1..=4 {
         for id in ["remap-applied", "diag-rerun", "resumed"] {
             assert!(done(&lab, seed, &right, id), "seed {seed}: {id} not credited");

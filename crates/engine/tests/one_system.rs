@@ -69,6 +69,7 @@ fn privileged_actions_need_sudo() {
     assert_eq!((drain.stderr().as_str(), drain.status), ("slurm_update error: Access/permission denied\n", 1));
     assert!(shell.changes().is_empty(), "nothing changed: {:?}", shell.changes());
     // With sudo each succeeds, and the drain is recorded as root's.
+    assert_eq!(shell.run("sudo systemctl stop dcgm-exporter nvidia-dcgm").status, 0);
     assert_eq!(shell.run("sudo nvidia-smi -r -i 3").status, 0);
     assert_eq!(shell.run("sudo scontrol update nodename=gpu-001 state=drain reason=x").status, 0);
     assert!(shell.run("sinfo -R").stdout().contains(" root "), "{}", shell.run("sinfo -R").stdout());

@@ -55,6 +55,9 @@ fn drain_repair_resume() {
     // Repair: Fabric Manager cannot start while GPU 3 does not answer.
     assert_eq!(shell.run("ssh gpu-002").status, 0);
     assert_eq!(shell.run("sudo systemctl restart nvidia-fabricmanager").status, 1);
+    // DCGM holds the GPUs: stopped for the reset, started again after.
+    assert_eq!(shell.run("sudo nvidia-smi -r -i 3").status, 255);
+    shell.run("sudo systemctl stop dcgm-exporter nvidia-dcgm");
     let reset = shell.run("sudo nvidia-smi -r -i 3");
     assert_eq!(reset.status, 0, "{}", reset.text());
     assert_eq!(shell.run("sudo systemctl restart nvidia-fabricmanager").status, 0);
@@ -78,10 +81,22 @@ fn drain_repair_resume() {
             Change::SetScheduler { node, state, .. } => format!("scheduler {node} {state:?}"),
             Change::ResetGpu { node, gpu } => format!("reset {node} {gpu}"),
             Change::RestartFabricManager { node } => format!("fabricmanager {node}"),
+            Change::SetUnit { node, unit, state } => format!("{unit} {node} {state:?}"),
             other => format!("{other:?}"),
         })
         .collect();
-    assert_eq!(changes, ["scheduler gpu-002 Drained", "fabricmanager gpu-002", "reset gpu-002 3", "fabricmanager gpu-002", "scheduler gpu-002 Idle"]);
+    assert_eq!(
+        changes,
+        [
+            "scheduler gpu-002 Drained",
+            "fabricmanager gpu-002",
+            "dcgm-exporter.service gpu-002 Inactive",
+            "nvidia-dcgm.service gpu-002 Inactive",
+            "reset gpu-002 3",
+            "fabricmanager gpu-002",
+            "scheduler gpu-002 Idle"
+        ]
+    );
 }
 
 #[test]

@@ -96,6 +96,7 @@ fn a_gpu_reset_is_refused_while_the_job_runs_and_works_after_scancel() {
     assert!(refused.stdout().starts_with("The following GPUs could not be reset:\n  GPU 00000000:64:00.0: In use by another client\n\n1 device is currently being used by one or more other processes"), "{}", refused.stdout());
     let id = job_id(&mut session);
     assert_eq!(session.run(&format!("scancel {id}")).status, 0);
+    session.run("sudo systemctl stop dcgm-exporter nvidia-dcgm");
     let reset = session.run("sudo nvidia-smi -r -i 3");
     assert_eq!((reset.status, reset.stdout()), (0, "GPU 00000000:64:00.0 was successfully reset.\nAll done.\n".to_string()));
     assert!(session.run("nvidia-smi").stdout().contains("No running processes found"));

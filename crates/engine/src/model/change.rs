@@ -34,6 +34,10 @@ pub enum Change {
     RestartFabricManager { node: String },
     /// `systemctl stop nvidia-fabricmanager`.
     StopFabricManager { node: String },
+    /// `systemctl stop|start|restart UNIT`, or `kill` of its process, for
+    /// a service other than Fabric Manager (`model::service`): the unit is
+    /// in `state` from now on (active again: a new process).
+    SetUnit { node: String, unit: String, state: super::node::ServiceState },
     /// A server starts waiting on `node`.
     Listen { node: String, listener: Listener },
     /// A server on `node` stops (its client finished, or it was killed).
@@ -139,6 +143,7 @@ impl Change {
             | Change::SetScheduler { node, .. }
             | Change::RestartFabricManager { node }
             | Change::StopFabricManager { node }
+            | Change::SetUnit { node, .. }
             | Change::Listen { node, .. }
             | Change::StopListening { node, .. }
             | Change::Repair { node, .. }
@@ -401,6 +406,9 @@ impl Cluster {
             Change::StopFabricManager { .. } => {
                 node.fabric_manager = ServiceState::Inactive;
                 node.fabric_manager_since = at;
+            }
+            Change::SetUnit { unit, state, .. } => {
+                node.units.insert(unit.clone(), (*state, at));
             }
             Change::Listen { listener, .. } => {
                 node.listeners.retain(|l| l.port != listener.port);

@@ -13,6 +13,7 @@ pub mod job;
 pub mod network;
 pub mod node;
 pub mod preset;
+pub mod service;
 pub mod time;
 pub mod workload;
 
@@ -397,6 +398,8 @@ impl Cluster {
         if let Some((booted_at, by_slurm)) = last_boot {
             node.booted_at = booted_at;
             node.reboot_issued = by_slurm;
+            // Every service starts again at boot: what was done to them before is over.
+            node.units.retain(|_, (_, since)| *since >= booted_at - change::BOOT_SECONDS);
             node.fabric_manager_since = node.fabric_manager_since.max(booted_at + 41);
         }
         if !rebooted {
@@ -508,6 +511,7 @@ fn build_node(config: &ClusterConfig, versions: &Versions, index: usize, hostnam
         scheduler_reason: None,
         scheduler_reason_since: booted_at,
         reachable: true,
+        units: Default::default(),
         reboot_issued: false,
         cordoned_since: None,
         drained_pods: false,

@@ -19,7 +19,7 @@ pub struct KernelLine {
     pub text: String,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ServiceState {
     Active,
     Failed,
@@ -89,6 +89,9 @@ pub struct Node {
     pub fabric_manager: ServiceState,
     /// When Fabric Manager last started or failed.
     pub fabric_manager_since: EpochSeconds,
+    /// The other services an operator stopped, killed or restarted since
+    /// boot, with since when (`model::service`; the rest run since boot).
+    pub units: std::collections::BTreeMap<String, (ServiceState, EpochSeconds)>,
     pub scheduler: SchedulerState,
     /// Why an operator or the scheduler took the node out, e.g. `Not responding`.
     pub scheduler_reason: Option<String>,

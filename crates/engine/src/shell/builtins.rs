@@ -104,10 +104,7 @@ pub fn run(interp: &mut Interp, argv: &[String], stdin: &str, from_terminal: boo
         // Simulated jobs have finished when they start; servers would wait
         // for a client forever, so `wait` does not block on them.
         "wait" => Output::default(),
-        "kill" => match args.iter().find(|arg| !arg.starts_with('-') || arg.starts_with("-%")) {
-            Some(target) => jobs::kill_job(interp.session.as_deref_mut(), target.trim_start_matches('-')),
-            None => Output::error("kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]\n", 2),
-        },
+        "kill" => kill(interp, args),
         "history" if args.first().map(String::as_str) == Some("-c") => {
             if let Some(session) = interp.session.as_deref_mut() {
                 session.history.clear();
@@ -120,6 +117,45 @@ pub fn run(interp: &mut Interp, argv: &[String], stdin: &str, from_terminal: boo
         }
         _ => return None,
     })
+}
+
+/// `kill`: a job of this shell (`%N`, or its PID) ends as the job table
+/// says; any other PID is a process of the node, signalled as the model
+/// has it (`commands::host::kill`).
+fn kill(interp: &mut Interp, args: &[String]) -> Output {
+    let mut signal: Option<String> = None;
+    let mut targets: Vec<&str> = Vec::new();
+    let mut at = 0;
+    while let Some(arg) = args.get(at) {
+        at += 1;
+        match arg.as_str() {
+            "-s" | "-n" => {
+                signal = args.get(at).cloned();
+                at += 1;
+            }
+            _ if arg.starts_with("-%") => targets.push(&arg[1..]),
+            _ if arg.starts_with('-') && arg.len() > 1 && targets.is_empty() => signal = Some(arg[1..].to_string()),
+            _ => targets.push(arg),
+        }
+    }
+    if targets.is_empty() {
+        return Output::error("kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]\n", 2);
+    }
+    let mut out = Output::default();
+    for target in targets {
+        let own_job = target.starts_with('%') || interp.session.as_deref().is_some_and(|session| session.jobs.iter().any(|job| target.parse() == Ok(job.pid)));
+        let one = if own_job {
+            jobs::kill_job(interp.session.as_deref_mut(), target)
+        } else {
+            let Some(node) = interp.cluster.node(&interp.shell.host) else { continue };
+            let user = interp.shell.env.get("USER").map_or(crate::model::node::USER, String::as_str);
+            crate::commands::host::kill::builtin(&interp.cluster, node, target, commands::is_root(&interp.shell.env), user, signal.as_deref())
+        };
+        out.stderr += &one.stderr;
+        out.status = out.status.max(one.status);
+        out.changes.extend(one.changes);
+    }
+    out
 }
 
 /// What a name runs as, in the order bash looks: keyword, function, builtin, file.

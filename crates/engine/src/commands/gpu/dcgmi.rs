@@ -67,6 +67,9 @@ impl Command for Dcgmi {
     fn run(&self, invocation: &Invocation) -> Output {
         let args = invocation.args();
         let subsystem = args.first().map(String::as_str).unwrap_or("");
+        if matches!(subsystem, "dmon" | "discovery" | "diag") && !host_engine_runs(invocation.node) {
+            return host_engine_down();
+        }
         if subsystem == "dmon" {
             return super::dcgmi_dmon::run(invocation);
         }
@@ -321,12 +324,31 @@ fn skipped_rows(v4: bool, name: &str, gpus: &[&Gpu]) -> String {
     out
 }
 
+/// dcgmi talks to DCGM's host engine (`nv-hostengine`, the unit
+/// `nvidia-dcgm.service`) on localhost.
+fn host_engine_runs(node: &crate::model::Node) -> bool {
+    let unit = crate::model::service::unit(crate::model::service::DCGM_UNIT);
+    unit.is_some_and(|unit| crate::model::service::state(node, unit).0 == crate::model::node::ServiceState::Active)
+}
+
+/// dcgmi without its host engine (the first line as DCGM prints it; the
+/// status is unverified).
+fn host_engine_down() -> Output {
+    Output::error(
+        "Error: unable to establish a connection to the specified host: localhost\nError: Unable to connect to host engine. Host engine connection invalid/disconnected.\n",
+        1,
+    )
+}
+
 /// What `dcgmi diag -r LEVEL` on `host` would report now: the errors that
 /// fail it, none when it passes.
 pub fn diag_errors(cluster: &Cluster, host: &str, level: u8) -> Vec<String> {
     let Some(node) = cluster.node(host) else { return vec![format!("{host} is not a node of this lab")] };
     if !node.up(cluster.now) {
         return vec![format!("{host} does not answer")];
+    }
+    if !host_engine_runs(node) {
+        return vec![format!("DCGM's host engine does not run on {host}")];
     }
     let gpus: Vec<&Gpu> = node.gpus.iter().filter(|gpu| gpu.is_visible() || lost_while_watched(gpu)).collect();
     if diag(cluster, host, &gpus, level).status == 0 {

@@ -163,7 +163,7 @@ impl Command for NvidiaSmi {
         let cluster = invocation.cluster;
         let node = invocation.node;
         match mode {
-            Mode::Reset => reset(node, ids.as_deref(), crate::commands::is_root(invocation.env)),
+            Mode::Reset => reset(invocation.cluster, node, ids.as_deref(), crate::commands::is_root(invocation.env)),
             Mode::Help => Output::ok(help_text(cluster)),
             Mode::HelpQueryGpu => Output::ok(query::help_query_gpu()),
             Mode::Version => Output::ok(version_text(cluster)),
@@ -254,7 +254,11 @@ const EXIT_NO_PERMISSION: i32 = 4;
 /// ("Insufficient Permissions") and nvidia-smi exits 4, the status its
 /// manual page gives for "the current user does not have permission"; the
 /// line's wording around NVML's string is unverified.
-fn reset(node: &Node, ids: Option<&str>, root: bool) -> Output {
+///
+/// Any process holding the GPU's device file stands in the way, not only
+/// compute ones: DCGM's host engine and the exporter's
+/// (`model::service::holders`); `fuser -v /dev/nvidiaN` names them.
+fn reset(cluster: &crate::model::Cluster, node: &Node, ids: Option<&str>, root: bool) -> Output {
     let Some(ids) = ids else {
         return invalid_arguments();
     };
@@ -269,7 +273,8 @@ fn reset(node: &Node, ids: Option<&str>, root: bool) -> Output {
         let lines: String = visible.iter().map(|gpu| format!("Unable to reset GPU {}: Insufficient Permissions\n", gpu.bus_id)).collect();
         return Output { stdout: lines, status: EXIT_NO_PERMISSION, duration_ms: 50, ..Output::default() };
     }
-    let busy: Vec<&&Gpu> = visible.iter().filter(|gpu| !gpu.processes.is_empty()).collect();
+    let busy: Vec<&&Gpu> =
+        visible.iter().filter(|gpu| !gpu.processes.is_empty() || !crate::model::service::holders(cluster, node, gpu.index).is_empty()).collect();
     if !busy.is_empty() {
         let mut text = "The following GPUs could not be reset:\n".to_string();
         for gpu in &busy {
@@ -575,6 +580,22 @@ fn help_text(cluster: &Cluster) -> String {
 mod tests {
     use super::*;
     use crate::testing::run_on_first_node;
+
+    #[test]
+    fn a_reset_waits_for_dcgm_to_let_go_of_the_gpus() {
+        let mut shell = crate::testing::session();
+        let refused = shell.run("sudo nvidia-smi -r -i 2");
+        assert_eq!(refused.status, EXIT_IN_USE);
+        assert!(refused.stdout().contains(": In use by another client"));
+        shell.run("sudo systemctl stop dcgm-exporter");
+        assert_eq!(shell.run("sudo nvidia-smi -r -i 2").status, EXIT_IN_USE, "nv-hostengine still holds it");
+        shell.run("sudo systemctl stop nvidia-dcgm");
+        assert!(shell.run("dcgmi discovery -l").stderr().contains("Unable to connect to host engine"));
+        let reset = shell.run("sudo nvidia-smi -r -i 2");
+        assert_eq!(reset.status, 0, "{}", reset.stdout());
+        shell.run("sudo systemctl start nvidia-dcgm dcgm-exporter");
+        assert_eq!(shell.run("sudo fuser /dev/nvidia2").status, 0);
+    }
 
     #[test]
     fn list_prints_one_line_per_gpu() {

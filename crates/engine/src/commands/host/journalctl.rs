@@ -11,6 +11,7 @@ use crate::commands::options::complaint;
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::node::ServiceState;
+use crate::model::service::{self, Unit};
 use crate::model::time::{civil, EpochSeconds};
 use crate::model::{Cluster, Node};
 use crate::rng::Rng;
@@ -66,9 +67,9 @@ pub fn short_time(at: EpochSeconds) -> String {
     format!("{month} {:02} {:02}:{:02}:{:02}", c.day, c.hour, c.minute, c.second)
 }
 
-pub const FABRIC_MANAGER_UNIT: &str = "nvidia-fabricmanager.service";
+pub use crate::model::service::FABRIC_MANAGER_UNIT;
 pub const FABRIC_MANAGER_DESCRIPTION: &str = "NVIDIA fabric manager service";
-pub const FABRIC_MANAGER_COMMAND: &str = "/usr/bin/nv-fabricmanager -c /usr/share/nvidia/nvswitch/fabricmanager.cfg";
+pub use crate::model::service::FABRIC_MANAGER_COMMAND;
 
 /// The Fabric Manager process ids and CPU time of one node, stable per host.
 pub struct FabricManagerRun {
@@ -81,13 +82,15 @@ pub struct FabricManagerRun {
 
 pub fn fabric_manager_run(cluster: &Cluster, node: &Node) -> FabricManagerRun {
     let mut rng = Rng::derive(cluster.seed, &[&node.hostname, "nvidia-fabricmanager"]);
-    let start_pid = rng.range_u64(1_800, 4_200);
     // A running unit started at `fabric_manager_since`; a failed one started
     // at boot and died at `fabric_manager_since`.
     let started = match node.fabric_manager {
         ServiceState::Active => node.fabric_manager_since,
         ServiceState::Failed | ServiceState::Inactive => (node.booted_at + 41).min(node.fabric_manager_since),
     };
+    // Each start is a new process (the ExecStart one forks the daemon).
+    let main_pid = u64::from(crate::model::service::pid(cluster.seed, node, FABRIC_MANAGER_UNIT, started));
+    let start_pid = main_pid.saturating_sub(2);
     let alive_s = (match node.fabric_manager {
         ServiceState::Active => cluster.now,
         _ => node.fabric_manager_since,
@@ -95,7 +98,7 @@ pub fn fabric_manager_run(cluster: &Cluster, node: &Node) -> FabricManagerRun {
         .max(1) as u64;
     // About 3 ms of CPU per minute alive, plus start-up.
     let cpu_ms = 400 + alive_s / 20 + rng.range_u64(0, 99);
-    FabricManagerRun { start_pid, main_pid: start_pid + 2, started, cpu_ms }
+    FabricManagerRun { start_pid, main_pid, started, cpu_ms }
 }
 
 /// Seconds as systemd prints CPU time: `4.847s`, `1min 3.201s`.
@@ -136,6 +139,50 @@ pub fn fabric_manager_entries(cluster: &Cluster, node: &Node) -> Vec<Entry> {
         entries.push(systemd(at, format!("{FABRIC_MANAGER_UNIT}: Consumed {} CPU time.", cpu_time(run.cpu_ms)), 6));
     }
     entries
+}
+
+/// What one of the node image's other services left in the journal this
+/// boot: its start, and how it was last stopped, killed or restarted.
+pub fn unit_entries(cluster: &Cluster, node: &Node, unit: &Unit) -> Vec<Entry> {
+    let systemd = |at, text: String, priority| Entry { at, identifier: "systemd[1]".to_string(), text, priority };
+    let (state, since) = service::state(node, unit);
+    let booted = node.booted_at + unit.after_boot;
+    let (name, description) = (unit.name, unit.description);
+    let mut entries = Vec::new();
+    if booted <= cluster.now {
+        entries.push(systemd(booted, format!("Started {description}."), 6));
+    }
+    if since == booted {
+        return entries;
+    }
+    let cpu = cpu_time(unit_cpu_ms(cluster, node, unit, booted, since));
+    match state {
+        ServiceState::Inactive => {
+            entries.push(systemd(since, format!("Stopping {description}..."), 6));
+            entries.push(systemd(since, format!("{name}: Deactivated successfully."), 6));
+            entries.push(systemd(since, format!("Stopped {description}."), 6));
+            entries.push(systemd(since, format!("{name}: Consumed {cpu} CPU time."), 6));
+        }
+        ServiceState::Failed => {
+            entries.push(systemd(since, format!("{name}: Main process exited, code=killed, status=9/KILL"), 6));
+            entries.push(systemd(since, format!("{name}: Failed with result 'signal'."), 4));
+            entries.push(systemd(since, format!("{name}: Consumed {cpu} CPU time."), 6));
+        }
+        ServiceState::Active => {
+            entries.push(systemd(since, format!("Stopping {description}..."), 6));
+            entries.push(systemd(since, format!("{name}: Deactivated successfully."), 6));
+            entries.push(systemd(since, format!("Stopped {description}."), 6));
+            entries.push(systemd(since, format!("{name}: Consumed {cpu} CPU time."), 6));
+            entries.push(systemd(since, format!("Started {description}."), 6));
+        }
+    }
+    entries
+}
+
+/// CPU time a unit's process used from `from` to `to`: a few ms a minute.
+pub fn unit_cpu_ms(cluster: &Cluster, node: &Node, unit: &Unit, from: EpochSeconds, to: EpochSeconds) -> u64 {
+    let mut rng = Rng::derive(cluster.seed, &[&node.hostname, unit.name, "cpu"]);
+    200 + (to - from).max(0) as u64 * u64::from(unit.tasks.min(40)) / 10 + rng.range_u64(0, 99)
 }
 
 /// `nvidia-fabricmanager` → `nvidia-fabricmanager.service`, as systemd completes unit names.
@@ -246,6 +293,9 @@ impl Command for Journalctl {
         if units.iter().any(|unit| unit == FABRIC_MANAGER_UNIT) || (units.is_empty() && !kernel) {
             entries.extend(fabric_manager_entries(cluster, node));
         }
+        for unit in service::UNITS.iter().filter(|unit| units.iter().any(|name| name == unit.name) || (units.is_empty() && !kernel)) {
+            entries.extend(unit_entries(cluster, node, unit));
+        }
         if kernel || (units.is_empty()) {
             entries.extend(kernel_entries(node));
         }
@@ -318,7 +368,7 @@ mod tests {
 
     #[test]
     fn other_units_have_no_entries_and_kernel_lines_filter_by_priority() {
-        assert_eq!(run_on_first_node("journalctl -u sshd").stdout, "-- No entries --\n");
+        assert_eq!(run_on_first_node("journalctl -u apache2").stdout, "-- No entries --\n");
         let kernel = run_on_first_node("journalctl -k").stdout;
         assert!(kernel.lines().all(|line| line.contains(" gpu-001 kernel: ")));
         assert_eq!(run_on_first_node("journalctl -k -p err").stdout, "-- No entries --\n");

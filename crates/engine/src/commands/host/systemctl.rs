@@ -1,5 +1,10 @@
-//! `systemctl status|is-active|is-failed UNIT`, `--failed` and `reboot`: the services the model knows
-//! (Fabric Manager). `restart`/`start` return `Change::RestartFabricManager`
+//! `systemctl status|is-active|is-failed UNIT`, `start|stop|restart UNIT`,
+//! `--failed` and `reboot`: the node image's services (`model::service`:
+//! DCGM's host engine and exporter, nvidia-persistenced, slurmd, kubelet,
+//! containerd, sshd and the rest), each started at boot and changed by
+//! `Change::SetUnit` (a restart is a new process, with its journal lines),
+//! and Fabric Manager, whose state its fault and repairs drive:
+//! `restart`/`start` return `Change::RestartFabricManager`
 //! (Fabric Manager comes up only when every GPU answers, as the model's
 //! change does; otherwise systemctl reports the failed job); `stop` returns
 //! `Change::StopFabricManager`. `status` takes the node's OS (`Versions::os`,
@@ -12,13 +17,15 @@
 //! tail comes from journalctl.rs so that both tools agree.
 
 use crate::commands::host::journalctl::{
-    cpu_time, fabric_manager_entries, fabric_manager_run, unit_name, FABRIC_MANAGER_COMMAND, FABRIC_MANAGER_DESCRIPTION, FABRIC_MANAGER_UNIT,
+    cpu_time, fabric_manager_entries, fabric_manager_run, unit_cpu_ms, unit_entries, unit_name, FABRIC_MANAGER_COMMAND, FABRIC_MANAGER_DESCRIPTION,
+    FABRIC_MANAGER_UNIT,
 };
 use crate::commands::options::complaint;
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
 use crate::model::node::ServiceState;
+use crate::model::service::{self, Unit};
 use crate::model::time::{ctime, EpochSeconds};
 use crate::model::{Cluster, Node};
 
@@ -26,8 +33,8 @@ pub struct Systemctl;
 
 static SIGNATURE: Signature = Signature {
     name: "systemctl",
-    summary: "query and control systemd services, e.g. Fabric Manager",
-    usage: "systemctl [OPTIONS...] status|is-active|is-failed UNIT...\n       systemctl restart|start nvidia-fabricmanager",
+    summary: "query and control systemd services: Fabric Manager, DCGM, slurmd, kubelet",
+    usage: "systemctl [OPTIONS...] status|is-active|is-failed UNIT...\n       systemctl start|stop|restart UNIT...",
     flags: &[
         Flag { short: Some('l'), long: Some("full"), value: None, help: "Don't ellipsize unit names on output" },
         Flag { short: None, long: Some("no-pager"), value: None, help: "Do not pipe output into a pager" },
@@ -100,8 +107,9 @@ impl Command for Systemctl {
 /// `systemctl --failed` (systemd 249's list-units table): the units that
 /// failed, with the legend after them.
 fn list_failed(node: &Node) -> Output {
-    let failed: Vec<(&str, &str)> =
-        [(FABRIC_MANAGER_UNIT, FABRIC_MANAGER_DESCRIPTION)].into_iter().filter(|(unit, _)| service_state(node, unit) == Some(ServiceState::Failed)).collect();
+    let units = std::iter::once((FABRIC_MANAGER_UNIT, FABRIC_MANAGER_DESCRIPTION)).chain(service::UNITS.iter().map(|unit| (unit.name, unit.description)));
+    let mut failed: Vec<(&str, &str)> = units.filter(|(unit, _)| service_state(node, unit) == Some(ServiceState::Failed)).collect();
+    failed.sort();
     if failed.is_empty() {
         return Output::ok("  UNIT LOAD ACTIVE SUB DESCRIPTION\n0 loaded units listed.\n");
     }
@@ -117,7 +125,10 @@ fn list_failed(node: &Node) -> Output {
 
 /// The model's view of a unit, or `None` for a unit this node lacks.
 fn service_state(node: &Node, unit: &str) -> Option<ServiceState> {
-    (unit == FABRIC_MANAGER_UNIT).then_some(node.fabric_manager)
+    if unit == FABRIC_MANAGER_UNIT {
+        return Some(node.fabric_manager);
+    }
+    service::unit(unit).map(|unit| service::state(node, unit).0)
 }
 
 fn is_state(node: &Node, verb: &str, units: &[String]) -> Output {
@@ -144,7 +155,10 @@ fn status(cluster: &Cluster, node: &Node, units: &[String]) -> Output {
         let unit = unit_name(unit);
         match service_state(node, &unit) {
             Some(state) => {
-                stdout.push(fabric_manager_status(cluster, node, state));
+                stdout.push(match service::unit(&unit) {
+                    Some(unit) => unit_status(cluster, node, unit),
+                    None => fabric_manager_status(cluster, node, state),
+                });
                 if state != ServiceState::Active {
                     status = status.max(EXIT_NOT_ACTIVE);
                 }
@@ -167,6 +181,19 @@ fn control(node: &Node, verb: &str, units: &[String]) -> Output {
         let Some(state) = service_state(node, &unit) else {
             return Output::error(format!("Failed to {verb} {unit}: Unit {unit} not found.\n"), 5);
         };
+        if service::unit(&unit).is_some() {
+            let skip = match verb {
+                "stop" => state == ServiceState::Inactive,
+                "start" => state == ServiceState::Active,
+                "try-restart" => state != ServiceState::Active,
+                _ => false,
+            };
+            let to = if verb == "stop" { ServiceState::Inactive } else { ServiceState::Active };
+            if !skip {
+                changes.push(Change::SetUnit { node: node.hostname.clone(), unit: unit.clone(), state: to });
+            }
+            continue;
+        }
         if verb == "stop" {
             if state != ServiceState::Inactive {
                 changes.push(Change::StopFabricManager { node: node.hostname.clone() });
@@ -275,12 +302,53 @@ fn fabric_manager_status(cluster: &Cluster, node: &Node, state: ServiceState) ->
     out
 }
 
+/// `systemctl status` of one of the node image's other services (systemd
+/// 249's layout, as for Fabric Manager above), with its journal lines.
+fn unit_status(cluster: &Cluster, node: &Node, unit: &Unit) -> String {
+    let (state, since) = service::state(node, unit);
+    let os = cluster.versions.os;
+    let bullet = match state {
+        ServiceState::Active => '●',
+        ServiceState::Failed => '×',
+        ServiceState::Inactive => '○',
+    };
+    let when = format!("since {}; {}", long_time(since), ago(cluster.now - since));
+    let pid = service::pid(cluster.seed, node, unit.name, since);
+    let mut out = format!("{bullet} {} - {}\n", unit.name, unit.description);
+    out += &format!("     Loaded: loaded ({}/{}; enabled; {})\n", os.unit_dir, unit.name, os.preset);
+    match state {
+        ServiceState::Active => {
+            out += &format!("     Active: active (running) {when}\n");
+            out += &format!("   Main PID: {pid} ({})\n", unit.comm);
+            out += &format!("      Tasks: {} (limit: {})\n", unit.tasks, os.tasks_max);
+            out += &format!("     Memory: {}\n", unit.memory);
+            out += &format!("        CPU: {}\n", cpu_time(unit_cpu_ms(cluster, node, unit, since, cluster.now)));
+            out += &format!("     CGroup: /system.slice/{}\n", unit.name);
+            out += &format!("             └─{pid} {}\n", unit.command);
+        }
+        ServiceState::Failed => {
+            out += &format!("     Active: failed (Result: signal) {when}\n");
+            out += "   Main PID: (code=killed, signal=KILL)\n";
+        }
+        ServiceState::Inactive => out += &format!("     Active: inactive (dead) {when}\n"),
+    }
+    let entries = unit_entries(cluster, node, unit);
+    if !entries.is_empty() {
+        out.push('\n');
+        for entry in entries.iter().skip(entries.len().saturating_sub(STATUS_JOURNAL_LINES)) {
+            out += &entry.render(&node.hostname);
+        }
+    }
+    out
+}
+
 fn help() -> String {
     let mut out = String::from("systemctl [OPTIONS...] COMMAND ...\n\nQuery or send control commands to the system manager.\n\n");
     out += "Unit Commands:\n  status [PATTERN...|PID...]  Show runtime status of one or more units\n";
     out += "  is-active PATTERN...        Check whether units are active\n";
     out += "  is-failed PATTERN...        Check whether units are failed\n";
     out += "  start UNIT...               Start (activate) one or more units\n";
+    out += "  stop UNIT...                Stop (deactivate) one or more units\n";
     out += "  restart UNIT...             Start or restart one or more units\n\nOptions:\n";
     for flag in SIGNATURE.flags {
         out += &format!("  {:<26}{}\n", flag.display(), flag.help);

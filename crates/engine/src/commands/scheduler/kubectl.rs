@@ -63,13 +63,14 @@ static SIGNATURE: Signature = Signature {
 const NS: &str = "gpu-operator";
 const KERNEL: &str = crate::model::node::KERNEL_RELEASE;
 /// DaemonSets and how many seconds after boot their pods start.
-const DAEMONSETS: [(&str, i64); 7] = [
+/// The GPU Operator's operands on each node. The host image has the driver
+/// and DCGM with its exporter (`model::service`), so the operator deploys
+/// neither (`driver.enabled=false`, `dcgmExporter.enabled=false`).
+const DAEMONSETS: [(&str, i64); 5] = [
     ("gpu-feature-discovery", 331),
     ("gpu-operator-node-feature-discovery-worker", 21),
     ("nvidia-container-toolkit-daemonset", 95),
-    ("nvidia-dcgm-exporter", 334),
     ("nvidia-device-plugin-daemonset", 322),
-    ("nvidia-driver-daemonset", 26),
     ("nvidia-operator-validator", 97),
 ];
 const DEPLOYMENTS: [&str; 2] = ["gpu-operator", "gpu-operator-node-feature-discovery-master"];

@@ -448,8 +448,7 @@ mod tests {
         let started = shell.run(&format!("sacct -j {id} -X -n -o State,NodeList")).stdout();
         assert!(started.contains("COMPLETED") && started.contains("gpu-002"), "{started}");
         // The saved session gives the same record and file.
-        let restored = crate::shell::Session::restore(crate::testing::cluster(), shell.snapshot());
-        let mut restored = restored;
+        let mut restored = crate::testing::reloaded(&shell);
         assert_eq!(restored.run(&format!("cat out-{id}.txt")).stdout(), "gpu-002\ngpu-002\n");
         assert!(restored.run(&format!("sacct -j {id} -X -n -o State")).stdout().contains("COMPLETED"));
     }
