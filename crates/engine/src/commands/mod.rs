@@ -78,6 +78,22 @@ pub struct Signature {
 /// The environment a command runs with.
 pub type Env = BTreeMap<String, String>;
 
+/// The GPUs a Slurm step's device cgroup lets it open (slurmstepd sets the
+/// variable and the cgroup together; tools that enumerate GPUs through the
+/// driver, as nvidia-smi does, see only these).
+pub const STEP_GPUS: &str = "SLURM_STEP_GPUS";
+
+impl Invocation<'_> {
+    /// The node as this process sees it: inside a Slurm step with a device
+    /// cgroup, only the GPUs it was given. None when it sees them all.
+    pub fn constrained_node(&self) -> Option<Node> {
+        let allowed: Vec<u32> = self.env.get(STEP_GPUS)?.split(',').filter_map(|id| id.trim().parse().ok()).collect();
+        let mut node = self.node.clone();
+        node.gpus.retain(|gpu| allowed.contains(&gpu.index));
+        Some(node)
+    }
+}
+
 /// Everything a command may read when it runs.
 pub struct Invocation<'a> {
     pub cluster: &'a Cluster,

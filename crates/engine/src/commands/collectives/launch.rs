@@ -233,6 +233,8 @@ impl Command for Srun {
             return Output::error("srun: fatal: No command given to execute.\n", 1);
         }
         let (mut nodes_wanted, mut ntasks, mut per_node, mut list, mut label) = (None, None, None, None, false);
+        // GPUs asked for: in all (`--gpus`) or on each node (`--gpus-per-node`, `--gres=gpu:N`).
+        let (mut gpus_total, mut gpus_per_node): (Option<u32>, Option<u32>) = (None, None);
         let mut excluded: Vec<String> = Vec::new();
         for (name, value) in &opts {
             let number = || value.split('-').next().unwrap_or("").parse::<u32>().ok();
@@ -246,6 +248,9 @@ impl Command for Srun {
                     _ => return Output::error("srun: error: Unable to allocate resources: Invalid node name specified\n", 1),
                 },
                 "-l" | "--label" => label = true,
+                "-G" | "--gpus" => gpus_total = value.rsplit(':').next().and_then(|n| n.parse().ok()),
+                "--gpus-per-node" => gpus_per_node = value.rsplit(':').next().and_then(|n| n.parse().ok()),
+                "--gres" => gpus_per_node = value.strip_prefix("gpu:").and_then(|n| n.rsplit(':').next()).and_then(|n| n.parse().ok()),
                 "-p" | "--partition" if value != crate::commands::scheduler::slurm::PARTITION => {
                     return Output::error("srun: error: Unable to allocate resources: Invalid partition name specified\n".to_string(), 1)
                 }
@@ -330,7 +335,20 @@ impl Command for Srun {
             nodes.push((*node, share as u32));
             left -= share;
         }
-        let job = Job { nodes, label, env: invocation.env.clone() };
+        let mut env = invocation.env.clone();
+        let gpus = gpus_per_node.or_else(|| gpus_total.map(|total| total.div_ceil(count as u32)));
+        if let Some(gpus) = gpus {
+            if nodes.iter().any(|(node, _)| gpus as usize > node.gpus.len()) {
+                return refuse();
+            }
+            // ConstrainDevices=yes: the step's cgroup holds the GPUs it was
+            // given, the lowest first, and Slurm says which.
+            let list = (0..gpus).map(|index| index.to_string()).collect::<Vec<_>>().join(",");
+            for name in ["CUDA_VISIBLE_DEVICES", crate::commands::STEP_GPUS, "GPU_DEVICE_ORDINAL"] {
+                env.insert(name.to_string(), list.clone());
+            }
+        }
+        let job = Job { nodes, label, env };
         launch(cluster, invocation, &command, job, "srun")
     }
 }

@@ -113,6 +113,12 @@ impl Command for NvidiaSmi {
     }
 
     fn run(&self, invocation: &Invocation) -> Output {
+        // Inside a Slurm step, NVML sees the GPUs of the step's cgroup only.
+        if let Some(node) = invocation.constrained_node() {
+            let mut env = invocation.env.clone();
+            env.remove(crate::commands::STEP_GPUS);
+            return self.run(&Invocation { node: &node, env: &env, ..*invocation });
+        }
         // `nvidia-smi nvlink ...` is a subcommand with flags of its own.
         match invocation.args().first().map(String::as_str) {
             Some("nvlink") => return nvlink::run(invocation),
@@ -580,6 +586,16 @@ fn help_text(cluster: &Cluster) -> String {
 mod tests {
     use super::*;
     use crate::testing::run_on_first_node;
+
+    #[test]
+    fn a_slurm_step_sees_the_gpus_it_was_given() {
+        let mut shell = crate::testing::session();
+        assert_eq!(shell.run("srun --gpus=2 nvidia-smi -L | wc -l").stdout(), "2\n");
+        assert_eq!(shell.run("srun --gres=gpu:3 printenv CUDA_VISIBLE_DEVICES").stdout(), "0,1,2\n");
+        assert_eq!(shell.run("srun -N2 --gpus-per-node=1 nvidia-smi -L | wc -l").stdout(), "2\n");
+        assert_eq!(shell.run("srun nvidia-smi -L | wc -l").stdout(), "8\n");
+        assert_eq!(shell.run("srun --gpus-per-node=9 hostname").status, 1);
+    }
 
     #[test]
     fn a_reset_waits_for_dcgm_to_let_go_of_the_gpus() {
