@@ -63,6 +63,8 @@ pub enum Change {
     /// Slurm started batch job `job`, which waited in the queue, on
     /// `nodelist`; its script ran `runtime` seconds and exited `exit_code`.
     StartJob { node: String, job: i64, nodelist: Vec<String>, runtime: i64, exit_code: i32 },
+    /// An `srun` inside job `job` ran a step: Slurm's accounting keeps it.
+    JobStep { node: String, job: i64, step: super::job::Step },
     /// `sbatch` of a workload's script: the training job starts (from its
     /// last checkpoint, if it saved one).
     LaunchWorkload { node: String, name: String, job: i64 },
@@ -152,6 +154,7 @@ impl Change {
             | Change::Cordon { node, .. }
             | Change::SubmitJob { node, .. }
             | Change::StartJob { node, .. }
+            | Change::JobStep { node, .. }
             | Change::CancelJob { node, .. }
             | Change::LaunchWorkload { node, .. }
             | Change::Reboot { node, .. } => node,
@@ -285,6 +288,17 @@ impl Cluster {
                 }
             }
         }
+    }
+
+    /// The steps job `id` ran, in order (sacct numbers them from 0).
+    pub fn job_steps(&self, id: i64) -> Vec<&super::job::Step> {
+        self.history
+            .iter()
+            .filter_map(|(_, change)| match change {
+                Change::JobStep { job, step, .. } if *job == id => Some(step),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The batch jobs waiting in the queue with a script to run, oldest first.
@@ -463,7 +477,12 @@ impl Cluster {
             }
             // The record is the history entry itself; the jobs, the workloads'.
             // A reboot's effects are the node built again (`apply_change`).
-            Change::SubmitJob { .. } | Change::CancelJob { .. } | Change::StartJob { .. } | Change::LaunchWorkload { .. } | Change::Reboot { .. } => {}
+            Change::SubmitJob { .. }
+            | Change::CancelJob { .. }
+            | Change::StartJob { .. }
+            | Change::JobStep { .. }
+            | Change::LaunchWorkload { .. }
+            | Change::Reboot { .. } => {}
         }
     }
 }

@@ -39,6 +39,17 @@ pub struct Job {
     pub batch: Option<Batch>,
 }
 
+/// A step of a job: one `srun` inside it, as sacct lists it (`JOBID.0`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    /// The program it ran.
+    pub name: String,
+    pub nodelist: Vec<String>,
+    pub started: EpochSeconds,
+    pub runtime: i64,
+    pub exit_code: i32,
+}
+
 /// What a waiting batch job runs when it starts, as sbatch took it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Batch {

@@ -348,8 +348,17 @@ impl Command for Srun {
                 env.insert(name.to_string(), list.clone());
             }
         }
+        let hosts: Vec<String> = nodes.iter().map(|(node, _)| node.hostname.clone()).collect();
         let job = Job { nodes, label, env };
-        launch(cluster, invocation, &command, job, "srun")
+        let mut output = launch(cluster, invocation, &command, job, "srun");
+        // Inside a job (its script exports SLURM_JOB_ID), srun runs a step of it.
+        if let Some(id) = invocation.env.get("SLURM_JOB_ID").and_then(|id| id.parse::<i64>().ok()) {
+            let name = command[0].rsplit('/').next().unwrap_or(&command[0]).to_string();
+            let runtime = (output.duration_ms.div_ceil(1000) as i64).max(1);
+            let step = crate::model::job::Step { name, nodelist: hosts, started: cluster.now, runtime, exit_code: output.status };
+            output.changes.push(crate::model::change::Change::JobStep { node: invocation.node.hostname.clone(), job: id, step });
+        }
+        output
     }
 }
 

@@ -3,8 +3,8 @@
 //! `Account`, `AllocCPUS`, `State` (10, right-justified) and `ExitCode`
 //! (8), each followed by a space, over a line of dashes; a value too long
 //! for its column is cut with a `+` at its end, as sacct does. A job that
-//! ran has its `.batch` and `.extern` steps below it (`-X`: the jobs
-//! only). Without `-a` or `-u`, the user's own jobs. `-o/--format` takes
+//! ran has its `.batch` and `.extern` steps below it, then the steps its
+//! `srun`s ran, `.0` on (`Change::JobStep`; `-X`: the jobs only). Without `-a` or `-u`, the user's own jobs. `-o/--format` takes
 //! `Field[%WIDTH]` items (width 10 when not given, 12 for JobID, 8 for
 //! ExitCode, 19 for times); an unknown field is Slurm's error. `-p`/`-P`
 //! print `|`-separated values; `-n` drops the header. The account is the
@@ -91,6 +91,20 @@ impl Command for Sacct {
                 for step in ["batch", "extern"] {
                     rows.push(columns.iter().map(|(name, _)| value(job, Some(step), name, cluster.now, cpus)).collect());
                 }
+                // Its srun steps, numbered from 0, each read as a job of its own.
+                for (number, step) in cluster.job_steps(job.id).into_iter().enumerate() {
+                    let ran = Job {
+                        name: step.name.clone(),
+                        nodes: step.nodelist.len(),
+                        nodelist: step.nodelist.clone(),
+                        started: Some(step.started),
+                        runtime: step.runtime,
+                        exit_code: step.exit_code,
+                        ..job.clone()
+                    };
+                    let number = number.to_string();
+                    rows.push(columns.iter().map(|(name, _)| value(&ran, Some(&number), name, cluster.now, cpus)).collect());
+                }
             }
         }
         let mut out = String::new();
@@ -155,7 +169,8 @@ fn value(job: &Job, step: Option<&str>, name: &str, now: i64, cpus: usize) -> St
     let time = |at: Option<i64>| at.map_or_else(|| "Unknown".to_string(), timestamp);
     match name.to_ascii_lowercase().as_str() {
         "jobid" => step.map_or_else(|| job.id.to_string(), |step| format!("{}.{step}", job.id)),
-        "jobname" => step.unwrap_or(&job.name).to_string(),
+        // A numbered step is named after its program; batch and extern after themselves.
+        "jobname" => step.filter(|step| step.parse::<u32>().is_err()).unwrap_or(&job.name).to_string(),
         "partition" => {
             if step.is_some() {
                 String::new()

@@ -423,6 +423,11 @@ mod tests {
         let submitted = shell.run("sbatch ~/nccl.sbatch").stdout();
         let id = submitted.trim().strip_prefix("Submitted batch job ").expect("a job id");
         assert_eq!(shell.run(&format!("cat nccl-{id}.out")).stdout(), "gpu-001\ngpu-002\n2\n");
+        // sacct keeps its step, after the batch and extern ones.
+        let steps = shell.run(&format!("sacct -j {id} -n -o JobID,JobName,State,NodeList%20")).stdout();
+        let rows: Vec<Vec<&str>> = steps.lines().map(|line| line.split_whitespace().collect()).collect();
+        assert_eq!(rows.len(), 4, "{steps}");
+        assert_eq!(rows[3], [format!("{id}.0").as_str(), "hostname", "COMPLETED", "gpu-[001-002]"], "{steps}");
         // The command line wins over the directives; -e splits the errors off.
         let id = shell.run("sbatch -N 1 -o one.out -e one.err ~/nccl.sbatch").stdout().trim().rsplit(' ').next().expect("an id").to_string();
         assert!(!id.is_empty());
