@@ -63,6 +63,9 @@ pub enum Change {
     /// Slurm started batch job `job`, which waited in the queue, on
     /// `nodelist`; its script ran `runtime` seconds and exited `exit_code`.
     StartJob { node: String, job: i64, nodelist: Vec<String>, runtime: i64, exit_code: i32 },
+    /// `scontrol hold|release JOBID`: a waiting job is held (for the
+    /// reason given) or released.
+    HoldJob { node: String, job: i64, held: Option<String> },
     /// An `srun` inside job `job` ran a step: Slurm's accounting keeps it.
     JobStep { node: String, job: i64, step: super::job::Step },
     /// `sbatch` of a workload's script: the training job starts (from its
@@ -155,6 +158,7 @@ impl Change {
             | Change::SubmitJob { node, .. }
             | Change::StartJob { node, .. }
             | Change::JobStep { node, .. }
+            | Change::HoldJob { node, .. }
             | Change::CancelJob { node, .. }
             | Change::LaunchWorkload { node, .. }
             | Change::Reboot { node, .. } => node,
@@ -271,6 +275,15 @@ impl Cluster {
         match change {
             Change::CancelJob { job, .. } => self.cancel_job(*job, at),
             Change::StartJob { job, nodelist, runtime, exit_code, .. } => self.start_job(*job, nodelist, *runtime, *exit_code, at),
+            Change::HoldJob { job: id, held, .. } => {
+                for (_, change) in &mut self.history {
+                    if let Change::SubmitJob { job, .. } = change {
+                        if job.id == *id && job.started.is_none() {
+                            job.held = held.clone();
+                        }
+                    }
+                }
+            }
             Change::LaunchWorkload { name, job, .. } => self.launch_workload(name, *job, at),
             _ => {}
         }
@@ -306,7 +319,7 @@ impl Cluster {
         self.history
             .iter()
             .filter_map(|(_, change)| match change {
-                Change::SubmitJob { job, .. } if job.started.is_none() && !job.cancelled && job.batch.is_some() => Some(job),
+                Change::SubmitJob { job, .. } if job.started.is_none() && !job.cancelled && job.held.is_none() && job.batch.is_some() => Some(job),
                 _ => None,
             })
             .collect()
@@ -481,6 +494,7 @@ impl Cluster {
             | Change::CancelJob { .. }
             | Change::StartJob { .. }
             | Change::JobStep { .. }
+            | Change::HoldJob { .. }
             | Change::LaunchWorkload { .. }
             | Change::Reboot { .. } => {}
         }

@@ -37,6 +37,10 @@ pub struct Job {
     /// free (the shell's scheduler starts it, `Change::StartJob`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch: Option<Batch>,
+    /// `scontrol hold`: it waits, whatever is free, for this reason
+    /// (`JobHeldUser`, or `JobHeldAdmin` when root held it) until released.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<String>,
 }
 
 /// A step of a job: one `srun` inside it, as sacct lists it (`JOBID.0`).
@@ -99,6 +103,11 @@ impl JobState {
 }
 
 impl Job {
+    /// Why it waits, as squeue shows it: its hold, else the scheduler's reason.
+    pub fn waits_for(&self) -> &str {
+        self.held.as_deref().unwrap_or(&self.reason)
+    }
+
     pub fn state_at(&self, now: EpochSeconds) -> JobState {
         match self.started {
             None => JobState::Pending,
@@ -164,6 +173,7 @@ mod tests {
             cancelled: false,
             workload: false,
             batch: None,
+            held: None,
         };
         assert_eq!(job.state_at(120), JobState::Running);
         assert_eq!(job.state_at(161), JobState::Completed);

@@ -411,6 +411,7 @@ impl Workload {
             cancelled,
             workload: false,
             batch: None,
+            held: None,
         }
     }
 
@@ -546,7 +547,7 @@ impl Cluster {
         let waiting: Vec<(i64, String, EpochSeconds)> = self
             .slurm_jobs()
             .into_iter()
-            .filter(|job| job.workload && job.started.is_none() && !job.cancelled && !self.workloads.iter().any(|w| w.job_id == job.id))
+            .filter(|job| job.workload && job.started.is_none() && !job.cancelled && job.held.is_none() && !self.workloads.iter().any(|w| w.job_id == job.id))
             .map(|job| (job.id, job.name, job.submitted))
             .collect();
         for (id, name, submitted) in waiting {

@@ -198,6 +198,7 @@ impl Command for Sbatch {
             cancelled: false,
             workload: false,
             batch: None,
+            held: None,
         };
         match place(cluster, nodes, &batch.required) {
             // It starts as sbatch returns.
@@ -389,6 +390,7 @@ fn launch(invocation: &Invocation, file: &str) -> Output {
         cancelled: false,
         workload: true,
         batch: None,
+        held: None,
     };
     out.changes.push(Change::SubmitJob { node: invocation.node.hostname.clone(), job });
     out
@@ -456,6 +458,21 @@ mod tests {
         let mut restored = crate::testing::reloaded(&shell);
         assert_eq!(restored.run(&format!("cat out-{id}.txt")).stdout(), "gpu-002\ngpu-002\n");
         assert!(restored.run(&format!("sacct -j {id} -X -n -o State")).stdout().contains("COMPLETED"));
+    }
+
+    #[test]
+    fn a_held_job_waits_until_it_is_released() {
+        let mut shell = session();
+        shell.run("sudo scontrol update nodename=gpu-002 state=drain reason=maintenance");
+        let id = shell.run("sbatch -w gpu-002 --wrap=hostname -o held.out").stdout().trim().rsplit(' ').next().expect("an id").to_string();
+        assert_eq!(shell.run(&format!("scontrol hold {id}")).status, 0);
+        assert_eq!(shell.run("squeue -h -o %R").stdout(), "(JobHeldUser)\n");
+        shell.run("sudo scontrol update nodename=gpu-002 state=resume; sleep 60");
+        assert_eq!(shell.run("cat held.out").status, 1, "a held job does not start");
+        assert_eq!(shell.run(&format!("scontrol release {id}")).status, 0);
+        assert_eq!(shell.run("cat held.out").stdout(), "gpu-002\n");
+        assert_eq!(shell.run(&format!("scontrol hold {id}")).stderr(), "slurm_suspend error: Job is no longer pending execution\n");
+        assert_eq!(shell.run("scontrol hold 1").stderr(), "slurm_suspend error: Invalid job id specified\n");
     }
 
     #[test]

@@ -237,7 +237,8 @@ impl Command for Scontrol {
             "show" => {}
             "update" => return update(cluster, &words[1..], crate::commands::is_root(invocation.env)),
             "reboot" => return reboot(cluster, &words[1..], crate::commands::is_root(invocation.env)),
-            "create" | "delete" | "reconfigure" | "shutdown" | "takeover" | "hold" | "release" | "requeue" | "suspend" | "resume" | "cancel_reboot" => {
+            "hold" | "holdu" | "uhold" | "release" => return hold(invocation, &words),
+            "create" | "delete" | "reconfigure" | "shutdown" | "takeover" | "requeue" | "suspend" | "resume" | "cancel_reboot" => {
                 return Output::error("slurm_update error: Invalid user id\n", 1)
             }
             "version" | "--version" | "-V" => return Output::ok(format!("slurm {}\n", cluster.versions.slurm)),
@@ -317,7 +318,7 @@ fn show_jobs(cluster: &Cluster, id: Option<&str>, one_line: bool) -> Output {
         use crate::model::job::{sacct_elapsed, JobState};
         let state = job.state_at(cluster.now);
         let (reason, exit) = match state {
-            JobState::Pending => (job.reason.replace(' ', "_"), "0:0".to_string()),
+            JobState::Pending => (job.waits_for().replace(' ', "_"), "0:0".to_string()),
             JobState::Failed => ("NonZeroExitCode".to_string(), format!("{}:0", job.exit_code)),
             JobState::Cancelled => ("None".to_string(), "0:15".to_string()),
             _ => ("None".to_string(), format!("{}:0", job.exit_code)),
@@ -365,6 +366,42 @@ fn show_jobs(cluster: &Cluster, id: Option<&str>, one_line: bool) -> Output {
         out += &render(&lines, one_line);
     }
     Output::ok(out)
+}
+
+/// `scontrol hold|uhold|release JOBID...`: a waiting job is held (a user
+/// hold, or an administrator's when root holds it with `hold`) or
+/// released; anything else is refused as slurmctld refuses it, under
+/// scontrol's `slurm_suspend error` prefix.
+fn hold(invocation: &Invocation, words: &[&str]) -> Output {
+    let keyword = words[0].to_ascii_lowercase();
+    if words.len() < 2 {
+        return Output::error(format!("too few arguments for keyword:{}\n", words[0]), 1);
+    }
+    let root = crate::commands::is_root(invocation.env);
+    let held = match keyword.as_str() {
+        "release" => None,
+        "hold" if root => Some("JobHeldAdmin".to_string()),
+        _ => Some("JobHeldUser".to_string()),
+    };
+    let jobs = invocation.cluster.slurm_jobs();
+    let mut out = Output::default();
+    for id in &words[1..] {
+        let job = id.parse::<i64>().ok().and_then(|id| jobs.iter().find(|job| job.id == id));
+        let refusal = match job {
+            None => Some("Invalid job id specified"),
+            Some(job) if job.started.is_some() || job.cancelled => Some("Job is no longer pending execution"),
+            Some(job) if job.held.as_deref() == Some("JobHeldAdmin") && !root => Some("Access/permission denied"),
+            Some(job) => {
+                out.changes.push(Change::HoldJob { node: invocation.node.hostname.clone(), job: job.id, held: held.clone() });
+                None
+            }
+        };
+        if let Some(refusal) = refusal {
+            out.stderr += &format!("slurm_suspend error: {refusal}\n");
+            out.status = 1;
+        }
+    }
+    out
 }
 
 /// `scontrol update NodeName=HOSTLIST State=... Reason=...`.

@@ -148,12 +148,12 @@ fn cell(kind: char, job: &Job, now: crate::model::time::EpochSeconds, cpus_per_n
         'P' => PARTITION.to_string(),
         'r' => {
             if state == JobState::Pending {
-                job.reason.clone()
+                job.waits_for().to_string()
             } else {
                 "None".to_string()
             }
         }
-        'R' if state == JobState::Pending => format!("({})", job.reason),
+        'R' if state == JobState::Pending => format!("({})", job.waits_for()),
         'R' => nodes(),
         'S' => job.started.map_or("N/A".to_string(), super::timestamp),
         't' => state.compact().to_string(),
