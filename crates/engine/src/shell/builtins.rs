@@ -319,16 +319,12 @@ fn ssh(interp: &mut Interp, args: &[String], stdin: &str, from_terminal: bool) -
 }
 
 fn exit(interp: &mut Interp) -> Output {
-    let Some(session) = interp.session.as_deref_mut() else {
+    if interp.session.is_none() {
         interp.exit();
         return Output::default();
-    };
-    match session.ssh_stack.pop() {
-        Some(previous) => {
-            let left = std::mem::replace(&mut interp.shell.host, previous.clone());
-            interp.shell.env.insert("HOSTNAME".to_string(), previous);
-            Output { stdout: "logout\n".to_string(), stderr: format!("Connection to {left} closed.\n"), ..Output::default() }
-        }
+    }
+    match interp.leave_ssh() {
+        Some(left) => Output { stdout: "logout\n".to_string(), stderr: format!("Connection to {left} closed.\n"), ..Output::default() },
         // The login shell of a lab stays open: there is nowhere to go back to.
         None => Output::ok("logout\n"),
     }

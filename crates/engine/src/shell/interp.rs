@@ -742,15 +742,13 @@ impl<'c, 's> Interp<'c, 's> {
     /// on the node it came from. The lab's first shell has nowhere to go
     /// back to: the trainee logs in again once the node has booted.
     fn drop_connection(&mut self, out: &mut Transcript) {
-        let Some(session) = self.session.as_deref_mut() else {
+        if self.session.is_none() {
             self.exited = true;
             return;
-        };
+        }
         let host = self.shell.host.clone();
-        match session.ssh_stack.pop() {
-            Some(previous) => {
-                self.shell.env.insert("HOSTNAME".to_string(), previous.clone());
-                self.shell.host = previous;
+        match self.leave_ssh() {
+            Some(_) => {
                 self.emit(out, Stream::Stderr, format!("Connection to {host} closed by remote host.\nConnection to {host} closed.\n"));
             }
             None => {
@@ -761,6 +759,15 @@ impl<'c, 's> Interp<'c, 's> {
             }
         }
         self.exited = true;
+    }
+
+    /// Back from an `ssh` session to the host it was opened from (by `exit`
+    /// or a dropped connection): the host left, or None when the shell is
+    /// on its first host.
+    pub(super) fn leave_ssh(&mut self) -> Option<String> {
+        let previous = self.session.as_deref_mut()?.ssh_stack.pop()?;
+        self.shell.env.insert("HOSTNAME".to_string(), previous.clone());
+        Some(std::mem::replace(&mut self.shell.host, previous))
     }
 
     fn call_function(&mut self, name: &str, body: &str, args: &[String], input: &mut Input, out: &mut Transcript) -> i32 {

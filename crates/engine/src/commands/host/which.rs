@@ -49,9 +49,12 @@ impl Command for Which {
         let mut output = Output::default();
         for name in names {
             let found: Vec<String> = if name.contains('/') {
-                // A path names itself when it is an executable.
+                // A path names itself when it is an executable; /bin and
+                // /sbin are /usr's (merged /usr).
                 let program = name.rsplit('/').next().unwrap_or(name);
-                (install::path(program) == *name && crate::commands::find(program).is_some()).then(|| name.clone()).into_iter().collect()
+                let installed = install::path(program);
+                let merged = installed.strip_prefix("/usr").is_some_and(|short| short == name);
+                ((installed == *name || merged) && crate::commands::find(program).is_some()).then(|| name.clone()).into_iter().collect()
             } else if all {
                 install::lookup_all(name, search_path)
             } else {
@@ -78,6 +81,7 @@ mod tests {
     fn finds_programs_on_the_path() {
         assert_eq!(run_on_first_node("which nvidia-smi ibstat").stdout, "/usr/bin/nvidia-smi\n/usr/sbin/ibstat\n");
         assert_eq!(run_on_first_node("which -a ls").stdout, "/usr/bin/ls\n/bin/ls\n");
+        assert_eq!(run_on_first_node("which /bin/ls /usr/sbin/ibstat /sbin/ibstat").stdout, "/bin/ls\n/usr/sbin/ibstat\n/sbin/ibstat\n");
         let out = run_on_first_node("which cd nosuch");
         assert_eq!((out.stdout.as_str(), out.status), ("", 1));
         assert_eq!(run_on_first_node("which -s ls").stdout, "");
