@@ -238,8 +238,31 @@ fn select(invocation: &Invocation, name: &str, selection: &Selection) -> Result<
     Ok(found)
 }
 
-fn usage(name: &str) -> Output {
-    Output::error(format!("{name}: no matching criteria specified\nTry `{name} --help' for more information.\n"), 2)
+/// pgrep's and pkill's command line: `-u USERS` and the one pattern here,
+/// each other option through `option`.
+fn selection(name: &str, args: &[String], mut option: impl FnMut(&str, &mut Selection) -> Result<(), Output>) -> Result<Selection, Output> {
+    let mut selection = Selection { full: false, exact: false, users: None, pattern: String::new() };
+    let mut patterns = Vec::new();
+    let mut at = 0;
+    while let Some(arg) = args.get(at) {
+        at += 1;
+        match arg.as_str() {
+            "-u" | "--euid" | "-U" => {
+                selection.users = args.get(at).map(|v| v.split(',').map(str::to_string).collect());
+                at += 1;
+            }
+            _ if arg.starts_with('-') && arg.len() > 1 => option(arg, &mut selection)?,
+            _ => patterns.push(arg.clone()),
+        }
+    }
+    match patterns.as_slice() {
+        [] => Err(Output::error(format!("{name}: no matching criteria specified\nTry `{name} --help' for more information.\n"), 2)),
+        [pattern] => {
+            selection.pattern = pattern.clone();
+            Ok(selection)
+        }
+        _ => Err(Output::error(format!("{name}: only one pattern can be provided\nTry `{name} --help' for more information.\n"), 2)),
+    }
 }
 
 impl Command for Pgrep {
@@ -248,40 +271,26 @@ impl Command for Pgrep {
     }
 
     fn run(&self, invocation: &Invocation) -> Output {
-        let mut selection = Selection { full: false, exact: false, users: None, pattern: String::new() };
         let (mut list_name, mut list_full, mut count, mut newest, mut oldest) = (false, false, false, false, false);
-        let mut patterns = Vec::new();
-        let args = invocation.args();
-        let mut at = 0;
-        while let Some(arg) = args.get(at) {
-            at += 1;
-            match arg.as_str() {
-                "-u" | "--euid" | "-U" => {
-                    selection.users = args.get(at).map(|v| v.split(',').map(str::to_string).collect());
-                    at += 1;
+        let parsed = selection("pgrep", invocation.args(), |arg, selection| {
+            for flag in arg[1..].chars() {
+                match flag {
+                    'f' => selection.full = true,
+                    'x' => selection.exact = true,
+                    'l' => list_name = true,
+                    'a' => list_full = true,
+                    'c' => count = true,
+                    'n' => newest = true,
+                    'o' => oldest = true,
+                    other => return Err(Output::error(format!("pgrep: invalid option -- '{other}'\nUsage: pgrep [options] <pattern>\n"), 2)),
                 }
-                _ if arg.starts_with('-') && arg.len() > 1 => {
-                    for flag in arg[1..].chars() {
-                        match flag {
-                            'f' => selection.full = true,
-                            'x' => selection.exact = true,
-                            'l' => list_name = true,
-                            'a' => list_full = true,
-                            'c' => count = true,
-                            'n' => newest = true,
-                            'o' => oldest = true,
-                            other => return Output::error(format!("pgrep: invalid option -- '{other}'\nUsage: pgrep [options] <pattern>\n"), 2),
-                        }
-                    }
-                }
-                _ => patterns.push(arg.clone()),
             }
-        }
-        let Some(pattern) = patterns.first() else { return usage("pgrep") };
-        if patterns.len() > 1 {
-            return Output::error("pgrep: only one pattern can be provided\nTry `pgrep --help' for more information.\n", 2);
-        }
-        selection.pattern = pattern.clone();
+            Ok(())
+        });
+        let selection = match parsed {
+            Ok(selection) => selection,
+            Err(output) => return output,
+        };
         let mut found = match select(invocation, "pgrep", &selection) {
             Ok(found) => found,
             Err(output) => return output,
@@ -314,30 +323,23 @@ impl Command for Pkill {
     }
 
     fn run(&self, invocation: &Invocation) -> Output {
-        let mut selection = Selection { full: false, exact: false, users: None, pattern: String::new() };
         let (mut number, mut echo) = (15, false);
-        let mut patterns = Vec::new();
-        let args = invocation.args();
-        let mut at = 0;
-        while let Some(arg) = args.get(at) {
-            at += 1;
-            match arg.as_str() {
-                "-u" | "--euid" | "-U" => {
-                    selection.users = args.get(at).map(|v| v.split(',').map(str::to_string).collect());
-                    at += 1;
-                }
+        let parsed = selection("pkill", invocation.args(), |arg, selection| {
+            match arg {
                 "-f" | "--full" => selection.full = true,
                 "-x" | "--exact" => selection.exact = true,
                 "-e" | "--echo" => echo = true,
-                _ if arg.starts_with('-') && arg.len() > 1 => match signal_number(&arg[1..]) {
+                _ => match signal_number(&arg[1..]) {
                     Some(n) => number = n,
-                    None => return Output::error(format!("pkill: unknown signal name {}.\n", &arg[1..]), 2),
+                    None => return Err(Output::error(format!("pkill: unknown signal name {}.\n", &arg[1..]), 2)),
                 },
-                _ => patterns.push(arg.clone()),
             }
-        }
-        let Some(pattern) = patterns.first() else { return usage("pkill") };
-        selection.pattern = pattern.clone();
+            Ok(())
+        });
+        let selection = match parsed {
+            Ok(selection) => selection,
+            Err(output) => return output,
+        };
         let found = match select(invocation, "pkill", &selection) {
             Ok(found) => found,
             Err(output) => return output,
