@@ -406,6 +406,17 @@ fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
     for pod in mine {
         l.push(format!("  {NS}\t{}\t0 (0%)\t0 (0%)\t0 (0%)\t0 (0%)\t{}", pod.name, age(now - pod.since)));
     }
+    // What the pods request of the node: the operator's pods ask for
+    // nothing, and no workload runs as pods here (an extended resource has
+    // no percentage).
+    l.push("Allocated resources:".into());
+    l.push("  (Total limits may be over 100 percent, i.e., overcommitted.)".into());
+    l.push("  Resource\tRequests\tLimits".into());
+    l.push("  --------\t--------\t------".into());
+    l.push("  cpu\t0 (0%)\t0 (0%)".into());
+    l.push("  memory\t0 (0%)\t0 (0%)".into());
+    l.push("  ephemeral-storage\t0 (0%)\t0 (0%)".into());
+    l.push("  nvidia.com/gpu\t0\t0".into());
     let mut events = Vec::new();
     if !node.up(cluster.now) {
         events.push(("NodeNotReady", lost_at(cluster, node), "node-controller", "NodeNotReady"));
@@ -864,6 +875,18 @@ mod tests {
     use super::{age, restarts};
     use crate::model::fault::Fault;
     use crate::testing::{run_on_first_node, session};
+
+    #[test]
+    fn describe_node_sums_what_the_pods_request() {
+        let out = run_on_first_node("kubectl describe node gpu-001").stdout;
+        let at = out.find("Allocated resources:\n  (Total limits may be over 100 percent, i.e., overcommitted.)\n").expect("the section");
+        let section = &out[at..];
+        let row = |name: &str| section.lines().find(|line| line.trim_start().starts_with(name)).map(|line| line.split_whitespace().collect::<Vec<_>>());
+        assert_eq!(row("Resource"), Some(vec!["Resource", "Requests", "Limits"]));
+        assert_eq!(row("cpu"), Some(vec!["cpu", "0", "(0%)", "0", "(0%)"]));
+        assert_eq!(row("nvidia.com/gpu"), Some(vec!["nvidia.com/gpu", "0", "0"]));
+        assert!(section.contains("\nEvents:"), "{section}");
+    }
 
     #[test]
     fn label_selectors_choose_nodes() {
