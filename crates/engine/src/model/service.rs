@@ -1,5 +1,5 @@
 //! The node image's systemd services and the processes they run: one list,
-//! which systemctl, journalctl, ps, pgrep, kill, fuser and lsof read and
+//! which systemctl, journalctl, ps, pgrep, kill and fuser read and
 //! nvidia-smi consults before a reset. Fabric Manager keeps its own state
 //! (`Node::fabric_manager`), which its fault and repairs drive; every other
 //! unit is active from boot unless an operator stopped, killed or

@@ -269,6 +269,28 @@ impl Command for Srun {
         let queued = |unavailable: bool| {
             let id = crate::commands::scheduler::slurm::next_job_id(cluster);
             let why = if unavailable { "srun: Required node not available (down, drained or reserved)\n" } else { "" };
+            // Nodes Slurm is rebooting come back by themselves: the step
+            // waits for them, then runs on the cluster as it is then.
+            let back = cluster
+                .nodes
+                .iter()
+                .filter(|n| n.reboot_issued && !n.hangs() && !n.up(cluster.now) && matches!(n.scheduler, SchedulerState::Idle | SchedulerState::Allocated))
+                .map(|n| n.booted_at)
+                .max();
+            if let Some(at) = back.filter(|at| u64::try_from(*at - cluster.now).is_ok_and(|wait| wait.saturating_mul(1000) < QUEUED_WAIT_MS)) {
+                let mut later = cluster.clone();
+                later.advance_to(at);
+                if let Some(node) = later.node(&invocation.node.hostname) {
+                    let mut output = self.run(&Invocation { cluster: &later, node, ..*invocation });
+                    output.started_stderr =
+                        format!("{why}srun: job {id} queued and waiting for resources\nsrun: job {id} has been allocated resources\n{}", output.started_stderr);
+                    output.duration_ms = output.duration_ms.saturating_add((at - cluster.now) as u64 * 1000);
+                    if output.interrupt_stderr.is_empty() {
+                        output.interrupt_stderr = format!("srun: Job allocation {id} has been revoked\n");
+                    }
+                    return output;
+                }
+            }
             Output {
                 started_stderr: format!("{why}srun: job {id} queued and waiting for resources\n"),
                 stderr: format!("srun: Job allocation {id} has been revoked\n"),
@@ -449,5 +471,19 @@ impl Command for Mpirun {
         let _ = Rng::derive(cluster.seed, &["mpirun", &stable_hash(command.join(" ").as_bytes()).to_string()]);
         let job = Job { nodes, label: false, env };
         launch(cluster, invocation, &command, job, "mpirun")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_step_waits_for_nodes_slurm_is_rebooting() {
+        let mut shell = crate::testing::session();
+        shell.run("sudo scontrol reboot nextstate=resume gpu-002");
+        let out = shell.run("srun -w gpu-002 hostname");
+        assert_eq!(out.status, 0, "{}", out.stderr());
+        assert_eq!(out.stdout(), "gpu-002\n");
+        assert!(out.stderr().contains("queued and waiting for resources") && out.stderr().contains("has been allocated resources"), "{}", out.stderr());
+        assert!(out.duration_ms >= 200_000, "it waited for the boot");
     }
 }
