@@ -17,6 +17,13 @@
 //! `CrashLoopBackOff`, restarted on kubelet's back-off (10 s doubling to 5
 //! min) since the node's last kernel warning or error.
 //!
+//! Events (`get events`, `describe node`'s) are the nodes', in `default`,
+//! for an hour (the API server's event TTL): NodeNotReady 40 s after the
+//! node stopped answering, and after a reboot the kubelet's Starting,
+//! Rebooted (with a new boot id) and NodeReady; NodeNotSchedulable for a
+//! cordon. `describe node` sums the pods' requests (Allocated resources:
+//! nothing, as the operator's pods ask for none).
+//!
 //! Client and server run the cluster's Kubernetes release
 //! (`Versions::kubernetes`, v1.29.15 unless the lab names another, 1.21 to
 //! 1.30): `get nodes` VERSION, `describe node`'s kubelet, `version`. The
@@ -417,24 +424,93 @@ fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
     l.push("  memory\t0 (0%)\t0 (0%)".into());
     l.push("  ephemeral-storage\t0 (0%)\t0 (0%)".into());
     l.push("  nvidia.com/gpu\t0\t0".into());
-    let mut events = Vec::new();
-    if !node.up(cluster.now) {
-        events.push(("NodeNotReady", lost_at(cluster, node), "node-controller", "NodeNotReady"));
-    }
-    if cordoned(node) {
-        events.push(("NodeNotSchedulable", node.cordoned_since.unwrap_or(cluster.now), "kubelet", "NodeNotSchedulable"));
-    }
+    let events = node_events(cluster, node);
     if events.is_empty() {
         l.push("Events:\t<none>".into());
     } else {
         l.push("Events:".into());
         l.push("  Type\tReason\tAge\tFrom\tMessage".into());
         l.push("  ----\t------\t----\t----\t-------".into());
-        for (reason, at, from, status) in events {
-            l.push(format!("  Normal\t{reason}\t{}\t{from}\tNode {name} status is now: {status}", age(now - at)));
+        for event in events {
+            l.push(format!("  {}\t{}\t{}\t{}\t{}", event.kind, event.reason, age(now - event.at), event.source, event.message));
         }
     }
     align(&l, 2, 0)
+}
+
+/// An event the API server keeps about a node.
+struct Event {
+    kind: &'static str,
+    reason: &'static str,
+    at: EpochSeconds,
+    source: &'static str,
+    message: String,
+}
+
+/// How long the API server keeps events (kube-apiserver's `--event-ttl`).
+const EVENT_TTL: i64 = 3600;
+
+/// What happened to `node` within the events' lifetime, oldest first: it
+/// stopped answering, it rebooted (the kubelet starts again and reports a
+/// new boot), it was cordoned.
+fn node_events(cluster: &Cluster, node: &Node) -> Vec<Event> {
+    let name = &node.hostname;
+    let status = |at, status: &str, source| Event { kind: "Normal", reason: "", at, source, message: format!("Node {name} status is now: {status}") };
+    let mut events = Vec::new();
+    let rebooted = node.booted_at > cluster.started_at();
+    if rebooted || !node.up(cluster.now) {
+        events.push(Event { reason: "NodeNotReady", ..status(lost_at(cluster, node) + 40, "NodeNotReady", "node-controller") });
+    }
+    // The kubelet comes up about half a minute into the boot.
+    let kubelet = node.booted_at + 35;
+    if rebooted && node.up(cluster.now) && kubelet <= cluster.now {
+        let boot_id = Rng::derive(cluster.seed, &[name, "boot-id", &node.booted_at.to_string()]).hex(32);
+        let uuid = format!("{}-{}-{}-{}-{}", &boot_id[..8], &boot_id[8..12], &boot_id[12..16], &boot_id[16..20], &boot_id[20..]);
+        events.push(Event { kind: "Normal", reason: "Starting", at: kubelet, source: "kubelet", message: "Starting kubelet.".to_string() });
+        events.push(Event {
+            kind: "Warning",
+            reason: "Rebooted",
+            at: kubelet,
+            source: "kubelet",
+            message: format!("Node {name} has been rebooted, boot id: {uuid}"),
+        });
+        events.push(Event { reason: "NodeReady", ..status(kubelet + 10, "NodeReady", "kubelet") });
+    }
+    if cordoned(node) {
+        events.push(Event { reason: "NodeNotSchedulable", ..status(node.cordoned_since.unwrap_or(cluster.now), "NodeNotSchedulable", "kubelet") });
+    }
+    events.retain(|event| event.at <= cluster.now && cluster.now - event.at <= EVENT_TTL);
+    crate::sort::sort_by_key(&mut events, |event| event.at);
+    events
+}
+
+/// `kubectl get events`: the nodes' events, which live in the `default`
+/// namespace, by object and then time as the API lists them.
+fn events(cluster: &Cluster, o: &Opts) -> Output {
+    let all = o.all;
+    let namespace = o.namespace.as_deref().unwrap_or("default");
+    if !all && namespace != "default" {
+        return Output::error(format!("No resources found in {namespace} namespace.\n"), 0);
+    }
+    let mut rows = vec![format!("{}LAST SEEN\tTYPE\tREASON\tOBJECT\tMESSAGE", if all { "NAMESPACE\t" } else { "" })];
+    for node in &cluster.nodes {
+        for event in node_events(cluster, node) {
+            rows.push(format!(
+                "{}{}\t{}\t{}\tnode/{}\t{}",
+                if all { "default\t" } else { "" },
+                age(cluster.now - event.at),
+                event.kind,
+                event.reason,
+                node.hostname,
+                event.message
+            ));
+        }
+    }
+    if rows.len() == 1 {
+        let place = if all { String::new() } else { format!(" in {namespace} namespace") };
+        return Output::error(format!("No resources found{place}.\n"), 0);
+    }
+    Output::ok(align(&rows, 3, 0))
 }
 
 /// Device-plugin log lines (klog format), with the error on a faulty node.
@@ -560,6 +636,9 @@ fn kind(word: &str) -> Option<&'static str> {
 }
 
 fn get(cluster: &Cluster, o: &Opts) -> Output {
+    if o.words.get(1).is_some_and(|word| matches!(word.to_ascii_lowercase().as_str(), "events" | "event" | "ev")) {
+        return events(cluster, o);
+    }
     let Some(resource) = o.words.get(1) else {
         return Output::error("You must specify the type of resource to get. Use \"kubectl api-resources\" for a complete list of supported resources.\n\nerror: Required resource not specified.\nUse \"kubectl explain <resource>\" for a detailed description of that resource (e.g. kubectl explain pods).\nSee 'kubectl get -h' for help and examples\n", 1);
     };
@@ -875,6 +954,21 @@ mod tests {
     use super::{age, restarts};
     use crate::model::fault::Fault;
     use crate::testing::{run_on_first_node, session};
+
+    #[test]
+    fn events_tell_a_reboot() {
+        let mut shell = session();
+        assert_eq!(shell.run("kubectl get events").stderr(), "No resources found in default namespace.\n");
+        shell.run("ssh gpu-002 sudo reboot; sleep 300");
+        let events = shell.run("kubectl get events -A").stdout();
+        let reasons: Vec<&str> = events.lines().skip(1).map(|line| line.split_whitespace().nth(3).unwrap_or("")).collect();
+        assert_eq!(reasons, ["NodeNotReady", "Starting", "Rebooted", "NodeReady"], "{events}");
+        assert!(events.starts_with("NAMESPACE   LAST SEEN   TYPE      REASON"), "{events}");
+        assert!(shell.run("kubectl describe node gpu-002").stdout().contains("has been rebooted, boot id: "));
+        // Events last an hour.
+        shell.run("sleep 3700");
+        assert_eq!(shell.run("kubectl get events -A").stderr(), "No resources found.\n");
+    }
 
     #[test]
     fn describe_node_sums_what_the_pods_request() {
