@@ -371,7 +371,9 @@ fn meminfo(cluster: &Cluster, node: &Node) -> String {
         ("FileHugePages", 0),
         ("FilePmdMapped", 0),
     ];
-    let mut text: String = kib.iter().map(|(name, value)| format!("{:<16}{value:>8} kB\n", format!("{name}:"))).collect();
+    // Linux's `%-15s %8lu kB` lines (show_val_kb).
+    let lines = |fields: &[(&str, u64)]| fields.iter().map(|(name, value)| format!("{:<16}{value:>8} kB\n", format!("{name}:"))).collect::<String>();
+    let mut text = lines(&kib);
     for name in ["HugePages_Total", "HugePages_Free", "HugePages_Rsvd", "HugePages_Surp"] {
         text += &format!("{:<16}{:>8}\n", format!("{name}:"), 0);
     }
@@ -382,7 +384,7 @@ fn meminfo(cluster: &Cluster, node: &Node) -> String {
         ("DirectMap2M", 62_468_096),
         ("DirectMap1G", memory.total.saturating_sub(64_392_064) / 1_048_576 * 1_048_576),
     ];
-    text += &direct.iter().map(|(name, value)| format!("{:<16}{value:>8} kB\n", format!("{name}:"))).collect::<String>();
+    text += &lines(&direct);
     text
 }
 
