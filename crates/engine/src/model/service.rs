@@ -179,7 +179,27 @@ pub const UNITS: &[Unit] = &[
     },
 ];
 
+pub const SLURMD_UNIT: &str = "slurmd.service";
+pub const KUBELET_UNIT: &str = "kubelet.service";
+
+/// Whether `unit` runs on `node` (a unit the image lacks does not).
+pub fn runs(node: &Node, unit: &str) -> bool {
+    self::unit(unit).is_some_and(|unit| state(node, unit).0 == ServiceState::Active)
+}
+
+/// Whether slurmctld hears from the node: it answers and its slurmd runs.
+pub fn slurmd_responds(node: &Node, now: EpochSeconds) -> bool {
+    node.up(now) && runs(node, SLURMD_UNIT)
+}
+
+/// Whether the node posts its status to Kubernetes: it answers and its kubelet runs.
+pub fn kubelet_ready(node: &Node, now: EpochSeconds) -> bool {
+    node.up(now) && runs(node, KUBELET_UNIT)
+}
+
+/// A unit by its name or an alias (Ubuntu's ssh unit is also `sshd.service`).
 pub fn unit(name: &str) -> Option<&'static Unit> {
+    let name = if name == "sshd.service" { "ssh.service" } else { name };
     UNITS.iter().find(|unit| unit.name == name)
 }
 

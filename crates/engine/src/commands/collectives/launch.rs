@@ -111,7 +111,7 @@ fn available(node: &Node, now: EpochSeconds) -> bool {
 }
 
 fn in_service(node: &Node, now: EpochSeconds) -> bool {
-    node.up(now) && matches!(node.scheduler, SchedulerState::Idle | SchedulerState::Allocated)
+    crate::model::service::slurmd_responds(node, now) && matches!(node.scheduler, SchedulerState::Idle | SchedulerState::Allocated)
 }
 
 /// NCCL's configuration files, as NCCL reads them at start-up:

@@ -39,6 +39,9 @@ static SIGNATURE: Signature = Signature {
         Flag { short: Some('l'), long: Some("full"), value: None, help: "Don't ellipsize unit names on output" },
         Flag { short: None, long: Some("no-pager"), value: None, help: "Do not pipe output into a pager" },
         Flag { short: None, long: Some("failed"), value: None, help: "Shortcut for --state=failed" },
+        Flag { short: Some('t'), long: Some("type"), value: Some("TYPE"), help: "List units of a particular type" },
+        Flag { short: None, long: Some("state"), value: Some("STATE"), help: "List units with particular LOAD or SUB or ACTIVE state" },
+        Flag { short: Some('a'), long: Some("all"), value: None, help: "Show all units, including inactive ones" },
         Flag { short: Some('h'), long: Some("help"), value: None, help: "Show this help" },
     ],
     examples: &[
@@ -61,18 +64,23 @@ impl Command for Systemctl {
 
     fn run(&self, invocation: &Invocation) -> Output {
         let mut words: Vec<String> = Vec::new();
-        let mut failed_only = false;
+        let (mut state, mut all, mut kind) = (None::<String>, false, None::<String>);
         for arg in scan(&SIGNATURE, invocation.args()) {
             match arg {
                 Arg::Flag(flag, _) if flag.long == Some("help") => return Output::ok(help()),
-                Arg::Flag(flag, _) if flag.long == Some("failed") => failed_only = true,
+                Arg::Flag(flag, _) if flag.long == Some("failed") => state = Some("failed".to_string()),
+                Arg::Flag(flag, value) if flag.long == Some("state") => state = value,
+                Arg::Flag(flag, value) if flag.long == Some("type") => kind = value,
+                Arg::Flag(flag, _) if flag.long == Some("all") => all = true,
                 Arg::Flag(..) => {}
                 Arg::Positional(word) => words.push(word),
                 unknown => return Output::error(complaint("systemctl", &unknown), 1),
             }
         }
-        if failed_only && words.first().is_none_or(|verb| verb == "list-units") {
-            return list_failed(invocation.node);
+        if words.first().is_none_or(|verb| verb == "list-units") {
+            // The node image's units are services: another type lists none.
+            let services = kind.as_deref().is_none_or(|kind| kind.split(',').any(|k| k == "service"));
+            return list_units(invocation.node, state.as_deref(), all, services);
         }
         let Some((verb, units)) = words.split_first() else {
             return Output::error("Too few arguments.\n", 1);
@@ -104,22 +112,44 @@ impl Command for Systemctl {
     }
 }
 
-/// `systemctl --failed` (systemd 249's list-units table): the units that
-/// failed, with the legend after them.
-fn list_failed(node: &Node) -> Output {
+/// `systemctl [list-units] [--state=STATE|--failed] [--all]` (systemd
+/// 249's table): the services loaded, active ones unless `--all`, with the
+/// legend and the count after them; a failed unit is marked `●`.
+fn list_units(node: &Node, state: Option<&str>, all: bool, services: bool) -> Output {
     let units = std::iter::once((FABRIC_MANAGER_UNIT, FABRIC_MANAGER_DESCRIPTION)).chain(service::UNITS.iter().map(|unit| (unit.name, unit.description)));
-    let mut failed: Vec<(&str, &str)> = units.filter(|(unit, _)| service_state(node, unit) == Some(ServiceState::Failed)).collect();
-    failed.sort();
-    if failed.is_empty() {
+    let mut rows: Vec<(&str, &str, &str, &str)> = Vec::new();
+    for (unit, description) in units.filter(|_| services) {
+        let (active, sub) = match service_state(node, unit) {
+            Some(ServiceState::Active) => ("active", "running"),
+            Some(ServiceState::Failed) => ("failed", "failed"),
+            _ => ("inactive", "dead"),
+        };
+        let shown = match state {
+            Some(wanted) => wanted.split(',').any(|w| w == active || w == sub || w == "loaded"),
+            None => all || active != "inactive",
+        };
+        if shown {
+            rows.push((unit, active, sub, description));
+        }
+    }
+    rows.sort();
+    if rows.is_empty() {
         return Output::ok("  UNIT LOAD ACTIVE SUB DESCRIPTION\n0 loaded units listed.\n");
     }
-    let width = failed.iter().map(|(unit, _)| unit.len()).max().unwrap_or(4);
-    let mut out = format!("  {:<width$} LOAD   ACTIVE SUB    DESCRIPTION\n", "UNIT");
-    for (unit, description) in &failed {
-        out += &format!("\u{25cf} {unit:<width$} loaded failed failed {description}\n");
+    let width = |column: usize, header: &str| rows.iter().map(|row| [row.0, row.1, row.2][column].len()).max().unwrap_or(0).max(header.len());
+    let (unit_w, active_w, sub_w) = (width(0, "UNIT"), width(1, "ACTIVE"), width(2, "SUB"));
+    let mut out = format!("  {:<unit_w$} LOAD   {:<active_w$} {:<sub_w$} DESCRIPTION\n", "UNIT", "ACTIVE", "SUB");
+    for (unit, active, sub, description) in &rows {
+        let mark = if *active == "failed" { '\u{25cf}' } else { ' ' };
+        out += &format!("{mark} {unit:<unit_w$} loaded {active:<active_w$} {sub:<sub_w$} {description}\n");
     }
     out += "\nLOAD   = Reflects whether the unit definition was properly loaded.\nACTIVE = The high-level unit activation state, i.e. generalization of SUB.\nSUB    = The low-level unit activation state, values depend on unit type.\n";
-    out += &format!("{} loaded units listed.\n", failed.len());
+    out += &format!("{} loaded units listed.", rows.len());
+    match (state, all) {
+        (Some(_), _) => out.push('\n'),
+        (None, false) => out += " Pass --all to see loaded but inactive units, too.\nTo show all installed unit files use 'systemctl list-unit-files'.\n",
+        (None, true) => out += "\nTo show all installed unit files use 'systemctl list-unit-files'.\n",
+    }
     Output::ok(out)
 }
 
@@ -364,6 +394,22 @@ mod tests {
     use crate::testing::{cluster, shell};
 
     #[test]
+    fn the_schedulers_hear_from_their_daemons() {
+        let mut shell = crate::testing::session();
+        shell.run("sudo systemctl stop slurmd");
+        assert_eq!(shell.run("sinfo -n gpu-001 -h -o %t").stdout(), "idle*\n");
+        assert_eq!(shell.run("srun -w gpu-001 hostname").status, 1, "no step lands where slurmd is gone");
+        shell.run("sudo systemctl start slurmd");
+        assert_eq!(shell.run("sinfo -n gpu-001 -h -o %t").stdout(), "idle\n");
+        shell.run("sudo systemctl stop kubelet; sleep 60");
+        assert!(shell.run("kubectl get node gpu-001").stdout().contains("NotReady"));
+        assert!(shell.run("kubectl get events").stdout().contains("NodeNotReady"));
+        let listed = shell.run("systemctl list-units --type=service").stdout();
+        assert!(listed.starts_with("  UNIT ") && listed.contains("  slurmd.service ") && !listed.contains("kubelet.service"), "{listed}");
+        assert!(shell.run("systemctl --all").stdout().contains("  kubelet.service              loaded inactive dead    kubelet: The Kubernetes Node Agent\n"));
+    }
+
+    #[test]
     fn failed_lists_the_failed_units() {
         assert_eq!(crate::testing::run_on_first_node("systemctl --failed").stdout, "  UNIT LOAD ACTIVE SUB DESCRIPTION\n0 loaded units listed.\n");
         let mut cluster = crate::testing::cluster();
@@ -422,7 +468,7 @@ mod tests {
         assert_eq!(session.changes().len(), 3);
         assert_eq!(session.run("sudo systemctl start nvidia-fabricmanager").status, 0);
         assert_eq!(session.changes().len(), 3, "start of an active unit does nothing");
-        assert_eq!(session.run("sudo systemctl restart sshd").status, 5);
+        assert_eq!(session.run("sudo systemctl restart apache2").status, 5);
         assert_eq!(session.run("sudo systemctl stop nvidia-fabricmanager").status, 0);
         assert_eq!(session.run("systemctl is-active nvidia-fabricmanager").stdout(), "inactive\n");
         assert!(session.run("systemctl status nvidia-fabricmanager").stdout().contains("Active: inactive (dead)"));
@@ -430,12 +476,15 @@ mod tests {
 
     #[test]
     fn unknown_units_and_verbs() {
-        let out = run_on_first_node("systemctl status sshd");
-        assert_eq!((out.stderr.as_str(), out.status), ("Unit sshd.service could not be found.\n", 4));
+        let out = run_on_first_node("systemctl status apache2");
+        assert_eq!((out.stderr.as_str(), out.status), ("Unit apache2.service could not be found.\n", 4));
+        // Ubuntu's ssh unit answers to its alias.
+        assert!(run_on_first_node("systemctl status sshd").stdout.starts_with("● ssh.service - OpenBSD Secure Shell server\n"));
         let out = run_on_first_node("systemctl frobnicate x");
         assert_eq!((out.stderr.as_str(), out.status), ("Unknown command verb 'frobnicate'.\n", 1));
         assert_eq!(run_on_first_node("systemctl --bogus").status, 1);
-        assert_eq!(run_on_first_node("systemctl").status, 1);
+        // Without a verb, systemctl lists the units.
+        assert!(run_on_first_node("systemctl").stdout.contains(" loaded units listed."));
     }
 
     #[test]

@@ -40,6 +40,7 @@
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
 use crate::model::node::SchedulerState;
+use crate::model::service::kubelet_ready;
 use crate::model::time::{ctime, EpochSeconds};
 use crate::model::{Cluster, GpuHealth, Node};
 use crate::rng::Rng;
@@ -112,6 +113,10 @@ fn evicted(node: &Node) -> bool {
 
 /// When the node stopped answering (its Slurm reason's time when it is down).
 fn lost_at(cluster: &Cluster, node: &Node) -> EpochSeconds {
+    if node.up(cluster.now) {
+        // Up, with its kubelet stopped: since then.
+        return crate::model::service::unit(crate::model::service::KUBELET_UNIT).map_or(cluster.now, |unit| crate::model::service::state(node, unit).1);
+    }
     if !node.hangs() {
         // Away while it boots: since the reboot.
         return node.booted_at - crate::model::change::BOOT_SECONDS;
@@ -153,7 +158,7 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
         for (ds, delay) in DAEMONSETS {
             let mut pod = Pod {
                 name: format!("{ds}-{}", suffix(cluster, &[&node.hostname, "k8s", ds], 5)),
-                ready: node.up(cluster.now),
+                ready: kubelet_ready(node, cluster.now),
                 status: "Running",
                 restarts: 0,
                 last_crash: None,
@@ -289,7 +294,7 @@ fn align(lines: &[String], pad: usize, min: usize) -> String {
 }
 
 fn node_status(node: &Node, now: EpochSeconds) -> String {
-    let ready = if node.up(now) { "Ready" } else { "NotReady" };
+    let ready = if kubelet_ready(node, now) { "Ready" } else { "NotReady" };
     if cordoned(node) {
         format!("{ready},SchedulingDisabled")
     } else {
@@ -352,7 +357,7 @@ fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
     l.push("\tvolumes.kubernetes.io/controller-managed-attach-detach: true".into());
     l.push(format!("CreationTimestamp:\t{}", rfc1123(joined(cluster, node))));
     let mut taints = Vec::new();
-    if !node.up(cluster.now) {
+    if !kubelet_ready(node, cluster.now) {
         taints.extend(["node.kubernetes.io/unreachable:NoExecute", "node.kubernetes.io/unreachable:NoSchedule"]);
     }
     if cordoned(node) {
@@ -375,7 +380,7 @@ fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
         ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
         ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
     ] {
-        let row = if node.up(cluster.now) {
+        let row = if kubelet_ready(node, cluster.now) {
             format!("{fine}\t{}\t{}\t{reason}\t{message}", rfc1123(now - (now - up) % 40), rfc1123(up))
         } else {
             let lost = lost_at(cluster, node);
@@ -458,8 +463,10 @@ fn node_events(cluster: &Cluster, node: &Node) -> Vec<Event> {
     let status = |at, status: &str, source| Event { kind: "Normal", reason: "", at, source, message: format!("Node {name} status is now: {status}") };
     let mut events = Vec::new();
     let rebooted = node.booted_at > cluster.started_at();
-    if rebooted || !node.up(cluster.now) {
-        events.push(Event { reason: "NodeNotReady", ..status(lost_at(cluster, node) + 40, "NodeNotReady", "node-controller") });
+    let away =
+        if !kubelet_ready(node, cluster.now) { Some(lost_at(cluster, node)) } else { rebooted.then_some(node.booted_at - crate::model::change::BOOT_SECONDS) };
+    if let Some(at) = away {
+        events.push(Event { reason: "NodeNotReady", ..status(at + 40, "NodeNotReady", "node-controller") });
     }
     // The kubelet comes up about half a minute into the boot.
     let kubelet = node.booted_at + 35;

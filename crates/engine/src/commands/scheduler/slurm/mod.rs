@@ -18,6 +18,7 @@ pub mod sinfo;
 pub mod squeue;
 
 use crate::model::node::SlurmShown;
+use crate::model::service::slurmd_responds;
 use crate::model::time::{civil, EpochSeconds};
 use crate::model::Node;
 
@@ -46,7 +47,7 @@ pub fn compact_state(node: &Node, now: EpochSeconds) -> String {
         SlurmShown::Drained => "drain",
         SlurmShown::Draining => "drng",
     };
-    format!("{base}{}", if node.up(now) { "" } else { "*" })
+    format!("{base}{}", if slurmd_responds(node, now) { "" } else { "*" })
 }
 
 /// `sinfo -l`'s long state (`%T`); `reboot^` while Slurm reboots the node.
@@ -55,7 +56,7 @@ pub fn long_state(node: &Node, now: EpochSeconds) -> String {
         return "reboot^".to_string();
     }
     let base = SlurmShown::of(node).long();
-    format!("{base}{}", if node.up(now) { "" } else { "*" })
+    format!("{base}{}", if slurmd_responds(node, now) { "" } else { "*" })
 }
 
 /// `scontrol`'s state: `IDLE`, `ALLOCATED`, `DOWN+NOT_RESPONDING`,
@@ -71,7 +72,7 @@ pub fn scontrol_state(node: &Node, now: EpochSeconds) -> String {
     .to_string();
     if reboot_issued(node, now) {
         state.push_str("+REBOOT_ISSUED");
-    } else if !node.up(now) {
+    } else if !slurmd_responds(node, now) {
         state.push_str("+NOT_RESPONDING");
     }
     state

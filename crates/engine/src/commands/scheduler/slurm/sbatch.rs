@@ -221,7 +221,7 @@ const SUBMIT_LIMIT: &str = "Batch job submission failed: Job violates accounting
 /// places a step: nodes that answer and are idle or allocated, in the
 /// partition's order. Otherwise the reason squeue gives while it waits.
 fn place(cluster: &Cluster, nodes: usize, required: &[String]) -> Result<Vec<String>, String> {
-    let usable = |n: &Node| n.up(cluster.now) && matches!(n.scheduler, SchedulerState::Idle | SchedulerState::Allocated);
+    let usable = |n: &Node| crate::model::service::slurmd_responds(n, cluster.now) && matches!(n.scheduler, SchedulerState::Idle | SchedulerState::Allocated);
     let unavailable: Vec<&str> = required.iter().filter(|name| !cluster.node(name).is_some_and(usable)).map(String::as_str).collect();
     if !unavailable.is_empty() {
         return Err(format!("ReqNodeNotAvail, UnavailableNodes:{}", hostlist::compress(&unavailable)));
@@ -364,7 +364,8 @@ fn launch(invocation: &Invocation, file: &str) -> Output {
     if cluster.workloads.len() >= crate::limits::MAX_WORKLOAD_RUNS || cluster.slurm_jobs().len() >= MAX_SLURM_JOBS {
         return fail(SUBMIT_LIMIT);
     }
-    let usable = |host: &String| cluster.node(host).is_some_and(|n| n.up(cluster.now) && n.scheduler == SchedulerState::Idle);
+    let usable =
+        |host: &String| cluster.node(host).is_some_and(|n| crate::model::service::slurmd_responds(n, cluster.now) && n.scheduler == SchedulerState::Idle);
     let busy = cluster.workloads.iter().any(|w| w.running_at(cluster.now) && w.spec.nodes.iter().any(|n| spec.nodes.contains(n)));
     let id = super::next_job_id(cluster);
     let mut out = Output { stdout: format!("Submitted batch job {id}\n"), duration_ms: 1000, ..Output::default() };

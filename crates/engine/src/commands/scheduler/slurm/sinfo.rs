@@ -86,7 +86,7 @@ fn in_states(node: &Node, now: crate::model::time::EpochSeconds, states: &[Strin
             SlurmShown::Drained => matches!(state.as_str(), "drain" | "drained"),
             SlurmShown::Draining => matches!(state.as_str(), "drain" | "drng" | "draining"),
         };
-        by_state || (!node.up(now) && matches!(state.as_str(), "no_respond" | "not_responding"))
+        by_state || (!crate::model::service::slurmd_responds(node, now) && matches!(state.as_str(), "no_respond" | "not_responding"))
     })
 }
 
@@ -265,7 +265,8 @@ impl Command for Sinfo {
                 out.push_str(&format!("{} AVAIL  TIMELIMIT   NODES(A/I/O/T) NODELIST\n", field("PARTITION", partition_width, false)));
             }
             if !nodes.is_empty() || wanted_partition {
-                let count = |state: SlurmShown| nodes.iter().filter(|n| SlurmShown::of(n) == state && n.up(cluster.now)).count();
+                let count =
+                    |state: SlurmShown| nodes.iter().filter(|n| SlurmShown::of(n) == state && crate::model::service::slurmd_responds(n, cluster.now)).count();
                 let allocated = count(SlurmShown::Allocated);
                 let idle = count(SlurmShown::Idle);
                 let total = nodes.len();
@@ -339,9 +340,13 @@ fn value(kind: char, members: &[&Node], cluster: &crate::model::Cluster) -> Stri
         'C' => {
             let cpus = host.cpus() as usize * members.len();
             let allocated = members.iter().filter(|n| matches!(SlurmShown::of(n), SlurmShown::Allocated | SlurmShown::Draining)).count() * host.cpus() as usize;
-            let other =
-                members.iter().filter(|n| SlurmShown::of(n) == SlurmShown::Drained || SlurmShown::of(n) == SlurmShown::Down || !n.up(cluster.now)).count()
-                    * host.cpus() as usize;
+            let other = members
+                .iter()
+                .filter(|n| {
+                    SlurmShown::of(n) == SlurmShown::Drained || SlurmShown::of(n) == SlurmShown::Down || !crate::model::service::slurmd_responds(n, cluster.now)
+                })
+                .count()
+                * host.cpus() as usize;
             format!("{allocated}/{}/{other}/{cpus}", cpus - allocated - other)
         }
         'D' => members.len().to_string(),
