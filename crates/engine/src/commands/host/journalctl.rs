@@ -156,25 +156,18 @@ pub fn unit_entries(cluster: &Cluster, node: &Node, unit: &Unit) -> Vec<Entry> {
         return entries;
     }
     let cpu = cpu_time(unit_cpu_ms(cluster, node, unit, booted, since));
-    match state {
-        ServiceState::Inactive => {
-            entries.push(systemd(since, format!("Stopping {description}..."), 6));
-            entries.push(systemd(since, format!("{name}: Deactivated successfully."), 6));
-            entries.push(systemd(since, format!("Stopped {description}."), 6));
-            entries.push(systemd(since, format!("{name}: Consumed {cpu} CPU time."), 6));
-        }
-        ServiceState::Failed => {
-            entries.push(systemd(since, format!("{name}: Main process exited, code=killed, status=9/KILL"), 6));
-            entries.push(systemd(since, format!("{name}: Failed with result 'signal'."), 4));
-            entries.push(systemd(since, format!("{name}: Consumed {cpu} CPU time."), 6));
-        }
-        ServiceState::Active => {
-            entries.push(systemd(since, format!("Stopping {description}..."), 6));
-            entries.push(systemd(since, format!("{name}: Deactivated successfully."), 6));
-            entries.push(systemd(since, format!("Stopped {description}."), 6));
-            entries.push(systemd(since, format!("{name}: Consumed {cpu} CPU time."), 6));
-            entries.push(systemd(since, format!("Started {description}."), 6));
-        }
+    if state == ServiceState::Failed {
+        entries.push(systemd(since, format!("{name}: Main process exited, code=killed, status=9/KILL"), 6));
+        entries.push(systemd(since, format!("{name}: Failed with result 'signal'."), 4));
+    } else {
+        // Stopped, and for a restart started again.
+        entries.push(systemd(since, format!("Stopping {description}..."), 6));
+        entries.push(systemd(since, format!("{name}: Deactivated successfully."), 6));
+        entries.push(systemd(since, format!("Stopped {description}."), 6));
+    }
+    entries.push(systemd(since, format!("{name}: Consumed {cpu} CPU time."), 6));
+    if state == ServiceState::Active {
+        entries.push(systemd(since, format!("Started {description}."), 6));
     }
     entries
 }

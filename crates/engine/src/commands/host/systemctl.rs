@@ -158,7 +158,7 @@ fn service_state(node: &Node, unit: &str) -> Option<ServiceState> {
     if unit == FABRIC_MANAGER_UNIT {
         return Some(node.fabric_manager);
     }
-    service::unit(unit).map(|unit| service::state(node, unit).0)
+    service::state_of(node, unit).map(|(state, _)| state)
 }
 
 fn is_state(node: &Node, verb: &str, units: &[String]) -> Output {
@@ -211,27 +211,23 @@ fn control(node: &Node, verb: &str, units: &[String]) -> Output {
         let Some(state) = service_state(node, &unit) else {
             return Output::error(format!("Failed to {verb} {unit}: Unit {unit} not found.\n"), 5);
         };
+        // What systemd leaves alone: stopping a stopped unit, starting a
+        // running one, try-restarting one that does not run.
+        let nothing_to_do = match verb {
+            "stop" => state == ServiceState::Inactive,
+            "start" => state == ServiceState::Active,
+            "try-restart" => state != ServiceState::Active,
+            _ => false,
+        };
+        if nothing_to_do {
+            continue;
+        }
         if service::unit(&unit).is_some() {
-            let skip = match verb {
-                "stop" => state == ServiceState::Inactive,
-                "start" => state == ServiceState::Active,
-                "try-restart" => state != ServiceState::Active,
-                _ => false,
-            };
             let to = if verb == "stop" { ServiceState::Inactive } else { ServiceState::Active };
-            if !skip {
-                changes.push(Change::SetUnit { node: node.hostname.clone(), unit: unit.clone(), state: to });
-            }
-            continue;
-        }
-        if verb == "stop" {
-            if state != ServiceState::Inactive {
-                changes.push(Change::StopFabricManager { node: node.hostname.clone() });
-            }
-            continue;
-        }
-        let skip = (verb == "start" && state == ServiceState::Active) || (verb == "try-restart" && state != ServiceState::Active);
-        if !skip {
+            changes.push(Change::SetUnit { node: node.hostname.clone(), unit: unit.clone(), state: to });
+        } else if verb == "stop" {
+            changes.push(Change::StopFabricManager { node: node.hostname.clone() });
+        } else {
             changes.push(Change::RestartFabricManager { node: node.hostname.clone() });
             if !node.fabric_manager_can_start() {
                 return Output {
@@ -291,12 +287,7 @@ fn fabric_manager_status(cluster: &Cluster, node: &Node, state: ServiceState) ->
     let run = fabric_manager_run(cluster, node);
     let since = node.fabric_manager_since;
     let when = format!("since {}; {}", long_time(since), ago(cluster.now - since));
-    // systemd's glyphs per state: active, failed, inactive.
-    let bullet = match state {
-        ServiceState::Active => '●',
-        ServiceState::Failed => '×',
-        ServiceState::Inactive => '○',
-    };
+    let bullet = bullet(state);
     let os = cluster.versions.os;
     let mut out = format!("{bullet} {FABRIC_MANAGER_UNIT} - {FABRIC_MANAGER_DESCRIPTION}\n");
     out += &format!("     Loaded: loaded ({}/{FABRIC_MANAGER_UNIT}; enabled; {})\n", os.unit_dir, os.preset);
@@ -321,15 +312,25 @@ fn fabric_manager_status(cluster: &Cluster, node: &Node, state: ServiceState) ->
             out += &format!("     Active: inactive (dead) {when}\n");
         }
     }
-    let entries = fabric_manager_entries(cluster, node);
-    if !entries.is_empty() {
-        out.push('\n');
-        let skip = entries.len().saturating_sub(STATUS_JOURNAL_LINES);
-        for entry in entries.iter().skip(skip) {
-            out += &entry.render(&node.hostname);
-        }
+    out + &journal_tail(&fabric_manager_entries(cluster, node), &node.hostname)
+}
+
+/// systemd's glyph for a unit's state: active, failed, inactive.
+fn bullet(state: ServiceState) -> char {
+    match state {
+        ServiceState::Active => '●',
+        ServiceState::Failed => '×',
+        ServiceState::Inactive => '○',
     }
-    out
+}
+
+/// The last lines of a unit's journal that `status` shows, after a blank line.
+fn journal_tail(entries: &[crate::commands::host::journalctl::Entry], hostname: &str) -> String {
+    if entries.is_empty() {
+        return String::new();
+    }
+    let skip = entries.len().saturating_sub(STATUS_JOURNAL_LINES);
+    std::iter::once("\n".to_string()).chain(entries.iter().skip(skip).map(|entry| entry.render(hostname))).collect()
 }
 
 /// `systemctl status` of one of the node image's other services (systemd
@@ -337,11 +338,7 @@ fn fabric_manager_status(cluster: &Cluster, node: &Node, state: ServiceState) ->
 fn unit_status(cluster: &Cluster, node: &Node, unit: &Unit) -> String {
     let (state, since) = service::state(node, unit);
     let os = cluster.versions.os;
-    let bullet = match state {
-        ServiceState::Active => '●',
-        ServiceState::Failed => '×',
-        ServiceState::Inactive => '○',
-    };
+    let bullet = bullet(state);
     let when = format!("since {}; {}", long_time(since), ago(cluster.now - since));
     let pid = service::pid(cluster.seed, node, unit.name, since);
     let mut out = format!("{bullet} {} - {}\n", unit.name, unit.description);
@@ -362,14 +359,7 @@ fn unit_status(cluster: &Cluster, node: &Node, unit: &Unit) -> String {
         }
         ServiceState::Inactive => out += &format!("     Active: inactive (dead) {when}\n"),
     }
-    let entries = unit_entries(cluster, node, unit);
-    if !entries.is_empty() {
-        out.push('\n');
-        for entry in entries.iter().skip(entries.len().saturating_sub(STATUS_JOURNAL_LINES)) {
-            out += &entry.render(&node.hostname);
-        }
-    }
-    out
+    out + &journal_tail(&unit_entries(cluster, node, unit), &node.hostname)
 }
 
 fn help() -> String {
