@@ -184,6 +184,11 @@ pub fn is_root(env: &Env) -> bool {
     env.get(EUID).is_some_and(|uid| uid == "0")
 }
 
+/// Who runs the command: `USER`, the lab's operator account when unset.
+pub fn user(env: &Env) -> &str {
+    env.get("USER").map_or(crate::model::node::USER, String::as_str)
+}
+
 /// How a pager shows its text on a terminal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Pager {

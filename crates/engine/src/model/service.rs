@@ -182,14 +182,32 @@ pub const UNITS: &[Unit] = &[
 pub const SLURMD_UNIT: &str = "slurmd.service";
 pub const KUBELET_UNIT: &str = "kubelet.service";
 
+/// The state of the unit named `name` on `node`, and since when; None
+/// for a unit the image lacks.
+pub fn state_of(node: &Node, name: &str) -> Option<(ServiceState, EpochSeconds)> {
+    unit(name).map(|unit| state(node, unit))
+}
+
 /// Whether `unit` runs on `node` (a unit the image lacks does not).
 pub fn runs(node: &Node, unit: &str) -> bool {
-    self::unit(unit).is_some_and(|unit| state(node, unit).0 == ServiceState::Active)
+    state_of(node, unit).is_some_and(|(state, _)| state == ServiceState::Active)
 }
 
 /// Whether slurmctld hears from the node: it answers and its slurmd runs.
 pub fn slurmd_responds(node: &Node, now: EpochSeconds) -> bool {
     node.up(now) && runs(node, SLURMD_UNIT)
+}
+
+/// Whether Slurm may place work on the node now: it hears from it, and
+/// the node is in service (idle or allocated, not drained or down).
+pub fn in_slurm_service(node: &Node, now: EpochSeconds) -> bool {
+    slurmd_responds(node, now) && matches!(node.scheduler, super::node::SchedulerState::Idle | super::node::SchedulerState::Allocated)
+}
+
+/// Whether Slurm rebooted the node (`scontrol reboot`) and waits for it to
+/// come back from its boot.
+pub fn slurm_reboot_pending(node: &Node, now: EpochSeconds) -> bool {
+    node.reboot_issued && !node.hangs() && !node.up(now)
 }
 
 /// Whether the node posts its status to Kubernetes: it answers and its kubelet runs.

@@ -148,7 +148,7 @@ fn kill(interp: &mut Interp, args: &[String]) -> Output {
             jobs::kill_job(interp.session.as_deref_mut(), target)
         } else {
             let Some(node) = interp.cluster.node(&interp.shell.host) else { continue };
-            let user = interp.shell.env.get("USER").map_or(crate::model::node::USER, String::as_str);
+            let user = commands::user(&interp.shell.env);
             crate::commands::host::kill::builtin(&interp.cluster, node, target, commands::is_root(&interp.shell.env), user, signal.as_deref())
         };
         out.stderr += &one.stderr;

@@ -11,6 +11,7 @@ use crate::commands::scheduler::slurm::hostlist;
 use crate::commands::{self, Command, Example, Flag, Invocation, Output, Signature};
 use crate::limits::MAX_TASKS;
 use crate::model::node::SchedulerState;
+use crate::model::service::in_slurm_service;
 use crate::model::time::EpochSeconds;
 use crate::model::{Cluster, Node};
 use crate::rng::{stable_hash, Rng};
@@ -107,11 +108,7 @@ const QUEUED_WAIT_MS: u64 = 10 * 60 * 1000;
 /// Whether a job could start on the node now: up, in service, and not
 /// held by a running job (jobs here have their nodes exclusively).
 fn available(node: &Node, now: EpochSeconds) -> bool {
-    in_service(node, now) && !node.busy
-}
-
-fn in_service(node: &Node, now: EpochSeconds) -> bool {
-    crate::model::service::slurmd_responds(node, now) && matches!(node.scheduler, SchedulerState::Idle | SchedulerState::Allocated)
+    in_slurm_service(node, now) && !node.busy
 }
 
 /// NCCL's configuration files, as NCCL reads them at start-up:
@@ -274,7 +271,9 @@ impl Command for Srun {
             let back = cluster
                 .nodes
                 .iter()
-                .filter(|n| n.reboot_issued && !n.hangs() && !n.up(cluster.now) && matches!(n.scheduler, SchedulerState::Idle | SchedulerState::Allocated))
+                .filter(|n| {
+                    crate::model::service::slurm_reboot_pending(n, cluster.now) && matches!(n.scheduler, SchedulerState::Idle | SchedulerState::Allocated)
+                })
                 .map(|n| n.booted_at)
                 .max();
             if let Some(at) = back.filter(|at| u64::try_from(*at - cluster.now).is_ok_and(|wait| wait.saturating_mul(1000) < QUEUED_WAIT_MS)) {
@@ -312,7 +311,7 @@ impl Command for Srun {
                 }
                 match cluster.node(&name) {
                     None => return Output::error("srun: error: Unable to allocate resources: Invalid node name specified\n", 1),
-                    Some(node) if !available(node, cluster.now) => return queued(!in_service(node, cluster.now)),
+                    Some(node) if !available(node, cluster.now) => return queued(!in_slurm_service(node, cluster.now)),
                     Some(node) => chosen.push(node),
                 }
             }
@@ -343,7 +342,7 @@ impl Command for Srun {
             return refuse();
         }
         if chosen.len() < count {
-            return queued(cluster.nodes.iter().any(|node| !in_service(node, cluster.now) && !excluded.contains(&node.hostname)));
+            return queued(cluster.nodes.iter().any(|node| !in_slurm_service(node, cluster.now) && !excluded.contains(&node.hostname)));
         }
         let total = ntasks.unwrap_or(per_node.unwrap_or(1) * count as u64).max(count as u64);
         if total > cpus * count as u64 || total > MAX_TASKS {

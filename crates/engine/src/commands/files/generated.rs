@@ -107,15 +107,20 @@ pub struct Device {
     pub mode: u32,
 }
 
+/// The NVIDIA driver's device major (one minor per GPU), and the minor of
+/// its control device, `/dev/nvidiactl`.
+pub const NVIDIA_MAJOR: u32 = 195;
+pub const NVIDIACTL_MINOR: u32 = 255;
+
 /// The node's character devices: the driver's (`nvidia-modprobe` makes
 /// one per GPU, major 195), the RDMA stack's (major 231: `umad`, `issm`,
 /// `uverbs` per HCA) and the BMC's.
 pub fn devices(node: &Node) -> Vec<Device> {
     let device = |path: String, major: u32, minor: u32, mode: u32| Device { path, major, minor, mode };
     let mut list = vec![device("/dev/null".into(), 1, 3, 0o666), device("/dev/ipmi0".into(), 241, 0, 0o600)];
-    list.extend(node.gpus.iter().map(|gpu| device(format!("/dev/nvidia{}", gpu.index), 195, gpu.index, 0o666)));
-    list.push(device("/dev/nvidiactl".into(), 195, 255, 0o666));
-    list.push(device("/dev/nvidia-modeset".into(), 195, 254, 0o666));
+    list.extend(node.gpus.iter().map(|gpu| device(format!("/dev/nvidia{}", gpu.index), NVIDIA_MAJOR, gpu.index, 0o666)));
+    list.push(device("/dev/nvidiactl".into(), NVIDIA_MAJOR, NVIDIACTL_MINOR, 0o666));
+    list.push(device("/dev/nvidia-modeset".into(), NVIDIA_MAJOR, 254, 0o666));
     list.push(device("/dev/nvidia-uvm".into(), 510, 0, 0o666));
     list.push(device("/dev/nvidia-uvm-tools".into(), 510, 1, 0o666));
     for (at, _) in node.hcas.iter().enumerate() {

@@ -327,8 +327,7 @@ fn skipped_rows(v4: bool, name: &str, gpus: &[&Gpu]) -> String {
 /// dcgmi talks to DCGM's host engine (`nv-hostengine`, the unit
 /// `nvidia-dcgm.service`) on localhost.
 fn host_engine_runs(node: &crate::model::Node) -> bool {
-    let unit = crate::model::service::unit(crate::model::service::DCGM_UNIT);
-    unit.is_some_and(|unit| crate::model::service::state(node, unit).0 == crate::model::node::ServiceState::Active)
+    crate::model::service::runs(node, crate::model::service::DCGM_UNIT)
 }
 
 /// dcgmi without its host engine (the first line as DCGM prints it; the

@@ -5,6 +5,7 @@
 //! standard output; it exits 1 when no process was found. A plain user
 //! sees only their own processes (others' `/proc/PID/fd` are closed to them).
 
+use crate::commands::files::generated::{NVIDIACTL_MINOR, NVIDIA_MAJOR};
 use crate::commands::{is_root, Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::service::{processes, Process};
 
@@ -50,7 +51,7 @@ impl Command for Fuser {
             );
         }
         let root = is_root(invocation.env);
-        let user = invocation.env.get("USER").map_or(crate::model::node::USER, String::as_str);
+        let user = crate::commands::user(invocation.env);
         let view = crate::commands::files::View::for_command(invocation);
         let all = processes(invocation.cluster, invocation.node);
         let mut out = Output { status: 1, ..Output::default() };
@@ -58,12 +59,11 @@ impl Command for Fuser {
             out.stderr += &format!("{:NAME_FIELD$} USER        PID ACCESS COMMAND\n", "");
         }
         for file in &files {
-            let path = view.resolve(file);
-            if view.metadata(&path).is_none() {
+            let Some(meta) = view.metadata(file) else {
                 out.stderr += &format!("{file}: No such file or directory\n");
                 continue;
-            }
-            let holders: Vec<&Process> = all.iter().filter(|p| holds(p, &path) && (root || p.user == user)).collect();
+            };
+            let holders: Vec<&Process> = all.iter().filter(|p| holds(p, meta.device) && (root || p.user == user)).collect();
             if !verbose {
                 out.stderr += &format!("{file}:");
                 for process in &holders {
@@ -84,13 +84,14 @@ impl Command for Fuser {
     }
 }
 
-/// Whether `process` holds `path` open: a GPU's device file by its minor
-/// number, or the control device any GPU holder opens too.
-fn holds(process: &Process, path: &str) -> bool {
-    match path.strip_prefix("/dev/nvidia") {
-        Some("ctl") => !process.gpus.is_empty(),
-        Some(minor) => minor.parse::<u32>().is_ok_and(|minor| process.gpus.contains(&minor)),
-        None => false,
+/// Whether `process` holds the file of `device` (major, minor) open: a
+/// GPU's device by its minor number (`files::generated::devices`), or the
+/// control device any GPU holder opens too.
+fn holds(process: &Process, device: Option<(u32, u32)>) -> bool {
+    match device {
+        Some((NVIDIA_MAJOR, NVIDIACTL_MINOR)) => !process.gpus.is_empty(),
+        Some((NVIDIA_MAJOR, minor)) => process.gpus.contains(&minor),
+        _ => false,
     }
 }
 

@@ -115,7 +115,7 @@ fn evicted(node: &Node) -> bool {
 fn lost_at(cluster: &Cluster, node: &Node) -> EpochSeconds {
     if node.up(cluster.now) {
         // Up, with its kubelet stopped: since then.
-        return crate::model::service::unit(crate::model::service::KUBELET_UNIT).map_or(cluster.now, |unit| crate::model::service::state(node, unit).1);
+        return crate::model::service::state_of(node, crate::model::service::KUBELET_UNIT).map_or(cluster.now, |(_, since)| since);
     }
     if !node.hangs() {
         // Away while it boots: since the reboot.
@@ -497,7 +497,7 @@ fn events(cluster: &Cluster, o: &Opts) -> Output {
     let all = o.all;
     let namespace = o.namespace.as_deref().unwrap_or("default");
     if !all && namespace != "default" {
-        return Output::error(format!("No resources found in {namespace} namespace.\n"), 0);
+        return none_found(false, namespace);
     }
     let mut rows = vec![format!("{}LAST SEEN\tTYPE\tREASON\tOBJECT\tMESSAGE", if all { "NAMESPACE\t" } else { "" })];
     for node in &cluster.nodes {
@@ -514,10 +514,16 @@ fn events(cluster: &Cluster, o: &Opts) -> Output {
         }
     }
     if rows.len() == 1 {
-        let place = if all { String::new() } else { format!(" in {namespace} namespace") };
-        return Output::error(format!("No resources found{place}.\n"), 0);
+        return none_found(all, namespace);
     }
     Output::ok(align(&rows, 3, 0))
+}
+
+/// kubectl's answer when nothing matches: on stderr, status 0, naming the
+/// namespace unless every one was asked for.
+fn none_found(all: bool, namespace: &str) -> Output {
+    let place = if all { String::new() } else { format!(" in {namespace} namespace") };
+    Output::error(format!("No resources found{place}.\n"), 0)
 }
 
 /// Device-plugin log lines (klog format), with the error on a faulty node.
@@ -717,8 +723,7 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
                 }
             }
             if shown.is_empty() {
-                let place = if all { String::new() } else { format!(" in {namespace} namespace") };
-                return Output::error(format!("No resources found{place}.\n"), 0);
+                return none_found(all, namespace);
             }
             rows.push(format!(
                 "{}NAME\tREADY\tSTATUS\tRESTARTS\tAGE{}",

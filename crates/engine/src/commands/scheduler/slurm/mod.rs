@@ -31,7 +31,7 @@ pub const REASON_USER: &str = "root";
 /// boot: the REBOOT_ISSUED flag, which Slurm shows before any other for a
 /// node running no job (slurm_protocol_defs.c, `node_state_string*`).
 fn reboot_issued(node: &Node, now: EpochSeconds) -> bool {
-    node.reboot_issued && !node.up(now) && !node.hangs() && SlurmShown::of(node) != SlurmShown::Allocated
+    crate::model::service::slurm_reboot_pending(node, now) && SlurmShown::of(node) != SlurmShown::Allocated
 }
 
 /// `sinfo`'s compact state (`%t`): idle, alloc, drain, down, with `*` when

@@ -182,7 +182,7 @@ impl Command for Sbatch {
         }
         let id = super::next_job_id(cluster);
         let mut out = Output { stdout: format!("Submitted batch job {id}\n"), duration_ms: 1000, ..Output::default() };
-        let user = invocation.env.get("USER").cloned().unwrap_or_else(|| crate::model::node::USER.to_string());
+        let user = crate::commands::user(invocation.env).to_string();
         let batch = Batch { script, host: invocation.node.hostname.clone(), env: invocation.env.clone(), output: output_file, error: error_file, required };
         let mut job = Job {
             id,
@@ -221,7 +221,7 @@ const SUBMIT_LIMIT: &str = "Batch job submission failed: Job violates accounting
 /// places a step: nodes that answer and are idle or allocated, in the
 /// partition's order. Otherwise the reason squeue gives while it waits.
 fn place(cluster: &Cluster, nodes: usize, required: &[String]) -> Result<Vec<String>, String> {
-    let usable = |n: &Node| crate::model::service::slurmd_responds(n, cluster.now) && matches!(n.scheduler, SchedulerState::Idle | SchedulerState::Allocated);
+    let usable = |n: &Node| crate::model::service::in_slurm_service(n, cluster.now);
     let unavailable: Vec<&str> = required.iter().filter(|name| !cluster.node(name).is_some_and(usable)).map(String::as_str).collect();
     if !unavailable.is_empty() {
         return Err(format!("ReqNodeNotAvail, UnavailableNodes:{}", hostlist::compress(&unavailable)));
