@@ -552,8 +552,9 @@ impl Cluster {
             .collect();
         for (id, name, submitted) in waiting {
             let Some(spec) = self.workload_specs.iter().find(|spec| spec.name == name).cloned() else { continue };
-            let in_service =
-                spec.nodes.iter().all(|host| self.node(host).is_some_and(|node| node.up(now) && node.scheduler == super::node::SchedulerState::Idle));
+            let in_service = spec.nodes.iter().all(|host| {
+                self.node(host).is_some_and(|node| super::service::slurmd_responds(node, now) && node.scheduler == super::node::SchedulerState::Idle)
+            });
             let mut freed = submitted;
             let mut held = false;
             for other in self.workloads.iter().filter(|w| w.spec.nodes.iter().any(|n| spec.nodes.contains(n))) {
