@@ -352,8 +352,3 @@ pub fn processes(cluster: &super::Cluster, node: &Node) -> Vec<Process> {
 
 pub const FABRIC_MANAGER_UNIT: &str = "nvidia-fabricmanager.service";
 pub const FABRIC_MANAGER_COMMAND: &str = "/usr/bin/nv-fabricmanager -c /usr/share/nvidia/nvswitch/fabricmanager.cfg";
-
-/// The processes that hold GPU `index`'s device file open.
-pub fn holders(cluster: &super::Cluster, node: &Node, index: u32) -> Vec<Process> {
-    processes(cluster, node).into_iter().filter(|process| process.gpus.contains(&index)).collect()
-}

@@ -164,6 +164,10 @@ pub(crate) struct Interp<'c, 's> {
     /// Where the log stood when the command running now started, and its
     /// own record: an interrupt ends it there.
     running: (usize, Option<Slot>),
+    /// The instant and the count of changes at which the batch scheduler
+    /// last looked: nothing can start until one of them moves, so a loop
+    /// of instant commands does not walk the history at each.
+    scheduled: Option<(i64, usize)>,
 }
 
 /// The most bytes of variables and functions one shell may hold.
@@ -199,6 +203,7 @@ impl<'c, 's> Interp<'c, 's> {
             diverted: Vec::new(),
             log: ExecLog::default(),
             running: (0, None),
+            scheduled: None,
         }
     }
 
@@ -1102,16 +1107,18 @@ impl<'c, 's> Interp<'c, 's> {
     /// now start, one after another (each takes its nodes before the next
     /// is placed). Nested shells leave it to the one that runs them.
     fn start_waiting_batch_jobs(&mut self) {
-        if self.session.is_none() {
+        let now = (self.cluster.now, self.changes.len());
+        if self.session.is_none() || self.scheduled == Some(now) {
             return;
         }
         for _ in 0..limits::MAX_PENDING_BATCH_JOBS {
             let runner = self.runner();
             let Some(changes) = commands::scheduler::slurm::sbatch::start_next_pending(&runner, &self.cluster) else {
-                return;
+                break;
             };
             self.apply(&changes, 0);
         }
+        self.scheduled = Some((self.cluster.now, self.changes.len()));
     }
 
     /// Applies what a command changed, at the time it ended.

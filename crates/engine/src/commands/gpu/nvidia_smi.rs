@@ -263,7 +263,7 @@ const EXIT_NO_PERMISSION: i32 = 4;
 ///
 /// Any process holding the GPU's device file stands in the way, not only
 /// compute ones: DCGM's host engine and the exporter's
-/// (`model::service::holders`); `fuser -v /dev/nvidiaN` names them.
+/// (`model::service::processes`); `fuser -v /dev/nvidiaN` names them.
 fn reset(cluster: &crate::model::Cluster, node: &Node, ids: Option<&str>, root: bool) -> Output {
     let Some(ids) = ids else {
         return invalid_arguments();
@@ -279,8 +279,9 @@ fn reset(cluster: &crate::model::Cluster, node: &Node, ids: Option<&str>, root: 
         let lines: String = visible.iter().map(|gpu| format!("Unable to reset GPU {}: Insufficient Permissions\n", gpu.bus_id)).collect();
         return Output { stdout: lines, status: EXIT_NO_PERMISSION, duration_ms: 50, ..Output::default() };
     }
-    let busy: Vec<&&Gpu> =
-        visible.iter().filter(|gpu| !gpu.processes.is_empty() || !crate::model::service::holders(cluster, node, gpu.index).is_empty()).collect();
+    // Every process with the GPU's device open: the jobs' ranks, DCGM.
+    let open = crate::model::service::processes(cluster, node);
+    let busy: Vec<&&Gpu> = visible.iter().filter(|gpu| open.iter().any(|process| process.gpus.contains(&gpu.index))).collect();
     if !busy.is_empty() {
         let mut text = "The following GPUs could not be reset:\n".to_string();
         for gpu in &busy {

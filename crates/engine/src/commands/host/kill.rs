@@ -82,6 +82,11 @@ pub enum Refused {
 pub fn signal(cluster: &Cluster, node: &Node, pid: u32, signal: u32, root: bool, user: &str) -> Result<Vec<Change>, Refused> {
     let list = processes(cluster, node);
     let process = list.iter().find(|p| p.pid == pid).ok_or(Refused::NoSuchProcess)?;
+    send(node, process, signal, root, user)
+}
+
+/// Sends `signal` to `process` if the user may (root, or its owner).
+fn send(node: &Node, process: &Process, signal: u32, root: bool, user: &str) -> Result<Vec<Change>, Refused> {
     if !root && process.user != user {
         return Err(Refused::NotPermitted);
     }
@@ -182,7 +187,7 @@ impl Command for Kill {
             return Output::error("\nUsage:\n kill [options] <pid> [...]\n\nOptions:\n <pid> [...]            send signal to every <pid> listed\n -<signal>, -s, --signal <signal>\n                        specify the <signal> to be sent\n -l, --list=[<signal>]  list all signal names, or convert one to a name\n -L, --table            list all signal names in a nice table\n\n -h, --help     display this help and exit\n -V, --version  output version information and exit\n\nFor more details see kill(1).\n", 1);
         }
         let root = is_root(invocation.env);
-        let user = invocation.env.get("USER").map_or(crate::model::node::USER, String::as_str);
+        let user = crate::commands::user(invocation.env);
         let mut out = Output::default();
         for target in &targets {
             let result = match target.parse::<u32>() {
@@ -345,10 +350,10 @@ impl Command for Pkill {
             Err(output) => return output,
         };
         let root = is_root(invocation.env);
-        let user = invocation.env.get("USER").map_or(crate::model::node::USER, String::as_str);
+        let user = crate::commands::user(invocation.env);
         let mut out = Output { status: 1, ..Output::default() };
         for process in &found {
-            match signal(invocation.cluster, invocation.node, process.pid, number, root, user) {
+            match send(invocation.node, process, number, root, user) {
                 Ok(changes) => {
                     out.changes.extend(changes);
                     out.status = 0;

@@ -72,7 +72,7 @@ impl Command for Ps {
         // ps itself, the newest process, under the login shell.
         if let Some(shell) = list.iter().find(|p| p.tty.is_some()).cloned() {
             let pid = list.iter().map(|p| p.pid).max().unwrap_or(1) + 7;
-            let me = invocation.env.get("USER").cloned().unwrap_or(shell.user.clone());
+            let me = crate::commands::user(invocation.env).to_string();
             let args = std::iter::once("ps").chain(invocation.args().iter().map(String::as_str)).collect::<Vec<_>>().join(" ");
             list.push(Process {
                 pid,
@@ -124,7 +124,8 @@ impl Command for Ps {
         }
         let memory_kib = cluster.preset.host.memory_mib * 1024;
         for process in &selected {
-            out += &render(&keys, |key| value(key, process, cluster.now, cluster.seed, &node.hostname, memory_kib));
+            let used = usage(process, cluster.seed, &node.hostname);
+            out += &render(&keys, |key| value(key, process, &used, cluster.now, memory_kib));
         }
         // Nothing matched a selection: ps says so by its status alone.
         let status = if selected.is_empty() { 1 } else { 0 };
@@ -298,8 +299,7 @@ fn usage(process: &Process, seed: u64, host: &str) -> Usage {
     Usage { cpu_percent: cpu, vsz_kib: vsz, rss_kib: rss }
 }
 
-fn value(key: &str, process: &Process, now: EpochSeconds, seed: u64, host: &str, memory_kib: u64) -> String {
-    let use_ = usage(process, seed, host);
+fn value(key: &str, process: &Process, use_: &Usage, now: EpochSeconds, memory_kib: u64) -> String {
     let alive = (now - process.started).max(0);
     let cpu_seconds = (alive as f64 * use_.cpu_percent / 100.0) as i64;
     match key {
