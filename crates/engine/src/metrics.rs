@@ -14,9 +14,9 @@
 use std::fmt::Write;
 
 use crate::model::time::civil;
-use crate::model::workload::{Event, Workload};
+use crate::model::workload::{Event, Pace, Workload};
 use crate::model::Cluster;
-use crate::perf::training::{self, Pace};
+use crate::perf::training;
 
 /// Points per chart.
 const SAMPLES: usize = 96;

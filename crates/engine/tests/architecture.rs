@@ -28,9 +28,7 @@ const LAYERS: &[(&str, &[&str], &[(&str, &str)])] = &[
     (
         "model",
         &["crate::perf", "crate::commands", "crate::shell", "crate::lab", "crate::facts", "crate::grading", "crate::store", "crate::service", "crate::report"],
-        // A running job's pace is the performance model's, recomputed as the
-        // model changes (see ARCHITECTURE.md: the one inversion left).
-        &[("model/workload/mod.rs", "crate::perf::training")],
+        &[],
     ),
     ("perf", &["crate::commands", "crate::shell", "crate::lab", "crate::facts", "crate::grading", "crate::store", "crate::service", "crate::report"], &[]),
     ("commands", &["crate::shell", "crate::lab", "crate::facts", "crate::grading", "crate::store", "crate::service", "crate::report"], &[]),

@@ -218,6 +218,8 @@ pub struct Cluster {
     /// may launch.
     pub workloads: Vec<workload::Workload>,
     pub workload_specs: Vec<Rc<workload::WorkloadSpec>>,
+    /// The performance model's step time, handed in with the lab's jobs.
+    pacer: Option<workload::Pacer>,
 }
 
 /// A fault in the cluster, the actions that repair it, and whether one has.
@@ -307,6 +309,7 @@ impl Cluster {
             striking: None,
             workloads: Vec::new(),
             workload_specs: Vec::new(),
+            pacer: None,
         }
     }
 
@@ -441,13 +444,13 @@ impl Cluster {
         node.fabric_manager_since = node.booted_at + 41;
     }
 
-    /// When the lab's clock started.
     /// The same cluster as built, before any fault or change: the baseline
     /// a repair is measured against.
     pub fn healthy(&self) -> Cluster {
         Cluster::build(&self.config, self.seed)
     }
 
+    /// When the lab's clock started.
     pub fn started_at(&self) -> EpochSeconds {
         self.started_at
     }
@@ -486,6 +489,7 @@ impl Cluster {
             // and are left out.
             workloads: Vec::new(),
             workload_specs: self.workload_specs.clone(),
+            pacer: self.pacer,
         }
     }
 }

@@ -14,55 +14,13 @@
 //! Context parallelism and the virtual pipeline are not modelled (they fold
 //! into the efficiency); the test below pins the table.
 
-use crate::model::gpu::{throttle, Gpu, GpuHealth};
+use crate::model::gpu::{throttle, Gpu};
+use crate::model::workload::pace::{job_gpus, shape, stop};
+use crate::model::workload::pace::{Pace, Stop};
 use crate::model::workload::WorkloadSpec;
 use crate::model::{Cluster, Node};
 
 use super::collective::{Coll, Member, Plan};
-
-/// What one step costs, in milliseconds, and why.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Pace {
-    /// Forward and backward on the slowest GPU.
-    pub compute_ms: f64,
-    /// The gradient all-reduce's time, and the part of it backward does not hide.
-    pub all_reduce_ms: f64,
-    pub exposed_comm_ms: f64,
-    /// Time the step waits for its batch.
-    pub input_ms: f64,
-    pub step_ms: f64,
-    /// Model FLOPs per step (Megatron's count: attention included).
-    pub flops: f64,
-    pub gpus: u32,
-    /// The share of its top SM clock the slowest GPU runs at.
-    pub clock: f64,
-}
-
-/// Why the job cannot step: a GPU it runs on is gone or hung, a node is
-/// down, or a rail it needs is down.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Stop {
-    GpuLost {
-        node: String,
-        gpu: u32,
-    },
-    GpuHung {
-        node: String,
-        gpu: u32,
-    },
-    /// An uncorrectable ECC error (Xid 48) killed the rank's CUDA context.
-    GpuEcc {
-        node: String,
-        gpu: u32,
-    },
-    NodeDown {
-        node: String,
-    },
-    RailDown {
-        node: String,
-        hca: String,
-    },
-}
 
 /// Fraction of peak a dense Llama-style model reaches at tensor and pipeline
 /// parallelism 1 (Megatron-counted FLOPs), from the 8B row of the table.
@@ -77,62 +35,12 @@ const BYTES_PER_TOKEN: f64 = 4.0;
 const SAMPLE_CPU_MS: f64 = 20.0;
 /// The batch generator's floor when the batch is ready.
 const INPUT_FLOOR_MS: f64 = 0.8;
-/// Checkpoint bytes per parameter: BF16 weights and FP32 master weights and
-/// Adam's two moments.
-pub const CHECKPOINT_BYTES_PER_PARAM: f64 = 14.0;
-
-/// Layers and hidden size of a Llama-style model of `params_b` billion
-/// parameters: the published shapes for Llama 3 sizes, else a shape of
-/// that size.
-pub fn shape(params_b: f64) -> (u32, u32) {
-    match params_b {
-        p if (7.5..=8.5).contains(&p) => (32, 4096),
-        p if (65.0..=75.0).contains(&p) => (80, 8192),
-        p if (400.0..=410.0).contains(&p) => (126, 16384),
-        p => {
-            let layers: u32 = if p < 3.0 {
-                16
-            } else if p <= 10.0 {
-                32
-            } else if p <= 30.0 {
-                40
-            } else if p <= 100.0 {
-                80
-            } else {
-                126
-            };
-            let hidden = (p * 1e9 / (12.0 * f64::from(layers))).sqrt();
-            (layers, ((hidden / 128.0).round().max(1.0) * 128.0) as u32)
-        }
-    }
-}
-
-/// The model's parameter count as Megatron reports it: Llama 3's for its
-/// sizes (8,030,261,248 for 8B), else the shape's with a 128,256-token
-/// vocabulary.
-pub fn parameter_count(params_b: f64) -> u64 {
-    match params_b {
-        p if (7.5..=8.5).contains(&p) => 8_030_261_248,
-        p if (65.0..=75.0).contains(&p) => 70_553_706_496,
-        p if (400.0..=410.0).contains(&p) => 405_853_388_800,
-        p => {
-            let (layers, hidden) = shape(p);
-            let (l, h) = (u64::from(layers), u64::from(hidden));
-            12 * l * h * h + 2 * 128_256 * h + (2 * l + 1) * h
-        }
-    }
-}
 
 /// Megatron's model FLOPs per token: 6 per parameter, and attention's
 /// 12 x layers x hidden x sequence.
 pub fn flops_per_token(params_b: f64, seq_len: u32) -> f64 {
     let (layers, hidden) = shape(params_b);
     6.0 * params_b * 1e9 + 12.0 * f64::from(layers) * f64::from(hidden) * f64::from(seq_len)
-}
-
-/// The GPUs a job's ranks use on `node`: the first `per_node` the driver sees.
-fn job_gpus(node: &Node, per_node: u32) -> impl Iterator<Item = &Gpu> {
-    node.gpus.iter().take(per_node as usize)
 }
 
 /// How much of its top clock a GPU computes at: a slowdown (thermal, power
@@ -144,30 +52,6 @@ fn clock_share(gpu: &Gpu) -> f64 {
     } else {
         (f64::from(gpu.sm_clock_mhz) / f64::from(gpu.max_sm_clock_mhz)).clamp(0.01, 1.0)
     }
-}
-
-/// Whether the job can step on this cluster, and what stops it first.
-pub fn stop(cluster: &Cluster, spec: &WorkloadSpec) -> Option<Stop> {
-    for name in &spec.nodes {
-        // A node that is down, or rebooting, takes the job's ranks with it.
-        let Some(node) = cluster.node(name).filter(|node| node.up(cluster.now)) else {
-            return Some(Stop::NodeDown { node: name.clone() });
-        };
-        for gpu in job_gpus(node, spec.gpus_per_node) {
-            match gpu.health {
-                GpuHealth::FallenOffBus => return Some(Stop::GpuLost { node: name.clone(), gpu: gpu.index }),
-                GpuHealth::Unresponsive => return Some(Stop::GpuHung { node: name.clone(), gpu: gpu.index }),
-                GpuHealth::Healthy if gpu.needs_reset && gpu.ecc.volatile_uncorrected > 0 => return Some(Stop::GpuEcc { node: name.clone(), gpu: gpu.index }),
-                GpuHealth::Healthy => {}
-            }
-        }
-        if spec.nodes.len() > 1 {
-            if let Some(hca) = node.hcas.iter().find(|hca| !hca.port.is_up()) {
-                return Some(Stop::RailDown { node: name.clone(), hca: hca.name.clone() });
-            }
-        }
-    }
-    None
 }
 
 /// One step of `spec` on the cluster as it is, or what stops it.
@@ -208,21 +92,6 @@ pub fn pace(cluster: &Cluster, spec: &WorkloadSpec, storage_gb_per_s: f64) -> Re
     Ok(Pace { compute_ms, all_reduce_ms, exposed_comm_ms, input_ms, step_ms, flops, gpus, clock })
 }
 
-impl Pace {
-    /// Throughput per GPU as Megatron prints it (TFLOP/s/GPU).
-    pub fn tflops_per_gpu(&self) -> f64 {
-        self.flops / (self.step_ms / 1e3) / f64::from(self.gpus.max(1)) / 1e12
-    }
-}
-
-/// Seconds to write (or read) a checkpoint of `params_b` billion parameters
-/// from `nodes` nodes, each at `gb_per_s`: the shards go in parallel, after
-/// a few seconds of metadata and synchronisation.
-pub fn checkpoint_seconds(params_b: f64, nodes: usize, gb_per_s: f64) -> f64 {
-    let bytes = params_b * 1e9 * CHECKPOINT_BYTES_PER_PARAM;
-    4.0 + bytes / (nodes.max(1) as f64 * gb_per_s.max(0.01) * 1e9)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,13 +118,7 @@ mod tests {
     }
 
     #[test]
-    fn shapes_and_flops_follow_llama() {
-        assert_eq!(shape(8.0), (32, 4096));
-        assert_eq!(shape(70.0), (80, 8192));
-        let (layers, hidden) = shape(13.0);
-        assert_eq!(layers, 40);
-        assert!((4_500..6_000).contains(&hidden));
+    fn flops_follow_llama() {
         assert!((flops_per_token(8.03, 8192) / 6.106e10 - 1.0).abs() < 0.01);
-        assert!((checkpoint_seconds(8.0, 2, 2.0) - 32.0).abs() < 0.1);
     }
 }

@@ -69,7 +69,7 @@ pub fn job_log_path(id: i64) -> String {
 /// The batch script a lab leaves for a workload, with the Megatron-LM
 /// arguments its model follows.
 pub fn batch_script(spec: &crate::model::workload::WorkloadSpec) -> String {
-    let (layers, hidden) = crate::perf::training::shape(spec.params_b);
+    let (layers, hidden) = crate::model::workload::pace::shape(spec.params_b);
     let mut text = format!(
         "#!/bin/bash\n#SBATCH --job-name={}\n#SBATCH --nodes={}\n#SBATCH --ntasks-per-node={}\n#SBATCH --gpus-per-node={}\n#SBATCH --nodelist={}\n#SBATCH --exclusive\n#SBATCH --output=slurm-%j.out\n\n",
         spec.name,

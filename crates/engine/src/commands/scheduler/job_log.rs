@@ -16,8 +16,8 @@ use crate::commands::scheduler::slurm::timestamp;
 use crate::model::network;
 use crate::model::time::civil;
 use crate::model::workload::{Event, Kind, Workload, WATCHDOG_MS};
+use crate::model::workload::{Pace, Stop};
 use crate::model::Cluster;
-use crate::perf::training::{Pace, Stop};
 use crate::rng::Rng;
 
 /// The log's text at `now`.
@@ -34,7 +34,7 @@ pub fn render(cluster: &Cluster, workload: &Workload, now: i64) -> String {
     out += "> initializing torch distributed ...\n";
     out += "> setting random seeds to 1234 ...\n";
     out += "building GPT model ...\n";
-    let shard = crate::perf::training::parameter_count(spec.params_b) / u64::from(spec.model_parallel());
+    let shard = crate::model::workload::pace::parameter_count(spec.params_b) / u64::from(spec.model_parallel());
     out += &format!(" > number of parameters on (tensor, pipeline) model parallel rank (0, 0): {shard}\n");
     let mut rng = Rng::derive(workload.job_id as u64, &["log"]);
     let events = workload.timeline(now);

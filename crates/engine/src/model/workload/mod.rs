@@ -3,7 +3,7 @@
 //! A lab declares each one ([`WorkloadSpec`]); the cluster holds it running
 //! ([`Workload`]) as Slurm job, as processes on its GPUs and as a log. Its
 //! progress is a function of the model over time: the cluster records the
-//! job's pace ([`crate::perf::training::pace`]) each time a fault or an
+//! job's pace (a [`Pacer`]: the performance model's `perf::training::pace`) each time a fault or an
 //! operator's change alters it, and the job's steps, checkpoints and end
 //! follow from that record and the clock ([`Workload::timeline`]). A fault
 //! that stops it (a GPU lost, a rail down) ends it the way it ends a real
@@ -19,8 +19,10 @@ use super::job::Job;
 use super::time::EpochSeconds;
 use super::Cluster;
 use crate::limits::MAX_TRAIN_ITERATIONS;
-use crate::perf::training::{self, Pace, Stop};
 use crate::rng::Rng;
+
+pub mod pace;
+pub use pace::{Pace, Pacer, Stop};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -277,7 +279,7 @@ impl Workload {
 
     /// Seconds to save or load a checkpoint of this model.
     pub fn checkpoint_seconds(&self) -> f64 {
-        training::checkpoint_seconds(self.spec.params_b, self.spec.nodes.len(), self.storage_gb_per_s * 0.6)
+        pace::checkpoint_seconds(self.spec.params_b, self.spec.nodes.len(), self.storage_gb_per_s * 0.6)
     }
 
     /// Seconds to load the checkpoint it resumed from (none from scratch).
@@ -285,7 +287,7 @@ impl Workload {
         if self.resumed_from == 0 {
             0.0
         } else {
-            training::checkpoint_seconds(self.spec.params_b, self.spec.nodes.len(), self.storage_gb_per_s)
+            pace::checkpoint_seconds(self.spec.params_b, self.spec.nodes.len(), self.storage_gb_per_s)
         }
     }
 
@@ -431,7 +433,7 @@ impl Workload {
     pub fn rank_memory_mib(&self, total_mib: u64) -> u64 {
         let spec = &self.spec;
         let shard = spec.params_b * 1e9 / f64::from(spec.model_parallel());
-        let (layers, hidden) = training::shape(spec.params_b);
+        let (layers, hidden) = pace::shape(spec.params_b);
         let activations =
             f64::from(spec.seq_len) * f64::from(hidden) * f64::from(layers) * 34.0 / f64::from(spec.tensor.max(1)) / f64::from(spec.pipeline.max(1));
         let bytes = shard * 4.0 + shard * 12.0 / f64::from(spec.data_parallel()) + activations + 600.0 * 1_048_576.0;
@@ -479,7 +481,8 @@ impl Cluster {
 
     /// The lab's jobs: those that run at its start have run for half an
     /// hour or so (an earlier id each); the others wait for the trainee.
-    pub fn start_lab_workloads(&mut self, specs: &[WorkloadSpec]) {
+    pub fn start_lab_workloads(&mut self, specs: &[WorkloadSpec], pacer: Pacer) {
+        self.pacer = Some(pacer);
         let now = self.now;
         let running = specs.iter().filter(|spec| spec.start == Start::Running).count() as i64;
         let mut id = self.job_id_base() - 3 * running;
@@ -508,9 +511,9 @@ impl Cluster {
     /// After the cluster changed at `at`: each running workload's pace from
     /// then on, its end if a fault stops it, and the GPUs it holds.
     pub(crate) fn follow_workloads(&mut self, at: EpochSeconds) {
-        if self.workloads.is_empty() {
+        let Some(pacer) = self.pacer.filter(|_| !self.workloads.is_empty()) else {
             return;
-        }
+        };
         let storage = self.storage_gb_per_s();
         let mut workloads = std::mem::take(&mut self.workloads);
         for workload in &mut workloads {
@@ -522,7 +525,7 @@ impl Cluster {
                 _ => false,
             };
             if !settled {
-                let pace = training::pace(self, &workload.spec, storage);
+                let pace = pacer(self, &workload.spec, storage);
                 let changed = workload.segments.last().is_none_or(|(_, last)| *last != pace);
                 if changed {
                     let from = at.max(workload.started);
