@@ -221,6 +221,10 @@ pub struct Workload {
     /// The first rank's process id on each node follows from this.
     pub pid_base: u32,
     storage_gb_per_s: f64,
+    /// Where each logged step and checkpoint of the whole run ends, in
+    /// order: the index [`Workload::iteration_at`] searches (a port's
+    /// counters ask it at every read), rebuilt when the pace changes.
+    marks: Rc<[(f64, u32)]>,
 }
 
 /// What the job log shows, in order.
@@ -269,7 +273,19 @@ impl Workload {
     /// `spec` submitted at `submitted`, started at `started`, as job `job_id`.
     pub fn new(spec: Rc<WorkloadSpec>, job_id: i64, submitted: EpochSeconds, started: EpochSeconds, resumed_from: u32, storage_gb_per_s: f64) -> Workload {
         let pid_base = 100_000 + (Rng::derive(job_id as u64, &["pid"]).range_u64(0, 800_000)) as u32;
-        Workload { spec, job_id, submitted, started, resumed_from, segments: Vec::new(), end: None, holding: false, pid_base, storage_gb_per_s }
+        Workload {
+            spec,
+            job_id,
+            submitted,
+            started,
+            resumed_from,
+            segments: Vec::new(),
+            end: None,
+            holding: false,
+            pid_base,
+            storage_gb_per_s,
+            marks: Rc::from([]),
+        }
     }
 
     /// Whether its processes run at `now`.
@@ -369,26 +385,34 @@ impl Workload {
         events
     }
 
-    /// When it ends by itself (all its steps done, or a fault), given its
-    /// pace so far.
-    fn natural_end(&self) -> Option<(EpochSeconds, End)> {
-        match self.timeline(EpochSeconds::MAX / 4).pop()? {
-            Event::Completed { at } => Some((at.ceil() as EpochSeconds, End::Completed)),
-            Event::Stopped { at, stop, ends } => Some((ends, End::Failed { stop, struck: at })),
-            _ => None,
-        }
-    }
-
-    /// The last iteration done by `now`.
-    pub fn iteration_at(&self, now: EpochSeconds) -> u32 {
-        self.timeline(now)
+    /// After its pace changed: the whole run as the pace so far makes it,
+    /// walked once: when it ends by itself (all its steps done, or a
+    /// fault), and the index of its steps.
+    fn settle(&mut self) {
+        let run = self.timeline(EpochSeconds::MAX / 4);
+        self.marks = run
             .iter()
-            .rev()
-            .find_map(|event| match event {
-                Event::Iteration { iteration, .. } | Event::Saved { iteration, .. } => Some(*iteration),
+            .filter_map(|event| match event {
+                Event::Iteration { at, iteration, .. } | Event::Saved { at, iteration, .. } => Some((*at, *iteration)),
                 _ => None,
             })
-            .unwrap_or(self.resumed_from)
+            .collect();
+        self.end = match run.last() {
+            Some(Event::Completed { at }) => Some((at.ceil() as EpochSeconds, End::Completed)),
+            Some(Event::Stopped { at, stop, ends }) => Some((*ends, End::Failed { stop: stop.clone(), struck: *at })),
+            _ => None,
+        };
+    }
+
+    /// The last iteration logged (or checkpointed) by `now`: the run's
+    /// timeline up to `now` and a cancel, found in its index.
+    pub fn iteration_at(&self, now: EpochSeconds) -> u32 {
+        let limit = match &self.end {
+            Some((at, End::Cancelled)) => now.min(*at),
+            _ => now,
+        } as f64;
+        let done = self.marks.partition_point(|(at, _)| *at <= limit);
+        done.checked_sub(1).map_or(self.resumed_from, |last| self.marks[last].1)
     }
 
     /// Slurm's record of it.
@@ -531,7 +555,7 @@ impl Cluster {
                     let from = at.max(workload.started);
                     workload.segments.retain(|(t, _)| *t < from);
                     workload.segments.push((from, pace));
-                    workload.end = workload.natural_end();
+                    workload.settle();
                 }
             }
         }
@@ -668,3 +692,54 @@ impl Cluster {
 /// Shared storage's read bandwidth to one node when a lab does not say
 /// (a parallel file system client over the storage network).
 pub const DEFAULT_STORAGE_GB_PER_S: f64 = 4.0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{preset, ClusterConfig};
+
+    /// A stand-in for the performance model: 1.2345 s a step, 2 s after
+    /// the clock passes an hour in, stopped once it passes two.
+    fn slowing(cluster: &Cluster, spec: &WorkloadSpec, _storage: f64) -> Result<Pace, Stop> {
+        let elapsed = cluster.now - cluster.started_at();
+        if elapsed > 7_200 {
+            return Err(Stop::NodeDown { node: spec.nodes[0].clone() });
+        }
+        let step_ms = if elapsed > 3_600 { 2_000.0 } else { 1_234.5 };
+        Ok(Pace { compute_ms: step_ms, all_reduce_ms: 0.0, exposed_comm_ms: 0.0, input_ms: 0.0, step_ms, flops: 1e15, gpus: 8, clock: 1.0 })
+    }
+
+    /// The iteration a walk of the timeline up to `now` finds.
+    fn walked(workload: &Workload, now: EpochSeconds) -> u32 {
+        let events = workload.timeline(now);
+        let last = events.iter().rev().find_map(|event| match event {
+            Event::Iteration { iteration, .. } | Event::Saved { iteration, .. } => Some(*iteration),
+            _ => None,
+        });
+        last.unwrap_or(workload.resumed_from)
+    }
+
+    #[test]
+    fn the_index_finds_the_iteration_a_walk_of_the_timeline_finds() {
+        let config = ClusterConfig::new(preset::find("hgx-h100").unwrap(), vec!["gpu-001".into()]);
+        let mut cluster = Cluster::build(&config, 7);
+        let spec = WorkloadSpec { checkpoint_every: 50, steps: 5_000, ..WorkloadSpec::example(8.0) };
+        cluster.start_lab_workloads(&[spec], slowing);
+        let start = cluster.started_at();
+        for hours in [1, 2, 3] {
+            cluster.now = start + hours * 3_600 + 1;
+            cluster.follow_workloads(cluster.now);
+        }
+        let workload = &cluster.workloads[0];
+        assert!(workload.segments.len() >= 3, "three paces: {:?}", workload.segments.len());
+        for now in (start - 3_600..start + 4 * 3_600).step_by(37) {
+            assert_eq!(workload.iteration_at(now), walked(workload, now), "at {now}");
+        }
+        // A cancel ends the walk where it struck.
+        let mut cancelled = workload.clone();
+        cancelled.end = Some((start + 1_000, End::Cancelled));
+        for now in (start..start + 3_600).step_by(11) {
+            assert_eq!(cancelled.iteration_at(now), walked(&cancelled, now), "cancelled, at {now}");
+        }
+    }
+}
