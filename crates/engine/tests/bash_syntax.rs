@@ -175,3 +175,21 @@ fn redirections() {
 fn syntax_errors() {
     agree(&["done", "if true; then echo; fi fi", "echo )", "for x in a; do", "echo ${x", "echo $(echo a", "echo 'x"]);
 }
+
+/// `time` is a keyword before a pipeline and a word anywhere else; the
+/// lines pin what does not depend on how long the commands take.
+#[test]
+fn the_time_keyword() {
+    agree(&[
+        "TIMEFORMAT=; time echo a | tr a b",
+        "TIMEFORMAT='took %%'; time true",
+        "TIMEFORMAT=done; time ! false; echo $?",
+        "TIMEFORMAT=x; time -p true 2>/dev/null",
+        "TIMEFORMAT='%0R'; time sleep 1",
+        "TIMEFORMAT='%1lR'; time sleep 2",
+        "echo time; echo a time b",
+        "TIMEFORMAT=t; time; echo $?",
+        "TIMEFORMAT=t; f() { echo in; }; time f",
+        "TIMEFORMAT=t; time { echo a; echo b; } | wc -l",
+    ]);
+}

@@ -90,3 +90,16 @@ fn pagers_page_on_the_terminal_and_print_elsewhere() {
     assert_eq!(shell.run("less").stderr(), "Missing filename (\"less --help\" for help)\n");
     assert_eq!(shell.run("more nope").stderr(), "more: cannot open nope: No such file or directory\n");
 }
+
+#[test]
+fn time_reports_the_simulated_clock_in_bashs_format() {
+    let mut shell = session();
+    let out = shell.run("time sleep 2 > /dev/null");
+    assert_eq!(out.stdout(), "");
+    let report = out.stderr();
+    assert!(report.starts_with("\nreal\t0m2.00"), "{report:?}");
+    let lines: Vec<&str> = report.lines().collect();
+    assert!(lines[2].starts_with("user\t0m0.0") && lines[3].starts_with("sys\t0m0.0"), "{report:?}");
+    let posix = shell.run("time -p sleep 90").stderr();
+    assert!(posix.starts_with("real 90.00\nuser 0."), "{posix:?}");
+}

@@ -20,8 +20,9 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
-use super::parse::{self, Command, Compound, CondItem, Connector, List, ParamOp, Part, Pipeline, Redirect, RedirectKind, Word};
+use super::parse::{self, Command, Compound, CondItem, Connector, List, ParamOp, Part, Pipeline, Redirect, RedirectKind, TimeFormat, Word};
 use super::session::Interactive;
+use super::time::{self, CpuTime};
 use super::{arith, builtins, condition, jobs, login_env, Stream, Transcript};
 use crate::commands::execution::{ExecLog, Execution, Slot};
 use crate::commands::{self, files, Call, Env, Invocation, Output, Runner};
@@ -122,6 +123,8 @@ pub(crate) struct Interp<'c, 's> {
     started_ms: i64,
     /// How long the line has run so far on the simulated clock.
     line_ms: u64,
+    /// The CPU its commands have used so far: what `time` reports.
+    cpu: CpuTime,
     /// What the line changed in the cluster, in order.
     pub changes: Vec<Change>,
     /// Set by `exit` in a non-interactive shell, an interrupt or a limit:
@@ -183,6 +186,7 @@ impl<'c, 's> Interp<'c, 's> {
             depth,
             started_ms,
             line_ms: 0,
+            cpu: CpuTime::default(),
             changes: Vec::new(),
             exited: false,
             output_cut: false,
@@ -295,6 +299,18 @@ impl<'c, 's> Interp<'c, 's> {
     }
 
     pub fn run_pipeline(&mut self, pipeline: &Pipeline, input: &mut Input, out: &mut Transcript) -> i32 {
+        let Some(format) = pipeline.timed else {
+            return self.run_untimed_pipeline(pipeline, input, out);
+        };
+        let (started_ms, cpu) = (self.line_ms, self.cpu);
+        let status = self.run_untimed_pipeline(pipeline, input, out);
+        let timeformat = self.shell.env.get("TIMEFORMAT").cloned();
+        let report = time::report(timeformat.as_deref(), format == TimeFormat::Posix, self.line_ms - started_ms, self.cpu.since(cpu));
+        self.emit(out, Stream::Stderr, report);
+        status
+    }
+
+    fn run_untimed_pipeline(&mut self, pipeline: &Pipeline, input: &mut Input, out: &mut Transcript) -> i32 {
         let last = pipeline.commands.len() - 1;
         let mut status = 0;
         let mut piped: Option<Input> = None;
@@ -691,7 +707,10 @@ impl<'c, 's> Interp<'c, 's> {
         if STDIN_READERS.contains(&name) {
             input.consume();
         }
-        self.finish(output, out)
+        let started_ms = self.line_ms;
+        let status = self.finish(output, out);
+        self.cpu = self.cpu.add(CpuTime::of_command(name, self.line_ms - started_ms));
+        status
     }
 
     /// Prints what a command printed and applies what it changed, as the

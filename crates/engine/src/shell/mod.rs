@@ -20,6 +20,7 @@ mod interp;
 mod jobs;
 pub mod parse;
 mod session;
+mod time;
 
 pub use builtins::NAMES as BUILTINS;
 pub use interp::ShellState;

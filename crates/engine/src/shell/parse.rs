@@ -182,13 +182,22 @@ pub enum Command {
     },
 }
 
-/// `cmd | cmd | ...`, possibly negated with `!`.
+/// `cmd | cmd | ...`, possibly negated with `!` and timed with `time`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pipeline {
     pub commands: Vec<Command>,
     pub negated: bool,
+    pub timed: Option<TimeFormat>,
     /// The pipeline as typed, for `jobs`.
     pub text: String,
+}
+
+/// How `time` reports: `TIMEFORMAT` (bash's format when unset), or
+/// POSIX's with `time -p`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeFormat {
+    Shell,
+    Posix,
 }
 
 /// A parsed line: pipelines, each followed by how the next one is chained.
@@ -911,9 +920,25 @@ impl Parser {
 
     fn pipeline(&mut self) -> Result<Pipeline, SyntaxError> {
         let start = self.peeked.as_ref().map_or(self.at, |(_, start)| *start);
+        let timed = if self.peek_is("time")? {
+            self.next()?;
+            let posix = self.peek_is("-p")?;
+            if posix {
+                self.next()?;
+            }
+            Some(if posix { TimeFormat::Posix } else { TimeFormat::Shell })
+        } else {
+            None
+        };
         let negated = self.peek_is("!")?;
         if negated {
             self.next()?;
+        }
+        // `time` alone times nothing (bash reports the shell's own times).
+        let nothing = matches!(self.peek()?, Token::Eof | Token::Newline | Token::Op(";" | "&" | "&&" | "||" | ")"));
+        if timed.is_some() && nothing {
+            let text = self.chars[start.min(self.chars.len())..self.at.min(self.chars.len())].iter().collect::<String>().trim().to_string();
+            return Ok(Pipeline { commands: vec![Command::Simple { words: Vec::new(), redirects: Vec::new() }], negated, timed, text });
         }
         let mut commands = vec![self.command()?];
         loop {
@@ -934,7 +959,7 @@ impl Parser {
         let end = self.peeked.as_ref().map_or(self.at, |(_, start)| *start);
         let end = end.clamp(start, self.chars.len());
         let text = self.chars[start.min(end)..end].iter().collect::<String>().trim().to_string();
-        Ok(Pipeline { commands, negated, text })
+        Ok(Pipeline { commands, negated, timed, text })
     }
 
     fn command(&mut self) -> Result<Command, SyntaxError> {
