@@ -16,6 +16,7 @@ pub mod host;
 pub mod install;
 pub mod options;
 pub mod remote;
+pub mod sampling;
 pub mod scheduler;
 pub mod text;
 

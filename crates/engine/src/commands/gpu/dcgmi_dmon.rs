@@ -15,6 +15,7 @@
 //! Ctrl-C; this one prints 10 samples. The parse error for a missing `-e`
 //! is TCLAP's form, unverified.
 
+use crate::commands::sampling::Sampling;
 use crate::commands::{Invocation, Output};
 use crate::model::{Cluster, Gpu, GpuHealth};
 use crate::rng::Rng;
@@ -39,7 +40,6 @@ const FIELDS: &[(u32, &str, &str, usize, bool)] = &[
     (1012, "NVLRX", "", 20, false),
 ];
 
-const SAMPLES_WITHOUT_COUNT: u64 = 10;
 const ENTITY_WIDTH: usize = 10;
 const PADDING: usize = 2;
 
@@ -163,30 +163,25 @@ pub fn run(invocation: &Invocation) -> Output {
             None => return Output::error(format!("Error: Invalid entity id '{list}'.\n"), 255),
         },
     };
-    let samples = match count {
-        Some(0) | None => SAMPLES_WITHOUT_COUNT,
-        Some(n) => n.min(1_000),
-    };
     let mut out = header(&fields);
-    let mut view = invocation.cluster.clone();
-    for sample in 0..samples {
-        let now = invocation.cluster.now + (sample * delay_ms / 1000) as i64;
-        view.advance_to(now);
+    // `-c 0` is dcgmi's "until interrupted".
+    let sampling = Sampling { interval_ms: delay_ms, count: count.filter(|n| *n > 0) };
+    let duration_ms = sampling.run(invocation.cluster, |sample, now, view| {
         if sample >= 15 && (sample - 15) % 14 == 0 {
             out += &header(&fields);
         }
-        let Some(node) = view.node(&host) else { break };
+        let Some(node) = view.node(&host) else { return false };
         for gpu in node.gpus.iter().filter(|gpu| gpu.is_visible() && wanted.as_ref().is_none_or(|w| w.contains(&gpu.index))) {
             let mut rng = Rng::derive(view.seed, &[&host, "dcgmi dmon", &gpu.index.to_string(), &sample.to_string(), &now.to_string()]);
             out += &format!("{:<ENTITY_WIDTH$}", format!("GPU {}", gpu.index));
             for (id, _, _, width, _) in &fields {
-                out += &cell(&value(&view, &host, gpu, *id, &mut rng), width + 6);
+                out += &cell(&value(view, &host, gpu, *id, &mut rng), width + 6);
             }
             out.push('\n');
         }
-    }
-    // The first sample is taken at once; the tool sleeps between samples.
-    Output { stdout: out, duration_ms: samples.saturating_sub(1) * delay_ms + 100, ..Output::default() }
+        true
+    });
+    Output { stdout: out, duration_ms, ..Output::default() }
 }
 
 fn parse_error(argument: &str) -> Output {

@@ -12,6 +12,7 @@ mod report;
 mod topo;
 
 use crate::commands::options::{scan, Arg};
+use crate::commands::sampling::Sampling;
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
 use crate::model::time::ctime;
@@ -196,9 +197,6 @@ impl Command for NvidiaSmi {
     }
 }
 
-/// Probes `nvidia-smi -l` prints here: the real tool runs until Ctrl+C.
-const LOOP_PROBES: u64 = 10;
-
 /// `-l SEC`: the same command without `-l`, every SEC seconds, each probe
 /// reading the model at its own instant (a job starting or stalling, a
 /// fault striking, shows from that probe on).
@@ -216,20 +214,18 @@ fn probe_loop(invocation: &Invocation, seconds: u64) -> Output {
             (!is_loop && !value_of_loop).then(|| arg.clone())
         })
         .collect();
-    let mut out = Output { duration_ms: LOOP_PROBES * seconds * 1000, ..Output::default() };
-    let mut view = invocation.cluster.clone();
-    for probe in 0..LOOP_PROBES {
-        view.advance_to(invocation.cluster.now + (probe * seconds) as i64);
-        let Some(node) = view.node(&invocation.node.hostname) else { break };
-        let once = Invocation { cluster: &view, node, argv: &args, ..*invocation };
+    let mut out = Output::default();
+    // It runs until Ctrl+C.
+    out.duration_ms = Sampling { interval_ms: seconds * 1000, count: None }.run(invocation.cluster, |_, _, view| {
+        let view: &Cluster = view;
+        let Some(node) = view.node(&invocation.node.hostname) else { return false };
+        let once = Invocation { cluster: view, node, argv: &args, ..*invocation };
         let sample = NvidiaSmi.run(&once);
         out.stdout += &sample.stdout;
         out.stderr += &sample.stderr;
         out.status = sample.status;
-        if sample.status != 0 {
-            break;
-        }
-    }
+        sample.status == 0
+    });
     out
 }
 

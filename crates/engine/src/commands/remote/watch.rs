@@ -1,6 +1,7 @@
 //! `watch [-n SECS] [-t] COMMAND...` (procps-ng): runs COMMAND (its words
 //! joined, as watch hands them to `sh -c`) through the invocation's runner on
-//! this node, with watch's environment, and shows five refreshes, each after
+//! this node, with watch's environment, and shows its refreshes (the sampling
+//! rule of `commands::sampling`: one at once, one per interval after), each after
 //! the clear-screen sequence, under procps' title line: `Every 2.0s: CMD`
 //! on the left and `host: date` on the right of an 80-column terminal, then
 //! an empty line. The terminal streams the refreshes over the simulated
@@ -8,6 +9,7 @@
 //! advanced by the interval and what earlier refreshes changed; all of it
 //! is returned for the shell to apply.
 
+use crate::commands::sampling::Sampling;
 use crate::commands::{options, Call, Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::time::ctime;
 
@@ -25,7 +27,6 @@ static SIGNATURE: Signature = Signature {
     examples: &[Example { command: "watch -n 1 nvidia-smi", description: "refresh nvidia-smi every second" }],
 };
 
-const REFRESHES: u64 = 5;
 const COLUMNS: usize = 80;
 
 /// A complaint line, then procps' usage screen.
@@ -76,19 +77,10 @@ impl Command for Watch {
         }
         let host = &invocation.node.hostname;
         // Each refresh sees the clock moved on and what earlier ones changed.
-        let mut view = invocation.cluster.clone();
-        let start = invocation.cluster.now;
         let mut out = Output::default();
-        for refresh in 0..REFRESHES {
-            // Past the line's output bound nothing more would be shown: stop
-            // refreshing, so watches nested in watches stay bounded in work.
-            if out.stdout.len() >= crate::limits::MAX_OUTPUT_BYTES {
-                break;
-            }
-            out.duration_ms += tenths * 100;
-            let now = start + (refresh * tenths / 10) as i64;
-            view.advance_to(now);
-            let call = Call { cluster: &view, host, env: Some(invocation.env), stdin: "" };
+        let sampling = Sampling { interval_ms: tenths * 100, count: None };
+        out.duration_ms = sampling.run(invocation.cluster, |_, now, view| {
+            let call = Call { cluster: view, host, env: Some(invocation.env), stdin: "" };
             let result = invocation.runner.run_line(call, &line);
             for change in &result.changes {
                 view.apply_change(change, now);
@@ -104,7 +96,10 @@ impl Command for Watch {
             }
             out.stdout += &result.stdout;
             out.stdout += &result.stderr;
-        }
+            // Past the line's output bound nothing more would be shown: stop
+            // refreshing, so watches nested in watches stay bounded in work.
+            out.stdout.len() < crate::limits::MAX_OUTPUT_BYTES
+        });
         out
     }
 }
@@ -117,13 +112,13 @@ mod tests {
     fn refreshes_under_a_title() {
         let out = run_on_first_node("watch -n 1 hostname");
         let screens: Vec<&str> = out.stdout.split("\x1b[H\x1b[2J").skip(1).collect();
-        assert_eq!(screens.len(), 5);
+        assert_eq!(screens.len(), 10);
         assert!(screens[0].starts_with("Every 1.0s: hostname"));
         let title = screens[0].lines().next().unwrap();
         assert_eq!(title.len(), 80);
         assert!(title.contains("   gpu-001: ") && screens[0].ends_with("\n\ngpu-001\n"), "{:?}", screens[0]);
-        assert_eq!(out.duration_ms, 5000);
-        assert_eq!(run_on_first_node("watch -t hostname").stdout.matches("\x1b[H\x1b[2Jgpu-001\n").count(), 5);
+        assert_eq!(out.duration_ms, 10_000);
+        assert_eq!(run_on_first_node("watch -t hostname").stdout.matches("\x1b[H\x1b[2Jgpu-001\n").count(), 10);
         assert_eq!(run_on_first_node("watch").status, 1);
         assert_eq!(run_on_first_node("watch -n x hostname").stderr, "watch: failed to parse argument: 'x'\n");
         assert_eq!(run_on_first_node("watch -q ls").status, 1);

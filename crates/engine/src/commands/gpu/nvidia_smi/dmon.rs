@@ -10,6 +10,7 @@
 
 use super::{invalid_arguments, reachable, select, EXIT_NOT_FOUND};
 use crate::commands::options::{scan, Arg};
+use crate::commands::sampling::Sampling;
 use crate::commands::{Flag, Invocation, Output, Signature};
 use crate::model::{Gpu, GpuHealth};
 use crate::rng::Rng;
@@ -27,9 +28,6 @@ static DMON: Signature = Signature {
     ],
     examples: &[],
 };
-
-/// Samples printed when `-c` is absent: the real tool runs until interrupted.
-const DEFAULT_SAMPLES: u64 = 10;
 
 /// (group letter, [(name, unit)]).
 const GROUPS: &[(char, &[(&str, &str)])] = &[
@@ -77,14 +75,14 @@ fn value(gpu: &Gpu, name: &str, rng: &mut Rng) -> String {
 
 pub fn run(invocation: &Invocation) -> Output {
     let args = invocation.args().get(1..).unwrap_or(&[]);
-    let (mut ids, mut count, mut delay, mut select_groups) = (None, DEFAULT_SAMPLES, 1u64, "puc".to_string());
+    let (mut ids, mut count, mut delay, mut select_groups) = (None, None, 1u64, "puc".to_string());
     for arg in scan(&DMON, args) {
         match arg {
             Arg::Flag(flag, value) => match (flag.long, value) {
                 (Some("help"), _) => return Output::ok(help()),
                 (Some("id"), value) => ids = value,
                 (Some("count"), Some(n)) => match n.parse::<u64>() {
-                    Ok(n) if n > 0 => count = n.min(1000),
+                    Ok(n) if n > 0 => count = Some(n),
                     _ => return invalid_arguments(),
                 },
                 (Some("delay"), Some(n)) => match n.parse::<u64>() {
@@ -111,18 +109,17 @@ pub fn run(invocation: &Invocation) -> Output {
     let cluster = invocation.cluster;
     let host = &invocation.node.hostname;
     let indices: Vec<u32> = gpus.iter().map(|gpu| gpu.index).collect();
-    let mut view = cluster.clone();
-    for sample in 0..count {
-        let at = cluster.now + (sample * delay) as i64;
-        view.advance_to(at);
-        let Some(node) = view.node(host) else { break };
+    let sampling = Sampling { interval_ms: delay * 1000, count };
+    let duration_ms = sampling.run(cluster, |_, at, view| {
+        let Some(node) = view.node(host) else { return false };
         for gpu in node.gpus.iter().filter(|gpu| indices.contains(&gpu.index) && gpu.is_visible()) {
             let mut rng = Rng::derive(cluster.seed, &[host, "dmon", &gpu.index.to_string(), &at.to_string()]);
             let fields: Vec<String> = metrics.iter().map(|(name, _)| value(gpu, name, &mut rng)).collect();
             out += &line(&gpu.index.to_string(), &fields);
         }
-    }
-    Output { stdout: out, stderr, status: 0, duration_ms: count * delay * 1000, ..Output::default() }
+        true
+    });
+    Output { stdout: out, stderr, status: 0, duration_ms, ..Output::default() }
 }
 
 fn help() -> String {
