@@ -226,6 +226,39 @@ fn calibration_numbers() {
     assert!((t - 33.5).abs() / 33.5 < 0.15, "two-node 64K latency {t}");
 }
 
+/// A bisection with NCCL's switches: each one changes the transport NCCL
+/// names in its log and the numbers with it, as NCCL does.
+#[test]
+fn nccls_switches_change_the_transport_and_the_numbers() {
+    let single = cluster("hgx-h100", &["a"], "2.26.2", H100_HGX_BUSES);
+    let line = |env: &str| format!("NCCL_DEBUG=INFO {env} all_reduce_perf -b 4G -e 4G -g 8");
+    let (p2p, _) = run(&single, "a", &line(""));
+    let (shm, _) = run(&single, "a", &line("NCCL_P2P_DISABLE=1"));
+    let (net, _) = run(&single, "a", &line("NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1"));
+    let (p2p_bw, shm_bw, net_bw) = (busbw_at(&p2p, 4 << 30), busbw_at(&shm, 4 << 30), busbw_at(&net, 4 << 30));
+    assert!(p2p.contains("via P2P/") && !p2p.contains("via SHM"), "{p2p}");
+    assert!(shm.contains("NCCL INFO NCCL_P2P_LEVEL set by environment to LOC\n"), "{shm}");
+    assert!(shm.contains("NCCL INFO Channel 00 : 0[0] -> 1[1] via SHM/direct/direct\n") && !shm.contains("via P2P"), "{shm}");
+    assert!(!shm.contains("NVLS comm"), "NVLS needs P2P");
+    assert!(net.contains("NCCL INFO NCCL_SHM_DISABLE set by environment to 1.\n") && net.contains("[send] via NET/IB/"), "{net}");
+    // Host memory is a PCIe round trip; the NIC's loopback runs at a rail's rate.
+    assert!((15.0..35.0).contains(&shm_bw), "SHM {shm_bw}");
+    assert!((35.0..50.0).contains(&net_bw), "NET within the node {net_bw}");
+    assert!(p2p_bw > 10.0 * shm_bw, "P2P {p2p_bw} vs SHM {shm_bw}");
+
+    let two = cluster("hgx-h100", &["a", "b"], "2.26.2", H100_HGX_BUSES);
+    let line = |env: &str| format!("NCCL_DEBUG=INFO {env} srun -N2 --ntasks-per-node=8 all_reduce_perf -b 4G -e 4G");
+    let (ib, _) = run(&two, "a", &line(""));
+    let (socket, _) = run(&two, "a", &line("NCCL_IB_DISABLE=1"));
+    let (no_gdr, _) = run(&two, "a", &line("NCCL_NET_GDR_LEVEL=LOC"));
+    assert!(socket.contains("NCCL INFO NCCL_IB_DISABLE set by environment to 1.\n"), "{socket}");
+    assert!(socket.contains("NCCL INFO Using network Socket\n") && !socket.contains("NET/IB"), "{socket}");
+    assert!(!no_gdr.contains("/GDRDMA") && ib.contains("/GDRDMA"));
+    let (ib_bw, socket_bw, no_gdr_bw) = (busbw_at(&ib, 4 << 30), busbw_at(&socket, 4 << 30), busbw_at(&no_gdr, 4 << 30));
+    assert!(socket_bw < 5.0, "sockets {socket_bw}");
+    assert!(no_gdr_bw < ib_bw * 0.7 && no_gdr_bw > ib_bw * 0.4, "without GPUDirect RDMA {no_gdr_bw} vs {ib_bw}");
+}
+
 #[test]
 fn a_degraded_rail_slows_the_ring_and_a_down_port_is_left_out() {
     let two = cluster("hgx-h100", &["a", "b"], "2.26.2", H100_HGX_BUSES);

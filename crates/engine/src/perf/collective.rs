@@ -21,6 +21,14 @@
 //!   pipeline-fill term `tau (1 - exp(-S/S_f))`, every protocol adding
 //!   `min(S, 8 KB) / b_1` (one channel until the message fills it; b_1 =
 //!   1.5 GB/s over the network, 6 on NVLink); `t = min_p t_p`.
+//!
+//! NCCL's switches change the transports as NCCL does: `NCCL_IB_DISABLE`
+//! leaves the nodes on sockets (`SOCKET_GBS` a node); `NCCL_P2P_DISABLE`
+//! sends within a node through host memory (SHM: GPU to host and back over
+//! each GPU's PCIe link, `SHM_SHARE` of it, an assumption of this model, and
+//! no NVLS); with `NCCL_SHM_DISABLE` too, within a node through the NIC
+//! (NET, at a rail's rate); `NCCL_NET_GDR_LEVEL=LOC` turns GPUDirect RDMA
+//! off.
 
 use super::{link_gbps, pcie_gbps};
 use crate::model::gpu::{FabricState, Gpu, GpuHealth};
@@ -87,6 +95,23 @@ impl Coll {
     }
 }
 
+/// How ranks on one node reach each other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Intra {
+    /// NVLink (or PCIe) peer to peer.
+    P2p,
+    /// Through host shared memory (`NCCL_P2P_DISABLE=1`).
+    Shm,
+    /// Through the network (`NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1`).
+    Net,
+}
+
+/// A node's bandwidth over sockets (GB/s): TCP over its Ethernet.
+const SOCKET_GBS: f64 = 2.5;
+/// The share of a GPU's PCIe bandwidth a ring through host memory reaches:
+/// each byte crosses the link twice (to the host, and back to the peer).
+const SHM_SHARE: f64 = 0.4;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algo {
     Ring,
@@ -137,14 +162,21 @@ pub struct Plan {
     pub bus_gbs: f64,
     pub alg_gbs: f64,
     pub nets: Vec<NodeNet>,
-    /// No usable IB device on some node: NCCL falls back to sockets.
+    /// No usable IB device on some node, or IB disabled: NCCL falls back to sockets.
     pub socket: bool,
+    /// The transport within a node.
+    pub intra: Intra,
     /// (latency us, bandwidth GB/s) of LL, LL128, Simple; None when disabled.
     pub protos: [Option<(f64, f64)>; 3],
     pub fill_us: f64,
     pub fill_bytes: f64,
     /// GB/s of the first channel: small messages ride one channel until ~8 KB.
     pub first_channel_gbs: f64,
+}
+
+/// Whether an integer NCCL parameter (`NCCL_P2P_DISABLE=1`) is set and not 0.
+fn env_set(env: Env, name: &str) -> bool {
+    env(name).and_then(|value| value.trim().parse::<i64>().ok()).is_some_and(|value| value != 0)
 }
 
 /// Parses NCCL's list syntax (`a,b`, `^a,b`) against a name, case-insensitively.
@@ -256,19 +288,30 @@ impl Plan {
         let algo_env = env("NCCL_ALGO");
         let hca_env = env("NCCL_IB_HCA");
         let gdr_level = env("NCCL_NET_GDR_LEVEL").unwrap_or_default().to_ascii_uppercase();
+        let ib_disabled = env_set(env, "NCCL_IB_DISABLE");
+        let intra_transport = match (env_set(env, "NCCL_P2P_DISABLE"), env_set(env, "NCCL_SHM_DISABLE")) {
+            (false, _) => Intra::P2p,
+            (true, false) => Intra::Shm,
+            (true, true) => Intra::Net,
+        };
         let mut intra = f64::INFINITY;
         let mut nvls = coll == Coll::AllReduce
+            && intra_transport == Intra::P2p
             && local > 1
             && env("NCCL_NVLS_ENABLE").as_deref() != Some("0")
             && env_allows(algo_env.as_deref(), "NVLS")
             && env_allows(algo_env.as_deref(), if nnodes > 1 { "NVLSTree" } else { "NVLS" });
         for member in members.iter().filter(|m| m.ranks > 1) {
             for gpu in used(member) {
-                intra = intra.min(gpu_link_gbs(gpu) * clock_factor(gpu));
+                let link = match intra_transport {
+                    Intra::P2p => gpu_link_gbs(gpu),
+                    Intra::Shm => pcie_gbps(&gpu.pcie) / 8.0 * SHM_SHARE,
+                    Intra::Net => f64::INFINITY,
+                };
+                intra = intra.min(link * clock_factor(gpu));
                 nvls &= nvls_capable(gpu) && gpu.active_nvlinks() > 0 && gpu.fabric == FabricState::Completed;
             }
         }
-        let intra_bus = intra * if nvls { 0.995 } else { 0.774 };
         let mut nets = Vec::with_capacity(members.len());
         let mut socket = false;
         let mut net_node = f64::INFINITY;
@@ -276,12 +319,12 @@ impl Plan {
         for member in members {
             let node = member.node;
             let hcas: Vec<usize> =
-                (0..node.hcas.len()).filter(|&i| node.hcas[i].port.is_up() && hca_selected(hca_env.as_deref(), &node.hcas[i].name)).collect();
+                (0..node.hcas.len()).filter(|&i| !ib_disabled && node.hcas[i].port.is_up() && hca_selected(hca_env.as_deref(), &node.hcas[i].name)).collect();
             let mut net = NodeNet { hcas, ..NodeNet::default() };
             if net.hcas.is_empty() {
                 socket = true;
-                net.gbs = 2.5;
-                net.rail_gbs = 2.5;
+                net.gbs = SOCKET_GBS;
+                net.rail_gbs = SOCKET_GBS;
             } else {
                 let mut slowest = f64::INFINITY;
                 for (rank, gpu) in used(member).into_iter().enumerate() {
@@ -289,10 +332,12 @@ impl Plan {
                     let own = net.hcas.iter().copied().find(|&i| node.hcas[i].pcie_switch == gpu.pcie_switch);
                     let hca_index = own.unwrap_or(net.hcas[rank % net.hcas.len()]);
                     let hca = &node.hcas[hca_index];
-                    let gdr = own.is_none()
-                        || gpu.pcie_switch == hca.pcie_switch
-                        || matches!(gdr_level.as_str(), "SYS" | "5" | "PHB" | "4")
-                        || (gpu.numa_node == hca.numa_node && matches!(gdr_level.as_str(), "NODE" | "3"));
+                    // LOC: GPUDirect RDMA never, whatever the distance.
+                    let gdr = !matches!(gdr_level.as_str(), "LOC" | "0")
+                        && (own.is_none()
+                            || gpu.pcie_switch == hca.pcie_switch
+                            || matches!(gdr_level.as_str(), "SYS" | "5" | "PHB" | "4")
+                            || (gpu.numa_node == hca.numa_node && matches!(gdr_level.as_str(), "NODE" | "3")));
                     let mut rail = link_gbps(cluster, node, hca) / 8.0 * 0.96;
                     rail /= 1.0 + hca.port.symbol_errors_per_hour as f64 / 10_000.0;
                     if !gdr {
@@ -314,6 +359,15 @@ impl Plan {
             }
             nets.push(net);
         }
+        // Within a node through the NIC: a ring at the slowest rail's rate.
+        if intra_transport == Intra::Net && local > 1 {
+            intra = rail_min * 0.97;
+        }
+        let intra_bus = match intra_transport {
+            Intra::P2p if nvls => intra * 0.995,
+            Intra::P2p => intra * 0.774,
+            Intra::Shm | Intra::Net => intra,
+        };
         let tree_ok = env_allows(algo_env.as_deref(), "Tree");
         let algo = match (nnodes > 1, nvls) {
             (false, true) => Algo::Nvls,
@@ -369,7 +423,24 @@ impl Plan {
         let (fill_us, fill_bytes) =
             if nnodes <= 1 { (80.0, 40e6) } else { (145.0 + 42.0 * (n / 2.0).log2(), 40.0 * 1048576.0 / (1.0 + 0.6 * (n / 2.0).log2())) };
         let first_channel_gbs = if nnodes > 1 { 1.5 } else { 6.0 };
-        Ok(Plan { coll, nranks, nnodes, local, algo, intra_bus, net_bus, bus_gbs, alg_gbs, nets, socket, protos, fill_us, fill_bytes, first_channel_gbs })
+        Ok(Plan {
+            coll,
+            nranks,
+            nnodes,
+            local,
+            algo,
+            intra_bus,
+            net_bus,
+            bus_gbs,
+            alg_gbs,
+            nets,
+            socket,
+            intra: intra_transport,
+            protos,
+            fill_us,
+            fill_bytes,
+            first_channel_gbs,
+        })
     }
 
     /// The model's time in microseconds for one operation on `bytes` (the size column).

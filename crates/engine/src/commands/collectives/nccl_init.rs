@@ -27,7 +27,7 @@ use crate::model::fabric::LinkLayer;
 use crate::model::gpu::{FabricState, Gpu};
 use crate::model::network::{frontend_ip, rail_ip, FRONTEND_NIC};
 use crate::model::{Cluster, Node};
-use crate::perf::collective::{Algo, Coll, Plan};
+use crate::perf::collective::{Algo, Coll, Intra, Plan};
 use crate::rng::Rng;
 
 /// NCCL's debug subsystems (nccl_common.h).
@@ -493,7 +493,10 @@ impl Ctx<'_, '_, '_> {
     /// receiving side (only the network's receive side prints).
     fn via(&self, from: usize, to: usize, send: bool) -> Option<String> {
         let (a, b) = (&self.ranks[from], &self.ranks[to]);
-        if a.node_index == b.node_index {
+        if a.node_index == b.node_index && self.plan.intra == Intra::Shm {
+            return send.then(|| "via SHM/direct/direct".to_string());
+        }
+        if a.node_index == b.node_index && self.plan.intra == Intra::P2p {
             if !send {
                 return None;
             }
@@ -536,13 +539,13 @@ impl Ctx<'_, '_, '_> {
             for &(c, p) in recv {
                 done.insert((c, p, false));
                 if let Some(via) = self.via(p, r, false) {
-                    lines.push(format!("Channel {c:02}/0 : {p}[{}] -> {r}[{}] {via}", dev(p), dev(r)));
+                    lines.push(format!("Channel {c:02}{} : {p}[{}] -> {r}[{}] {via}", connection(&via), dev(p), dev(r)));
                 }
             }
             for &(c, p) in send {
                 done.insert((c, p, true));
                 if let Some(via) = self.via(r, p, true) {
-                    lines.push(format!("Channel {c:02}/0 : {r}[{}] -> {p}[{}] {via}", dev(r), dev(p)));
+                    lines.push(format!("Channel {c:02}{} : {r}[{}] -> {p}[{}] {via}", connection(&via), dev(r), dev(p)));
                 }
             }
         }
@@ -725,6 +728,16 @@ fn gdr_level_name(value: &str, code: u32) -> Option<&'static str> {
         return Some(["LOC", "PIX", "PXB", "PHB", "SYS", "SYS"][old as usize]);
     }
     None
+}
+
+/// The connection index after a channel: P2P and NET print it (`00/0`);
+/// SHM prints its own line, with the channel alone.
+fn connection(via: &str) -> &'static str {
+    if via.contains("SHM/") {
+        ""
+    } else {
+        "/0"
+    }
 }
 
 /// NCCL_* integer parameters NCCL reads (ncclLoadParam), once per process,
@@ -1001,7 +1014,11 @@ fn net_phase(out: &mut Out, ctx: &Ctx, who: &Who) {
             out.info(who, tid, sys::NET | sys::ENV, format!("NCCL_IB_HCA set to {hca}"));
         }
         let oob = oob(who.rank.node, ctx.env);
-        if net.hcas.is_empty() {
+        if ctx.plan.socket && int_value(ctx.env, "NCCL_IB_DISABLE") != 0 {
+            // ncclIbInit reads the switch and gives up without a word.
+            int_param(out, who, tid, ctx, "NCCL_IB_DISABLE");
+            out.info(who, tid, flags, format!("NET/Socket : Using [0]{oob}"));
+        } else if net.hcas.is_empty() {
             out.info(who, tid, flags, "NET/IB : No device found.");
             if code >= 22400 {
                 out.info(who, tid, flags, format!("NET/IB : Using [RO]; OOB {oob}"));
@@ -1092,6 +1109,10 @@ fn topo_phase(out: &mut Out, ctx: &Ctx, who: &Who) {
         out.info(who, tid, sys::INIT, format!("MNNVL busId 0x{} fabric UUID 0.0 cliqueId 0x0 state 3 healthMask 0x0", bus_id(who.rank)));
     }
     if who.first() {
+        // ncclGetLevel: NCCL_P2P_DISABLE=1 is the P2P level LOC.
+        if ctx.plan.intra != Intra::P2p {
+            out.info(who, tid, sys::ALL, "NCCL_P2P_LEVEL set by environment to LOC");
+        }
         if let Some(name) = ctx.env("NCCL_NET_GDR_LEVEL").and_then(|v| gdr_level_name(v, code)) {
             out.info(who, tid, sys::ALL, format!("NCCL_NET_GDR_LEVEL set by environment to {name}"));
         }
@@ -1222,6 +1243,10 @@ fn connect_phase(out: &mut Out, ctx: &Ctx, shown: &[Who], done: &mut [BTreeSet<(
             continue;
         }
         let ring = ctx.setup(who.r, &ctx.ring_wanted(who.r), done);
+        if ctx.plan.intra != Intra::P2p {
+            // shmCanConnect reads its switch as the first connection is chosen.
+            int_param(out, who, tid, ctx, "NCCL_SHM_DISABLE");
+        }
         net_params(out, ctx, who, tid, &ring);
         for line in ring {
             out.info(who, tid, if line.contains("NET/") { sys::INIT | sys::NET } else { sys::INIT | sys::P2P }, line);
