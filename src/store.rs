@@ -177,6 +177,9 @@ impl LabStore {
         let variant = Rc::new(lab.lab.variant(state.seed));
         let (briefing, questions) = shared(&variant);
         let (shell, shells) = state.session.shells();
+        // A lab with jobs opens its metrics: the job's health is the first
+        // thing an operator reads.
+        let metrics_shown = lab.lab.jobs.is_some();
         let mut store = LabStore {
             briefing,
             questions,
@@ -206,7 +209,7 @@ impl LabStore {
             access: Access::Owner,
             met: Vec::new(),
             unclear: None,
-            metrics_shown: false,
+            metrics_shown,
             metrics: None,
             metrics_asked: 0,
             next_id: 0,

@@ -276,9 +276,9 @@ pub fn lab_page(props: &LabPageProps) -> Html {
             { exam_bar }
             { held_elsewhere }
             <Notices notices={store.notices.clone()} on_dismiss={dismiss} />
-            // Briefing, terminal, questions: one column on a narrow screen
-            // puts the terminal right after the briefing; wider, the
-            // terminal stands beside both (style.css).
+            // Briefing, a job's metrics, terminal, questions: one column
+            // on a narrow screen; wider, the terminal stands beside the
+            // rest (style.css).
             <div class="lab-body">
                 <section class="briefing" aria-labelledby="briefing-heading">
                     <h2 id="briefing-heading">{ "Briefing" }</h2>
@@ -288,6 +288,9 @@ pub fn lab_page(props: &LabPageProps) -> Html {
                         <p>{ clusterlab_engine::lab::topology_text(&lab.cluster) }</p>
                     </details>
                 </section>
+                if lab.jobs.is_some() {
+                    <MetricsPanel store={store.clone()} />
+                }
                 <section class="terminal-pane" aria-label="Terminal">
                     <Terminal store={store.clone()} engine={engine.clone()} />
                 </section>
@@ -295,9 +298,6 @@ pub fn lab_page(props: &LabPageProps) -> Html {
                     <h2 id="questions-heading" tabindex="-1">{ "Questions" }</h2>
                     { for cards }
                 </section>
-                if lab.jobs.is_some() {
-                    <MetricsPanel store={store.clone()} />
-                }
             </div>
         </@>
     }

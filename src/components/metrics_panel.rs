@@ -31,7 +31,7 @@ pub fn metrics_panel(props: &Props) -> Html {
     html! {
         <section class="metrics" aria-labelledby="metrics-heading">
             <h2 id="metrics-heading">{ "Workload metrics" }</h2>
-            <p>{ "The lab's jobs over simulated time, with the accepted baseline dashed and fault moments marked." }</p>
+            <p>{ "The lab's jobs over simulated time, with the accepted baseline dashed and the moments their pace changed marked." }</p>
             <button type="button" class="metrics-toggle" aria-expanded={shown.to_string()} aria-controls="metrics-charts" onclick={toggle}>
                 { if shown { "Hide metrics" } else { "Show metrics" } }
             </button>

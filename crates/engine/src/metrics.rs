@@ -9,7 +9,9 @@
 //! and what a phase does to its GPUs (busy, waiting with NCCL's kernels
 //! resident, idle) and rails (each rail's share of the gradient
 //! all-reduce). The accepted baseline is the same job on the healthy
-//! cluster; faults that struck during the window are marked.
+//! cluster. Changes of the job's pace in the window are marked as a
+//! monitor shows them (the slowdown began, the job stopped, the pace
+//! recovered), never with their cause: the cause is what the lab asks.
 
 use std::fmt::Write;
 
@@ -51,7 +53,7 @@ const CHARTS: [(&str, &str); 7] = [
 
 /// One chart: a series over time (None: no value then), the baseline.
 struct Chart<'t> {
-    title: &'t str,
+    title: String,
     unit: &'t str,
     points: Vec<(i64, Option<f64>)>,
     baseline: Option<f64>,
@@ -165,19 +167,45 @@ pub fn panel(cluster: &Cluster) -> String {
                 (*t, context.values(&phase))
             })
             .collect();
-        let marks: Vec<(i64, String)> = cluster
-            .injected
-            .iter()
-            .filter_map(|i| i.at.filter(|at| (from..=now).contains(at)).map(|at| (at, format!("{} on {}", i.fault.kind(), i.fault.node()))))
-            .collect();
+        let marks = pace_marks(&runs, from, now);
+        // The rails the job's traffic is spread over, named.
+        let rails: Vec<&str> =
+            spec.nodes.first().and_then(|host| cluster.node(host)).map(|node| node.hcas.iter().map(|hca| hca.name.as_str()).collect()).unwrap_or_default();
         let _ = writeln!(out, "<h3>{}</h3>", escape(name));
         for (number, (title, unit)) in CHARTS.iter().enumerate() {
+            let title = match (*title, rails.first(), rails.last()) {
+                ("InfiniBand per rail", Some(first), Some(last)) if rails.len() > 1 => format!("InfiniBand on each rail, {first} to {last}"),
+                (title, _, _) => title.to_string(),
+            };
             let chart =
                 Chart { title, unit, points: samples.iter().map(|(t, values)| (*t, values[number])).collect(), baseline: baseline.and_then(|b| b[number]) };
             out += &figure(&format!("metric-{index}-{number}"), &chart, &marks, from, now);
         }
     }
     out
+}
+
+/// Where the job's pace changed in the window, as a monitor sees it: when
+/// it slowed (more than 2%), stopped or recovered.
+fn pace_marks(runs: &[Run], from: i64, now: i64) -> Vec<(i64, String)> {
+    let mut marks = Vec::new();
+    for run in runs {
+        for pair in run.workload.segments.windows(2) {
+            let (before, (at, after)) = (&pair[0].1, &pair[1]);
+            if !(from..=now).contains(at) {
+                continue;
+            }
+            let what = match (before, after) {
+                (Ok(_), Err(_)) => "The job stopped",
+                (Ok(old), Ok(new)) if new.step_ms > old.step_ms * 1.02 => "The slowdown began",
+                (Ok(old), Ok(new)) if new.step_ms * 1.02 < old.step_ms => "The pace recovered",
+                _ => continue,
+            };
+            marks.push((*at, what.to_string()));
+        }
+    }
+    crate::sort::sort(&mut marks);
+    marks
 }
 
 /// A number as the summary says it: few digits, grouped.
@@ -212,7 +240,8 @@ fn summary(chart: &Chart, marks: &[(i64, String)]) -> String {
     match (values.first(), values.last()) {
         (Some(first), Some(last)) => {
             let (low, high) = values.iter().fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
-            let _ = write!(text, "{} at the start, {} at the end, from {} to {}", figure_text(*first), figure_text(*last), figure_text(low), figure_text(high));
+            let _ =
+                write!(text, "{} at the start, {} at the end, range {} to {}", figure_text(*first), figure_text(*last), figure_text(low), figure_text(high));
         }
         _ => text += "no value in this window",
     }
@@ -221,7 +250,7 @@ fn summary(chart: &Chart, marks: &[(i64, String)]) -> String {
     }
     text.push('.');
     for (at, what) in marks {
-        let _ = write!(text, " Fault at {}: {what}.", clock(*at));
+        let _ = write!(text, " {what} at {}.", clock(*at));
     }
     text
 }
@@ -236,7 +265,7 @@ fn figure(id: &str, chart: &Chart, marks: &[(i64, String)], from: i64, to: i64) 
     let _ = write!(
         svg,
         "<figure class=\"metric\"><svg viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" aria-labelledby=\"{id}-t\"><title id=\"{id}-t\">{} ({})</title>",
-        escape(chart.title),
+        escape(&chart.title),
         escape(chart.unit)
     );
     let bottom = HEIGHT - BOTTOM;
@@ -249,7 +278,7 @@ fn figure(id: &str, chart: &Chart, marks: &[(i64, String)], from: i64, to: i64) 
         let _ = write!(svg, "<path class=\"baseline\" d=\"M{LEFT} {:.1}H{}\"/>", y(baseline), WIDTH - RIGHT);
     }
     for (at, what) in marks {
-        let _ = write!(svg, "<path class=\"fault\" d=\"M{:.1} {TOP}V{bottom}\"><title>{}</title></path>", x(*at), escape(what));
+        let _ = write!(svg, "<path class=\"change\" d=\"M{:.1} {TOP}V{bottom}\"><title>{}</title></path>", x(*at), escape(what));
     }
     // One path; a gap (no value) lifts the pen.
     let mut d = String::new();
