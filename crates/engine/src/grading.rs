@@ -312,7 +312,7 @@ fn read_entity(entity: &str, choices: &[String], aliases: &[(String, usize)], re
     };
     // The longest hostname named as a word of its own (`gpu1` is not in `gpu10`).
     let mut nodes = nodes;
-    nodes.sort_by_key(|n| std::cmp::Reverse(n.len()));
+    crate::sort::sort_by_key(&mut nodes, |n| std::cmp::Reverse(n.len()));
     let mut node: Option<&str> = None;
     let mut rest = lower.clone();
     let boundary = |c: Option<char>| c.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.'));
@@ -398,7 +398,7 @@ impl Question {
                     return Reading::Unclear("Pick at least one of the choices.".to_string());
                 }
                 // In the choices' order, so that the same set reads the same.
-                values.sort_by_key(|v| choices.iter().position(|c| c == v));
+                crate::sort::sort_by_key(&mut values, |v| choices.iter().position(|c| c == v));
                 Reading::Read { value: values.join("\n"), note: (!notes.is_empty()).then(|| notes.join("; ")) }
             }
             QuestionKind::Entity { entity, choices, aliases, .. } => read_entity(entity, choices, aliases, response),
@@ -424,8 +424,8 @@ impl Question {
                 let given = items(response);
                 let mut sorted_given: Vec<&str> = given.clone();
                 let mut sorted_expected: Vec<&str> = expected.iter().map(String::as_str).collect();
-                sorted_given.sort_unstable();
-                sorted_expected.sort_unstable();
+                crate::sort::sort(&mut sorted_given);
+                crate::sort::sort(&mut sorted_expected);
                 if sorted_given == sorted_expected {
                     plain(response)
                 } else {

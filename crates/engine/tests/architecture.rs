@@ -117,3 +117,25 @@ fn the_engine_keeps_no_global_mutable_state() {
     }
     assert!(found.is_empty(), "global mutable state in the engine:\n{}", found.join("\n"));
 }
+
+/// One sort for the engine (`sort.rs`): each standard `sort*` call site
+/// compiles its own copy of the sort into the browser's modules. Tests, at
+/// the end of a file, may use the standard ones.
+#[test]
+fn the_engine_sorts_through_one_sort() {
+    let calls = [".sort()", ".sort_by(", ".sort_by_key(", ".sort_unstable", ".sort_by_cached_key("];
+    let mut found = Vec::new();
+    for file in sources(&src("")) {
+        if file.ends_with("sort.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).expect("a readable source file");
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (number, line) in code.lines().enumerate().filter(|(_, line)| !line.trim_start().starts_with("//")) {
+            if calls.iter().any(|call| line.contains(call)) {
+                found.push(format!("{}:{}: {}", file.display(), number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "use crate::sort instead:\n{}", found.join("\n"));
+}

@@ -351,7 +351,7 @@ mod tests {
     fn registry_is_sorted_and_unique() {
         let names: Vec<&str> = all().iter().map(|c| c.signature().name).collect();
         let mut sorted = names.clone();
-        sorted.sort_unstable();
+        crate::sort::sort(&mut sorted);
         sorted.dedup();
         assert_eq!(names, sorted);
     }

@@ -686,7 +686,7 @@ mod tests {
         assert_eq!(cluster.versions.driver, "570.158.01");
         // LIDs are unique across the fabric.
         let mut lids: Vec<u16> = cluster.nodes.iter().flat_map(|n| n.hcas.iter().map(|h| h.port.lid)).collect();
-        lids.sort_unstable();
+        crate::sort::sort(&mut lids);
         lids.dedup();
         assert_eq!(lids.len(), 16);
     }

@@ -324,7 +324,7 @@ impl Command for Srun {
             return refuse();
         }
         let count = nodes_wanted.map(u64::from).or_else(|| ntasks.map(|n| n.div_ceil(per_node.unwrap_or(n).max(1)))).unwrap_or(1).max(chosen.len() as u64);
-        excluded.sort();
+        crate::sort::sort(&mut excluded);
         excluded.dedup();
         if count > cluster.nodes.len().saturating_sub(excluded.len()) as u64 {
             return refuse();

@@ -650,7 +650,7 @@ fn cpuset_hex(cpus: &[u32]) -> String {
 /// ncclCpusetToRangeStr: `0-55,112-167`.
 fn cpuset_ranges(cpus: &[u32]) -> String {
     let mut sorted = cpus.to_vec();
-    sorted.sort_unstable();
+    crate::sort::sort(&mut sorted);
     sorted.dedup();
     let mut parts = Vec::new();
     let mut at = 0;

@@ -132,7 +132,7 @@ fn list_units(node: &Node, state: Option<&str>, all: bool, services: bool) -> Ou
             rows.push((unit, active, sub, description));
         }
     }
-    rows.sort();
+    crate::sort::sort(&mut rows);
     if rows.is_empty() {
         return Output::ok("  UNIT LOAD ACTIVE SUB DESCRIPTION\n0 loaded units listed.\n");
     }

@@ -884,7 +884,7 @@ impl Regex {
                 false
             });
             if anchored {
-                ends.sort_unstable();
+                crate::sort::sort(&mut ends);
                 ends.dedup();
                 return (None, ends);
             }

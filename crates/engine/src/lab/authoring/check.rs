@@ -25,7 +25,7 @@ const REBOOTS: &[&str] = &["reboot", "shutdown -r", "power cycle"];
 pub fn probes() -> Vec<&'static str> {
     let examples = commands::all().iter().flat_map(|command| command.signature().examples.iter().map(|e| e.command));
     let mut lines: Vec<&'static str> = examples.filter(|line| !REBOOTS.iter().any(|word| line.contains(word))).collect();
-    lines.sort_unstable();
+    crate::sort::sort(&mut lines);
     lines.dedup();
     lines
 }

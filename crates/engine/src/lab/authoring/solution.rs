@@ -205,7 +205,7 @@ fn answer_rest(question_answers: impl Fn(&Question) -> String, session: &Session
         }
     }
     // The report lists questions in the lab's order.
-    outcomes.sort_by_key(|o| questions.iter().position(|q| q.id == o.question));
+    crate::sort::sort_by_key(outcomes, |o| questions.iter().position(|q| q.id == o.question));
 }
 
 fn lookup(pairs: &[(String, String)], id: &str, values: &template::Values) -> Option<String> {
