@@ -171,11 +171,40 @@ pub fn save(state: &LabState) -> Result<(), String> {
     Err("The browser's storage is full: this lab's progress could not be saved. Free some space (other sites' data) to keep it.".into())
 }
 
-/// Forgets a lab's saved state (start over).
+/// Forgets a lab's saved state (start over), and its drafts.
 pub fn clear(lab_id: &str) {
     if let Some(storage) = storage() {
         let _ = storage.remove_item(&key(lab_id));
     }
+    clear_drafts(lab_id);
+}
+
+/// Forgets a lab record's unsent drafts (the lab starts over).
+pub fn clear_drafts(record: &str) {
+    let Some(storage) = storage() else { return };
+    let prefix = draft_key(record, "");
+    let keys: Vec<String> = (0..storage.length().unwrap_or(0)).filter_map(|at| storage.key(at).ok().flatten()).collect();
+    for key in keys.iter().filter(|key| key.starts_with(&prefix)) {
+        let _ = storage.remove_item(key);
+    }
+}
+
+fn draft_key(record: &str, slot: &str) -> String {
+    format!("clusterlab.draft.{record}.{slot}")
+}
+
+/// What the trainee typed or picked and has not sent yet (the command
+/// line, an answer), kept per lab record and slot so that a reload loses
+/// none of it. Empty when there is none.
+pub fn draft(record: &str, slot: &str) -> String {
+    storage().and_then(|storage| storage.get_item(&draft_key(record, slot)).ok().flatten()).unwrap_or_default()
+}
+
+/// Keeps a draft; an empty one is removed.
+pub fn set_draft(record: &str, slot: &str, text: &str) {
+    let Some(storage) = storage() else { return };
+    let key = draft_key(record, slot);
+    let _ = if text.is_empty() { storage.remove_item(&key) } else { storage.set_item(&key, text) };
 }
 
 /// What the catalog shows of a lab's progress: its score now, the best it

@@ -83,10 +83,14 @@ pub fn lab_page(props: &LabPageProps) -> Html {
     let lab = &store.lab.lab;
     let owner = store.owner();
 
+    // Unsent drafts are kept under the lab's record (`storage::draft`).
+    let draft_record = AttrValue::from(store.lab.record_id());
     let start_over = |next_seed: fn(u64) -> u64, question: &'static str| {
         let store = store.clone();
+        let record = draft_record.clone();
         Callback::from(move |_| {
             if gloo::dialogs::confirm(question) {
+                crate::storage::clear_drafts(&record);
                 store.dispatch(Action::Restart { seed: next_seed(store.state.seed) });
             }
         })
@@ -117,7 +121,7 @@ pub fn lab_page(props: &LabPageProps) -> Html {
                 saved={store.state.answers.get(&question.id).cloned()}
                 hints_shown={store.state.hints_shown.get(&question.id).copied().unwrap_or(0) as usize}
                 {grade} {verdict} {open} exam={store.state.exam.is_some()} {unclear}
-                enabled={owner} {on_answer} {on_hint} />
+                enabled={owner} {on_answer} {on_hint} draft_record={draft_record.clone()} />
         }
     });
     let held_elsewhere = match store.access {

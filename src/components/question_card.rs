@@ -35,6 +35,9 @@ pub struct QuestionCardProps {
     pub unclear: Option<String>,
     pub on_answer: Callback<String>,
     pub on_hint: Callback<()>,
+    /// The lab record its unsent draft is kept under (none: not kept).
+    #[prop_or_default]
+    pub draft_record: Option<AttrValue>,
 }
 
 impl PartialEq for QuestionCardProps {
@@ -49,19 +52,35 @@ impl PartialEq for QuestionCardProps {
             && self.open == other.open
             && self.exam == other.exam
             && self.unclear == other.unclear
+            && self.draft_record == other.draft_record
     }
 }
 
 #[function_component(QuestionCard)]
 pub fn question_card(props: &QuestionCardProps) -> Html {
     let question = &props.question;
-    let draft = use_state(|| props.saved.as_ref().map(|s| s.response.clone()).unwrap_or_default());
+    let saved_response = props.saved.as_ref().map(|s| s.response.clone()).unwrap_or_default();
+    // What was typed or picked and not sent survives a reload.
+    let kept = props.draft_record.as_ref().map(|record| crate::storage::draft(record, &format!("question.{}", question.id))).filter(|kept| !kept.is_empty());
+    let draft = use_state(|| kept.unwrap_or_else(|| saved_response.clone()));
     {
-        // Another tab's answer, shown when this one follows it.
+        // Another tab's answer, shown when this one follows it (not at
+        // first: the kept draft stands then).
         let draft = draft.clone();
+        let first = use_mut_ref(|| true);
         use_effect_with(props.saved.clone(), move |saved| {
-            if let Some(saved) = saved {
+            if let Some(saved) = saved.as_ref().filter(|_| !std::mem::replace(&mut *first.borrow_mut(), false)) {
                 draft.set(saved.response.clone());
+            }
+        });
+    }
+    {
+        // A draft equal to the answer sent is no draft.
+        let record = props.draft_record.clone();
+        let slot = format!("question.{}", question.id);
+        use_effect_with(((*draft).clone(), saved_response), move |(text, sent)| {
+            if let Some(record) = record {
+                crate::storage::set_draft(&record, &slot, if text == sent { "" } else { text });
             }
         });
     }

@@ -524,7 +524,13 @@ fn common_prefix(candidates: &[String]) -> String {
 pub fn terminal(props: &TerminalProps) -> Html {
     let store = props.store.clone();
     let scrollback_ref = use_node_ref();
-    let input = use_state(String::new);
+    // A half-typed command survives a reload (`storage::draft`).
+    let record = store.lab.record_id();
+    let input = use_state(|| crate::storage::draft(&record, "command-line"));
+    {
+        let record = record.clone();
+        use_effect_with((*input).clone(), move |text| crate::storage::set_draft(&record, "command-line", text));
+    }
     // Position while walking the history with Up/Down; None = editing a new line.
     let history_at = use_state(|| None::<usize>);
     let input_ref = use_node_ref();

@@ -91,6 +91,31 @@ test('the terminal shows what it printed: the screen at its end and the command 
   await context.close();
 });
 
+test('what was typed or picked and not sent survives a reload, and a sent line or answer leaves no draft', async () => {
+  const context = await app.browser.newContext({ viewport: { width: 1366, height: 900 } });
+  const page = await open(context, `${app.base}#/lab/first-look/variant/1`);
+  const input = await terminal(page);
+  await input.click();
+  await input.pressSequentially('nvidia-smi --query-gpu=name');
+  await page.locator('section[data-question="driver"] input[type="radio"]').nth(1).check();
+  const picked = await page.locator('section[data-question="driver"] input[type="radio"]').nth(1).getAttribute('value');
+  await page.locator('section[data-question="bus-id-gpu5"] input.text-answer').fill('00000000:1');
+  await page.waitForTimeout(100);
+  await page.reload();
+  const again = await terminal(page);
+  assert.equal(await again.inputValue(), 'nvidia-smi --query-gpu=name');
+  assert.equal(await page.locator(`section[data-question="driver"] input[value="${picked}"]`).isChecked(), true);
+  assert.equal(await page.locator('section[data-question="bus-id-gpu5"] input.text-answer').inputValue(), '00000000:1');
+  // Sent, the line is no longer a draft.
+  await again.press('Enter');
+  await page.waitForFunction(() => document.querySelectorAll('.scrollback .stdout').length > 0);
+  await page.waitForTimeout(100);
+  await page.reload();
+  assert.equal(await (await terminal(page)).inputValue(), '');
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
 test('an unknown command answers like bash', async () => {
   const context = await app.browser.newContext();
   const page = await open(context, `${app.base}#/lab/first-look`);
