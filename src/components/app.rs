@@ -30,7 +30,7 @@ pub fn app() -> Html {
                 <p class="notice bad" role="alert">{ message }</p>
             </main>
         },
-        (Some(Ok(catalog)), Route::Catalog) => html! { <CatalogPage catalog={catalog.clone()} navigate={navigate.clone()} /> },
+        (Some(Ok(catalog)), Route::Catalog(view)) => html! { <CatalogPage catalog={catalog.clone()} view={view.clone()} navigate={navigate.clone()} /> },
         (Some(Ok(catalog)), Route::Lab(id, variant) | Route::Exam(id, variant)) => match catalog.find(id) {
             Some(entry) if matches!(route, Route::Exam(..)) => {
                 // The link's variant, else the one drawn for this learner.

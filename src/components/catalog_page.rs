@@ -1,17 +1,23 @@
 //! The list of labs, from the catalog the build wrote.
 
-use clusterlab_engine::lab::catalog::Catalog;
+use clusterlab_engine::lab::catalog::{Catalog, Entry};
 use std::rc::Rc;
 use yew::prelude::*;
 
-use crate::hooks::Route;
+use crate::hooks::{CatalogView, Route};
 use crate::storage;
 
 #[derive(Properties, PartialEq)]
 pub struct CatalogPageProps {
     pub catalog: Rc<Catalog>,
+    /// The filters and order, from the address.
+    pub view: CatalogView,
     pub navigate: Callback<Route>,
 }
+
+/// The orders a trainee may list the labs in: the path (the catalog's
+/// own order), by title, shortest first.
+const ORDERS: [(&str, &str); 3] = [("", "The path, in order"), ("title", "Title"), ("minutes", "Shortest first")];
 
 /// The values of one facet, each once, in the catalog's order (the labs
 /// are few; no sort is linked for this).
@@ -25,41 +31,71 @@ fn facet<'a>(values: impl Iterator<Item = &'a str>) -> Vec<String> {
     found
 }
 
-/// A filter over one facet: every value, or one.
-fn filter_select(label: &str, values: &[String], chosen: &UseStateHandle<String>) -> Html {
-    let on_change = {
-        let chosen = chosen.clone();
-        Callback::from(move |event: Event| {
-            if let Some(select) = event.target_dyn_into::<web_sys::HtmlSelectElement>() {
-                chosen.set(select.value());
-            }
-        })
-    };
+/// Orders the listed labs by `key`, stably. An insertion sort: the labs
+/// are few, and the standard sort would add about 10 KB to the page.
+fn order_by<K: Ord>(labs: &mut [&Entry], key: impl Fn(&Entry) -> K) {
+    for at in 1..labs.len() {
+        let mut i = at;
+        while i > 0 && key(labs[i - 1]) > key(labs[i]) {
+            labs.swap(i - 1, i);
+            i -= 1;
+        }
+    }
+}
+
+/// A select over one setting of the view: its options as (value, label).
+fn view_select(label: &str, options: &[(String, String)], chosen: &str, change: Callback<String>) -> Html {
+    let on_change = Callback::from(move |event: Event| {
+        if let Some(select) = event.target_dyn_into::<web_sys::HtmlSelectElement>() {
+            change.emit(select.value());
+        }
+    });
     let id = format!("filter-{}", label.to_ascii_lowercase());
     html! {
         <span class="filter">
             <label for={id.clone()}>{ label }</label>
             <select {id} onchange={on_change}>
-                <option value="" selected={chosen.is_empty()}>{ "All" }</option>
-                { for values.iter().map(|value| html! { <option value={value.clone()} selected={**chosen == *value}>{ value }</option> }) }
+                { for options.iter().map(|(value, text)| html! { <option value={value.clone()} selected={chosen == value}>{ text }</option> }) }
             </select>
         </span>
     }
 }
 
+/// A filter over one facet: every value, or one.
+fn filter_options(values: &[String]) -> Vec<(String, String)> {
+    std::iter::once((String::new(), "All".to_string())).chain(values.iter().map(|value| (value.clone(), value.clone()))).collect()
+}
+
 #[function_component(CatalogPage)]
 pub fn catalog_page(props: &CatalogPageProps) -> Html {
-    let (stage, level, tag) = (use_state(String::new), use_state(String::new), use_state(String::new));
+    let view = &props.view;
     let labs = &props.catalog.labs;
     let stages = facet(labs.iter().filter_map(|lab| lab.stage.as_deref()));
     let levels = facet(labs.iter().filter_map(|lab| lab.level.as_deref()));
     let tags = facet(labs.iter().flat_map(|lab| lab.tags.iter().map(String::as_str)));
-    let shown = |lab: &&clusterlab_engine::lab::catalog::Entry| {
-        (stage.is_empty() || lab.stage.as_deref() == Some(stage.as_str()))
-            && (level.is_empty() || lab.level.as_deref() == Some(level.as_str()))
-            && (tag.is_empty() || lab.tags.contains(&tag))
+    // Each control changes one setting of the view, in the address.
+    let set = |apply: fn(&mut CatalogView, String)| {
+        let (navigate, view) = (props.navigate.clone(), view.clone());
+        Callback::from(move |value: String| {
+            let mut next = view.clone();
+            apply(&mut next, value);
+            navigate.emit(Route::Catalog(next));
+        })
     };
-    let cards = labs.iter().filter(shown).map(|lab| {
+    let shown = |lab: &&Entry| {
+        (view.stage.is_empty() || lab.stage.as_deref() == Some(view.stage.as_str()))
+            && (view.level.is_empty() || lab.level.as_deref() == Some(view.level.as_str()))
+            && (view.tag.is_empty() || lab.tags.contains(&view.tag))
+    };
+    let mut listed: Vec<&Entry> = labs.iter().filter(shown).collect();
+    match view.sort.as_str() {
+        "title" => order_by(&mut listed, |lab| lab.title.to_ascii_lowercase()),
+        "minutes" => order_by(&mut listed, |lab| lab.minutes.unwrap_or(u32::MAX)),
+        _ => {}
+    }
+    // The path's first lab, where a newcomer begins.
+    let start_here = labs.first().map(|lab| lab.id.clone());
+    let cards = listed.iter().map(|lab| {
         let open = {
             let navigate = props.navigate.clone();
             let id = lab.id.clone();
@@ -80,6 +116,9 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
         .collect();
         html! {
             <li class="lab-card" data-lab={lab.id.clone()}>
+                if start_here.as_deref() == Some(lab.id.as_str()) {
+                    <p class="start-here">{ "Start here" }</p>
+                }
                 <h2><a href={Route::Lab(lab.id.clone(), None).to_hash()} onclick={open}>{ &lab.title }</a></h2>
                 <p>{ &lab.summary }</p>
                 <p class="facts">{ facts.join(" \u{b7} ") }</p>
@@ -93,15 +132,26 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
             </li>
         }
     });
+    let orders: Vec<(String, String)> = ORDERS.iter().map(|(value, text)| (value.to_string(), text.to_string())).collect();
+    let filtered = !(view.stage.is_empty() && view.level.is_empty() && view.tag.is_empty());
+    let count = if filtered { format!("{} of {} labs", listed.len(), labs.len()) } else { format!("{} labs", labs.len()) };
     html! {
         <main class="page catalog">
             <h1>{ "Labs" }</h1>
-            <p class="lead">{ "Practise reading and operating GPU clusters with the commands you use on real ones." }</p>
-            <div class="filters" role="group" aria-label="Filter the labs">
-                { filter_select("Stage", &stages, &stage) }
-                { filter_select("Level", &levels, &level) }
-                { filter_select("Tag", &tags, &tag) }
+            <p class="lead">{ "Practise reading and operating GPU clusters with the commands you use on real ones. New here? Follow the path from its first lab: it runs in the order an operator works." }</p>
+            <div class="filters" role="group" aria-label="Filter and order the labs">
+                { view_select("Stage", &filter_options(&stages), &view.stage, set(|view, value| view.stage = value)) }
+                { view_select("Level", &filter_options(&levels), &view.level, set(|view, value| view.level = value)) }
+                { view_select("Tag", &filter_options(&tags), &view.tag, set(|view, value| view.tag = value)) }
+                { view_select("Order", &orders, &view.sort, set(|view, value| view.sort = value)) }
             </div>
+            <p class="lab-count" role="status">{ count }</p>
+            if listed.is_empty() {
+                <p class="empty">
+                    { "No lab matches these filters. " }
+                    <a href={Route::Catalog(CatalogView { sort: view.sort.clone(), ..CatalogView::default() }).to_hash()}>{ "Show all labs" }</a>
+                </p>
+            }
             <ul class="lab-list">{ for cards }</ul>
         </main>
     }

@@ -3,5 +3,5 @@ pub mod use_hash_route;
 pub mod use_lab_store;
 
 pub use use_fetched::use_fetched;
-pub use use_hash_route::{use_hash_route, Route};
+pub use use_hash_route::{use_hash_route, CatalogView, Route};
 pub use use_lab_store::use_lab_store;

@@ -1,6 +1,7 @@
 //! The page shown, kept in the URL hash (`#/lab/<id>`, with
-//! `/variant/<n>` once a lab is open) so that a reload or a shared link
-//! opens the same page, and Back works. The author page
+//! `/variant/<n>` once a lab is open; the catalog's filters and order as
+//! `#/?stage=diagnose&sort=title`) so that a reload or a shared link opens
+//! the same page, and Back works. The author page
 //! (`#/author`, `#/author/KEY`), labs shared as links (`#/shared/...`) and
 //! the review page (`#/review/ID`) live in modules of their own, which read
 //! the rest of the hash themselves.
@@ -8,9 +9,48 @@
 use gloo::events::EventListener;
 use yew::prelude::*;
 
+/// The catalog's filters (empty: all) and order (empty: the path).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CatalogView {
+    pub stage: String,
+    pub level: String,
+    pub tag: String,
+    pub sort: String,
+}
+
+impl CatalogView {
+    fn from_query(query: &str) -> CatalogView {
+        let mut view = CatalogView::default();
+        for (key, value) in query.split('&').filter_map(|pair| pair.split_once('=')) {
+            let value = js_sys::decode_uri_component(value).ok().and_then(|v| v.as_string()).unwrap_or_default();
+            match key {
+                "stage" => view.stage = value,
+                "level" => view.level = value,
+                "tag" => view.tag = value,
+                "sort" => view.sort = value,
+                _ => {}
+            }
+        }
+        view
+    }
+
+    fn to_query(&self) -> String {
+        let pairs: Vec<String> = [("stage", &self.stage), ("level", &self.level), ("tag", &self.tag), ("sort", &self.sort)]
+            .into_iter()
+            .filter(|(_, value)| !value.is_empty())
+            .map(|(key, value)| format!("{key}={}", String::from(js_sys::encode_uri_component(value))))
+            .collect();
+        if pairs.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", pairs.join("&"))
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Route {
-    Catalog,
+    Catalog(CatalogView),
     /// `#/lab/ID`, or `#/lab/ID/variant/N`: a lab, at a variant the address names.
     Lab(String, Option<u64>),
     /// `#/exam/ID`, or `#/exam/ID/variant/N`: the lab as an exam, at the
@@ -30,10 +70,10 @@ impl Route {
         let (exam, rest) = match (path.strip_prefix("/lab/"), path.strip_prefix("/exam/")) {
             (Some(rest), _) => (false, rest),
             (_, Some(rest)) => (true, rest),
-            _ => return Route::Catalog,
+            _ => return Route::Catalog(CatalogView::from_query(path.split_once('?').map_or("", |(_, query)| query))),
         };
         if rest.is_empty() {
-            return Route::Catalog;
+            return Route::Catalog(CatalogView::default());
         }
         let (id, variant) = match rest.split_once("/variant/") {
             Some((id, n)) => (id.to_string(), n.parse().ok().filter(|n| *n >= 1)),
@@ -48,7 +88,7 @@ impl Route {
 
     pub fn to_hash(&self) -> String {
         match self {
-            Route::Catalog => "#/".to_string(),
+            Route::Catalog(view) => format!("#/{}", view.to_query()),
             Route::Lab(id, None) => format!("#/lab/{id}"),
             Route::Lab(id, Some(variant)) => format!("#/lab/{id}/variant/{variant}"),
             Route::Exam(id, None) => format!("#/exam/{id}"),

@@ -273,7 +273,7 @@ test('a lab opened once works with the network off, and a new build is offered',
   await context.close();
 });
 
-test('the catalog filters by stage, level and tag and shows each lab\'s score and best', async () => {
+test('the catalog lists the path from "Start here", filters by stage, level and tag in the address, and shows each lab\'s score and best', async () => {
   const context = await app.browser.newContext({ viewport: { width: 1366, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
   const page = await open(context, `${app.base}#/lab/lost-gpu`);
   const input = await terminal(page);
@@ -308,6 +308,34 @@ test('the catalog filters by stage, level and tag and shows each lab\'s score an
   for (const stage of ['understand', 'prepare', 'validate', 'operate', 'diagnose', 'handover']) {
     assert.ok(labs.some((lab) => lab.stage === stage), `a ${stage} lab`);
   }
+  // The catalog lists the path in order, the guided tour first under "Start here".
+  const shownIds = () => page.locator('.lab-list .lab-card').evaluateAll((cards) => cards.map((c) => c.dataset.lab));
+  assert.deepEqual(await shownIds(), labs.map((lab) => lab.id));
+  assert.equal(labs[0].id, 'onboarding');
+  assert.equal(await page.locator('.lab-card .start-here').count(), 1);
+  assert.equal(await page.locator('.lab-card[data-lab="onboarding"] .start-here').textContent(), 'Start here');
+  const stages = labs.map((lab) => ['understand', 'prepare', 'validate', 'operate', 'diagnose', 'handover'].indexOf(lab.stage));
+  assert.deepEqual(stages, [...stages].sort((a, b) => a - b), 'the path follows the workflow');
+  // Filters and order are in the address: a reload or a shared link keeps them.
+  await page.getByLabel('Level', { exact: true }).selectOption('beginner');
+  await page.getByLabel('Order', { exact: true }).selectOption('title');
+  await page.waitForFunction(() => location.hash.includes('level=beginner') && location.hash.includes('sort=title'));
+  await page.reload();
+  await page.locator('.lab-card').first().waitFor();
+  const beginners = labs.filter((lab) => lab.level === 'beginner').map((lab) => [lab.title.toLowerCase(), lab.id]).sort().map(([, id]) => id);
+  assert.deepEqual(await shownIds(), beginners);
+  assert.equal(await page.getByLabel('Level', { exact: true }).inputValue(), 'beginner');
+  assert.equal(await page.locator('.lab-count').textContent(), `${beginners.length} of ${labs.length} labs`);
+  // A filter that matches nothing says so, with a way back.
+  await page.goto(`${app.base}#/?stage=handover&level=beginner`);
+  await page.locator('.catalog .empty').waitFor();
+  assert.match(await page.locator('.catalog .empty').textContent(), /No lab matches these filters/);
+  await page.getByRole('link', { name: 'Show all labs' }).click();
+  await page.waitForFunction((count) => document.querySelectorAll('.lab-list .lab-card').length === count, labs.length);
+  // At 320 px (400% zoom), nothing scrolls sideways.
+  await page.setViewportSize({ width: 320, height: 700 });
+  const sideways = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(sideways <= 0, `the catalog scrolls ${sideways} px sideways at 320 px`);
   assert.deepEqual(page.errors, []);
   await context.close();
 });

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Lab, DATA_FORMAT};
+use super::{Lab, DATA_FORMAT, LEVELS, STAGES};
 use crate::rng::stable_hash;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,8 +65,21 @@ impl Entry {
     }
 }
 
+impl Entry {
+    /// Where the lab stands on the path through the catalog: the
+    /// operator's workflow in order (understand, prepare, validate,
+    /// operate, diagnose, hand over), easier levels first, the guided tour
+    /// (tagged `onboarding`) before the rest of its step, shorter labs first.
+    fn path_key(&self) -> (usize, usize, bool, u32, &str) {
+        let rank = |value: &Option<String>, order: &[&str]| value.as_deref().and_then(|v| order.iter().position(|o| *o == v)).unwrap_or(order.len());
+        (rank(&self.stage, STAGES), rank(&self.level, LEVELS), !self.tags.iter().any(|tag| tag == "onboarding"), self.minutes.unwrap_or(u32::MAX), &self.id)
+    }
+}
+
 impl Catalog {
-    pub fn new(labs: Vec<Entry>) -> Catalog {
+    /// The catalog of these labs, in the order of the path through them.
+    pub fn new(mut labs: Vec<Entry>) -> Catalog {
+        crate::sort::sort_by(&mut labs, |a, b| a.path_key().cmp(&b.path_key()));
         Catalog { format: DATA_FORMAT, labs }
     }
 
@@ -84,5 +97,43 @@ impl Catalog {
 
     pub fn find(&self, id: &str) -> Option<&Entry> {
         self.labs.iter().find(|entry| entry.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: &str, stage: &str, level: &str, minutes: u32, tags: &[&str]) -> Entry {
+        Entry {
+            id: id.into(),
+            title: id.into(),
+            summary: String::new(),
+            level: Some(level.into()),
+            stage: Some(stage.into()),
+            minutes: Some(minutes),
+            tags: tags.iter().map(|tag| tag.to_string()).collect(),
+            nodes: 1,
+            preset: "hgx-h100".into(),
+            variants: false,
+            points: 1,
+            pass: None,
+            file: format!("{id}.json"),
+            digest: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_catalog_is_a_path_in_the_workflows_order() {
+        let catalog = Catalog::new(vec![
+            entry("handover", "handover", "intermediate", 30, &[]),
+            entry("slow-rail", "diagnose", "intermediate", 20, &[]),
+            entry("lost-gpu", "diagnose", "beginner", 25, &[]),
+            entry("first-look", "understand", "beginner", 10, &[]),
+            entry("tour", "understand", "beginner", 20, &["onboarding"]),
+            entry("baseline", "validate", "intermediate", 20, &[]),
+        ]);
+        let ids: Vec<&str> = catalog.labs.iter().map(|lab| lab.id.as_str()).collect();
+        assert_eq!(ids, ["tour", "first-look", "baseline", "lost-gpu", "slow-rail", "handover"]);
     }
 }
