@@ -64,7 +64,7 @@ fn host(props: &HostProps) -> Html {
     let engine = use_memo((), |_| Engine::start());
     html! {
         <ContextProvider<Rc<Engine>> context={engine}>
-            <LabPage ..LabPageProps { lab: props.lab.clone(), variant: None } />
+            <LabPage ..LabPageProps { lab: props.lab.clone(), variant: None, next: None } />
         </ContextProvider<Rc<Engine>>>
     }
 }

@@ -37,7 +37,12 @@ pub fn app() -> Html {
                 let seed = variant.unwrap_or_else(|| clusterlab_engine::store::exam_variant(id, &crate::storage::learner()));
                 html! { <LabLoader key={format!("exam.{id}")} entry={entry.clone()} exam={Some(seed)} /> }
             }
-            Some(entry) => html! { <LabLoader key={id.clone()} entry={entry.clone()} variant={*variant} /> },
+            Some(entry) => {
+                // The lab after it on the catalog's path.
+                let at = catalog.labs.iter().position(|lab| lab.id == entry.id);
+                let next = at.and_then(|at| catalog.labs.get(at + 1)).map(|lab| (AttrValue::from(lab.id.clone()), AttrValue::from(lab.title.clone())));
+                html! { <LabLoader key={id.clone()} entry={entry.clone()} variant={*variant} {next} /> }
+            }
             None => html! {
                 <main class="page missing">
                     <h1>{ "No such lab" }</h1>

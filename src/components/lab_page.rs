@@ -9,7 +9,7 @@ use crate::components::notices::Notices;
 use crate::components::question_card::QuestionCard;
 use crate::components::terminal::Terminal;
 use crate::fetch::{self, Keep, LoadedLab};
-use crate::hooks::{use_fetched, use_lab_store};
+use crate::hooks::{use_fetched, use_lab_store, Route};
 use crate::store::{Access, Action};
 
 #[derive(Properties, PartialEq)]
@@ -21,6 +21,9 @@ pub struct LabLoaderProps {
     /// Taken as an exam at this variant (`#/exam/ID`).
     #[prop_or_default]
     pub exam: Option<u64>,
+    /// The next lab on the catalog's path: id and title.
+    #[prop_or_default]
+    pub next: Option<(AttrValue, AttrValue)>,
 }
 
 /// Fetches the lab's data, then shows the lab.
@@ -53,7 +56,7 @@ pub fn lab_loader(props: &LabLoaderProps) -> Html {
         },
         Some(Ok(lab)) => {
             let key = lab.entry.digest.clone();
-            html! { <LabPage {key} {lab} variant={props.variant} /> }
+            html! { <LabPage {key} {lab} variant={props.variant} next={props.next.clone()} /> }
         }
     }
 }
@@ -65,15 +68,17 @@ pub struct LabPageProps {
     /// when it would replace progress on another).
     #[prop_or_default]
     pub variant: Option<u64>,
+    /// The next lab on the catalog's path, offered once this one is done.
+    #[prop_or_default]
+    pub next: Option<(AttrValue, AttrValue)>,
 }
 
-/// Focuses the element with `id`, without scrolling the page to it.
+/// Focuses the element with `id`, scrolled into view (a skip link that
+/// left the focus off-screen would leave a keyboard user lost).
 fn focus_by_id(id: &str) {
     use wasm_bindgen::JsCast;
     if let Some(element) = gloo::utils::document().get_element_by_id(id).and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
-        let options = web_sys::FocusOptions::new();
-        options.set_prevent_scroll(true);
-        let _ = element.focus_with_options(&options);
+        let _ = element.focus();
     }
 }
 
@@ -247,6 +252,31 @@ pub fn lab_page(props: &LabPageProps) -> Html {
         });
     }
 
+    // Once no question takes another answer: the lab is done, with its
+    // result against the pass mark, the review and the next lab.
+    let done = exam.is_none() && trainee && !store.questions.is_empty() && store.questions.iter().all(|question| !store.state.open(question));
+    let completion = if done {
+        let (score, possible) = (store.score(), lab.points_possible());
+        let verdict = match lab.pass {
+            Some(pass) if u64::from(score) * 100 >= u64::from(pass) * u64::from(possible) => format!(" Passed (the pass mark is {pass}%)."),
+            Some(pass) => format!(" Not passed yet (the pass mark is {pass}%): start over or try another variant."),
+            None => String::new(),
+        };
+        html! {
+            <div class="completion" role="status">
+                <p><strong>{ "Lab complete: " }</strong>{ format!("{score} / {possible} points.{verdict}") }</p>
+                <p>
+                    <a href={format!("#/review/{}", lab.id)}>{ "Review what you did" }</a>
+                    if let Some((id, title)) = &props.next {
+                        { " \u{b7} " }<a href={Route::Lab(id.to_string(), None).to_hash()}>{ format!("Next on the path: {title}") }</a>
+                    }
+                </p>
+            </div>
+        }
+    } else {
+        html! {}
+    };
+
     // A preview sits inside the author page's own `main`.
     let landmark = if props.lab.keep == Keep::Saved { "main" } else { "section" };
     html! {
@@ -278,6 +308,7 @@ pub fn lab_page(props: &LabPageProps) -> Html {
                 }
             </div>
             { exam_bar }
+            { completion }
             { held_elsewhere }
             <Notices notices={store.notices.clone()} on_dismiss={dismiss} />
             // Briefing, a job's metrics, terminal, questions: one column

@@ -81,6 +81,14 @@ test('slow-rail: drained, repaired, re-measured, answers read as operators write
   // The score, which survives a reload.
   const score = async () => (await page.locator('.score').first().textContent());
   assert.match(await score(), /10 \/ 11/);
+  // Every question answered: the lab says it is complete, passed against
+  // its pass mark, with the review and the next lab on the path.
+  const done = page.locator('.completion');
+  assert.match(await done.textContent(), /Lab complete: 10 \/ 11 points\. Passed \(the pass mark is 70%\)\./);
+  const catalog = JSON.parse(await readFile(new URL('../../dist/labs/index.json', import.meta.url), 'utf8'));
+  const next = catalog.labs[catalog.labs.findIndex((lab) => lab.id === 'slow-rail') + 1];
+  assert.equal(await done.getByRole('link', { name: `Next on the path: ${next.title}` }).getAttribute('href'), `#/lab/${next.id}`);
+  assert.equal(await done.getByRole('link', { name: 'Review what you did' }).getAttribute('href'), '#/review/slow-rail');
   await page.reload();
   await terminal(page);
   assert.match(await score(), /10 \/ 11/);
