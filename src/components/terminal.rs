@@ -647,6 +647,11 @@ pub fn terminal(props: &TerminalProps) -> Html {
                 finding.set(true);
                 return;
             }
+            // A modifier pressed on its own (Shift, before Shift+Tab) is
+            // not a key of its own: it keeps what Escape started.
+            if matches!(key.as_str(), "Shift" | "Control" | "Alt" | "Meta") {
+                return;
+            }
             // Tab completes; Escape, then Tab (or Shift+Tab), leaves the
             // terminal for the page's other controls: no keyboard trap.
             let escaped = std::mem::replace(&mut *leaving.borrow_mut(), key == "Escape" && search.is_none());
@@ -1041,8 +1046,9 @@ pub fn terminal(props: &TerminalProps) -> Html {
                         aria-label="Command line" aria-describedby="terminal-keys" />
                 </div>
                 <p class="visually-hidden" role="status" aria-live="polite">{ (*announcement).clone() }</p>
-                <p id="terminal-keys" class="visually-hidden">{ "Tab completes commands. To leave the terminal, press Escape, then Tab. Ctrl+Shift+F searches the output." }</p>
             </div>
+            // Said to everyone while the command line has the keys (style.css).
+            <p id="terminal-keys" class="terminal-keys">{ "Tab completes commands. To leave the terminal, press Escape, then Tab or Shift+Tab. Ctrl+Shift+F searches the output." }</p>
         </div>
     }
 }

@@ -40,11 +40,21 @@ test('the keyboard leaves the terminal with Escape then Tab, and reaches the que
   await input.press('Tab');
   await page.waitForFunction(() => document.querySelector('.terminal-input').value === 'nvidia-smi ');
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'terminal-input');
+  // While it has the keys, the terminal says, for everyone, how to leave it.
+  assert.ok(await page.locator('#terminal-keys').isVisible(), 'the way out is shown');
+  assert.match(await page.locator('#terminal-keys').textContent(), /press Escape, then Tab or Shift\+Tab/);
   // Escape, then Tab, moves on to the questions that follow the terminal.
   await input.press('Escape');
   await page.keyboard.press('Tab');
   const next = await page.evaluate(() => document.activeElement?.closest('.questions') !== null);
   assert.ok(next, await page.evaluate(() => document.activeElement?.outerHTML));
+  assert.equal(await page.locator('#terminal-keys').isVisible(), false, 'shown only while the terminal has focus');
+  // Escape, then Shift+Tab, leaves backwards.
+  await input.focus();
+  await input.press('Escape');
+  await page.keyboard.press('Shift+Tab');
+  const back = await page.evaluate(() => document.activeElement?.outerHTML?.slice(0, 120));
+  assert.ok(back && !back.includes("terminal-input") && !back.startsWith("<body"), back);
   // The skip buttons reach the terminal and the questions.
   await page.getByRole('button', { name: 'Skip to the questions' }).click();
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'questions-heading');
