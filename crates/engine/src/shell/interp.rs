@@ -305,7 +305,7 @@ impl<'c, 's> Interp<'c, 's> {
         let (started_ms, cpu) = (self.line_ms, self.cpu);
         let status = self.run_untimed_pipeline(pipeline, input, out);
         let timeformat = self.shell.env.get("TIMEFORMAT").cloned();
-        let report = time::report(timeformat.as_deref(), format == TimeFormat::Posix, self.line_ms - started_ms, self.cpu.since(cpu));
+        let report = time::report(timeformat.as_deref(), format == TimeFormat::Posix, self.line_ms.saturating_sub(started_ms), self.cpu.since(cpu));
         self.emit(out, Stream::Stderr, report);
         status
     }
@@ -709,7 +709,7 @@ impl<'c, 's> Interp<'c, 's> {
         }
         let started_ms = self.line_ms;
         let status = self.finish(output, out);
-        self.cpu = self.cpu.add(CpuTime::of_command(name, self.line_ms - started_ms));
+        self.cpu = self.cpu.add(CpuTime::of_command(name, self.line_ms.saturating_sub(started_ms)));
         status
     }
 
