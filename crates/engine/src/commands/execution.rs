@@ -301,12 +301,32 @@ impl ExecLog {
 
     /// Ctrl-C stopped the command that started when the log held `mark`
     /// records (its own record in `slot`, if it is a program): it ends with
-    /// 130, and what it started never happened as far as grading goes (its
-    /// changes are not applied either).
+    /// 130. What it ran before the interrupt (a watch's earlier refreshes,
+    /// whose output the trainee saw) stands; what it would have started
+    /// after never happened as far as grading goes. (The interrupted
+    /// command's changes are not applied.)
     pub fn interrupt(&self, mark: usize, slot: Option<Slot>, duration_ms: u64) {
         let mut log = self.0.borrow_mut();
         let own = slot.and_then(|slot| slot.0).filter(|at| *at == mark);
-        log.records.truncate(mark + usize::from(own.is_some()));
+        let first_nested = mark + usize::from(own.is_some());
+        // The instant Ctrl-C struck: what the command ran before it (a
+        // watch's earlier refreshes) stands, what was running then is
+        // killed, what would have started after never ran.
+        match own.and_then(|at| log.records.get(at)).map(|record| record.at_ms.saturating_add(i64::try_from(duration_ms).unwrap_or(i64::MAX))) {
+            Some(struck) => {
+                let from = first_nested.min(log.records.len());
+                let nested = log.records.split_off(from);
+                for mut record in nested.into_iter().filter(|record| record.at_ms < struck) {
+                    if record.at_ms.saturating_add(i64::try_from(record.duration_ms).unwrap_or(i64::MAX)) > struck {
+                        record.status = 130;
+                        record.duration_ms = u64::try_from(struck - record.at_ms).unwrap_or(0);
+                        record.matched.clear();
+                    }
+                    log.records.push(record);
+                }
+            }
+            None => log.records.truncate(first_nested),
+        }
         if let Some(record) = own.and_then(|at| log.records.get_mut(at)) {
             record.status = 130;
             record.duration_ms = duration_ms;
@@ -377,7 +397,7 @@ mod tests {
     }
 
     #[test]
-    fn the_log_keeps_start_order_and_forgets_what_an_interrupt_stopped() {
+    fn the_log_keeps_start_order_and_what_ran_before_an_interrupt() {
         let cluster = crate::testing::lab().instantiate(1);
         let log = ExecLog::default();
         let outer = log.start(&cluster, parsed("sudo nvidia-smi -r -i 0"));
@@ -386,11 +406,15 @@ mod tests {
         log.finish(outer, 0, 10, "");
         let taken = log.take();
         assert_eq!(taken.iter().map(|e| e.program.as_str()).collect::<Vec<_>>(), ["sudo", "nvidia-smi"]);
+        // A watch stopped at 2.5 s: the refresh that ended stands, the one
+        // running is killed, the one after never started.
         let outer = log.start(&cluster, parsed("watch nvidia-smi"));
-        let inner = log.start(&cluster, parsed("nvidia-smi"));
-        log.finish(inner, 0, 10, "");
-        log.interrupt(0, Some(outer), 5);
-        let taken = log.take();
-        assert_eq!((taken.len(), taken[0].status), (1, 130));
+        for (at_ms, duration_ms) in [(0, 100), (2_000, 1_000), (4_000, 100)] {
+            let inner = log.start(&cluster, Execution { at_ms, ..parsed("nvidia-smi") });
+            log.finish(inner, 0, duration_ms, "");
+        }
+        log.interrupt(0, Some(outer), 2_500);
+        let taken: Vec<(i32, i64, u64)> = log.take().iter().map(|e| (e.status, e.at_ms, e.duration_ms)).collect();
+        assert_eq!(taken, [(130, 0, 2_500), (0, 0, 100), (130, 2_000, 500)]);
     }
 }

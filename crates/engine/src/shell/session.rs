@@ -576,6 +576,11 @@ mod tests {
         assert_eq!(out.stdout(), "");
         assert_eq!(shell.changes().len(), 1);
         assert_eq!(shell.history().len(), 3);
+        // A watch stopped after three refreshes: the refreshes it showed ran
+        // (a task may count them), the ones after never did.
+        let out = shell.run_until("watch -n 1 nvidia-smi -L", Some(2_500));
+        let programs: Vec<(&str, i32)> = out.executions.iter().map(|e| (e.program.as_str(), e.status)).collect();
+        assert_eq!(programs, [("watch", 130), ("nvidia-smi", 0), ("nvidia-smi", 0), ("nvidia-smi", 0)]);
     }
 }
 
