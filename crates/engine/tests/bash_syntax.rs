@@ -193,3 +193,9 @@ fn the_time_keyword() {
         "TIMEFORMAT=t; time { echo a; echo b; } | wc -l",
     ]);
 }
+
+/// bash's `kill -l`: the signal table, and names and numbers both ways.
+#[test]
+fn kill_lists_signals_as_bash_does() {
+    agree(&["kill -l", "kill -l 9", "kill -l TERM", "kill -l sigusr1 137 34 50", "kill -l 99", "kill -L 15"]);
+}

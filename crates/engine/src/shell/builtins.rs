@@ -123,6 +123,9 @@ pub fn run(interp: &mut Interp, argv: &[String], stdin: &str, from_terminal: boo
 /// says; any other PID is a process of the node, signalled as the model
 /// has it (`commands::host::kill`).
 fn kill(interp: &mut Interp, args: &[String]) -> Output {
+    if let Some(("-l" | "-L", specs)) = args.split_first().map(|(first, rest)| (first.as_str(), rest)) {
+        return crate::commands::host::kill::list(specs);
+    }
     let mut signal: Option<String> = None;
     let mut targets: Vec<&str> = Vec::new();
     let mut at = 0;

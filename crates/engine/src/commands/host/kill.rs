@@ -69,6 +69,66 @@ fn signal_number(name: &str) -> Option<u32> {
         .or_else(|| SIGNALS.iter().find(|(_, known)| known.eq_ignore_ascii_case(name)).map(|(number, _)| *number))
 }
 
+/// Linux's signals on x86_64 as bash names them (`kill -l`): 32 and 33
+/// are glibc's own and not listed.
+fn signal_name(number: u32) -> Option<String> {
+    const CLASSIC: [&str; 31] = [
+        "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2", "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP",
+        "TSTP", "TTIN", "TTOU", "URG", "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
+    ];
+    match number {
+        1..=31 => Some(CLASSIC[number as usize - 1].to_string()),
+        34 => Some("RTMIN".to_string()),
+        35..=49 => Some(format!("RTMIN+{}", number - 34)),
+        50..=63 => Some(format!("RTMAX-{}", 64 - number)),
+        64 => Some("RTMAX".to_string()),
+        _ => None,
+    }
+}
+
+/// bash's `kill -l [SIGSPEC...]`: every signal, five to a line, or each
+/// SIGSPEC turned into its name (a number, or an exit status past 128) or
+/// its number (a name).
+pub fn list(specs: &[String]) -> Output {
+    if specs.is_empty() {
+        let mut out = String::new();
+        let mut column = 0;
+        for (number, name) in (1..=64).filter_map(|n| signal_name(n).map(|name| (n, name))) {
+            out += &format!("{number:2}) SIG{name}");
+            column += 1;
+            if column < 5 {
+                out.push('\t');
+            } else {
+                out.push('\n');
+                column = 0;
+            }
+        }
+        if column != 0 {
+            out.push('\n');
+        }
+        return Output::ok(out);
+    }
+    let mut output = Output::default();
+    for spec in specs {
+        let answer = match spec.parse::<u32>() {
+            Ok(number) => signal_name(if number > 128 { number - 128 } else { number }),
+            Err(_) => {
+                let name = spec.to_ascii_uppercase();
+                let name = name.strip_prefix("SIG").unwrap_or(&name);
+                (1..=64).find(|n| signal_name(*n).as_deref() == Some(name)).map(|n| n.to_string())
+            }
+        };
+        match answer {
+            Some(answer) => output.stdout += &format!("{answer}\n"),
+            None => {
+                output.stderr += &format!("-bash: kill: {spec}: invalid signal specification\n");
+                output.status = 1;
+            }
+        }
+    }
+    output
+}
+
 /// Why a signal could not be sent.
 pub enum Refused {
     NoSuchProcess,
