@@ -56,6 +56,15 @@ impl PartialEq for QuestionCardProps {
     }
 }
 
+/// Puts the keys back in the terminal's command line, in view.
+fn focus_terminal() {
+    use wasm_bindgen::JsCast;
+    let field = gloo::utils::document().get_element_by_id("terminal-input").and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok());
+    if let Some(field) = field {
+        let _ = field.focus();
+    }
+}
+
 #[function_component(QuestionCard)]
 pub fn question_card(props: &QuestionCardProps) -> Html {
     let question = &props.question;
@@ -299,7 +308,7 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
     let open = props.open;
     let checked_by_engine = matches!(question.kind, QuestionKind::Task { .. } | QuestionKind::State { .. });
     let verdict = match (&props.grade, &props.verdict) {
-        (Some(grade), Some(verdict)) => html! {
+        (Some(grade), Some(verdict)) => html! { <>
             <div class={classes!("verdict", if grade.correct { "correct" } else { "incorrect" })} role="status" tabindex="-1" ref={verdict_ref.clone()}>
                 <p>
                     <strong>{ verdict.word }</strong>
@@ -315,7 +324,10 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
                     <Markdown doc={Rc::new(grade.explanation.clone())} />
                 }
             </div>
-        },
+            // The verdict has the focus: one step back to the work (outside
+            // the status region, which reads only the verdict).
+            <button type="button" class="back-to-terminal" onclick={|_| focus_terminal()}>{ "Back to the terminal" }</button>
+        </> },
         // An exam keeps the answer and says so, without a verdict.
         _ if props.exam && props.saved.is_some() && !checked_by_engine => html! {
             <div class="verdict held" role="status" tabindex="-1" ref={verdict_ref.clone()}>

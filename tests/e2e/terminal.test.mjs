@@ -37,6 +37,12 @@ test('a trainee opens a lab, reads nvidia-smi, answers, reloads and keeps everyt
   await driver.locator('input[value="570.158.01"]').check();
   await driver.locator('button.answer-button').click();
   await driver.locator('.verdict.correct').waitFor();
+  // The verdict takes the focus; the next Tab and Enter go back to the terminal.
+  await page.waitForFunction(() => document.activeElement?.classList.contains('verdict'));
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Back to the terminal');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.activeElement?.id === 'terminal-input');
   const busId = page.locator('section[data-question="bus-id-gpu5"]');
   await busId.locator('input.text-answer').fill('00000000:A3:00.0');
   await busId.locator('button.answer-button').click();
