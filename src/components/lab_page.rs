@@ -3,6 +3,7 @@
 use clusterlab_engine::lab::catalog::Entry;
 use yew::prelude::*;
 
+use crate::components::focus_by_id;
 use crate::components::markdown::Markdown;
 use crate::components::metrics_panel::MetricsPanel;
 use crate::components::notices::Notices;
@@ -71,15 +72,6 @@ pub struct LabPageProps {
     /// The next lab on the catalog's path, offered once this one is done.
     #[prop_or_default]
     pub next: Option<(AttrValue, AttrValue)>,
-}
-
-/// Focuses the element with `id`, scrolled into view (a skip link that
-/// left the focus off-screen would leave a keyboard user lost).
-fn focus_by_id(id: &str) {
-    use wasm_bindgen::JsCast;
-    if let Some(element) = gloo::utils::document().get_element_by_id(id).and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
-        let _ = element.focus();
-    }
 }
 
 #[function_component(LabPage)]
@@ -215,7 +207,7 @@ pub fn lab_page(props: &LabPageProps) -> Html {
         use_effect_with((), move |_| {
             if trainee {
                 gloo::utils::document().set_title(&title);
-                focus_by_id("terminal-input");
+                focus_by_id("terminal-input", false);
             }
             move || {
                 if trainee {
@@ -283,8 +275,8 @@ pub fn lab_page(props: &LabPageProps) -> Html {
         <@{landmark} class="page lab" data-lab={lab.id.clone()}>
             if trainee {
                 <div class="skip-links">
-                    <button type="button" onclick={|_| focus_by_id("terminal-input")}>{ "Skip to the terminal" }</button>
-                    <button type="button" onclick={|_| focus_by_id("questions-heading")}>{ "Skip to the questions" }</button>
+                    <button type="button" onclick={|_| focus_by_id("terminal-input", true)}>{ "Skip to the terminal" }</button>
+                    <button type="button" onclick={|_| focus_by_id("questions-heading", true)}>{ "Skip to the questions" }</button>
                 </div>
             }
             <div class="lab-head">

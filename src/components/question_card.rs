@@ -10,6 +10,7 @@ use yew::prelude::*;
 
 use clusterlab_engine::store::Answer;
 
+use crate::components::focus_by_id;
 use crate::components::markdown::Markdown;
 
 #[derive(Properties)]
@@ -53,15 +54,6 @@ impl PartialEq for QuestionCardProps {
             && self.exam == other.exam
             && self.unclear == other.unclear
             && self.draft_record == other.draft_record
-    }
-}
-
-/// Puts the keys back in the terminal's command line, in view.
-fn focus_terminal() {
-    use wasm_bindgen::JsCast;
-    let field = gloo::utils::document().get_element_by_id("terminal-input").and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok());
-    if let Some(field) = field {
-        let _ = field.focus();
     }
 }
 
@@ -326,7 +318,7 @@ pub fn question_card(props: &QuestionCardProps) -> Html {
             </div>
             // The verdict has the focus: one step back to the work (outside
             // the status region, which reads only the verdict).
-            <button type="button" class="back-to-terminal" onclick={|_| focus_terminal()}>{ "Back to the terminal" }</button>
+            <button type="button" class="back-to-terminal" onclick={|_| focus_by_id("terminal-input", true)}>{ "Back to the terminal" }</button>
         </> },
         // An exam keeps the answer and says so, without a verdict.
         _ if props.exam && props.saved.is_some() && !checked_by_engine => html! {
