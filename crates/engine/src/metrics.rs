@@ -150,12 +150,13 @@ pub fn panel(cluster: &Cluster) -> String {
         if now <= from {
             continue;
         }
+        let first_node = spec.nodes.first().and_then(|host| cluster.node(host));
         let context = Context {
             tokens: f64::from(spec.global_batch) * f64::from(spec.seq_len),
             max_clock: f64::from(cluster.preset.gpu.max_sm_clock_mhz),
             idle_clock: f64::from(cluster.preset.gpu.idle_sm_clock_mhz),
             idle_power: f64::from(cluster.preset.gpu.idle_power_w.0 + cluster.preset.gpu.idle_power_w.1) / 2.0,
-            rail_bytes: spec.rail_bytes_per_step(spec.nodes.first().and_then(|host| cluster.node(host)).map_or(1, |node| node.hcas.len())),
+            rail_bytes: spec.rail_bytes_per_step(first_node.map_or(1, |node| node.hcas.len())),
         };
         // The accepted baseline: the same job stepping on the healthy cluster.
         let baseline = training::pace(&healthy, spec, cluster.storage_gb_per_s()).ok().map(|pace| context.values(&Phase::Stepping(pace)));
@@ -169,8 +170,7 @@ pub fn panel(cluster: &Cluster) -> String {
             .collect();
         let marks = pace_marks(&runs, from, now);
         // The rails the job's traffic is spread over, named.
-        let rails: Vec<&str> =
-            spec.nodes.first().and_then(|host| cluster.node(host)).map(|node| node.hcas.iter().map(|hca| hca.name.as_str()).collect()).unwrap_or_default();
+        let rails: Vec<&str> = first_node.map(|node| node.hcas.iter().map(|hca| hca.name.as_str()).collect()).unwrap_or_default();
         let _ = writeln!(out, "<h3>{}</h3>", escape(name));
         for (number, (title, unit)) in CHARTS.iter().enumerate() {
             let title = match (*title, rails.first(), rails.last()) {

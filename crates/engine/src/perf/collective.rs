@@ -164,6 +164,8 @@ pub struct Plan {
     pub nets: Vec<NodeNet>,
     /// No usable IB device on some node, or IB disabled: NCCL falls back to sockets.
     pub socket: bool,
+    /// `NCCL_IB_DISABLE` is set: IB was never tried.
+    pub ib_disabled: bool,
     /// The transport within a node.
     pub intra: Intra,
     /// (latency us, bandwidth GB/s) of LL, LL128, Simple; None when disabled.
@@ -435,6 +437,7 @@ impl Plan {
             alg_gbs,
             nets,
             socket,
+            ib_disabled,
             intra: intra_transport,
             protos,
             fill_us,

@@ -1014,7 +1014,7 @@ fn net_phase(out: &mut Out, ctx: &Ctx, who: &Who) {
             out.info(who, tid, sys::NET | sys::ENV, format!("NCCL_IB_HCA set to {hca}"));
         }
         let oob = oob(who.rank.node, ctx.env);
-        if ctx.plan.socket && int_value(ctx.env, "NCCL_IB_DISABLE") != 0 {
+        if ctx.plan.ib_disabled {
             // ncclIbInit reads the switch and gives up without a word.
             int_param(out, who, tid, ctx, "NCCL_IB_DISABLE");
             out.info(who, tid, flags, format!("NET/Socket : Using [0]{oob}"));

@@ -58,20 +58,20 @@ static PKILL: Signature = Signature {
     examples: &[Example { command: "sudo pkill dcgm-exporter", description: "signal a daemon by name" }],
 };
 
-/// The signals an operator sends, by number.
-const SIGNALS: &[(u32, &str)] = &[(1, "HUP"), (2, "INT"), (9, "KILL"), (15, "TERM")];
+/// The signals an operator sends, by number (their names: [`signal_name`]).
+const SIGNALS: [u32; 4] = [1, 2, 9, 15];
 
 fn signal_number(name: &str) -> Option<u32> {
     let name = name.trim_start_matches("SIG");
     name.parse::<u32>()
         .ok()
-        .filter(|n| SIGNALS.iter().any(|(number, _)| number == n))
-        .or_else(|| SIGNALS.iter().find(|(_, known)| known.eq_ignore_ascii_case(name)).map(|(number, _)| *number))
+        .filter(|n| SIGNALS.contains(n))
+        .or_else(|| SIGNALS.into_iter().find(|n| signal_name(*n).is_some_and(|known| known.eq_ignore_ascii_case(name))))
 }
 
-/// Linux's signals on x86_64 as bash names them (`kill -l`): 32 and 33
-/// are glibc's own and not listed.
-fn signal_name(number: u32) -> Option<String> {
+/// Linux's signals on x86_64 as bash names them (`kill -l`), without
+/// `SIG`: 32 and 33 are glibc's own and not listed.
+pub fn signal_name(number: u32) -> Option<String> {
     const CLASSIC: [&str; 31] = [
         "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2", "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP",
         "TSTP", "TTIN", "TTOU", "URG", "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",

@@ -5,6 +5,7 @@
 //! output is taken to come at an even pace), and what it ran recorded as
 //! killed, so that it proves nothing to grading.
 
+use crate::commands::host::kill::signal_name;
 use crate::commands::options::{getopt, quote, usage_error, Dialect, Opt};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 
@@ -51,7 +52,12 @@ fn duration_ms(text: &str) -> Option<u64> {
     Some((value * unit).min(365.0 * 86_400_000.0) as u64)
 }
 
-const SIGNALS: &[(&str, i32)] = &[("HUP", 1), ("INT", 2), ("QUIT", 3), ("KILL", 9), ("USR1", 10), ("USR2", 12), ("TERM", 15)];
+/// The signals timeout knows by name (their names: `kill::signal_name`).
+const SIGNALS: [i32; 7] = [1, 2, 3, 9, 10, 12, 15];
+
+fn name_of(number: i32) -> Option<String> {
+    SIGNALS.contains(&number).then(|| signal_name(number.unsigned_abs())).flatten()
+}
 
 /// A signal by name or number: `TERM`, `SIGKILL`, `9`.
 fn signal_number(text: &str) -> Option<i32> {
@@ -59,7 +65,7 @@ fn signal_number(text: &str) -> Option<i32> {
         return (1..=64).contains(&number).then_some(number);
     }
     let name = text.strip_prefix("SIG").unwrap_or(text);
-    SIGNALS.iter().find(|(known, _)| *known == name).map(|(_, number)| *number)
+    SIGNALS.into_iter().find(|number| name_of(*number).as_deref() == Some(name))
 }
 
 impl Command for Timeout {
@@ -131,7 +137,7 @@ impl Command for Timeout {
         ran.duration_ms = limit_ms;
         ran.status = if preserve { 128 + signal } else { 124 };
         if verbose {
-            let shown = SIGNALS.iter().find(|(_, number)| *number == signal).map_or(signal.to_string(), |(known, _)| known.to_string());
+            let shown = name_of(signal).unwrap_or_else(|| signal.to_string());
             ran.stderr += &format!("timeout: sending signal {shown} to command {}\n", quote(name));
         }
         ran
