@@ -61,9 +61,11 @@ impl PartialEq for QuestionCardProps {
 pub fn question_card(props: &QuestionCardProps) -> Html {
     let question = &props.question;
     let saved_response = props.saved.as_ref().map(|s| s.response.clone()).unwrap_or_default();
-    // What was typed or picked and not sent survives a reload.
-    let kept = props.draft_record.as_ref().map(|record| crate::storage::draft(record, &format!("question.{}", question.id))).filter(|kept| !kept.is_empty());
-    let draft = use_state(|| kept.unwrap_or_else(|| saved_response.clone()));
+    // What was typed or picked and not sent survives a reload (read once, as the card mounts).
+    let draft = use_state(|| {
+        let kept = props.draft_record.as_ref().map(|record| crate::storage::draft(record, &format!("question.{}", question.id)));
+        kept.filter(|kept| !kept.is_empty()).unwrap_or_else(|| saved_response.clone())
+    });
     {
         // Another tab's answer, shown when this one follows it (not at
         // first: the kept draft stands then).

@@ -525,7 +525,8 @@ pub fn terminal(props: &TerminalProps) -> Html {
     let store = props.store.clone();
     let scrollback_ref = use_node_ref();
     // A half-typed command survives a reload (`storage::draft`).
-    let record = store.lab.record_id();
+    // The lab's record, named once (an exam's name reads the learner from storage).
+    let record = use_memo((), |_| store.lab.record_id());
     let input = use_state(|| crate::storage::draft(&record, "command-line"));
     {
         let record = record.clone();
