@@ -81,7 +81,7 @@ pub fn lab_page(props: &LabPageProps) -> Html {
     let owner = store.owner();
 
     // Unsent drafts are kept under the lab's record (`storage::draft`).
-    let draft_record = (*use_memo((), |_| AttrValue::from(store.lab.record_id()))).clone();
+    let draft_record = AttrValue::from(store.lab.record_id());
     let start_over = |next_seed: fn(u64) -> u64, question: &'static str| {
         let store = store.clone();
         let record = draft_record.clone();

@@ -526,10 +526,10 @@ pub fn terminal(props: &TerminalProps) -> Html {
     let scrollback_ref = use_node_ref();
     // A half-typed command survives a reload (`storage::draft`).
     // The lab's record, named once (an exam's name reads the learner from storage).
-    let record = use_memo((), |_| store.lab.record_id());
+    let record = use_state(|| store.lab.record_id());
     let input = use_state(|| crate::storage::draft(&record, "command-line"));
     {
-        let record = record.clone();
+        let record = (*record).clone();
         use_effect_with((*input).clone(), move |text| crate::storage::set_draft(&record, "command-line", text));
     }
     // Position while walking the history with Up/Down; None = editing a new line.
