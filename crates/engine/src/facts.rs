@@ -46,6 +46,9 @@ pub enum Fact {
     /// it last started), its step time within `within` of the healthy
     /// cluster's when given.
     JobProgress { job: String, within: Option<f64> },
+    /// The lab's clock is at most `seconds` past the lab's start: with the
+    /// other facts of an `expect`, a deadline on the simulated clock.
+    By { seconds: i64 },
 }
 
 /// A device with a PCIe link.
@@ -81,6 +84,16 @@ impl Baseline {
     }
 }
 
+/// A span of the simulated clock as an operator says it: `25 min`, `1 h 05 min`.
+fn clock_span(seconds: i64) -> String {
+    let minutes = seconds.max(0) / 60;
+    match (minutes / 60, minutes % 60) {
+        (0, minutes) => format!("{minutes} min"),
+        (hours, 0) => format!("{hours} h"),
+        (hours, minutes) => format!("{hours} h {minutes:02} min"),
+    }
+}
+
 fn percent(fraction: f64) -> String {
     format!("{}%", (fraction * 1000.0).round() / 10.0)
 }
@@ -109,6 +122,7 @@ impl Fact {
             Fact::AllReduce { within } => format!("all_reduce_perf over every node within {} of the healthy cluster's bus bandwidth", percent(*within)),
             Fact::JobProgress { job, within: Some(within) } => format!("the job {job} training within {} of its baseline step time", percent(*within)),
             Fact::JobProgress { job, within: None } => format!("the job {job} training"),
+            Fact::By { seconds } => format!("all this by {} into the lab", clock_span(*seconds)),
         }
     }
 
@@ -206,6 +220,10 @@ impl Fact {
                 _ => seen(false, "all_reduce_perf cannot run over every node"),
             },
             Fact::JobProgress { job, within } => observe_job(cluster, job, *within),
+            Fact::By { seconds } => {
+                let elapsed = cluster.now - cluster.started_at();
+                seen(elapsed <= *seconds, format!("the lab's clock is {} past its start", clock_span(elapsed)))
+            }
         }
     }
 
@@ -225,7 +243,7 @@ impl Fact {
             | Fact::PcieFull { node, .. }
             | Fact::Service { node, .. } => Some(node),
             Fact::Repaired { node } => node.as_deref(),
-            Fact::AllReduce { .. } | Fact::JobProgress { .. } => None,
+            Fact::AllReduce { .. } | Fact::JobProgress { .. } | Fact::By { .. } => None,
         }
     }
 }

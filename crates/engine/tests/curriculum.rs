@@ -2,6 +2,7 @@
 //! state and handoff questions, attempts, hint costs, per-choice feedback,
 //! and the lab solutions `clusterlab test` runs.
 
+use clusterlab_engine::facts::{Baseline, Fact};
 use clusterlab_engine::grading::{parse_number, HandoffRecord};
 use clusterlab_engine::lab::authoring::solution;
 use clusterlab_engine::lab::authoring::{compile, Compiled};
@@ -203,6 +204,29 @@ fn state_questions_read_the_cluster() {
     assert!(!check(&compiled, "fixed", &[drain]), "not repaired, and the collective is slow");
     let reseat = format!("dctech reseat-cable gpu-002 {bad}");
     assert!(check(&compiled, "fixed", &[drain, &reseat]));
+}
+
+#[test]
+fn a_deadline_holds_only_while_the_lab_clock_is_within_it() {
+    let timed = LAB.replace(
+        "expect = [{ node = \"gpu-002\", slurm = \"drained\", reason = \"*rail*\" }]",
+        "expect = [{ node = \"gpu-002\", slurm = \"drained\", reason = \"*rail*\" }, { by = \"20m\" }]",
+    );
+    let compiled = compile(&timed).unwrap_or_else(|problems| panic!("{problems:?}"));
+    let drain = "sudo scontrol update nodename=gpu-002 state=drain reason=\"slow rail\"";
+    assert!(check(&compiled, "drained", &[drain]), "drained at once, within the deadline");
+    assert!(check(&compiled, "drained", &["sleep 1190", drain]), "drained just within it");
+    assert!(!check(&compiled, "drained", &["sleep 1260", drain]), "drained after 21 simulated minutes");
+    let (late, _) = session_after(&compiled, &["sleep 3900"]);
+    let observed = Fact::By { seconds: 1200 }.observe(&late.cluster, &Baseline::default());
+    assert_eq!((observed.holds, observed.seen.as_str()), (false, "the lab's clock is 1 h 05 min past its start"));
+    // A deadline alone states no outcome.
+    let alone = LAB.replace("expect = [{ repaired = true }, { all_reduce_within = \"5%\" }]", "expect = [{ by = \"30m\" }]");
+    let problems: Vec<String> = compile(&alone).unwrap_err().iter().map(|d| d.message.clone()).collect();
+    assert!(problems.iter().any(|p| p.contains("`by` sets a deadline for other facts")), "{problems:#?}");
+    let malformed = LAB.replace("expect = [{ repaired = true }, { all_reduce_within = \"5%\" }]", "expect = [{ repaired = true }, { by = \"soon\" }]");
+    let problems: Vec<String> = compile(&malformed).unwrap_err().iter().map(|d| d.message.clone()).collect();
+    assert!(problems.iter().any(|p| p.contains("`by` must be a time from the lab's start")), "{problems:#?}");
 }
 
 #[test]

@@ -169,7 +169,7 @@ pub struct ExpectSpec(pub std::collections::BTreeMap<String, String>);
 
 /// The keys that say what a fact is about; each entry has exactly one.
 pub const FACT_KINDS: &[&str] =
-    &["slurm", "in_service", "repaired", "healthy", "diag", "link_up", "rate", "pcie_full", "service", "fabric_manager", "all_reduce_within", "job"];
+    &["slurm", "in_service", "repaired", "healthy", "diag", "link_up", "rate", "pcie_full", "service", "fabric_manager", "all_reduce_within", "job", "by"];
 
 fn percentage(field: &'static str, key: &str, within: &str) -> Result<f64, ResolveError> {
     match parse_tolerance(within) {
@@ -204,6 +204,7 @@ impl ExpectSpec {
             self.get("fabric_manager").is_some(),
             self.get("all_reduce_within").is_some(),
             self.get("job").is_some(),
+            self.get("by").is_some(),
         ];
         FACT_KINDS.iter().zip(present).filter(|(_, on)| *on).map(|(kind, _)| *kind).collect()
     }
@@ -295,6 +296,13 @@ impl ExpectSpec {
             "all_reduce_within" => {
                 let within = text(field, self.get("all_reduce_within").as_deref().unwrap_or_default(), values)?;
                 Fact::AllReduce { within: percentage(field, "all_reduce_within", &within)? }
+            }
+            "by" => {
+                let by = text(field, self.get("by").as_deref().unwrap_or_default(), values)?;
+                match crate::model::time::parse_duration(&by) {
+                    Some(seconds) if seconds > 0 => Fact::By { seconds },
+                    _ => return Err(error(field, format!("`by` must be a time from the lab's start, such as \"30m\" or \"2h\" (at most a week), not `{by}`"))),
+                }
             }
             _ => {
                 let within = match &self.get("step_time_within") {

@@ -234,6 +234,7 @@ pub struct ExpectTable {
     pub all_reduce_within: Option<String>,
     pub job: Option<String>,
     pub step_time_within: Option<String>,
+    pub by: Option<String>,
 }
 
 /// The execution a `task` asks for.
@@ -345,6 +346,7 @@ pub(crate) const EXPECT_KEYS: &[&str] = &[
     "all_reduce_within",
     "job",
     "step_time_within",
+    "by",
 ];
 pub(crate) const SOLUTION_KEYS: &[&str] = &["steps", "answers", "wrong"];
 
@@ -961,6 +963,7 @@ fn expect_table(t: &Table, problems: &mut Vec<Problem>) -> ExpectTable {
         all_reduce_within: t.optional(problems, "all_reduce_within", string),
         job: t.optional(problems, "job", string),
         step_time_within: t.optional(problems, "step_time_within", string),
+        by: t.optional(problems, "by", string),
     }
 }
 

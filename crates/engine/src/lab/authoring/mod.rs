@@ -220,6 +220,13 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
                 problem(expect.span(), format!("`job` names `{job}`, which is not one of the lab's [[jobs]]"));
             }
         }
+        let facts = expect.get_ref();
+        if !facts.is_empty() && facts.iter().all(|e| e.by.is_some()) {
+            problem(
+                expect.span(),
+                "`by` sets a deadline for other facts: add the outcome it times, e.g. { job = \"NAME\", step_time_within = \"5%\" }".to_string(),
+            );
+        }
     }
 
     let mut question_ids = BTreeSet::new();
@@ -455,6 +462,7 @@ fn expect_spec(e: &ExpectTable) -> ExpectSpec {
     put("all_reduce_within", e.all_reduce_within.clone());
     put("job", e.job.clone());
     put("step_time_within", e.step_time_within.clone());
+    put("by", e.by.clone());
     ExpectSpec(map)
 }
 

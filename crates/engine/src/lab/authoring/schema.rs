@@ -58,7 +58,8 @@ pub fn json_schema() -> String {
         "fabric_manager": {{ "enum": ["active", "inactive"] }},
         "all_reduce_within": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$" }},
         "job": {{ "type": "string", "description": "a [[jobs]] name: it runs and makes progress" }},
-        "step_time_within": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$" }}
+        "step_time_within": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$" }},
+        "by": {{ "type": "string", "pattern": "^\\s*[0-9]+[smh]?\\s*$", "description": "a deadline from the lab's start on its simulated clock, e.g. 30m" }}
       }}
     }},
     "run": {{
