@@ -100,7 +100,7 @@ test('a share link opens the same lab in a fresh browser, checked first; an over
   const shared = await open(trainee, link);
   await shared.locator('.shared-notice').waitFor({ timeout: 30000 });
   assert.match(await shared.locator('.shared-notice').textContent(), /came from a link/);
-  assert.equal(await shared.locator('.page.lab h1').textContent(), 'A job lost one of its GPUs');
+  assert.equal(await shared.locator('.page.lab h1').textContent(), 'A job died at start-up on one node');
   const input = shared.locator('.terminal-input');
   await shared.waitForFunction(() => document.querySelector('label.prompt')?.textContent.includes('$'), null, { timeout: 30000 });
   // Whichever variant the link opens, the driver logged the failed GPU's Xid.
@@ -136,7 +136,7 @@ test('a dropped file opens in the editor, and My labs keeps it', async () => {
 
   await page.goto(`${app.base}#/`);
   const mine = page.locator('.my-labs');
-  await mine.getByRole('link', { name: 'A job lost one of its GPUs' }).click();
+  await mine.getByRole('link', { name: 'A job died at start-up on one node' }).click();
   await page.waitForFunction((text) => document.querySelector('textarea[aria-label="Lab file"]')?.value === text, good);
   assert.equal(page.url(), address);
   assert.equal(await editor.inputValue(), good);

@@ -98,14 +98,14 @@ test('slow-rail: drained, repaired, re-measured, answers read as operators write
   await page.locator('.review-score').waitFor();
   assert.match(await page.locator('.review-score').textContent(), /10 \/ 11 points \(90%\); pass mark 70%: passed/);
   assert.equal(await page.locator('.review-question.correct').count(), 7);
-  assert.match(await page.title(), /^Review: Multi-node jobs run slower/);
+  assert.match(await page.title(), /^Review: Two-node jobs slower since the weekend/);
   const fetch = async (label) => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: label }).click()]);
     return { name: download.suggestedFilename(), text: await readFile(await download.path(), 'utf8') };
   };
   const bundle = await fetch('Download the evidence (Markdown)');
   assert.equal(bundle.name, 'clusterlab-slow-rail-variant-1-evidence.md');
-  assert.match(bundle.text, /^# Evidence: Multi-node jobs run slower \(slow-rail\), variant 1\n/);
+  assert.match(bundle.text, /^# Evidence: Two-node jobs slower since the weekend \(slow-rail\), variant 1\n/);
   assert.match(bundle.text, /nothing ran on a real cluster/);
   assert.match(bundle.text, /\*\*Score:\*\* 10 \/ 11 points \(90%\); pass mark 70%: passed/);
   assert.match(bundle.text, new RegExp(`### 2026-03-09T\\d\\d:\\d\\d:\\d\\dZ on gpu-001: exit 0\\n\\n\`\`\`\\n\\$ dctech reseat-cable ${bad.node} ${bad.hca}\\n`));

@@ -78,7 +78,7 @@ test('the keyboard leaves the terminal with Escape then Tab, and reaches the que
   const question = page.locator('section[data-question="which-gpu"]');
   await question.getByRole('button', { name: 'Show a hint' }).click();
   await page.waitForFunction(() => document.activeElement?.closest('.hints') !== null);
-  assert.equal(await page.title(), 'A job lost one of its GPUs \u2014 ClusterLab');
+  assert.equal(await page.title(), 'A job died at start-up on one node \u2014 ClusterLab');
   assert.deepEqual(page.errors, []);
   await context.close();
 });
