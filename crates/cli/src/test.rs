@@ -1,5 +1,6 @@
-//! `clusterlab test`: each lab's solution earns full marks and a wrong
-//! diagnosis earns nothing, on several trainee variants.
+//! `clusterlab test`: each lab's solution and its alternatives earn full
+//! marks, a wrong diagnosis earns nothing and each of its mistakes no more
+//! than its share, on several trainee variants.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -58,6 +59,23 @@ fn failures(run: &Run, want_correct: bool) -> Vec<String> {
     lines
 }
 
+/// Prints one run's verdict and its problems; true when it has none.
+fn verdict(out: &mut dyn Write, lab: &str, seed: u64, kind: &str, run: &Run, problems: Vec<String>, show_transcript: bool) -> bool {
+    let (points, possible) = run.score();
+    let verdict = if problems.is_empty() { "ok" } else { "FAILED" };
+    let _ = writeln!(out, "test {lab} seed {seed}{}: {kind} {points}/{possible} ... {verdict}", run.variant);
+    for problem in &problems {
+        let _ = writeln!(out, "  {problem}");
+    }
+    if !problems.is_empty() && show_transcript {
+        // What the steps printed last helps to see why.
+        for entry in run.state.transcript.iter().rev().take(3).rev() {
+            let _ = writeln!(out, "  {}{}  (exit {})", safe(&entry.prompt), safe(&entry.line), entry.status);
+        }
+    }
+    problems.is_empty()
+}
+
 fn test_file(path: &Path, out: &mut dyn Write) -> bool {
     let file = path.display().to_string();
     let source = match read(path) {
@@ -83,20 +101,27 @@ fn test_file(path: &Path, out: &mut dyn Write) -> bool {
     for seed in solution::seeds(&compiled) {
         for (kind, want_correct) in [("solution", true), ("wrong diagnosis", false)] {
             let run = if want_correct { solution::run(&compiled, &solution, seed) } else { solution::run_wrong(&compiled, &solution, seed) };
-            let problems = failures(&run, want_correct);
+            ok &= verdict(out, &compiled.lab.id, seed, kind, &run, failures(&run, want_correct), want_correct);
+        }
+        for alternative in &solution.alternatives {
+            let run = solution::run_path(&compiled, alternative, seed);
+            ok &= verdict(out, &compiled.lab.id, seed, &format!("alternative \u{201c}{}\u{201d}", safe(&alternative.name)), &run, failures(&run, true), true);
+        }
+        for mistake in &solution.mistakes {
+            let run = solution::run_path(&compiled, mistake, seed);
             let (points, possible) = run.score();
-            let verdict = if problems.is_empty() { "ok" } else { "FAILED" };
-            let _ = writeln!(out, "test {} seed {seed}{}: {kind} {points}/{possible} ... {verdict}", compiled.lab.id, run.variant);
-            for problem in &problems {
-                let _ = writeln!(out, "  {problem}");
-            }
-            if !problems.is_empty() && want_correct {
-                // What the steps printed last helps to see why.
-                for entry in run.state.transcript.iter().rev().take(3).rev() {
-                    let _ = writeln!(out, "  {}{}  (exit {})", safe(&entry.prompt), safe(&entry.line), entry.status);
-                }
-            }
-            ok &= problems.is_empty();
+            let allowed = (f64::from(possible) * mistake.at_most).floor();
+            let problems = if f64::from(points) > allowed {
+                let scored = run.outcomes.iter().filter(|o| o.points > 0).map(|o| format!("`{}` {}/{}", o.question, o.points, o.possible));
+                vec![format!(
+                    "a mistake may earn at most {:.0}% ({allowed} points); it earned {}",
+                    mistake.at_most * 100.0,
+                    scored.collect::<Vec<_>>().join(", ")
+                )]
+            } else {
+                Vec::new()
+            };
+            ok &= verdict(out, &compiled.lab.id, seed, &format!("mistake \u{201c}{}\u{201d}", safe(&mistake.name)), &run, problems, false);
         }
     }
     // The adversary: no gaming strategy may earn more than its share.

@@ -314,6 +314,31 @@ fn a_solution_runs_answers_in_place_and_a_wrong_diagnosis_scores_nothing() {
 }
 
 #[test]
+fn alternatives_must_earn_full_marks_and_mistakes_little() {
+    let with_paths = format!(
+        "{LAB}\n[[solution.alternatives]]\nname = \"From gpu-002's shell\"\nsteps = [\"ssh gpu-002\", \"ibstat\", \"answer port\"]\n\n[[solution.mistakes]]\nname = \"Blames mlx5_0\"\nat_most = \"10%\"\nanswers = {{ port = \"gpu-002 mlx5_0\" }}\n"
+    );
+    let compiled = compile(&with_paths).unwrap_or_else(|problems| panic!("{problems:?}"));
+    let solution = compiled.solution.clone().expect("a solution");
+    assert_eq!(solution.alternatives.len(), 1);
+    assert_eq!((solution.mistakes[0].name.as_str(), solution.mistakes[0].at_most), ("Blames mlx5_0", 0.1));
+    let alternative = solution::run_path(&compiled, &solution.alternatives[0], 1);
+    assert!(alternative.outcomes.iter().any(|o| o.question == "port" && o.correct), "{:?}", alternative.outcomes);
+    let mistake = solution::run_path(&compiled, &solution.mistakes[0], 1);
+    assert!(mistake.outcomes.iter().any(|o| o.question == "port" && !o.correct));
+
+    let bad = with_paths.replace("at_most = \"10%\"", "at_most = \"lots\"").replace("port = \"gpu-002 mlx5_0\"", "prot = \"gpu-002 mlx5_0\"");
+    let problems: Vec<String> = compile(&bad).unwrap_err().iter().map(|d| d.message.clone()).collect();
+    for expected in ["`at_most` must be a percentage below 100%", "`prot` is not a question of this lab"] {
+        assert!(problems.iter().any(|p| p.contains(expected)), "{expected} not in {problems:#?}");
+    }
+    let unknown = with_paths.replace("name = \"From gpu-002's shell\"", "why = 1");
+    let problems: Vec<String> = compile(&unknown).unwrap_err().iter().map(|d| d.message.clone()).collect();
+    assert!(problems.iter().any(|p| p.contains("unknown key `why`; expected one of `name`, `steps`, `answers`")), "{problems:#?}");
+    assert!(problems.iter().any(|p| p.contains("missing key `name` in [[solution.alternatives]]")), "{problems:#?}");
+}
+
+#[test]
 fn new_fields_are_checked_where_they_are_written() {
     let bad = LAB
         .replace("entity = \"hca\"", "entity = \"rack\"")

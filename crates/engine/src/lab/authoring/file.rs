@@ -84,6 +84,20 @@ pub struct SolutionTable {
     pub steps: Vec<Spanned<String>>,
     pub answers: Vec<(Spanned<String>, String)>,
     pub wrong: Vec<(Spanned<String>, String)>,
+    /// `[[solution.alternatives]]`: other ways to work the lab that must
+    /// earn full marks too.
+    pub alternatives: Vec<Spanned<PathTable>>,
+    /// `[[solution.mistakes]]`: plausible wrong ways that must score low.
+    pub mistakes: Vec<Spanned<PathTable>>,
+}
+
+/// One way through the lab besides the solution: its steps and answers, and
+/// for a mistake the most it may score.
+pub struct PathTable {
+    pub name: Option<String>,
+    pub steps: Vec<Spanned<String>>,
+    pub answers: Vec<(Spanned<String>, String)>,
+    pub at_most: Option<Spanned<String>>,
 }
 
 pub struct LabTable {
@@ -348,7 +362,9 @@ pub(crate) const EXPECT_KEYS: &[&str] = &[
     "step_time_within",
     "by",
 ];
-pub(crate) const SOLUTION_KEYS: &[&str] = &["steps", "answers", "wrong"];
+pub(crate) const SOLUTION_KEYS: &[&str] = &["steps", "answers", "wrong", "alternatives", "mistakes"];
+pub(crate) const ALTERNATIVE_KEYS: &[&str] = &["name", "steps", "answers"];
+pub(crate) const MISTAKE_KEYS: &[&str] = &["name", "steps", "answers", "at_most"];
 
 /// Parses a lab file. Syntax errors stop at the first; everything else is
 /// collected, so an author sees every problem at once.
@@ -658,6 +674,8 @@ fn section_name(key: &str) -> &'static str {
         "jobs" => "[[jobs]]",
         "questions" => "[[questions]]",
         "solution" => "[solution]",
+        "alternatives" => "[[solution.alternatives]]",
+        "mistakes" => "[[solution.mistakes]]",
         "policy" => "[policy]",
         "expect" => "an `expect` entry",
         _ => "this table",
@@ -1061,6 +1079,18 @@ fn solution_table(t: &Table, problems: &mut Vec<Problem>) -> SolutionTable {
         steps: t.optional(problems, "steps", |v| list(v, spanned_string)).unwrap_or_default(),
         answers: t.optional(problems, "answers", string_map).unwrap_or_default(),
         wrong: t.optional(problems, "wrong", string_map).unwrap_or_default(),
+        alternatives: t.tables("alternatives", problems).iter().map(|t| Spanned::new(t.span.clone(), path_table(t, ALTERNATIVE_KEYS, problems))).collect(),
+        mistakes: t.tables("mistakes", problems).iter().map(|t| Spanned::new(t.span.clone(), path_table(t, MISTAKE_KEYS, problems))).collect(),
+    }
+}
+
+fn path_table(t: &Table, keys: &[&str], problems: &mut Vec<Problem>) -> PathTable {
+    t.check_keys(keys, problems);
+    PathTable {
+        name: t.required(problems, "name", string),
+        steps: t.optional(problems, "steps", |v| list(v, spanned_string)).unwrap_or_default(),
+        answers: t.optional(problems, "answers", string_map).unwrap_or_default(),
+        at_most: t.optional(problems, "at_most", spanned_string),
     }
 }
 

@@ -258,7 +258,18 @@ pub fn json_schema() -> String {
       "properties": {{
         "steps": {{ "type": "array", "items": {{ "type": "string" }} }},
         "answers": {{ "type": "object", "additionalProperties": {{ "oneOf": [{{ "type": "string" }}, {{ "type": "number" }}] }} }},
-        "wrong": {{ "type": "object", "additionalProperties": {{ "oneOf": [{{ "type": "string" }}, {{ "type": "number" }}] }} }}
+        "wrong": {{ "type": "object", "additionalProperties": {{ "oneOf": [{{ "type": "string" }}, {{ "type": "number" }}] }} }},
+        "alternatives": {{ "type": "array", "items": {{ "type": "object", "additionalProperties": false, "required": ["name"], "description": "another way to work the lab: it must earn full marks too", "properties": {{
+          "name": {{ "type": "string" }},
+          "steps": {{ "type": "array", "items": {{ "type": "string" }} }},
+          "answers": {{ "type": "object", "additionalProperties": {{ "oneOf": [{{ "type": "string" }}, {{ "type": "number" }}] }} }}
+        }} }} }},
+        "mistakes": {{ "type": "array", "items": {{ "type": "object", "additionalProperties": false, "required": ["name"], "description": "a plausible wrong way: it must score at most at_most", "properties": {{
+          "name": {{ "type": "string" }},
+          "steps": {{ "type": "array", "items": {{ "type": "string" }} }},
+          "answers": {{ "type": "object", "additionalProperties": {{ "oneOf": [{{ "type": "string" }}, {{ "type": "number" }}] }} }},
+          "at_most": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$", "description": "the share of the points it may earn (default 30%)" }}
+        }} }} }}
       }}
     }}
   }}
@@ -318,5 +329,7 @@ mod tests {
         let field = &top["questions"]["items"]["properties"]["fields"]["items"]["oneOf"][1];
         assert_eq!(keys(field), sorted(file::FIELD_KEYS));
         assert_eq!(keys(&top["solution"]), sorted(file::SOLUTION_KEYS));
+        assert_eq!(keys(&top["solution"]["properties"]["alternatives"]["items"]), sorted(file::ALTERNATIVE_KEYS));
+        assert_eq!(keys(&top["solution"]["properties"]["mistakes"]["items"]), sorted(file::MISTAKE_KEYS));
     }
 }

@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::ops::Range;
 
-use super::file::{SolutionTable, Spanned};
+use super::file::{PathTable, SolutionTable, Spanned};
 use super::Compiled;
 use crate::grading::NOT_YET;
 use crate::lab::evidence::{self, Baseline};
@@ -32,24 +32,84 @@ pub struct Solution {
     /// Wrong answers by question id; questions not named get one made up
     /// from the reference answer (another choice, a far-off number).
     pub wrong: Vec<(String, String)>,
+    /// Other ways through the lab (other commands, another order) that
+    /// must earn full marks too.
+    pub alternatives: Vec<Path>,
+    /// Plausible wrong ways (a wrong diagnosis acted on, a fix that misses
+    /// the deadline) that must score at most their `at_most`.
+    pub mistakes: Vec<Path>,
+}
+
+/// A named way through the lab: steps and answers, as the solution's.
+#[derive(Clone, Debug, Default)]
+pub struct Path {
+    pub name: String,
+    pub steps: Vec<String>,
+    pub answers: Vec<(String, String)>,
+    /// For a mistake: the share of the lab's points it may earn.
+    pub at_most: f64,
+}
+
+/// What a mistake may earn when its table does not say.
+pub const MISTAKE_AT_MOST: f64 = 0.3;
+
+fn pairs(list: Vec<(Spanned<String>, String)>) -> Vec<(String, String)> {
+    list.into_iter().map(|(id, answer)| (id.into_inner(), answer)).collect()
+}
+
+fn share(text: &str) -> Option<f64> {
+    match crate::lab::spec::parse_tolerance(text) {
+        Some(Tolerance::Relative(fraction)) if fraction < 1.0 => Some(fraction),
+        _ => None,
+    }
 }
 
 impl Solution {
     pub fn from_table(table: SolutionTable) -> Solution {
-        let pairs = |list: Vec<(Spanned<String>, String)>| list.into_iter().map(|(id, answer)| (id.into_inner(), answer)).collect();
-        Solution { steps: table.steps.into_iter().map(Spanned::into_inner).collect(), answers: pairs(table.answers), wrong: pairs(table.wrong) }
+        let path = |table: Spanned<PathTable>| {
+            let table = table.into_inner();
+            Path {
+                name: table.name.unwrap_or_default(),
+                steps: table.steps.into_iter().map(Spanned::into_inner).collect(),
+                answers: pairs(table.answers),
+                at_most: table.at_most.and_then(|text| share(text.get_ref())).unwrap_or(MISTAKE_AT_MOST),
+            }
+        };
+        Solution {
+            steps: table.steps.into_iter().map(Spanned::into_inner).collect(),
+            answers: pairs(table.answers),
+            wrong: pairs(table.wrong),
+            alternatives: table.alternatives.into_iter().map(path).collect(),
+            mistakes: table.mistakes.into_iter().map(path).collect(),
+        }
+    }
+
+    /// The solution itself as a path.
+    pub fn main_path(&self) -> Path {
+        Path { name: "solution".to_string(), steps: self.steps.clone(), answers: self.answers.clone(), at_most: 1.0 }
     }
 }
 
-/// Problems in the table itself: unknown question ids, too many steps.
+/// Problems in the table itself: unknown question ids, too many steps, a
+/// mistake's share that is no percentage.
 pub fn check_fields(table: &SolutionTable, question_ids: &BTreeSet<String>, problem: &mut impl FnMut(Range<usize>, String)) {
-    if let Some(step) = table.steps.get(MAX_STEPS) {
-        problem(step.span(), format!("a solution may have at most {MAX_STEPS} steps; this one has {}", table.steps.len()));
+    let paths = table.alternatives.iter().chain(&table.mistakes).map(Spanned::get_ref);
+    let step_lists = std::iter::once(&table.steps).chain(paths.clone().map(|path| &path.steps));
+    for steps in step_lists {
+        if let Some(step) = steps.get(MAX_STEPS) {
+            problem(step.span(), format!("a solution may have at most {MAX_STEPS} steps; this one has {}", steps.len()));
+        }
     }
-    for (id, _) in table.answers.iter().chain(&table.wrong) {
+    let answer_lists = [&table.answers, &table.wrong].into_iter().chain(paths.clone().map(|path| &path.answers));
+    for (id, _) in answer_lists.flatten() {
         if !question_ids.contains(id.get_ref()) {
             let hint = super::suggestion(id.get_ref(), question_ids.iter().map(String::as_str));
             problem(id.span(), format!("`{}` is not a question of this lab{hint}", id.get_ref()));
+        }
+    }
+    for at_most in paths.filter_map(|path| path.at_most.as_ref()) {
+        if share(at_most.get_ref()).is_none() {
+            problem(at_most.span(), format!("`at_most` must be a percentage below 100%, such as \"30%\", not `{}`", at_most.get_ref()));
         }
     }
 }
@@ -214,6 +274,12 @@ fn lookup(pairs: &[(String, String)], id: &str, values: &template::Values) -> Op
 
 /// The solution on one variant: its steps, then its answers.
 pub fn run(compiled: &Compiled, solution: &Solution, seed: u64) -> Run {
+    run_path(compiled, &solution.main_path(), seed)
+}
+
+/// A way through the lab on one variant: its steps, then its answers (the
+/// reference answer for a question it does not name).
+pub fn run_path(compiled: &Compiled, solution: &Path, seed: u64) -> Run {
     let variant = compiled.lab.variant(seed);
     let steps: Vec<String> = solution.steps.iter().map(|step| template::substitute(step, &variant.values).unwrap_or_else(|_| step.clone())).collect();
     let answers = |q: &Question| lookup(&solution.answers, &q.id, &variant.values).unwrap_or_else(|| q.reference_answer());
