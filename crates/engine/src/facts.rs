@@ -23,7 +23,7 @@ pub enum Fact {
     Slurm { node: String, state: String, reason: Option<String> },
     /// Slurm can place jobs on `node`: idle or allocated, not drained or down.
     InService { node: String },
-    /// Every fault (on `node`, when given) has been repaired.
+    /// Every fault (on `node`, when given) has struck and been repaired.
     Repaired { node: Option<String> },
     /// GPU `gpu` of `node` (every GPU of it when None) is healthy: on the
     /// bus and answering, no remap pending or failed, nothing waiting for a
@@ -147,12 +147,14 @@ impl Fact {
                 seen(matches!(shown, SlurmShown::Idle | SlurmShown::Allocated) && found.up(cluster.now), format!("{node} is {}", shown.long()))
             }
             Fact::Repaired { node } => {
-                let open: Vec<String> = cluster
-                    .injected
-                    .iter()
-                    .filter(|injected| node.as_deref().is_none_or(|node| injected.fault.node() == node) && !injected.repaired)
-                    .map(|injected| describe_fault(&injected.fault))
-                    .collect();
+                let on_node = |fault: &Fault| node.as_deref().is_none_or(|node| fault.node() == node);
+                let struck =
+                    cluster.injected.iter().filter(|injected| on_node(&injected.fault) && !injected.repaired).map(|injected| describe_fault(&injected.fault));
+                // A fault still to strike is not behind the trainee either: a
+                // lab judged at the end of a shift must not pass before it.
+                let to_come =
+                    cluster.scheduled.iter().filter(|(_, fault, _)| on_node(fault)).map(|(_, fault, _)| format!("{} (still to strike)", describe_fault(fault)));
+                let open: Vec<String> = struck.chain(to_come).collect();
                 if open.is_empty() {
                     seen(true, "every fault repaired")
                 } else {

@@ -314,6 +314,19 @@ fn a_solution_runs_answers_in_place_and_a_wrong_diagnosis_scores_nothing() {
 }
 
 #[test]
+fn a_fault_still_to_strike_is_not_repaired() {
+    let later = LAB.replace("rate = 200\nrepair", "rate = 200\nat = \"30m\"\nrepair");
+    let compiled = compile(&later).unwrap_or_else(|problems| panic!("{problems:?}"));
+    let bad = compiled.lab.variant(1).values["bad_hca"].clone();
+    let (before, _) = session_after(&compiled, &[]);
+    let observed = Fact::Repaired { node: None }.observe(&before.cluster, &Baseline::default());
+    assert!(!observed.holds && observed.seen.ends_with("(still to strike)"), "{observed:?}");
+    let reseat = format!("dctech reseat-cable gpu-002 {bad}");
+    let (after, _) = session_after(&compiled, &["sleep 1800", "sudo scontrol update nodename=gpu-002 state=drain reason=rail", &reseat]);
+    assert!(Fact::Repaired { node: None }.holds(&after.cluster, &Baseline::default()));
+}
+
+#[test]
 fn alternatives_must_earn_full_marks_and_mistakes_little() {
     let with_paths = format!(
         "{LAB}\n[[solution.alternatives]]\nname = \"From gpu-002's shell\"\nsteps = [\"ssh gpu-002\", \"ibstat\", \"answer port\"]\n\n[[solution.mistakes]]\nname = \"Blames mlx5_0\"\nat_most = \"10%\"\nanswers = {{ port = \"gpu-002 mlx5_0\" }}\n"
