@@ -555,7 +555,11 @@ fn record_xid_text(node: &mut super::Node, index: usize, xid: u32, at: i64, text
             gpu.needs_reset = true;
         }
         79 => gpu.health = GpuHealth::FallenOffBus,
-        92 => gpu.ecc.volatile_corrected += 1200,
+        // Lifetime counts hold what the volatile ones saw since the last reset.
+        92 => {
+            gpu.ecc.volatile_corrected += 1200;
+            gpu.ecc.aggregate_corrected += 1200;
+        }
         94 | 95 => {
             gpu.ecc.volatile_uncorrected += 1;
             gpu.ecc.aggregate_uncorrected += 1;
