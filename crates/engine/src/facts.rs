@@ -147,7 +147,7 @@ impl Fact {
                 seen(matches!(shown, SlurmShown::Idle | SlurmShown::Allocated) && found.up(cluster.now), format!("{node} is {}", shown.long()))
             }
             Fact::Repaired { node } => {
-                let on_node = |fault: &Fault| node.as_deref().is_none_or(|node| fault.node() == node);
+                let on_node = |fault: &Fault| node.as_deref().is_none_or(|node| fault.node() == node) && !fault.nothing_to_repair();
                 let struck =
                     cluster.injected.iter().filter(|injected| on_node(&injected.fault) && !injected.repaired).map(|injected| describe_fault(&injected.fault));
                 // A fault still to strike is not behind the trainee either: a

@@ -154,6 +154,13 @@ impl Fault {
         }
     }
 
+    /// Whether the fault leaves nothing to repair: an Xid that only logs
+    /// (an application's exception, a corrected-error rate) is evidence, not
+    /// damage, so a lab's `repaired` never waits on it.
+    pub fn nothing_to_repair(&self) -> bool {
+        matches!(self, Fault::GpuXid { xid: 13 | 31 | 43 | 45 | 61 | 92, .. })
+    }
+
     /// Whether resetting `gpu` clears this fault (what `nvidia-smi -r` clears:
     /// a pending row remap, volatile ECC errors, the Xids a reset recovers).
     pub fn cleared_by_reset(&self, gpu: u32) -> bool {
