@@ -637,6 +637,9 @@ impl Cluster {
                         gpu.utilization_pct = 100 - rng.range_u64(0, 3) as u32;
                         gpu.memory_utilization_pct = if waiting { 0 } else { 28 + rng.range_u64(0, 14) as u32 };
                         let busy = if waiting { rng.range_u64(180, 230) } else { rng.range_u64(590, 690) } as u32;
+                        // A GPU whose clocks are held down draws less, about in step with its clock.
+                        let clock_share = if slowed == 0 { 1.0 } else { f64::from(gpu.sm_clock_mhz) / f64::from(gpu.max_sm_clock_mhz.max(1)) };
+                        let busy = (f64::from(busy) * clock_share.clamp(0.4, 1.0)) as u32;
                         gpu.power_draw_w = busy.min(gpu.power_limit_w);
                         gpu.temperature_c = gpu.temperature_c.max(if waiting { 42 } else { 58 } + rng.range_u64(0, 9) as u32);
                         gpu.memory_temperature_c = gpu.temperature_c + 6;
