@@ -347,3 +347,29 @@ fn a_relaunch_waits_for_its_nodes_and_starts_when_they_are_free() {
     let mut restored = restored;
     assert_eq!(restored.run(&format!("cat ~/slurm-{id}.out; squeue; sacct")).stdout(), session.run(&format!("cat ~/slurm-{id}.out; squeue; sacct")).stdout());
 }
+
+#[test]
+fn a_power_cap_left_low_slows_the_job_until_the_default_limit_is_back() {
+    let cap = "[[faults]]\nkind = \"gpu-power-cap\"\nnode = \"gpu-002\"\ngpu = 3\nwatts = 350\nat = \"-30m\"\n";
+    let (_, mut session) = lab(cap);
+    let capped = mean(&step_times(&mut session, 5));
+    let (_, mut healthy) = lab("");
+    let baseline = mean(&step_times(&mut healthy, 5));
+    assert!(capped > baseline * 1.25 && capped < baseline * 1.45, "{capped} against {baseline}");
+    // The GPU runs at its limit with SW Power Cap active and its clock down; the others do not.
+    let row = session.run("ssh gpu-002 nvidia-smi -i 3 --query-gpu=power.draw,power.limit,power.default_limit,clocks.sm,clocks_event_reasons.sw_power_cap --format=csv,noheader").stdout();
+    let fields: Vec<&str> = row.trim().split(", ").collect();
+    assert_eq!(&fields[1..], ["350.00 W", "700.00 W", "1455 MHz", "Active"], "{row}");
+    assert!(fields[0].parse::<f64>().is_err() && fields[0].ends_with(" W") && fields[0].as_bytes()[0] == b'3', "{row}");
+    // A plain user cannot change it; a limit outside the board's range is refused; root restores it.
+    assert_eq!(session.run("ssh gpu-002 nvidia-smi -i 3 -pl 700").status, 4);
+    let refused = session.run("ssh gpu-002 sudo nvidia-smi -i 3 -pl 900");
+    assert_eq!(refused.status, 2);
+    assert!(refused.stdout().starts_with("Provided power limit 900.00 W is not a valid power limit which should be between 200.00 W and 700.00 W"));
+    let set = session.run("ssh gpu-002 sudo nvidia-smi -i 3 -pl 700");
+    assert_eq!(set.stdout(), "Power limit for GPU 00000000:64:00.0 was set to 700.00 W from 350.00 W.\nAll done.\n");
+    assert!(session.cluster.injected.iter().all(|injected| injected.repaired));
+    session.run("sleep 120");
+    let back = mean(&step_times(&mut session, 3));
+    assert!((back / baseline - 1.0).abs() < 0.02, "{back} against {baseline}");
+}

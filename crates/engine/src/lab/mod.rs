@@ -330,6 +330,7 @@ pub const FAULT_KINDS: &[(&str, &[&str], &[&str])] = &[
     ("gpu-row-remap-pending", &["node", "gpu"], &[]),
     ("gpu-thermal-slowdown", &["node", "gpu"], &[]),
     ("gpu-power-brake", &["node", "gpu"], &[]),
+    ("gpu-power-cap", &["node", "gpu", "watts"], &[]),
     ("gpu-pcie-degraded", &["node", "gpu"], &["gen", "width"]),
     ("nvlink-down", &["node", "gpu", "links"], &[]),
     ("fabric-manager-down", &["node"], &[]),

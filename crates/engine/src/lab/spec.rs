@@ -72,6 +72,8 @@ pub struct FaultSpec {
     pub rate: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mtu: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watts: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub links: Option<LinksSpec>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -110,6 +112,7 @@ impl FaultSpec {
             "gpu-row-remap-pending" => Fault::GpuRowRemapPending { node, gpu: gpu()? },
             "gpu-thermal-slowdown" => Fault::GpuThermalSlowdown { node, gpu: gpu()? },
             "gpu-power-brake" => Fault::GpuPowerBrake { node, gpu: gpu()? },
+            "gpu-power-cap" => Fault::GpuPowerCap { node, gpu: gpu()?, watts: whole("watts", &required("watts", &self.watts)?, values)? },
             "gpu-pcie-degraded" => Fault::GpuPcieDegraded { node, gpu: gpu()?, gen: optional_u8("gen", &self.gen)?, width: optional_u8("width", &self.width)? },
             "nvlink-down" => {
                 let links = match self.links.as_ref().ok_or_else(|| missing("links"))? {

@@ -30,6 +30,8 @@ pub enum Change {
     ResetGpu { node: String, gpu: u32 },
     /// `scontrol update NodeName=... State=...`.
     SetScheduler { node: String, state: SchedulerState, reason: Option<String> },
+    /// `nvidia-smi -i GPU -pl WATTS`: the GPU's enforced power limit.
+    SetPowerLimit { node: String, gpu: u32, watts: u32 },
     /// `systemctl restart nvidia-fabricmanager`.
     RestartFabricManager { node: String },
     /// `systemctl stop nvidia-fabricmanager`.
@@ -131,6 +133,7 @@ impl RepairTarget {
             | GpuRowRemapPending { gpu, .. }
             | GpuThermalSlowdown { gpu, .. }
             | GpuPowerBrake { gpu, .. }
+            | GpuPowerCap { gpu, .. }
             | GpuPcieDegraded { gpu, .. }
             | NvlinkDown { gpu, .. } => (RepairTarget::Gpu, gpu.to_string()),
             HcaPortDown { hca, .. } | HcaLinkDegraded { hca, .. } | HcaSymbolErrors { hca, .. } | HcaMtu { hca, .. } | HcaPcieDegraded { hca, .. } => {
@@ -145,6 +148,7 @@ impl Change {
     pub fn node(&self) -> &str {
         match self {
             Change::ResetGpu { node, .. }
+            | Change::SetPowerLimit { node, .. }
             | Change::SetScheduler { node, .. }
             | Change::RestartFabricManager { node }
             | Change::StopFabricManager { node }
@@ -211,6 +215,17 @@ impl Cluster {
                 }
             }
         }
+        if let Change::SetPowerLimit { node, gpu, watts } = change {
+            // The default limit back: a cap left low is over.
+            let default = self.node(node).and_then(|n| n.gpu(*gpu)).map(|g| g.default_power_limit_w);
+            for injected in &mut self.injected {
+                if matches!(&injected.fault, super::fault::Fault::GpuPowerCap { node: n, gpu: g, .. } if n == node && g == gpu)
+                    && default.is_some_and(|d| *watts >= d)
+                {
+                    injected.repaired = true;
+                }
+            }
+        }
         if let Change::Reboot { node, power_cycle, by_slurm } = change {
             for injected in &mut self.injected {
                 let hung = *power_cycle && matches!(injected.fault, super::fault::Fault::NodeDown { .. });
@@ -238,11 +253,8 @@ impl Cluster {
             let mut repaired = false;
             for injected in &mut self.injected {
                 let (_, fault_target) = RepairTarget::of(&injected.fault);
-                if !injected.repaired
-                    && injected.fault.node() == node
-                    && injected.repairs.iter().any(|a| a == action)
-                    && (fault_target.is_empty() || fault_target == *target)
-                {
+                let asked = injected.repairs.iter().any(|a| a == action) && (fault_target.is_empty() || fault_target == *target);
+                if !injected.repaired && injected.fault.node() == node && asked {
                     injected.repaired = true;
                     repaired = true;
                 }
@@ -413,6 +425,11 @@ impl Cluster {
                         link.active = true;
                     }
                     gpu.needs_reset = false;
+                }
+            }
+            Change::SetPowerLimit { gpu, watts, .. } => {
+                if let Some(gpu) = node.gpus.iter_mut().find(|g| g.index == *gpu) {
+                    gpu.power_limit_w = *watts;
                 }
             }
             Change::SetScheduler { state, reason, .. } => {

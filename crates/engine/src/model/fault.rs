@@ -21,22 +21,88 @@ pub enum PortDown {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fault {
-    GpuXid { node: String, gpu: u32, xid: u32 },
-    GpuFallenOffBus { node: String, gpu: u32 },
-    GpuEccUncorrectable { node: String, gpu: u32, count: u64 },
-    GpuRowRemapPending { node: String, gpu: u32 },
-    GpuThermalSlowdown { node: String, gpu: u32 },
-    GpuPowerBrake { node: String, gpu: u32 },
-    GpuPcieDegraded { node: String, gpu: u32, gen: Option<u8>, width: Option<u8> },
-    NvlinkDown { node: String, gpu: u32, links: Vec<u32> },
-    FabricManagerDown { node: String },
-    HcaPortDown { node: String, hca: String, state: PortDown },
-    HcaLinkDegraded { node: String, hca: String, rate: Option<u32>, width: Option<u8> },
-    HcaSymbolErrors { node: String, hca: String, count: u64 },
-    HcaMtu { node: String, hca: String, mtu: u32 },
-    HcaPcieDegraded { node: String, hca: String, gen: Option<u8>, width: Option<u8> },
-    NodeDown { node: String, reason: String },
-    NodeDrain { node: String, reason: String },
+    GpuXid {
+        node: String,
+        gpu: u32,
+        xid: u32,
+    },
+    GpuFallenOffBus {
+        node: String,
+        gpu: u32,
+    },
+    GpuEccUncorrectable {
+        node: String,
+        gpu: u32,
+        count: u64,
+    },
+    GpuRowRemapPending {
+        node: String,
+        gpu: u32,
+    },
+    GpuThermalSlowdown {
+        node: String,
+        gpu: u32,
+    },
+    GpuPowerBrake {
+        node: String,
+        gpu: u32,
+    },
+    /// A software power limit below the board's default (`nvidia-smi -pl`
+    /// left low by a script or an experiment).
+    GpuPowerCap {
+        node: String,
+        gpu: u32,
+        watts: u32,
+    },
+    GpuPcieDegraded {
+        node: String,
+        gpu: u32,
+        gen: Option<u8>,
+        width: Option<u8>,
+    },
+    NvlinkDown {
+        node: String,
+        gpu: u32,
+        links: Vec<u32>,
+    },
+    FabricManagerDown {
+        node: String,
+    },
+    HcaPortDown {
+        node: String,
+        hca: String,
+        state: PortDown,
+    },
+    HcaLinkDegraded {
+        node: String,
+        hca: String,
+        rate: Option<u32>,
+        width: Option<u8>,
+    },
+    HcaSymbolErrors {
+        node: String,
+        hca: String,
+        count: u64,
+    },
+    HcaMtu {
+        node: String,
+        hca: String,
+        mtu: u32,
+    },
+    HcaPcieDegraded {
+        node: String,
+        hca: String,
+        gen: Option<u8>,
+        width: Option<u8>,
+    },
+    NodeDown {
+        node: String,
+        reason: String,
+    },
+    NodeDrain {
+        node: String,
+        reason: String,
+    },
 }
 
 /// Why a fault cannot apply to a cluster, and which of its fields is at fault.
@@ -99,6 +165,7 @@ impl Fault {
             Fault::GpuRowRemapPending { .. } => "gpu-row-remap-pending",
             Fault::GpuThermalSlowdown { .. } => "gpu-thermal-slowdown",
             Fault::GpuPowerBrake { .. } => "gpu-power-brake",
+            Fault::GpuPowerCap { .. } => "gpu-power-cap",
             Fault::GpuPcieDegraded { .. } => "gpu-pcie-degraded",
             Fault::NvlinkDown { .. } => "nvlink-down",
             Fault::FabricManagerDown { .. } => "fabric-manager-down",
@@ -122,6 +189,7 @@ impl Fault {
             | Fault::GpuRowRemapPending { gpu, .. }
             | Fault::GpuThermalSlowdown { gpu, .. }
             | Fault::GpuPowerBrake { gpu, .. }
+            | Fault::GpuPowerCap { gpu, .. }
             | Fault::GpuPcieDegraded { gpu, .. }
             | Fault::NvlinkDown { gpu, .. } => format!("gpu {gpu}"),
             Fault::HcaPortDown { hca, .. }
@@ -141,6 +209,7 @@ impl Fault {
             | Fault::GpuRowRemapPending { node, .. }
             | Fault::GpuThermalSlowdown { node, .. }
             | Fault::GpuPowerBrake { node, .. }
+            | Fault::GpuPowerCap { node, .. }
             | Fault::GpuPcieDegraded { node, .. }
             | Fault::NvlinkDown { node, .. }
             | Fault::FabricManagerDown { node }
@@ -178,7 +247,8 @@ impl Fault {
     /// a node that is down cannot run `reboot` at all.
     pub fn cleared_by_reboot(&self) -> bool {
         match self {
-            Fault::GpuFallenOffBus { .. } | Fault::FabricManagerDown { .. } | Fault::GpuXid { xid: 79, .. } => true,
+            // A limit set with nvidia-smi lasts until the driver reloads.
+            Fault::GpuFallenOffBus { .. } | Fault::FabricManagerDown { .. } | Fault::GpuXid { xid: 79, .. } | Fault::GpuPowerCap { .. } => true,
             Fault::GpuRowRemapPending { gpu, .. } | Fault::GpuEccUncorrectable { gpu, .. } | Fault::GpuXid { gpu, .. } => self.cleared_by_reset(*gpu),
             _ => false,
         }
@@ -291,6 +361,18 @@ impl Fault {
                 let gpu = &mut node.gpus[index];
                 gpu.throttle_reasons = throttle::HW_SLOWDOWN | throttle::HW_POWER_BRAKE_SLOWDOWN;
                 gpu.sm_clock_mhz = 382;
+            }
+            Fault::GpuPowerCap { gpu, watts, .. } => {
+                let index = gpu_at(*gpu)?;
+                let gpu = &mut node.gpus[index];
+                let (min, max) = (gpu.min_power_limit_w(), gpu.default_power_limit_w);
+                if !(min..max).contains(watts) {
+                    return Err(FaultError::new(
+                        "watts",
+                        format!("`watts` must be from {min} (the board's minimum) to {} (below its default {max} W), not {watts}", max - 1),
+                    ));
+                }
+                gpu.power_limit_w = *watts;
             }
             Fault::GpuPcieDegraded { gpu, gen, width, .. } => {
                 let index = gpu_at(*gpu)?;

@@ -137,7 +137,10 @@ pub struct Gpu {
     pub vbios: String,
     pub memory_total_mib: u64,
     pub memory_used_mib: u64,
+    /// The enforced power limit (`nvidia-smi -pl` changes it).
     pub power_limit_w: u32,
+    /// The board's default, which is also its maximum.
+    pub default_power_limit_w: u32,
     pub power_draw_w: u32,
     pub temperature_c: u32,
     pub memory_temperature_c: u32,
@@ -183,7 +186,29 @@ pub struct GpuProcess {
     pub used_mib: u64,
 }
 
+/// What a busy GPU of this board would draw uncapped, as a share of its
+/// default limit: a training step runs near, not at, the limit.
+const BUSY_SHARE_OF_LIMIT: f64 = 0.92;
+
 impl Gpu {
+    /// The lowest limit `nvidia-smi -pl` accepts: 200 W on 700 W boards, 100 W
+    /// on smaller ones (the captures' `Min Power Limit`).
+    pub fn min_power_limit_w(&self) -> u32 {
+        if self.default_power_limit_w >= 700 {
+            200
+        } else {
+            100
+        }
+    }
+
+    /// The share of its top clock a busy GPU keeps under its power limit:
+    /// 1 at the default; below what a step draws, the clock falls with the
+    /// square root of the power left (voltage falls with the clock).
+    pub fn power_capped_clock_share(&self) -> f64 {
+        let busy = f64::from(self.default_power_limit_w) * BUSY_SHARE_OF_LIMIT;
+        (f64::from(self.power_limit_w) / busy).sqrt().clamp(0.3, 1.0)
+    }
+
     /// `00000000:04:00.0` as the kernel writes it: `0000:04:00.0`.
     pub fn kernel_bus_id(&self) -> String {
         self.bus_id.get(4..).unwrap_or(&self.bus_id).to_ascii_lowercase()

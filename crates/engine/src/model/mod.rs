@@ -626,6 +626,7 @@ fn build_gpu(preset: &Preset, hostname: &str, index: u32, bus: u8, persistence: 
         memory_total_mib: spec.memory_total_mib,
         memory_used_mib: spec.idle_memory_used_mib,
         power_limit_w: spec.power_limit_w,
+        default_power_limit_w: spec.power_limit_w,
         power_draw_w: rng.range_u64(u64::from(spec.idle_power_w.0), u64::from(spec.idle_power_w.1)) as u32,
         temperature_c,
         memory_temperature_c: temperature_c + rng.range_u64(2, 6) as u32,

@@ -44,14 +44,16 @@ pub fn flops_per_token(params_b: f64, seq_len: u32) -> f64 {
 }
 
 /// How much of its top clock a GPU computes at: a slowdown (thermal, power
-/// brake) holds the SM clock down and the job's steps with it.
+/// brake) holds the SM clock down and the job's steps with it, and a power
+/// limit below what a step draws caps it.
 fn clock_share(gpu: &Gpu) -> f64 {
     let slowed = throttle::HW_SLOWDOWN | throttle::HW_THERMAL_SLOWDOWN | throttle::SW_THERMAL_SLOWDOWN | throttle::HW_POWER_BRAKE_SLOWDOWN;
-    if gpu.throttle_reasons & slowed == 0 || gpu.max_sm_clock_mhz == 0 {
+    let held = if gpu.throttle_reasons & slowed == 0 || gpu.max_sm_clock_mhz == 0 {
         1.0
     } else {
         (f64::from(gpu.sm_clock_mhz) / f64::from(gpu.max_sm_clock_mhz)).clamp(0.01, 1.0)
-    }
+    };
+    held.min(gpu.power_capped_clock_share())
 }
 
 /// One step of `spec` on the cluster as it is, or what stops it.

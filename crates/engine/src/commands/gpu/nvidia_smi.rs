@@ -63,6 +63,12 @@ static SIGNATURE: Signature = Signature {
         Flag { short: None, long: Some("help-query-gpu"), value: None, help: "List the fields --query-gpu accepts." },
         Flag { short: Some('r'), long: Some("gpu-reset"), value: None, help: "Reset the GPU that -i names (needs -i; the GPU must be idle)." },
         Flag {
+            short: None,
+            long: Some("power-limit"),
+            value: Some("WATTS"),
+            help: "-pl: set the power limit of the GPUs -i names (all without -i), in W, between the board's minimum and its default.",
+        },
+        Flag {
             short: Some('l'),
             long: Some("loop"),
             value: Some("SEC"),
@@ -81,6 +87,7 @@ static SIGNATURE: Signature = Signature {
             command: "nvidia-smi --query-gpu=index,ecc.errors.uncorrected.volatile.total,temperature.gpu,power.draw,clocks.sm --format=csv,noheader",
             description: "memory errors, temperature, power and clocks without the header",
         },
+        Example { command: "sudo nvidia-smi -i 3 -pl 700", description: "set GPU 3's power limit back to 700 W (its default)" },
         Example { command: "nvidia-smi -q -d ECC,ROW_REMAPPER", description: "ECC counters and row-remapper state of every GPU" },
         Example { command: "nvidia-smi -q -d PERFORMANCE,PCI", description: "throttle reasons and PCIe link of every GPU" },
         Example { command: "nvidia-smi nvlink -s", description: "the speed of every NVLink; down links read <inactive>" },
@@ -106,6 +113,7 @@ enum Mode {
     Version,
     Help,
     Reset,
+    PowerLimit(String),
 }
 
 impl Command for NvidiaSmi {
@@ -132,7 +140,9 @@ impl Command for NvidiaSmi {
         let mut format: Option<String> = None;
         let mut sections: Option<String> = None;
         let mut interval: Option<u64> = None;
-        for arg in scan(&SIGNATURE, invocation.args()) {
+        // `-pl` is one option of two letters, not -p and -l.
+        let args: Vec<String> = invocation.args().iter().map(|arg| if arg == "-pl" { "--power-limit".to_string() } else { arg.clone() }).collect();
+        for arg in scan(&SIGNATURE, &args) {
             match arg {
                 Arg::Flag(flag, _) if flag.short == Some('a') => mode = Mode::Query,
                 Arg::Flag(flag, value) => match (flag.long, value) {
@@ -147,6 +157,7 @@ impl Command for NvidiaSmi {
                     (Some("display"), value) => sections = value,
                     (Some("id"), value) => ids = value,
                     (Some("gpu-reset"), _) => mode = Mode::Reset,
+                    (Some("power-limit"), Some(watts)) => mode = Mode::PowerLimit(watts),
                     (Some("loop"), Some(seconds)) => match seconds.parse::<u64>() {
                         Ok(n) if n > 0 => interval = Some(n.min(3600)),
                         _ => return invalid_arguments(),
@@ -171,6 +182,7 @@ impl Command for NvidiaSmi {
         let node = invocation.node;
         match mode {
             Mode::Reset => reset(invocation.cluster, node, ids.as_deref(), crate::commands::is_root(invocation.env)),
+            Mode::PowerLimit(watts) => power_limit(node, ids.as_deref(), &watts, crate::commands::is_root(invocation.env)),
             Mode::Help => Output::ok(help_text(cluster)),
             Mode::HelpQueryGpu => Output::ok(query::help_query_gpu()),
             Mode::Version => Output::ok(version_text(cluster)),
@@ -187,7 +199,7 @@ impl Command for NvidiaSmi {
                     Mode::Query => report::query(cluster, node, &gpus, sections.as_deref(), node.gpus.iter().filter(|gpu| gpu.is_visible()).count()),
                     Mode::QueryGpu(fields) => query::query_gpu(cluster, &gpus, &fields, format.as_deref().unwrap_or("")),
                     Mode::QueryApps(fields) => query::query_compute_apps(&gpus, &fields, format.as_deref().unwrap_or("")),
-                    Mode::Help | Mode::HelpQueryGpu | Mode::Version | Mode::Reset => Output::default(),
+                    Mode::Help | Mode::HelpQueryGpu | Mode::Version | Mode::Reset | Mode::PowerLimit(_) => Output::default(),
                 };
                 output.stderr = stderr + &output.stderr;
                 output.duration_ms = 150;
@@ -291,6 +303,51 @@ fn reset(cluster: &crate::model::Cluster, node: &Node, ids: Option<&str>, root: 
     for gpu in visible {
         out.stdout += &format!("GPU {} was successfully reset.\n", gpu.bus_id);
         out.changes.push(Change::ResetGpu { node: node.hostname.clone(), gpu: gpu.index });
+    }
+    out.stdout += "All done.\n";
+    out
+}
+
+/// `nvidia-smi [-i N] -pl WATTS`: each GPU's new limit, returned as a
+/// [`Change::SetPowerLimit`]. The success line and the out-of-range lines
+/// are as public transcripts quote them; nvidia-smi checks every GPU before
+/// it changes any ("Terminating early"). As a plain user NVML answers
+/// NVML_ERROR_NO_PERMISSION and nvidia-smi exits 4, as for a reset; that
+/// line's wording is modelled on the reset's and unverified.
+fn power_limit(node: &Node, ids: Option<&str>, watts: &str, root: bool) -> Output {
+    let Ok(asked) = watts.trim().parse::<f64>() else {
+        return invalid_arguments();
+    };
+    if !asked.is_finite() || asked < 0.0 {
+        return invalid_arguments();
+    }
+    let Some(gpus) = select(node, ids) else {
+        return Output::ok("No devices were found\n").with_status(EXIT_NOT_FOUND);
+    };
+    let (visible, stderr) = reachable(&gpus);
+    if !stderr.is_empty() {
+        return Output { stderr, status: EXIT_GPU_LOST, duration_ms: 150, ..Output::default() };
+    }
+    for gpu in &visible {
+        let (min, max) = (gpu.min_power_limit_w(), gpu.default_power_limit_w);
+        if asked < f64::from(min) || asked > f64::from(max) {
+            let text = format!(
+                "Provided power limit {asked:.2} W is not a valid power limit which should be between {min}.00 W and {max}.00 W for GPU {}\nTerminating early due to previous errors.\n",
+                gpu.bus_id
+            );
+            return Output { stdout: text, status: EXIT_INVALID_ARGUMENT, duration_ms: 50, ..Output::default() };
+        }
+    }
+    if !root {
+        let lines: String = visible.iter().map(|gpu| format!("Unable to set the power limit of GPU {}: Insufficient Permissions\n", gpu.bus_id)).collect();
+        return Output { stdout: lines + "Terminating early due to previous errors.\n", status: EXIT_NO_PERMISSION, duration_ms: 50, ..Output::default() };
+    }
+    // NVML takes milliwatts; the limit is kept in whole watts.
+    let watts = asked.round() as u32;
+    let mut out = Output { duration_ms: 100 * visible.len() as u64, ..Output::default() };
+    for gpu in visible {
+        out.stdout += &format!("Power limit for GPU {} was set to {:.2} W from {}.00 W.\n", gpu.bus_id, asked, gpu.power_limit_w);
+        out.changes.push(Change::SetPowerLimit { node: node.hostname.clone(), gpu: gpu.index, watts });
     }
     out.stdout += "All done.\n";
     out

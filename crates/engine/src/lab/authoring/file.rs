@@ -180,6 +180,7 @@ pub struct FaultTable {
     pub width: Option<Spanned<Scalar>>,
     pub rate: Option<Spanned<Scalar>>,
     pub mtu: Option<Spanned<Scalar>>,
+    pub watts: Option<Spanned<Scalar>>,
     pub links: Option<Spanned<Links>>,
     pub state: Option<Spanned<String>>,
     pub reason: Option<Spanned<String>>,
@@ -287,7 +288,7 @@ pub(crate) const CLUSTER_KEYS: &[&str] =
     &["preset", "nodes", "count", "driver", "cuda", "nccl", "dcgm", "fabric", "hcas", "persistence", "slurm", "kubernetes", "storage_gb_per_s"];
 pub(crate) const VAR_KEYS: &[&str] = &["one_of", "range"];
 pub(crate) const FAULT_KEYS: &[&str] =
-    &["kind", "node", "gpu", "hca", "xid", "count", "gen", "width", "rate", "mtu", "links", "state", "reason", "repair", "at"];
+    &["kind", "node", "gpu", "hca", "xid", "count", "gen", "width", "rate", "mtu", "watts", "links", "state", "reason", "repair", "at"];
 pub(crate) const JOB_KEYS: &[&str] = &[
     "name",
     "kind",
@@ -857,6 +858,7 @@ fn fault_table(t: &Table, problems: &mut Vec<Problem>) -> FaultTable {
         width: t.optional(problems, "width", spanned_scalar),
         rate: t.optional(problems, "rate", spanned_scalar),
         mtu: t.optional(problems, "mtu", spanned_scalar),
+        watts: t.optional(problems, "watts", spanned_scalar),
         links: t.optional(problems, "links", |v| {
             let links = match v.get_ref() {
                 DeValue::Array(_) => Links::List(list(v, scalar)?),

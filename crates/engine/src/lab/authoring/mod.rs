@@ -378,6 +378,7 @@ fn fault_spec(table: &FaultTable) -> FaultSpec {
         width: number(&table.width),
         rate: number(&table.rate),
         mtu: number(&table.mtu),
+        watts: number(&table.watts),
         links: table.links.as_ref().map(|links| match links.get_ref() {
             Links::Count(n) => LinksSpec::Count(n.as_text()),
             Links::List(list) => LinksSpec::List(list.iter().map(Scalar::as_text).collect()),
@@ -646,6 +647,7 @@ fn present_fields(fault: &FaultTable) -> Vec<(&'static str, Range<usize>)> {
     field!(width);
     field!(rate);
     field!(mtu);
+    field!(watts);
     field!(links);
     field!(state);
     field!(reason);

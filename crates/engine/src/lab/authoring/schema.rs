@@ -144,6 +144,7 @@ pub fn json_schema() -> String {
           "width": {{ "$ref": "#/$defs/templated_int" }},
           "rate": {{ "$ref": "#/$defs/templated_int" }},
           "mtu": {{ "$ref": "#/$defs/templated_int" }},
+          "watts": {{ "$ref": "#/$defs/templated_int", "description": "gpu-power-cap: the limit in W, below the board's default" }},
           "links": {{ "oneOf": [{{ "$ref": "#/$defs/templated_int" }}, {{ "type": "array", "items": {{ "$ref": "#/$defs/templated_int" }} }}] }},
           "state": {{ "enum": {port_states} }},
           "reason": {{ "type": "string" }},

@@ -627,7 +627,8 @@ impl Cluster {
                 let Some(node) = self.node_mut(host) else { continue };
                 for gpu in node.gpus.iter_mut().take(workload.spec.gpus_per_node as usize) {
                     let mut rng = Rng::derive(seed, &["workload", host, &gpu.index.to_string(), &workload.job_id.to_string()]);
-                    let slowed = gpu.throttle_reasons & !throttle::GPU_IDLE;
+                    // The power cap is decided here, by the work: recomputed each time.
+                    let slowed = gpu.throttle_reasons & !(throttle::GPU_IDLE | throttle::SW_POWER_CAP);
                     let pid = workload.pid(node_at, gpu.index);
                     gpu.processes.retain(|p| p.pid != pid);
                     if running {
@@ -640,12 +641,16 @@ impl Cluster {
                         // A GPU whose clocks are held down draws less, about in step with its clock.
                         let clock_share = if slowed == 0 { 1.0 } else { f64::from(gpu.sm_clock_mhz) / f64::from(gpu.max_sm_clock_mhz.max(1)) };
                         let busy = (f64::from(busy) * clock_share.clamp(0.4, 1.0)) as u32;
-                        gpu.power_draw_w = busy.min(gpu.power_limit_w);
+                        // A step that would draw more than the limit runs at the limit, its clock capped.
+                        let capped = !waiting && busy > gpu.power_limit_w;
+                        gpu.power_draw_w = if capped { gpu.power_limit_w - rng.range_u64(1, 6) as u32 } else { busy };
                         gpu.temperature_c = gpu.temperature_c.max(if waiting { 42 } else { 58 } + rng.range_u64(0, 9) as u32);
                         gpu.memory_temperature_c = gpu.temperature_c + 6;
-                        gpu.throttle_reasons = slowed;
+                        gpu.throttle_reasons = slowed | if capped { throttle::SW_POWER_CAP } else { 0 };
                         if slowed == 0 {
-                            gpu.sm_clock_mhz = gpu.max_sm_clock_mhz;
+                            let share = if capped { gpu.power_capped_clock_share() } else { 1.0 };
+                            // Clocks move in 15 MHz steps.
+                            gpu.sm_clock_mhz = (f64::from(gpu.max_sm_clock_mhz) * share / 15.0) as u32 * 15;
                         }
                     } else {
                         gpu.memory_used_mib = idle.0;

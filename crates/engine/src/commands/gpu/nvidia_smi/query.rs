@@ -135,6 +135,27 @@ static FIELDS: &[Field] = &[
         help: "The power management limit, W.",
         read: |_, g| measure(watts(g.power_limit_w)),
     },
+    Field {
+        names: &["power.default_limit"],
+        unit: Some("W"),
+        cached: false,
+        help: "The default power management limit, W.",
+        read: |_, g| measure(watts(g.default_power_limit_w)),
+    },
+    Field {
+        names: &["power.min_limit"],
+        unit: Some("W"),
+        cached: false,
+        help: "The lowest power limit that can be set, W.",
+        read: |_, g| measure(watts(g.min_power_limit_w())),
+    },
+    Field {
+        names: &["power.max_limit"],
+        unit: Some("W"),
+        cached: false,
+        help: "The highest power limit that can be set, W.",
+        read: |_, g| measure(watts(g.default_power_limit_w)),
+    },
     Field { names: &["clocks.sm", "clocks.current.sm"], unit: Some("MHz"), cached: false, help: "Current SM clock.", read: |_, g| measure(g.sm_clock_mhz) },
     Field {
         names: &["clocks.gr", "clocks.current.graphics"],

@@ -725,8 +725,7 @@ fn temperature(r: &mut Report) {
 fn power(r: &mut Report) {
     let d = r.d;
     let gpu = r.gpu;
-    // 700 W parts allow 200 W at least (captures); smaller parts 100 W (A100).
-    let min = if gpu.power_limit_w >= 700 { 200 } else { 100 };
+    let min = gpu.min_power_limit_w();
     let limit = r.live(watts(gpu.power_limit_w));
     let draw = r.live(watts(gpu.power_draw_w));
     if d.legacy() {
@@ -734,10 +733,10 @@ fn power(r: &mut Report) {
         r.kv(2, "Power Management", "Supported");
         r.kv(2, "Power Draw", draw);
         r.kv(2, "Power Limit", &limit);
-        r.kv(2, "Default Power Limit", watts(gpu.power_limit_w));
+        r.kv(2, "Default Power Limit", watts(gpu.default_power_limit_w));
         r.kv(2, "Enforced Power Limit", &limit);
         r.kv(2, "Min Power Limit", watts(min));
-        r.kv(2, "Max Power Limit", watts(gpu.power_limit_w));
+        r.kv(2, "Max Power Limit", watts(gpu.default_power_limit_w));
         return;
     }
     // 570 split the reading into a 1 s average and an instantaneous sample
@@ -754,9 +753,9 @@ fn power(r: &mut Report) {
     readings(r, &draw);
     r.kv(2, "Current Power Limit", &limit);
     r.kv(2, "Requested Power Limit", &limit);
-    r.kv(2, "Default Power Limit", r.live(watts(gpu.power_limit_w)));
+    r.kv(2, "Default Power Limit", r.live(watts(gpu.default_power_limit_w)));
     r.kv(2, "Min Power Limit", r.live(watts(min)));
-    r.kv(2, "Max Power Limit", r.live(watts(gpu.power_limit_w)));
+    r.kv(2, "Max Power Limit", r.live(watts(gpu.default_power_limit_w)));
     // From 545 (absent in both 535 outputs); HBM power on Hopper, N/A on A100.
     // The trailing space after the heading is the real tool's (FACTS.md §2).
     if d.major >= 545 {
