@@ -370,3 +370,15 @@ fn a_background_server_is_a_job_until_its_client_finishes() {
     assert!(both > 1.8 * 46000.0, "bidirectional sums both directions: {both}");
     assert!(out.background.contains("BW average"));
 }
+
+#[test]
+fn a_background_servers_report_goes_to_the_terminal_not_into_the_clients_pipe() {
+    let mut session = Session::new(h100(), "gpu-001");
+    session.run("ssh gpu-002 ib_write_bw -d mlx5_0 --report_gbits &");
+    let piped = session.run("ib_write_bw -d mlx5_0 --report_gbits gpu-002 | tail -n 2");
+    let text = piped.stdout();
+    let (tail, terminal) = text.split_at(text.find(" local address").expect("the server's report follows"));
+    assert!(tail.starts_with(" 65536 ") && tail.ends_with(&format!("{}\n", "-".repeat(87))), "{text}");
+    assert_eq!(tail.lines().count(), 2, "{text}");
+    assert!(terminal.contains("BW average"), "{text}");
+}

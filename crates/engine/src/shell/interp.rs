@@ -162,6 +162,9 @@ pub(crate) struct Interp<'c, 's> {
     /// prints as a client here ends it goes to `diverted`, for its shell.
     pub servers_elsewhere: Vec<(String, u16)>,
     pub diverted: Vec<((String, u16), String)>,
+    /// What a background job of this shell printed while the line's output
+    /// went into a pipe or a file: it belongs on the terminal, after the line.
+    pub to_terminal: String,
     /// What runs, for grading: shared with every nested line.
     pub log: ExecLog,
     /// Where the log stood when the command running now started, and its
@@ -205,6 +208,7 @@ impl<'c, 's> Interp<'c, 's> {
             process_files: Vec::new(),
             servers_elsewhere: Vec::new(),
             diverted: Vec::new(),
+            to_terminal: String::new(),
             log: ExecLog::default(),
             running: (0, None),
             scheduled: None,
@@ -750,12 +754,17 @@ impl<'c, 's> Interp<'c, 's> {
             _ => Stream::Stdout,
         };
         self.emit(out, stream, output.stdout);
-        let ended_elsewhere = output.changes.iter().find_map(|change| match change {
-            Change::StopListening { node, port } => self.servers_elsewhere.iter().find(|(n, p)| n == node && p == port).cloned(),
+        let ended = output.changes.iter().find_map(|change| match change {
+            Change::StopListening { node, port } => Some((node.clone(), *port)),
             _ => None,
         });
+        let ended_elsewhere = ended.as_ref().filter(|server| self.servers_elsewhere.contains(server));
+        // A server this shell started at an earlier prompt prints to the terminal, not
+        // into this command's pipe (one started in this line shares its output).
+        let started_earlier = ended.as_ref().is_some_and(|server| self.session.as_ref().is_some_and(|s| s.serving.contains(server)));
         match ended_elsewhere {
-            Some(server) if !output.background.is_empty() => self.diverted.push((server, output.background)),
+            Some(server) if !output.background.is_empty() => self.diverted.push((server.clone(), output.background)),
+            _ if started_earlier && self.capturing > 0 => self.to_terminal.push_str(&output.background),
             _ => self.emit(out, Stream::Stdout, output.background),
         }
         out.timeline.push((self.line_ms, out.len()));

@@ -347,6 +347,10 @@ impl Session {
             }
             let mut transcript = interp.run_line(line, "");
             transcript.executions = interp.log.take();
+            if !interp.to_terminal.is_empty() {
+                transcript.push(Stream::Stdout, std::mem::take(&mut interp.to_terminal));
+                transcript.timeline.push((transcript.duration_ms, transcript.len()));
+            }
             let diverted = std::mem::take(&mut interp.diverted);
             (transcript, interp.into_changed_cluster(), diverted)
         };
