@@ -213,9 +213,38 @@ pub fn parse_number(response: &str, expected: Option<&str>) -> Option<f64> {
     if rest == expected || (!exact && rest.eq_ignore_ascii_case(expected)) {
         return Some(value);
     }
+    // A count over time (`errors/h`) in the operator's words: `1200 per hour`, `20/min`.
+    if let (Some(given), Some(wanted)) = (per_period(rest), per_period(expected)) {
+        return Some(value * wanted / given).filter(|n| n.is_finite());
+    }
     let (quantity, factor) = unit(rest)?;
     let (expected_quantity, expected_factor) = unit(expected)?;
     (quantity == expected_quantity).then(|| value * factor / expected_factor).filter(|n| n.is_finite())
+}
+
+/// The seconds in the period of a count over time: `errors/h`, `/hour`,
+/// `per hour`, `an hour`, `errors per minute`. None for a unit of some
+/// quantity over time (`Gb/s` is a bandwidth, not a count).
+fn per_period(text: &str) -> Option<f64> {
+    let text = text.trim().to_ascii_lowercase();
+    let (counted, period) = match text.split_once('/') {
+        Some((counted, period)) => (counted.trim().to_string(), period.trim().to_string()),
+        None => {
+            let words: Vec<&str> = text.split_whitespace().collect();
+            let at = words.iter().position(|w| matches!(*w, "per" | "a" | "an" | "every"))?;
+            (words[..at].join(" "), words[at + 1..].join(" "))
+        }
+    };
+    if !counted.chars().all(|c| c.is_alphabetic() || c == ' ') || (!counted.is_empty() && unit(&counted).is_some()) {
+        return None;
+    }
+    Some(match period.as_str() {
+        "s" | "sec" | "second" => 1.0,
+        "min" | "minute" => 60.0,
+        "h" | "hr" | "hour" => 3600.0,
+        "d" | "day" => 86_400.0,
+        _ => return None,
+    })
 }
 
 /// The number in `response` with a leading label dropped (`GPU 0`, `Xid

@@ -34,6 +34,13 @@ fn numbers_convert_between_units_of_one_quantity() {
     assert_eq!(parse_number("lots", gbs), None);
     assert_eq!(parse_number("1e999", gbs), None);
     assert_eq!(parse_number("5 W", None), None);
+    // A count over time, as operators write it.
+    let rate = Some("errors/h");
+    for written in ["1200", "1200 errors/h", "1200/h", "1200 per hour", "1,200 errors per hour", "20 per minute", "20/min", "1200 an hour"] {
+        assert_eq!(parse_number(written, rate), Some(1200.0), "{written}");
+    }
+    assert_eq!(parse_number("1200 Gb/h", rate), None);
+    assert_eq!(parse_number("1200 per fortnight", rate), None);
 }
 
 const LAB: &str = r#"
