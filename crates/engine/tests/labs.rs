@@ -243,3 +243,19 @@ fn diagnostics_show_long_lines_and_control_characters_safely() {
     let carets = found.lines().nth(4).unwrap();
     assert_eq!(carets.find('^').map(|at| line.chars().nth(at)), Some(Some('\u{fffd}')), "{found}");
 }
+
+#[test]
+fn every_shipped_lab_names_two_other_ways_and_a_mistake() {
+    // `clusterlab test` plays them; this keeps a lab from shipping without them.
+    for entry in std::fs::read_dir(labs_dir()).expect("labs/ exists") {
+        let path = entry.expect("readable entry").path();
+        if path.extension().is_some_and(|ext| ext == "toml") {
+            let source = std::fs::read_to_string(&path).expect("readable lab");
+            let compiled = compile(&source).unwrap_or_else(|problems| panic!("{}: {problems:?}", path.display()));
+            let solution = compiled.solution.unwrap_or_else(|| panic!("{} has no [solution]", path.display()));
+            assert!(solution.alternatives.len() >= 2, "{}: give two [[solution.alternatives]]", path.display());
+            assert!(!solution.mistakes.is_empty(), "{}: give a [[solution.mistakes]]", path.display());
+            assert!(solution.mistakes.iter().all(|m| m.at_most <= 0.5), "{}: a mistake may not pass for half the points", path.display());
+        }
+    }
+}
