@@ -20,6 +20,19 @@ async function slowRail(page, input, nodes) {
   return { node: found[1], hca: found[2] };
 }
 
+/// Drains the rail's node, stops the job, has the cable reseated, resumes the
+/// node and relaunches the job from its checkpoint, then lets it step.
+async function repairAndRelaunch(page, input, rail) {
+  for (const line of [
+    `sudo scontrol update nodename=${rail.node} state=drain reason="${rail.hca} at 200 Gb/s"`,
+    'scancel -n llama3-8b',
+    `dctech reseat-cable ${rail.node} ${rail.hca}`,
+    `sudo scontrol update nodename=${rail.node} state=resume`,
+    'sbatch ~/llama3-8b.sbatch',
+    'sleep 300',
+  ]) await run(page, input, line);
+}
+
 async function answer(page, id, fill) {
   const question = page.locator(`section[data-question="${id}"]`);
   await fill(question);
@@ -37,14 +50,7 @@ test('a timed drill: the job back at its baseline pace within the deadline', asy
   const input = await terminal(page);
   const bad = await slowRail(page, input, ['gpu-001', 'gpu-002']);
   await entity(page, 'which-hca', `${bad.node} ${bad.hca}`);
-  for (const line of [
-    `sudo scontrol update nodename=${bad.node} state=drain reason="${bad.hca} at 200 Gb/s"`,
-    'scancel -n llama3-8b',
-    `dctech reseat-cable ${bad.node} ${bad.hca}`,
-    `sudo scontrol update nodename=${bad.node} state=resume`,
-    'sbatch ~/llama3-8b.sbatch',
-    'sleep 300',
-  ]) await run(page, input, line);
+  await repairAndRelaunch(page, input, bad);
   const back = await check(page, 'back-in-time');
   assert.match(await back.locator('.verdict').textContent(), /Done — 6 \/ 6 points/);
   assert.match(await page.locator('.completion').textContent(), /Lab complete: 8 \/ 8 points\. Passed/);
@@ -60,14 +66,7 @@ test('a capstone: two faults, one arriving mid-shift, noise left alone, a handof
 
   // The fault already there: a rail at half its rate.
   const rail = await slowRail(page, input, jobNodes);
-  for (const line of [
-    `sudo scontrol update nodename=${rail.node} state=drain reason="${rail.hca} at 200 Gb/s"`,
-    'scancel -n llama3-8b',
-    `dctech reseat-cable ${rail.node} ${rail.hca}`,
-    `sudo scontrol update nodename=${rail.node} state=resume`,
-    'sbatch ~/llama3-8b.sbatch',
-    'sleep 300',
-  ]) await run(page, input, line);
+  await repairAndRelaunch(page, input, rail);
   // The job is back at its pace, but the shift is not over: the lab waits for what comes.
   const early = page.locator('section[data-question="job-back"]');
   await early.locator('button.answer-button').click();
