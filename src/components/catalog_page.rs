@@ -88,14 +88,17 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
             && (view.level.is_empty() || lab.level.as_deref() == Some(view.level.as_str()))
             && (view.tag.is_empty() || lab.tags.contains(&view.tag))
     };
-    let mut listed: Vec<&Entry> = labs.iter().filter(shown).collect();
+    // A course lists its labs in its own order; the path's otherwise.
+    let course: Vec<&Entry> = view.course.split(',').filter_map(|id| labs.iter().find(|lab| lab.id == id.trim())).collect();
+    let in_course = !view.course.is_empty();
+    let mut listed: Vec<&Entry> = if in_course { course.into_iter().filter(shown).collect() } else { labs.iter().filter(shown).collect() };
     match view.sort.as_str() {
         "title" => order_by(&mut listed, |lab| lab.title.to_ascii_lowercase()),
         "minutes" => order_by(&mut listed, |lab| format!("{:010}", lab.minutes.unwrap_or(u32::MAX))),
         _ => {}
     }
-    // The path's first lab, where a newcomer begins.
-    let start_here = labs.first().map(|lab| lab.id.clone());
+    // The path's (or the course's) first lab, where a newcomer begins.
+    let start_here = if in_course { listed.first().copied() } else { labs.first() }.map(|lab| lab.id.clone());
     let cards = listed.iter().map(|lab| {
         let open = {
             let navigate = props.navigate.clone();
@@ -135,7 +138,11 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
     });
     let orders: Vec<(String, String)> = ORDERS.iter().map(|(value, text)| (value.to_string(), text.to_string())).collect();
     let filtered = !(view.stage.is_empty() && view.level.is_empty() && view.tag.is_empty());
-    let count = if filtered { format!("{} of {} labs", listed.len(), labs.len()) } else { format!("{} labs", labs.len()) };
+    let count = match (in_course, filtered) {
+        (true, _) => format!("A course of {} labs", listed.len()),
+        (false, true) => format!("{} of {} labs", listed.len(), labs.len()),
+        (false, false) => format!("{} labs", labs.len()),
+    };
     html! {
         <main class="page catalog">
             <h1>{ "Labs" }</h1>
@@ -146,7 +153,12 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
                 { view_select("Tag", &filter_options(&tags), &view.tag, set(|view, value| view.tag = value)) }
                 { view_select("Order", &orders, &view.sort, set(|view, value| view.sort = value)) }
             </div>
-            <p class="lab-count" role="status">{ count }</p>
+            <p class="lab-count" role="status">
+                { count }
+                if in_course {
+                    { " \u{b7} " }<a href={Route::Catalog(CatalogView::default()).to_hash()}>{ "Show all labs" }</a>
+                }
+            </p>
             if listed.is_empty() {
                 <p class="empty">
                     { "No lab matches these filters. " }

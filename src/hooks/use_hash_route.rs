@@ -9,13 +9,16 @@
 use gloo::events::EventListener;
 use yew::prelude::*;
 
-/// The catalog's filters (empty: all) and order (empty: the path).
+/// The catalog's filters (empty: all) and order (empty: the path), and an
+/// instructor's course: the ids of the labs it lists, in its order
+/// (`#/?course=first-look,slow-rail`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CatalogView {
     pub stage: String,
     pub level: String,
     pub tag: String,
     pub sort: String,
+    pub course: String,
 }
 
 impl CatalogView {
@@ -28,6 +31,7 @@ impl CatalogView {
                 "level" => view.level = value,
                 "tag" => view.tag = value,
                 "sort" => view.sort = value,
+                "course" => view.course = value,
                 _ => {}
             }
         }
@@ -35,7 +39,7 @@ impl CatalogView {
     }
 
     fn to_query(&self) -> String {
-        let pairs: Vec<String> = [("stage", &self.stage), ("level", &self.level), ("tag", &self.tag), ("sort", &self.sort)]
+        let pairs: Vec<String> = [("course", &self.course), ("stage", &self.stage), ("level", &self.level), ("tag", &self.tag), ("sort", &self.sort)]
             .into_iter()
             .filter(|(_, value)| !value.is_empty())
             .map(|(key, value)| format!("{key}={}", String::from(js_sys::encode_uri_component(value))))

@@ -347,6 +347,14 @@ test('the catalog lists the path from "Start here", filters by stage, level and 
   assert.match(await page.locator('.catalog .empty').textContent(), /No lab matches these filters/);
   await page.getByRole('link', { name: 'Show all labs' }).click();
   await page.waitForFunction((count) => document.querySelectorAll('.lab-list .lab-card').length === count, labs.length);
+  // An instructor's course is a link listing labs: those labs, in its order, the first under "Start here".
+  await page.goto(`${app.base}#/?course=slow-rail,first-look,no-such-lab`);
+  await page.waitForFunction(() => document.querySelectorAll('.lab-list .lab-card').length === 2);
+  assert.deepEqual(await shownIds(), ['slow-rail', 'first-look']);
+  assert.match(await page.locator('.lab-count').textContent(), /^A course of 2 labs/);
+  assert.equal(await page.locator('.lab-card[data-lab="slow-rail"] .start-here').textContent(), 'Start here');
+  await page.locator('.lab-count').getByRole('link', { name: 'Show all labs' }).click();
+  await page.waitForFunction((count) => document.querySelectorAll('.lab-list .lab-card').length === count, labs.length);
   // At 320 px (400% zoom), nothing scrolls sideways.
   await page.setViewportSize({ width: 320, height: 700 });
   const sideways = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
