@@ -21,88 +21,23 @@ pub enum PortDown {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fault {
-    GpuXid {
-        node: String,
-        gpu: u32,
-        xid: u32,
-    },
-    GpuFallenOffBus {
-        node: String,
-        gpu: u32,
-    },
-    GpuEccUncorrectable {
-        node: String,
-        gpu: u32,
-        count: u64,
-    },
-    GpuRowRemapPending {
-        node: String,
-        gpu: u32,
-    },
-    GpuThermalSlowdown {
-        node: String,
-        gpu: u32,
-    },
-    GpuPowerBrake {
-        node: String,
-        gpu: u32,
-    },
-    /// A software power limit below the board's default (`nvidia-smi -pl`
-    /// left low by a script or an experiment).
-    GpuPowerCap {
-        node: String,
-        gpu: u32,
-        watts: u32,
-    },
-    GpuPcieDegraded {
-        node: String,
-        gpu: u32,
-        gen: Option<u8>,
-        width: Option<u8>,
-    },
-    NvlinkDown {
-        node: String,
-        gpu: u32,
-        links: Vec<u32>,
-    },
-    FabricManagerDown {
-        node: String,
-    },
-    HcaPortDown {
-        node: String,
-        hca: String,
-        state: PortDown,
-    },
-    HcaLinkDegraded {
-        node: String,
-        hca: String,
-        rate: Option<u32>,
-        width: Option<u8>,
-    },
-    HcaSymbolErrors {
-        node: String,
-        hca: String,
-        count: u64,
-    },
-    HcaMtu {
-        node: String,
-        hca: String,
-        mtu: u32,
-    },
-    HcaPcieDegraded {
-        node: String,
-        hca: String,
-        gen: Option<u8>,
-        width: Option<u8>,
-    },
-    NodeDown {
-        node: String,
-        reason: String,
-    },
-    NodeDrain {
-        node: String,
-        reason: String,
-    },
+    GpuXid { node: String, gpu: u32, xid: u32 },
+    GpuFallenOffBus { node: String, gpu: u32 },
+    GpuEccUncorrectable { node: String, gpu: u32, count: u64 },
+    GpuRowRemapPending { node: String, gpu: u32 },
+    GpuThermalSlowdown { node: String, gpu: u32 },
+    GpuPowerBrake { node: String, gpu: u32 },
+    GpuPowerCap { node: String, gpu: u32, watts: u32 },
+    GpuPcieDegraded { node: String, gpu: u32, gen: Option<u8>, width: Option<u8> },
+    NvlinkDown { node: String, gpu: u32, links: Vec<u32> },
+    FabricManagerDown { node: String },
+    HcaPortDown { node: String, hca: String, state: PortDown },
+    HcaLinkDegraded { node: String, hca: String, rate: Option<u32>, width: Option<u8> },
+    HcaSymbolErrors { node: String, hca: String, count: u64 },
+    HcaMtu { node: String, hca: String, mtu: u32 },
+    HcaPcieDegraded { node: String, hca: String, gen: Option<u8>, width: Option<u8> },
+    NodeDown { node: String, reason: String },
+    NodeDrain { node: String, reason: String },
 }
 
 /// Why a fault cannot apply to a cluster, and which of its fields is at fault.
@@ -362,6 +297,8 @@ impl Fault {
                 gpu.throttle_reasons = throttle::HW_SLOWDOWN | throttle::HW_POWER_BRAKE_SLOWDOWN;
                 gpu.sm_clock_mhz = 382;
             }
+            // A software power limit below the board's default (`nvidia-smi -pl`
+            // left low by a script or an experiment).
             Fault::GpuPowerCap { gpu, watts, .. } => {
                 let index = gpu_at(*gpu)?;
                 let gpu = &mut node.gpus[index];
