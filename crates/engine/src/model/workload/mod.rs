@@ -641,9 +641,10 @@ impl Cluster {
                         // A GPU whose clocks are held down draws less, about in step with its clock.
                         let clock_share = if slowed == 0 { 1.0 } else { f64::from(gpu.sm_clock_mhz) / f64::from(gpu.max_sm_clock_mhz.max(1)) };
                         let busy = (f64::from(busy) * clock_share.clamp(0.4, 1.0)) as u32;
-                        // A step that would draw more than the limit runs at the limit, its clock capped.
-                        let capped = !waiting && busy > gpu.power_limit_w;
-                        gpu.power_draw_w = if capped { gpu.power_limit_w - rng.range_u64(1, 6) as u32 } else { busy };
+                        // A step that would draw more than the limit runs at the limit, its clock
+                        // capped: the same rule the pace of the job follows (`Gpu::power_capped_clock_share`).
+                        let capped = !waiting && gpu.power_capped_clock_share() < 1.0;
+                        gpu.power_draw_w = if capped { gpu.power_limit_w - rng.range_u64(1, 6) as u32 } else { busy.min(gpu.power_limit_w) };
                         gpu.temperature_c = gpu.temperature_c.max(if waiting { 42 } else { 58 } + rng.range_u64(0, 9) as u32);
                         gpu.memory_temperature_c = gpu.temperature_c + 6;
                         gpu.throttle_reasons = slowed | if capped { throttle::SW_POWER_CAP } else { 0 };
