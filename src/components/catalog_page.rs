@@ -89,9 +89,12 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
             && (view.tag.is_empty() || lab.tags.contains(&view.tag))
     };
     // A course lists its labs in its own order; the path's otherwise.
-    let course: Vec<&Entry> = view.course.split(',').filter_map(|id| labs.iter().find(|lab| lab.id == id.trim())).collect();
     let in_course = !view.course.is_empty();
-    let mut listed: Vec<&Entry> = if in_course { course.into_iter().filter(shown).collect() } else { labs.iter().filter(shown).collect() };
+    let mut listed: Vec<&Entry> = if in_course {
+        view.course.split(',').filter_map(|id| labs.iter().find(|lab| lab.id == id.trim())).filter(shown).collect()
+    } else {
+        labs.iter().filter(shown).collect()
+    };
     match view.sort.as_str() {
         "title" => order_by(&mut listed, |lab| lab.title.to_ascii_lowercase()),
         "minutes" => order_by(&mut listed, |lab| format!("{:010}", lab.minutes.unwrap_or(u32::MAX))),

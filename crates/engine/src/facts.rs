@@ -147,13 +147,13 @@ impl Fact {
                 seen(matches!(shown, SlurmShown::Idle | SlurmShown::Allocated) && found.up(cluster.now), format!("{node} is {}", shown.long()))
             }
             Fact::Repaired { node } => {
-                let on_node = |fault: &Fault| node.as_deref().is_none_or(|node| fault.node() == node) && !fault.nothing_to_repair();
+                let counts = |fault: &Fault| node.as_deref().is_none_or(|node| fault.node() == node) && !fault.nothing_to_repair();
                 let struck =
-                    cluster.injected.iter().filter(|injected| on_node(&injected.fault) && !injected.repaired).map(|injected| describe_fault(&injected.fault));
+                    cluster.injected.iter().filter(|injected| counts(&injected.fault) && !injected.repaired).map(|injected| describe_fault(&injected.fault));
                 // A fault still to strike is not behind the trainee either: a
                 // lab judged at the end of a shift must not pass before it.
                 let to_come =
-                    cluster.scheduled.iter().filter(|(_, fault, _)| on_node(fault)).map(|(_, fault, _)| format!("{} (still to strike)", describe_fault(fault)));
+                    cluster.scheduled.iter().filter(|(_, fault, _)| counts(fault)).map(|(_, fault, _)| format!("{} (still to strike)", describe_fault(fault)));
                 let open: Vec<String> = struck.chain(to_come).collect();
                 if open.is_empty() {
                     seen(true, "every fault repaired")
