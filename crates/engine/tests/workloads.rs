@@ -322,6 +322,54 @@ fn an_uncorrectable_ecc_error_kills_its_rank_until_a_reset() {
 }
 
 #[test]
+fn a_contained_error_ends_its_job_and_the_gpu_takes_the_next_one() {
+    let fault = "[[faults]]\nkind = \"gpu-xid\"\nnode = \"gpu-002\"\ngpu = 5\nxid = 94\nat = \"2m\"\n";
+    let (_, mut session) = lab(fault);
+    let id = job_id(&mut session);
+    session.run("sleep 900");
+    let log = session.run(&format!("cat ~/slurm-{id}.out")).stdout();
+    assert!(
+        log.contains("[PG 0 (default_pg) Rank 13] Process group watchdog thread terminated with exception: CUDA error: uncorrectable ECC error encountered\n"),
+        "{}",
+        &log[log.len() - 1200..]
+    );
+    assert!(session.run("sacct -n -X -o State").stdout().contains("FAILED"));
+    // The driver names the rank's process, and marks the row for remapping.
+    let pid = session.run("ssh gpu-002 nvidia-smi --query-compute-apps=pid --format=csv,noheader -i 5").stdout();
+    let xid = session.run("ssh gpu-002 sudo dmesg | grep Xid").stdout();
+    assert!(xid.contains("): 94, pid=") && xid.contains(", name=python3, Contained: SM (0x1). RST: No, D-RST: No\n"), "{xid}");
+    assert!(xid.contains(": 63, pid='<unknown>', name=<unknown>, Row Remapper: New row"), "{xid}");
+    assert!(pid.trim().is_empty(), "the ended job holds no GPU: {pid}");
+    // Contained: the GPU runs the job again without a reset.
+    let resubmitted = session.run("sbatch ~/llama3-8b.sbatch").stdout();
+    let again = resubmitted.trim().rsplit(' ').next().unwrap().to_string();
+    session.run("sleep 300");
+    let log = session.run(&format!("cat ~/slurm-{again}.out")).stdout();
+    assert!(log.contains(" iteration ") && !log.contains("CUDA error"), "{}", &log[log.len().saturating_sub(900)..]);
+}
+
+#[test]
+fn a_job_sent_to_a_gpu_awaiting_a_reset_fails_in_its_setup() {
+    let fault = "[[faults]]\nkind = \"gpu-xid\"\nnode = \"gpu-002\"\ngpu = 3\nxid = 95\nat = \"2m\"\n";
+    let (_, mut session) = lab(fault);
+    session.run("sleep 900");
+    let resubmitted = session.run("sbatch ~/llama3-8b.sbatch").stdout();
+    let id = resubmitted.trim().rsplit(' ').next().unwrap().to_string();
+    session.run("sleep 60");
+    let log = session.run(&format!("cat ~/slurm-{id}.out")).stdout();
+    assert!(!log.contains("[before the start of training step]") && !log.contains("building GPT model"), "{log}");
+    assert!(log.contains("[rank11]: Traceback (most recent call last):\n"), "{log}");
+    assert!(log.contains("[rank11]: RuntimeError: CUDA error: uncorrectable ECC error encountered\n"), "{log}");
+    assert!(log.ends_with("srun: error: gpu-002: task 11: Exited with exit code 1\n"), "{log}");
+    // The other ranks wait in the setup's barrier until the watchdog ends them.
+    session.run("sleep 660");
+    let log = session.run(&format!("cat ~/slurm-{id}.out")).stdout();
+    assert!(log.contains("WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000)"), "{log}");
+    assert!(log.ends_with("srun: error: gpu-001: tasks 0-7: Aborted (core dumped)\nsrun: error: gpu-002: tasks 8-10,12-15: Aborted (core dumped)\n"), "{log}");
+    assert!(session.run(&format!("sacct -n -X -j {id} -o State")).stdout().contains("FAILED"));
+}
+
+#[test]
 fn a_relaunch_waits_for_its_nodes_and_starts_when_they_are_free() {
     let (lab, mut session) = lab("");
     // The job still runs: the new one waits for the nodes it holds.

@@ -66,8 +66,8 @@ pub const KNOWN_XIDS: &[u32] = &[13, 31, 43, 45, 48, 61, 62, 63, 64, 74, 79, 92,
 pub const MTUS: &[u32] = &[256, 512, 1024, 2048, 4096];
 
 /// The text after `NVRM: Xid (PCI:...): N, ` for each Xid.
-fn xid_text(xid: u32, gpu_index: u32) -> String {
-    let app = "pid=2291417, name=python3";
+fn xid_text(xid: u32, gpu_index: u32, process: Option<u32>) -> String {
+    let app = format!("pid={}, name=python3", process.unwrap_or(2_291_417));
     let kernel = "pid='<unknown>', name=<unknown>";
     match xid {
         13 => format!("{app}, Graphics SM Warp Exception on (GPC 4, TPC 2, SM 1): Out Of Range Address"),
@@ -82,7 +82,7 @@ fn xid_text(xid: u32, gpu_index: u32) -> String {
         74 => format!("{kernel}, NVLink: fatal error detected on link 5(0x10000, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0)"),
         79 => format!("{kernel}, GPU has fallen off the bus."),
         92 => format!("{kernel}, High single-bit ECC error rate"),
-        94 => format!("{kernel}, Contained: SM (0x1). RST: No, D-RST: No"),
+        94 => format!("{app}, Contained: SM (0x1). RST: No, D-RST: No"),
         95 => format!("{kernel}, Uncontained: FBHUB. RST: Yes, D-RST: No"),
         119 => format!("{kernel}, Timeout after 6s of waiting for RPC response from GPU{gpu_index} GSP! Expected function 76 (GSP_RM_CONTROL) (0x20800a4c 0x4)."),
         120 => format!("{kernel}, GSP task exception: ERROR 0x0 in task 4"),
@@ -202,6 +202,17 @@ impl Fault {
         let striking = cluster.striking;
         let seed = cluster.seed;
         let driver_major = cluster.versions.driver_major();
+        // The process an application's Xid names: the job's rank on the GPU when it struck.
+        let process = match self {
+            Fault::GpuXid { node, gpu, .. } => {
+                let struck = striking.unwrap_or(now - self.struck_before(seed));
+                cluster.workloads.iter().filter(|w| w.running_at(struck)).find_map(|w| {
+                    let node_at = w.spec.nodes.iter().position(|n| n == node)?;
+                    w.rank(node, *gpu).map(|_| w.pid(node_at, *gpu))
+                })
+            }
+            _ => None,
+        };
         let hostnames: Vec<String> = cluster.nodes.iter().map(|n| n.hostname.clone()).collect();
         let node = cluster.node_mut(self.node()).ok_or_else(|| no_such_node(self.node(), &hostnames))?;
         // Faults happened a while before the trainee logs in.
@@ -230,7 +241,11 @@ impl Fault {
             }
             Fault::GpuXid { gpu, xid, .. } => {
                 let index = gpu_at(*gpu)?;
-                record_xid(node, index, *xid, at);
+                record_xid_text(node, index, *xid, at, xid_text(*xid, index as u32, process));
+                // An uncorrectable error's row is marked for remapping at the next reset.
+                if matches!(xid, 94 | 95) {
+                    record_xid(node, index, 63, at + 1);
+                }
             }
             Fault::GpuFallenOffBus { gpu, .. } => {
                 // While running, a GPU that drops off the bus shows first as a
@@ -536,7 +551,7 @@ fn log_stack_dump(node: &mut super::Node, at: i64, pid: u64, comm: &str, rng: &m
 
 /// Logs an Xid and applies its consequences to the GPU.
 fn record_xid(node: &mut super::Node, index: usize, xid: u32, at: i64) {
-    record_xid_text(node, index, xid, at, xid_text(xid, index as u32));
+    record_xid_text(node, index, xid, at, xid_text(xid, index as u32, None));
 }
 
 /// Logs an Xid with the text after `NVRM: Xid (PCI:...): N, ` and applies

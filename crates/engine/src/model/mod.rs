@@ -316,6 +316,10 @@ impl Cluster {
     /// Applies a fault and remembers it, with the actions that repair it.
     pub fn inject(&mut self, fault: fault::Fault, repairs: Vec<String>) -> Result<(), fault::FaultError> {
         fault.apply(self)?;
+        if let fault::Fault::GpuXid { node, gpu, xid: 94 } = &fault {
+            let struck = self.striking.unwrap_or(self.now - fault.struck_before(self.seed));
+            self.end_process_on(node, *gpu, struck);
+        }
         self.injected.push(Injected { fault, repairs, repaired: false, at: self.striking });
         self.follow_workloads(self.striking.unwrap_or(self.now));
         Ok(())

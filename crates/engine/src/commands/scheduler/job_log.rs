@@ -32,33 +32,22 @@ pub fn render(cluster: &Cluster, workload: &Workload, now: i64) -> String {
         spec.pipeline
     );
     out += "> initializing torch distributed ...\n";
-    out += "> setting random seeds to 1234 ...\n";
-    out += "building GPT model ...\n";
-    let shard = crate::model::workload::pace::parameter_count(spec.params_b) / u64::from(spec.model_parallel());
-    out += &format!(" > number of parameters on (tensor, pipeline) model parallel rank (0, 0): {shard}\n");
     let mut rng = Rng::derive(workload.job_id as u64, &["log"]);
     let events = workload.timeline(now);
-    let Some(Event::Started { at: ready }) = events.first().cloned() else {
-        return out;
-    };
-    let restore = workload.restore_seconds();
-    if workload.resumed_from > 0 {
-        let dir = spec.checkpoint_dir();
-        out += &format!("loading distributed checkpoint from {dir} at iteration {}\n", workload.resumed_from);
-        out += &format!("  successfully loaded checkpoint from {dir} [ t 1/{}, p 1/{} ] at iteration {}\n", spec.tensor, spec.pipeline, workload.resumed_from);
-        out += &timers(&[("load-checkpoint", restore * 1e3)], &mut rng);
+    if !matches!(events.first(), Some(Event::Stopped { .. })) {
+        out += "> setting random seeds to 1234 ...\n";
+        out += "building GPT model ...\n";
+        let shard = crate::model::workload::pace::parameter_count(spec.params_b) / u64::from(spec.model_parallel());
+        out += &format!(" > number of parameters on (tensor, pipeline) model parallel rank (0, 0): {shard}\n");
     }
-    let setup_end = ready - 12;
-    out += &format!("[after model, optimizer, and learning rate scheduler are built] datetime: {} \n", datetime(setup_end));
-    out += "> building train, validation, and test datasets ...\n";
-    out += &format!("> building train, validation, and test datasets for GPT from {} ...\n", spec.dataset);
-    out += &format!("[after dataloaders are built] datetime: {} \n", datetime(ready - 2));
-    out += "done with setup ...\n";
-    out += &timers(&[("model-and-optimizer-setup", (setup_end - workload.started) as f64 * 1e3), ("train/valid/test-data-iterators-setup", 9_870.0)], &mut rng);
-    out += "training ...\n";
-    out += &format!("[before the start of training step] datetime: {} \n", datetime(ready));
-    for event in &events[1..] {
+    // Whether setup got as far as the first step: a fault before it fails a rank's setup.
+    let mut trained = false;
+    for event in &events {
         match event {
+            Event::Started { at: ready } => {
+                trained = true;
+                out += &setup_lines(workload, *ready, &mut rng);
+            }
             Event::Iteration { at, iteration, pace } => {
                 out += &iteration_line(workload, *at, *iteration, pace);
                 out += &timers(
@@ -79,7 +68,7 @@ pub fn render(cluster: &Cluster, workload: &Workload, now: i64) -> String {
                     out += &timers(&[("save-checkpoint", seconds * 1e3)], &mut rng);
                 }
             }
-            Event::Stopped { at, stop, ends } => out += &stopped(cluster, workload, *at, stop, *ends, now),
+            Event::Stopped { at, stop, ends } => out += &stopped(cluster, workload, *at, stop, *ends, now, trained),
             Event::Cancelled { at } => {
                 let first = spec.nodes.first().map_or("", String::as_str);
                 out += &format!("slurmstepd: error: *** JOB {} ON {first} CANCELLED AT {} ***\n", workload.job_id, timestamp(*at));
@@ -89,9 +78,31 @@ pub fn render(cluster: &Cluster, workload: &Workload, now: i64) -> String {
             Event::Completed { at } => {
                 out += &format!("[after training is done] datetime: {} \n", datetime(at.ceil() as i64));
             }
-            Event::Started { .. } => {}
         }
     }
+    out
+}
+
+/// From the model's build to the first step, which starts at `ready`.
+fn setup_lines(workload: &Workload, ready: i64, rng: &mut Rng) -> String {
+    let spec = &workload.spec;
+    let mut out = String::new();
+    let restore = workload.restore_seconds();
+    if workload.resumed_from > 0 {
+        let dir = spec.checkpoint_dir();
+        out += &format!("loading distributed checkpoint from {dir} at iteration {}\n", workload.resumed_from);
+        out += &format!("  successfully loaded checkpoint from {dir} [ t 1/{}, p 1/{} ] at iteration {}\n", spec.tensor, spec.pipeline, workload.resumed_from);
+        out += &timers(&[("load-checkpoint", restore * 1e3)], rng);
+    }
+    let setup_end = ready - 12;
+    out += &format!("[after model, optimizer, and learning rate scheduler are built] datetime: {} \n", datetime(setup_end));
+    out += "> building train, validation, and test datasets ...\n";
+    out += &format!("> building train, validation, and test datasets for GPT from {} ...\n", spec.dataset);
+    out += &format!("[after dataloaders are built] datetime: {} \n", datetime(ready - 2));
+    out += "done with setup ...\n";
+    out += &timers(&[("model-and-optimizer-setup", (setup_end - workload.started) as f64 * 1e3), ("train/valid/test-data-iterators-setup", 9_870.0)], rng);
+    out += "training ...\n";
+    out += &format!("[before the start of training step] datetime: {} \n", datetime(ready));
     out
 }
 
@@ -180,13 +191,16 @@ fn torch_prefix(rank: u32, at: i64, nanos: u64, line: u32) -> String {
     format!("[rank{rank}]:[E{:02}{:02} {:02}:{:02}:{:02}.{nanos:09} ProcessGroupNCCL.cpp:{line}] ", c.month, c.day, c.hour, c.minute, c.second)
 }
 
-/// What the ranks print when a fault stops the job at `at`, up to `now`.
-fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i64, now: i64) -> String {
+/// What the ranks print when a fault stops the job at `at`, up to `now`:
+/// in a step once it `trained`, or in its setup before the first step.
+fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i64, now: i64, trained: bool) -> String {
     let spec = &workload.spec;
     let mut rng = Rng::derive(workload.job_id as u64, &["stop"]);
     let mut out = String::new();
     let iteration = workload.iteration_at(at);
-    let seq = u64::from(iteration) * 6 + 3;
+    // The collective the other ranks wait in: a step's gradient all-reduce,
+    // or in setup the barrier after the process groups are built (one element).
+    let (seq, numel) = if trained { (u64::from(iteration) * 6 + 3, 40_000_000) } else { (1, 1) };
     let (failed_node, failed_gpu) = match stop {
         Stop::GpuLost { node, gpu } | Stop::GpuHung { node, gpu } | Stop::GpuEcc { node, gpu } => (node.clone(), Some(*gpu)),
         Stop::NodeDown { node } => (node.clone(), None),
@@ -194,6 +208,12 @@ fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i
     };
     let failed_rank = failed_gpu.and_then(|gpu| workload.rank(&failed_node, gpu));
     match stop {
+        Stop::GpuLost { .. } | Stop::GpuHung { .. } | Stop::GpuEcc { .. } if !trained => {
+            if let Some(rank) = failed_rank {
+                out += &setup_traceback(rank, stop);
+                out += &format!("srun: error: {failed_node}: task {rank}: Exited with exit code 1\n");
+            }
+        }
         Stop::GpuLost { .. } | Stop::GpuHung { .. } | Stop::GpuEcc { .. } => {
             if let Some(rank) = failed_rank {
                 let cuda = if matches!(stop, Stop::GpuEcc { .. }) { "uncorrectable ECC error encountered" } else { "unspecified launch failure" };
@@ -247,8 +267,7 @@ fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i
             let work = match stop {
                 Stop::RailDown { .. } => format!("[PG 0 (default_pg) Rank {rank}] Process group watchdog thread terminated with exception: NCCL error: remote process exited or there was a network error, NCCL version {}\n", cluster.versions.nccl),
                 _ => format!(
-                    "[Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn={n}, NumelOut={n}, Timeout(ms)={WATCHDOG_MS}) ran for {waited} milliseconds before timing out.\n",
-                    n = 40_000_000
+                    "[Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn={numel}, NumelOut={numel}, Timeout(ms)={WATCHDOG_MS}) ran for {waited} milliseconds before timing out.\n"
                 ),
             };
             let line = if matches!(stop, Stop::RailDown { .. }) { 1515 } else { 607 };
@@ -272,6 +291,40 @@ fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i
         out += &format!("srun: error: {node}: {tasks} {list}: Aborted (core dumped)\n");
     }
     out
+}
+
+/// The Python traceback of a rank whose GPU fails its first CUDA call in
+/// Megatron's `_initialize_distributed`, with the `[rankN]:` prefix
+/// PyTorch's elastic agent gives each line.
+fn setup_traceback(rank: u32, stop: &Stop) -> String {
+    let cuda = match stop {
+        Stop::GpuEcc { .. } => "uncorrectable ECC error encountered",
+        // The GPUs after a lost one move down a number: the last ordinal is gone.
+        Stop::GpuLost { .. } => "invalid device ordinal",
+        _ => "unknown error",
+    };
+    let home = crate::model::node::HOME;
+    let torch = "/usr/local/lib/python3.10/dist-packages/torch";
+    let lines = [
+        "Traceback (most recent call last):".to_string(),
+        format!("  File \"{home}/pretrain_gpt.py\", line 276, in <module>"),
+        "    pretrain(".to_string(),
+        format!("  File \"{home}/megatron/training/training.py\", line 239, in pretrain"),
+        "    initialize_megatron(extra_args_provider=extra_args_provider,".to_string(),
+        format!("  File \"{home}/megatron/training/initialize.py\", line 83, in initialize_megatron"),
+        "    finish_mpu_init()".to_string(),
+        format!("  File \"{home}/megatron/training/initialize.py\", line 63, in finish_mpu_init"),
+        "    _initialize_distributed(get_embedding_ranks, get_position_embedding_ranks)".to_string(),
+        format!("  File \"{home}/megatron/training/initialize.py\", line 290, in _initialize_distributed"),
+        "    torch.cuda.set_device(args.local_rank)".to_string(),
+        format!("  File \"{torch}/cuda/__init__.py\", line 420, in set_device"),
+        "    torch._C._cuda_setDevice(device)".to_string(),
+        format!("RuntimeError: CUDA error: {cuda}"),
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.".to_string(),
+        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1".to_string(),
+        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.".to_string(),
+    ];
+    lines.iter().map(|line| format!("[rank{rank}]: {line}\n")).collect()
 }
 
 /// srun's task list: `0-2,4-7`.

@@ -263,6 +263,9 @@ pub enum Event {
 /// Seconds from the job's start to its first step: distributed init, model
 /// and optimizer build, data loaders.
 const SETUP_SECONDS: f64 = 95.0;
+/// Seconds from the job's start to its ranks' first CUDA call, where a
+/// GPU that needs a reset fails them.
+const SETUP_ERROR_SECONDS: EpochSeconds = 9;
 /// PyTorch's process-group timeout as Megatron sets it (10 minutes): ranks
 /// left waiting on a lost peer time out after it.
 pub const WATCHDOG_MS: i64 = 600_000;
@@ -327,6 +330,17 @@ impl Workload {
             _ => None,
         };
         let limit = cancel.map_or(until_f, |at| until_f.min(at as f64));
+        // A fault in force when it starts, or striking during its setup,
+        // fails it before its first step: a rank's CUDA or NCCL setup errs.
+        let setup_stop =
+            self.segments.iter().take_while(|(from, _)| (*from as f64) < ready).find_map(|(from, pace)| pace.as_ref().err().map(|stop| (*from, stop)));
+        if let Some((from, stop)) = setup_stop {
+            let at = from.max(self.started + SETUP_ERROR_SECONDS).min(ready.floor() as EpochSeconds);
+            if cancel.is_none_or(|cancelled| at < cancelled) {
+                stopped(&mut events, at, stop, cancel, until);
+                return events;
+            }
+        }
         if ready > limit {
             if let Some(at) = cancel.filter(|at| *at <= until) {
                 events.push(Event::Cancelled { at });
@@ -597,6 +611,20 @@ impl Cluster {
                 self.launch_workload_as(&name, id, submitted, start);
             }
         }
+    }
+
+    /// A contained memory error (Xid 94) ends the process that met it: the
+    /// job with a rank on `gpu` of `node` at `at` stops there, and the GPU
+    /// stays fit for the next job.
+    pub(crate) fn end_process_on(&mut self, node: &str, gpu: u32, at: EpochSeconds) {
+        let stop = Stop::GpuEcc { node: node.to_string(), gpu };
+        let doomed = |w: &Workload| matches!(&w.end, Some((_, End::Failed { struck, .. })) if *struck < at);
+        for workload in self.workloads.iter_mut().filter(|w| w.running_at(at) && w.rank(node, gpu).is_some() && !doomed(w)) {
+            workload.segments.retain(|(from, _)| *from < at);
+            workload.segments.push((at, Err(stop.clone())));
+            workload.settle();
+        }
+        self.hold_gpus();
     }
 
     /// Ends job `id` at `at` as `scancel` does. Whether it was running.
