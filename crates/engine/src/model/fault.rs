@@ -202,9 +202,11 @@ impl Fault {
         let striking = cluster.striking;
         let seed = cluster.seed;
         let driver_major = cluster.versions.driver_major();
-        // The process an application's Xid names: the job's rank on the GPU when it struck.
+        // The process a contained error names: the job's rank on the GPU when
+        // it struck (it ends that process). The applications' own Xids (13,
+        // 31, 43, 45) name an earlier user's process: the labs' noise.
         let process = match self {
-            Fault::GpuXid { node, gpu, .. } => {
+            Fault::GpuXid { node, gpu, xid: 94 } => {
                 let struck = striking.unwrap_or(now - self.struck_before(seed));
                 cluster.workloads.iter().filter(|w| w.running_at(struck)).find_map(|w| {
                     let node_at = w.spec.nodes.iter().position(|n| n == node)?;

@@ -648,7 +648,13 @@ impl Cluster {
             if running == workload.holding && !running {
                 continue;
             }
-            let waiting = workload.segments.iter().any(|(at, pace)| pace.is_err() && *at <= now);
+            let stop = workload.segments.iter().find_map(|(at, pace)| pace.as_ref().err().filter(|_| *at <= now));
+            let waiting = stop.is_some();
+            // The rank on the GPU that failed has exited: the others wait for it.
+            let exited = match stop {
+                Some(Stop::GpuLost { node, gpu } | Stop::GpuHung { node, gpu } | Stop::GpuEcc { node, gpu }) => Some((node.clone(), *gpu)),
+                _ => None,
+            };
             for (node_at, host) in workload.spec.nodes.iter().enumerate() {
                 let seed = self.seed;
                 let idle = (self.preset.gpu.idle_memory_used_mib, self.preset.gpu.idle_power_w, self.preset.gpu.idle_sm_clock_mhz);
@@ -659,6 +665,7 @@ impl Cluster {
                     let slowed = gpu.throttle_reasons & !(throttle::GPU_IDLE | throttle::SW_POWER_CAP);
                     let pid = workload.pid(node_at, gpu.index);
                     gpu.processes.retain(|p| p.pid != pid);
+                    let running = running && exited.as_ref().is_none_or(|(node, index)| node != host || *index != gpu.index);
                     if running {
                         let used = workload.rank_memory_mib(gpu.memory_total_mib);
                         gpu.processes.push(GpuProcess { pid, name: "/usr/bin/python3".into(), used_mib: used.saturating_sub(idle.0) });
