@@ -100,6 +100,9 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
         "minutes" => order_by(&mut listed, |lab| format!("{:010}", lab.minutes.unwrap_or(u32::MAX))),
         _ => {}
     }
+    // Passed: a best score at the lab's pass mark, as this browser saved it.
+    let passed = |lab: &Entry| storage::summary(&lab.id).is_some_and(|summary| lab.passed(summary.best, summary.possible));
+    let title_of = |id: &String| labs.iter().find(|lab| lab.id == *id).map(|lab| format!("{}{}", lab.title, if passed(lab) { " \u{2713}" } else { "" }));
     // The path's (or the course's) first lab, where a newcomer begins.
     let start_here = if in_course { listed.first().copied() } else { labs.first() }.map(|lab| lab.id.clone());
     let cards = listed.iter().map(|lab| {
@@ -128,6 +131,9 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
                 }
                 <h2><a href={Route::Lab(lab.id.clone(), None).to_hash()} onclick={open}>{ &lab.title }</a></h2>
                 <p>{ &lab.summary }</p>
+                if !lab.requires.is_empty() {
+                    <p class="requires">{ "Comes after: " }{ lab.requires.iter().filter_map(title_of).collect::<Vec<_>>().join(", ") }</p>
+                }
                 <p class="facts">{ facts.join(" \u{b7} ") }</p>
                 <p class="progress">{ match storage::summary(&lab.id) {
                     Some(summary) => format!("Score {} / {} \u{b7} best {}", summary.score, summary.possible, summary.best),
@@ -138,6 +144,13 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
                 }
             </li>
         }
+    });
+    // Progress along the path, stage by stage: each links to its labs.
+    let stage_progress = stages.iter().map(|stage| {
+        let of_stage: Vec<&Entry> = labs.iter().filter(|lab| lab.stage.as_deref() == Some(stage.as_str())).collect();
+        let done = of_stage.iter().filter(|lab| passed(lab)).count();
+        let href = Route::Catalog(CatalogView { stage: stage.clone(), ..CatalogView::default() }).to_hash();
+        html! { <li><a {href}>{ stage }</a>{ format!(" {done}/{}", of_stage.len()) }</li> }
     });
     let orders: Vec<(String, String)> = ORDERS.iter().map(|(value, text)| (value.to_string(), text.to_string())).collect();
     let filtered = !(view.stage.is_empty() && view.level.is_empty() && view.tag.is_empty());
@@ -150,6 +163,9 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
         <main class="page catalog">
             <h1>{ "Labs" }</h1>
             <p class="lead">{ "Practise reading and operating GPU clusters with the commands you use on real ones. New here? Follow the path from its first lab: it runs in the order an operator works." }</p>
+            if !in_course {
+                <ol class="path-stages" aria-label="Labs passed in each stage of the path">{ for stage_progress }</ol>
+            }
             <div class="filters" role="group" aria-label="Filter and order the labs">
                 { view_select("Stage", &filter_options(&stages), &view.stage, set(|view, value| view.stage = value)) }
                 { view_select("Level", &filter_options(&levels), &view.level, set(|view, value| view.level = value)) }

@@ -307,6 +307,20 @@ test('the catalog lists the path from "Start here", filters by stage, level and 
   // The counts the catalog the build wrote gives.
   const catalog = JSON.parse(await readFile(join(dist, 'labs', 'index.json'), 'utf8'));
   const labs = catalog.labs;
+  // Progress per stage of the path, and each lab's prerequisites, passed ones ticked.
+  const stageCount = (stage) => labs.filter((lab) => lab.stage === stage).length;
+  assert.equal(await page.locator('.path-stages li').first().textContent(), `understand 0/${stageCount('understand')}`);
+  const firstLook = labs.find((lab) => lab.id === 'first-look');
+  assert.equal(await card.locator('.requires').textContent(), `Comes after: ${firstLook.title}`);
+  await page.evaluate(() => localStorage.setItem('clusterlab.summary.first-look', '{"score":4,"best":9,"possible":10}'));
+  await page.reload();
+  await card.waitFor();
+  assert.equal(await page.locator('.path-stages li').first().textContent(), `understand 1/${stageCount('understand')}`);
+  assert.equal(await card.locator('.requires').textContent(), `Comes after: ${firstLook.title} \u2713`);
+  await page.locator('.path-stages').getByRole('link', { name: 'diagnose' }).click();
+  await page.waitForFunction((count) => document.querySelectorAll('.lab-list .lab-card').length === count, stageCount('diagnose'));
+  await page.goto(`${app.base}#/`);
+  await card.waitFor();
   await page.getByLabel('Stage', { exact: true }).selectOption('diagnose');
   assert.equal(await page.locator('.lab-list').first().locator('.lab-card').count(), labs.filter((lab) => lab.stage === 'diagnose').length);
   await page.getByLabel('Tag', { exact: true }).selectOption('xid');

@@ -154,10 +154,7 @@ pub fn report(lab: &Lab, state: &LabState) -> Report {
         .collect();
     let score = questions.iter().map(|row| row.points).sum();
     let possible = questions.iter().map(|row| row.possible).sum();
-    let passed = match lab.pass {
-        Some(pass) => u64::from(score) * 100 >= u64::from(pass) * u64::from(possible),
-        None => score == possible,
-    };
+    let passed = crate::lab::passes(lab.pass, score, possible);
     let commands = state
         .transcript
         .iter()

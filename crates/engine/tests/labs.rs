@@ -259,3 +259,25 @@ fn every_shipped_lab_names_two_other_ways_and_a_mistake() {
         }
     }
 }
+
+#[test]
+fn the_path_names_each_labs_prerequisites() {
+    // The shipped labs make one catalog, where every lab after the guided
+    // tour names a lab to pass first, and each comes earlier on the path.
+    use clusterlab_engine::lab::catalog::{Catalog, Entry};
+    let mut entries = Vec::new();
+    for entry in std::fs::read_dir(labs_dir()).expect("labs/ exists") {
+        let path = entry.expect("readable entry").path();
+        if path.extension().is_some_and(|ext| ext == "toml") {
+            let source = std::fs::read_to_string(&path).expect("readable lab");
+            let lab = compile(&source).unwrap_or_else(|problems| panic!("{}: {problems:?}", path.display())).lab;
+            entries.push(Entry::new(&lab, &lab.to_json()));
+        }
+    }
+    let catalog = Catalog::new(entries);
+    assert_eq!(catalog.requires_problems(), []);
+    assert_eq!(catalog.labs[0].id, "onboarding");
+    for lab in &catalog.labs[1..] {
+        assert!(!lab.requires.is_empty(), "{}: name the lab to pass before it (`requires`)", lab.id);
+    }
+}

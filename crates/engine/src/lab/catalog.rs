@@ -23,6 +23,9 @@ pub struct Entry {
     pub stage: Option<String>,
     pub minutes: Option<u32>,
     pub tags: Vec<String>,
+    /// The labs to pass before this one, by id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<String>,
     pub nodes: usize,
     pub preset: String,
     /// Whether trainees get different variants.
@@ -54,6 +57,7 @@ impl Entry {
             stage: lab.stage.clone(),
             minutes: lab.minutes,
             tags: lab.tags.clone(),
+            requires: lab.requires.clone(),
             nodes: lab.cluster.hostnames.len(),
             preset: lab.cluster.preset.id.to_string(),
             variants: !lab.vars.is_empty(),
@@ -66,6 +70,11 @@ impl Entry {
 }
 
 impl Entry {
+    /// Whether a best score of `best` out of `possible` passes this lab.
+    pub fn passed(&self, best: u32, possible: u32) -> bool {
+        possible > 0 && super::passes(self.pass, best, possible)
+    }
+
     /// Where the lab stands on the path through the catalog: the
     /// operator's workflow in order (understand, prepare, validate,
     /// operate, diagnose, hand over), easier levels first, the guided tour
@@ -98,6 +107,29 @@ impl Catalog {
     pub fn find(&self, id: &str) -> Option<&Entry> {
         self.labs.iter().find(|entry| entry.id == id)
     }
+
+    /// What is wrong with the labs' `requires`, as (the lab's id, the
+    /// problem): a lab may require only labs of the catalog that come
+    /// before it on the path (so no chain of them loops).
+    pub fn requires_problems(&self) -> Vec<(String, String)> {
+        let mut problems = Vec::new();
+        for (at, lab) in self.labs.iter().enumerate() {
+            for required in &lab.requires {
+                match self.labs.iter().position(|other| other.id == *required) {
+                    None => problems.push((lab.id.clone(), format!("lab `{}` requires `{required}`, which is not among the labs", lab.id))),
+                    Some(before) if before > at => problems.push((
+                        lab.id.clone(),
+                        format!(
+                            "lab `{}` requires `{required}`, which comes after it on the path (stage, then level): give `{required}` an earlier stage or an easier level, or drop it from `requires`",
+                            lab.id
+                        ),
+                    )),
+                    Some(_) => {}
+                }
+            }
+        }
+        problems
+    }
 }
 
 #[cfg(test)]
@@ -113,6 +145,7 @@ mod tests {
             stage: Some(stage.into()),
             minutes: Some(minutes),
             tags: tags.iter().map(|tag| tag.to_string()).collect(),
+            requires: Vec::new(),
             nodes: 1,
             preset: "hgx-h100".into(),
             variants: false,
@@ -135,5 +168,26 @@ mod tests {
         ]);
         let ids: Vec<&str> = catalog.labs.iter().map(|lab| lab.id.as_str()).collect();
         assert_eq!(ids, ["tour", "first-look", "baseline", "lost-gpu", "slow-rail", "handover"]);
+    }
+
+    #[test]
+    fn a_lab_requires_only_labs_before_it_on_the_path() {
+        let mut handover = entry("handover", "handover", "intermediate", 30, &[]);
+        handover.requires = vec!["lost-gpu".into(), "gone".into()];
+        let mut lost_gpu = entry("lost-gpu", "diagnose", "beginner", 25, &[]);
+        lost_gpu.requires = vec!["handover".into()];
+        let catalog = Catalog::new(vec![handover, lost_gpu]);
+        let problems: Vec<String> = catalog.requires_problems().into_iter().map(|(_, problem)| problem).collect();
+        assert_eq!(
+            problems,
+            [
+                "lab `lost-gpu` requires `handover`, which comes after it on the path (stage, then level): give `handover` an earlier stage or an easier level, or drop it from `requires`",
+                "lab `handover` requires `gone`, which is not among the labs",
+            ]
+        );
+        let mut entry = entry("x", "diagnose", "beginner", 1, &[]);
+        assert!(entry.passed(10, 10) && !entry.passed(9, 10) && !entry.passed(0, 0));
+        entry.pass = Some(70);
+        assert!(entry.passed(7, 10) && !entry.passed(6, 10));
     }
 }

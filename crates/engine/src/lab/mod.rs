@@ -42,6 +42,11 @@ pub struct Lab {
     pub minutes: Option<u32>,
     pub stage: Option<String>,
     pub tags: Vec<String>,
+    /// The labs to pass before this one, by id (the catalog checks they
+    /// exist and come earlier on the path). The catalog carries them: lab
+    /// data leaves them out, and no module that reads it pays for them.
+    #[serde(skip)]
+    pub requires: Vec<String>,
     /// The share of the points that passes the lab, in percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pass: Option<u32>,
@@ -303,6 +308,17 @@ impl QuestionKind {
 }
 
 pub const LEVELS: &[&str] = &["beginner", "intermediate", "advanced"];
+/// The most labs one lab may require.
+pub const MAX_REQUIRES: usize = 4;
+/// Whether `score` of `possible` reaches the pass mark `pass` (percent);
+/// without one, only full marks pass.
+pub fn passes(pass: Option<u32>, score: u32, possible: u32) -> bool {
+    match pass {
+        Some(pass) => u64::from(score) * 100 >= u64::from(pass) * u64::from(possible),
+        None => score == possible,
+    }
+}
+
 pub const STAGES: &[&str] = &["understand", "prepare", "validate", "operate", "diagnose", "handover"];
 pub const QUESTION_TYPES: &[&str] = &["choice", "multi", "text", "number", "order", "entity", "task", "state", "handoff"];
 /// What an `entity` question picks.

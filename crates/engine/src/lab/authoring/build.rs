@@ -25,6 +25,8 @@ pub fn build(sources: &[(String, String)]) -> Result<Built, Vec<(String, Diagnos
     let mut entries = Vec::new();
     let mut files = Vec::new();
     let mut ids: BTreeMap<String, String> = BTreeMap::new();
+    // Where each lab's id is written, to locate the problems of its `requires`.
+    let mut id_spans: BTreeMap<String, (&str, std::ops::Range<usize>)> = BTreeMap::new();
     for (path, source) in sources {
         let compiled = match compile(source) {
             Ok(compiled) => compiled,
@@ -39,6 +41,7 @@ pub fn build(sources: &[(String, String)]) -> Result<Built, Vec<(String, Diagnos
             continue;
         }
         let lab = compiled.lab;
+        id_spans.insert(lab.id.clone(), (source.as_str(), compiled.map.id.clone()));
         if let Some(other) = ids.insert(lab.id.clone(), path.clone()) {
             let message = format!("lab id `{}` is also used by {other}", lab.id);
             problems.push((path.clone(), Diagnostic::spanning(source, compiled.map.id, message)));
@@ -53,6 +56,14 @@ pub fn build(sources: &[(String, String)]) -> Result<Built, Vec<(String, Diagnos
         return Err(problems);
     }
     let catalog = Catalog::new(entries);
+    for (id, message) in catalog.requires_problems() {
+        if let (Some(path), Some((source, span))) = (ids.get(&id), id_spans.get(&id)) {
+            problems.push((path.clone(), Diagnostic::spanning(source, span.clone(), message)));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
     files.push((INDEX.to_string(), catalog.to_json()));
     Ok(Built { catalog, files })
 }
@@ -81,5 +92,15 @@ mod tests {
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].starts_with("labs/b.toml:8:10: unknown preset `hgx-h10`"), "{problems:?}");
         assert_eq!(problems[1], "labs/c.toml:3:6: lab id `test-lab` is also used by labs/a.toml");
+    }
+
+    #[test]
+    fn a_lab_may_require_only_labs_before_it() {
+        let requiring = ("labs/a.toml".to_string(), TWO_NODE_LAB.replace("title = \"Test\"", "title = \"Test\"\nrequires = [\"first-look\"]"));
+        let problems: Vec<String> = build(&[requiring]).unwrap_err().iter().map(|(path, problem)| problem.render(path)).collect();
+        assert_eq!(problems, ["labs/a.toml:3:6: lab `test-lab` requires `first-look`, which is not among the labs"]);
+        let itself = ("labs/a.toml".to_string(), TWO_NODE_LAB.replace("title = \"Test\"", "title = \"Test\"\nrequires = [\"test-lab\"]"));
+        let problems: Vec<String> = build(&[itself]).unwrap_err().iter().map(|(path, problem)| problem.render(path)).collect();
+        assert_eq!(problems, ["labs/a.toml:5:13: lab `test-lab` cannot require itself"]);
     }
 }

@@ -109,6 +109,7 @@ pub struct LabTable {
     pub minutes: Option<u32>,
     pub stage: Option<Spanned<String>>,
     pub tags: Vec<String>,
+    pub requires: Vec<Spanned<String>>,
     pub pass: Option<Spanned<u32>>,
     pub exam_minutes: Option<Spanned<u32>>,
     /// Retired: `[policy] hint_cost` replaced it.
@@ -281,7 +282,7 @@ pub enum AfterTable {
 }
 
 pub(crate) const TOP_KEYS: &[&str] = &["lab", "cluster", "vars", "faults", "jobs", "questions", "solution", "policy"];
-pub(crate) const LAB_KEYS: &[&str] = &["id", "title", "summary", "briefing", "level", "minutes", "stage", "tags", "pass", "exam_minutes"];
+pub(crate) const LAB_KEYS: &[&str] = &["id", "title", "summary", "briefing", "level", "minutes", "stage", "tags", "requires", "pass", "exam_minutes"];
 pub(crate) const POLICY_KEYS: &[&str] = &["attempts", "number_attempts", "retry_credit", "hint_cost"];
 pub(crate) const FIELD_KEYS: &[&str] = &["name", "states", "numbers", "actions", "review"];
 pub(crate) const CLUSTER_KEYS: &[&str] =
@@ -784,6 +785,7 @@ fn lab_table(t: &Table, problems: &mut Vec<Problem>) -> Option<LabTable> {
         minutes: t.optional(problems, "minutes", unsigned),
         stage: t.optional(problems, "stage", spanned_string),
         tags: t.optional(problems, "tags", |v| list(v, string)).unwrap_or_default(),
+        requires: t.optional(problems, "requires", |v| list(v, spanned_string)).unwrap_or_default(),
         pass: t.optional(problems, "pass", |v| unsigned(v).map(|n| Spanned::new(v.span(), n))),
         exam_minutes: t.optional(problems, "exam_minutes", |v| unsigned(v).map(|n| Spanned::new(v.span(), n))),
         hint_cost: t.get("hint_cost").map(|v| v.span()),

@@ -29,7 +29,7 @@ use std::ops::Range;
 
 use super::spec::{parse_tolerance, AfterSpec, AnswerSpec, ExpectSpec, FaultSpec, HandoffFieldSpec, LinksSpec, QuestionSpec, RunSpec, RUN_STATUSES};
 use super::template::{self, Values, Var, VarSpec};
-use super::{Lab, Policy, Tolerance, Unresolved, ENTITIES, FABRICS, FAULT_KINDS, LEVELS, MAX_NODES, QUESTION_TYPES, STAGES, VARIANTS_CHECKED};
+use super::{Lab, Policy, Tolerance, Unresolved, ENTITIES, FABRICS, FAULT_KINDS, LEVELS, MAX_NODES, MAX_REQUIRES, QUESTION_TYPES, STAGES, VARIANTS_CHECKED};
 use crate::limits::{MAX_FAULTS, MAX_LAB_BYTES, MAX_QUESTIONS, MAX_VAR_VALUES};
 use crate::model::change::{RepairTarget, REPAIR_ACTIONS};
 use crate::model::fabric::LinkLayer;
@@ -111,6 +111,17 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
     }
     check_one_of(&lab.level, "level", LEVELS, &mut problem);
     check_one_of(&lab.stage, "stage", STAGES, &mut problem);
+    for required in &lab.requires {
+        let required_id = required.get_ref();
+        if required_id == id {
+            problem(required.span(), format!("lab `{id}` cannot require itself"));
+        } else if required_id.is_empty() || !required_id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+            problem(required.span(), format!("`requires` names lab ids, which use only a-z, 0-9 and -; `{required_id}` is not one"));
+        }
+    }
+    if let Some(extra) = lab.requires.get(MAX_REQUIRES) {
+        problem(extra.span(), format!("a lab may require at most {MAX_REQUIRES} others; name the last lab of a chain, not the whole chain"));
+    }
     if let Some(pass) = &lab.pass {
         if *pass.get_ref() > 100 {
             problem(pass.span(), format!("`pass` is a percentage of the points, from 0 to 100, not {}", pass.get_ref()));
@@ -340,6 +351,7 @@ fn assemble(
         minutes: lab_table.minutes,
         stage: lab_table.stage.map(Spanned::into_inner),
         tags: lab_table.tags,
+        requires: lab_table.requires.into_iter().map(Spanned::into_inner).collect(),
         pass: lab_table.pass.map(Spanned::into_inner),
         policy,
         exam_minutes: lab_table.exam_minutes.map(Spanned::into_inner),

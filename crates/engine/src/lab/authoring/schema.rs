@@ -92,6 +92,7 @@ pub fn json_schema() -> String {
         "minutes": {{ "type": "integer", "minimum": 1 }},
         "stage": {{ "enum": {stages} }},
         "tags": {{ "type": "array", "items": {{ "type": "string" }} }},
+        "requires": {{ "type": "array", "items": {{ "type": "string", "pattern": "^[a-z0-9-]+$" }}, "description": "the ids of the labs to pass before this one" }},
         "pass": {{ "type": "integer", "minimum": 0, "maximum": 100, "description": "percent of the points that passes" }},
         "exam_minutes": {{ "type": "integer", "minimum": 1, "maximum": 600, "description": "the time an exam of this lab allows" }}
       }}
