@@ -281,3 +281,35 @@ fn the_path_names_each_labs_prerequisites() {
         assert!(!lab.requires.is_empty(), "{}: name the lab to pass before it (`requires`)", lab.id);
     }
 }
+
+#[test]
+fn prompts_past_the_beginner_level_name_neither_command_nor_tool() {
+    // From intermediate on, a prompt says what to find or achieve; which
+    // tool shows it is the trainee's call (a hint may name one, at a cost).
+    const WORDS: &[&str] = &[
+        "cat", "clear", "column", "cut", "date", "diff", "echo", "env", "false", "file", "find", "free", "groups", "head", "id", "kill", "less", "ls", "man",
+        "more", "ping", "printf", "reboot", "seq", "sleep", "sort", "stat", "tail", "tee", "timeout", "true", "watch", "which", "yes", "ip", "df", "ps", "tr",
+        "wc", "hostname", "dirname", "basename", "uptime", "xargs", "sudo", "dctech", "shutdown", "clush", "pdsh", "awk", "sed", "grep",
+    ];
+    let tools: Vec<&str> = clusterlab_engine::commands::all().iter().map(|command| command.signature().name).filter(|name| !WORDS.contains(name)).collect();
+    assert!(tools.contains(&"all_reduce_perf") && tools.contains(&"ib_write_bw") && tools.contains(&"nvidia-smi"), "{tools:?}");
+    let mut named = Vec::new();
+    for entry in std::fs::read_dir(labs_dir()).expect("labs/ exists") {
+        let path = entry.expect("readable entry").path();
+        if path.extension().is_none_or(|ext| ext != "toml") {
+            continue;
+        }
+        let lab = load(&std::fs::read_to_string(&path).expect("readable lab")).expect("the lab loads");
+        if lab.level.as_deref() == Some("beginner") {
+            continue;
+        }
+        for question in &lab.variant(1).questions {
+            let prompt = question.prompt.plain_text();
+            let words: Vec<&str> = prompt.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).collect();
+            if let Some(tool) = tools.iter().find(|tool| words.contains(tool)) {
+                named.push(format!("{} {}: `{tool}`", lab.id, question.id));
+            }
+        }
+    }
+    assert!(named.is_empty(), "prompts that name a tool: {named:#?}");
+}
