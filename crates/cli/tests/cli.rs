@@ -71,7 +71,7 @@ fn check_reports_as_cargo_does_by_default() {
     assert_eq!(
         stdout,
         format!(
-            "error: unknown key `titel` (did you mean `title`?); expected one of `id`, `title`, `summary`, `briefing`, `level`, `minutes`, `stage`, `tags`, `pass`, `exam_minutes`\n \
+            "error: unknown key `titel` (did you mean `title`?); expected one of `id`, `title`, `summary`, `briefing`, `level`, `minutes`, `stage`, `tags`, `requires`, `pass`, `exam_minutes`\n \
              --> {bad}:3:1\n  |\n3 | titel = \"t\"\n  | ^^^^^\n\n\
              error: could not check `{bad}` due to 1 previous error\n"
         )

@@ -349,6 +349,30 @@ fn a_contained_error_ends_its_job_and_the_gpu_takes_the_next_one() {
 }
 
 #[test]
+fn a_flapping_link_ends_the_job_across_it_and_reads_active_after() {
+    let flap = |at: &str| format!("[[faults]]\nkind = \"hca-link-flap\"\nnode = \"gpu-002\"\nhca = \"mlx5_3\"\nat = \"{at}\"\nrepair = [\"replace-cable\"]\n");
+    let (_, mut session) = lab(&format!("{}{}", flap("2m"), flap("50m")));
+    let id = job_id(&mut session);
+    session.run("sleep 300");
+    let log = session.run(&format!("cat ~/slurm-{id}.out")).stdout();
+    assert!(log.contains(" NCCL WARN NET/IB: Got completion from peer ") && log.contains(" hca mlx5_3\n"), "{}", &log[log.len().saturating_sub(1500)..]);
+    assert!(session.run("sacct -n -X -o State").stdout().contains("FAILED"));
+    // The port trained again: only its counters and the kernel log remember.
+    assert!(session.run("ssh gpu-002 ibstat mlx5_3").stdout().contains("\t\tState: Active\n"));
+    let counters = session.run("ssh gpu-002 sudo perfquery -C mlx5_3 -P 1").stdout();
+    assert!(counters.contains("\nLinkDownedCounter:...............1\n"), "{counters}");
+    let kernel = session.run("ssh gpu-002 sudo dmesg | grep ibp").stdout();
+    assert!(kernel.contains(": Link down\n") && kernel.ends_with(": Link up\n"), "{kernel}");
+    // A new cable (plugging it in is the one link-down the counters show
+    // after): the flap still to come never happens.
+    session.run("sudo scontrol update nodename=gpu-002 state=drain reason=flaps");
+    assert_eq!(session.run("dctech replace-cable gpu-002 mlx5_3").status, 0);
+    session.run("sleep 3600");
+    let counters = session.run("ssh gpu-002 sudo perfquery -C mlx5_3 -P 1").stdout();
+    assert!(counters.contains("\nSymbolErrorCounter:..............0\n") && counters.contains("\nLinkDownedCounter:...............1\n"), "{counters}");
+}
+
+#[test]
 fn a_job_sent_to_a_gpu_awaiting_a_reset_fails_in_its_setup() {
     let fault = "[[faults]]\nkind = \"gpu-xid\"\nnode = \"gpu-002\"\ngpu = 3\nxid = 95\nat = \"2m\"\n";
     let (_, mut session) = lab(fault);

@@ -353,6 +353,7 @@ pub const FAULT_KINDS: &[(&str, &[&str], &[&str])] = &[
     ("hca-port-down", &["node", "hca"], &["state"]),
     ("hca-link-degraded", &["node", "hca"], &["rate", "width"]),
     ("hca-symbol-errors", &["node", "hca", "count"], &[]),
+    ("hca-link-flap", &["node", "hca"], &[]),
     ("hca-mtu", &["node", "hca", "mtu"], &[]),
     ("hca-pcie-degraded", &["node", "hca"], &["gen", "width"]),
     ("node-down", &["node"], &["reason"]),

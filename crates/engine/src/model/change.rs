@@ -136,9 +136,12 @@ impl RepairTarget {
             | GpuPowerCap { gpu, .. }
             | GpuPcieDegraded { gpu, .. }
             | NvlinkDown { gpu, .. } => (RepairTarget::Gpu, gpu.to_string()),
-            HcaPortDown { hca, .. } | HcaLinkDegraded { hca, .. } | HcaSymbolErrors { hca, .. } | HcaMtu { hca, .. } | HcaPcieDegraded { hca, .. } => {
-                (RepairTarget::Hca, hca.clone())
-            }
+            HcaPortDown { hca, .. }
+            | HcaLinkDegraded { hca, .. }
+            | HcaSymbolErrors { hca, .. }
+            | HcaLinkFlap { hca, .. }
+            | HcaMtu { hca, .. }
+            | HcaPcieDegraded { hca, .. } => (RepairTarget::Hca, hca.clone()),
             FabricManagerDown { .. } | NodeDown { .. } | NodeDrain { .. } => (RepairTarget::Node, String::new()),
         }
     }
@@ -250,6 +253,10 @@ impl Cluster {
             return;
         }
         if let Change::Repair { node, action, target } = change {
+            // The part that made a link flap is fixed: the flaps still to come never do.
+            self.scheduled.retain(|(_, fault, repairs)| {
+                !matches!(fault, super::fault::Fault::HcaLinkFlap { node: on, hca } if on == node && hca == target && repairs.contains(action))
+            });
             let mut repaired = false;
             for injected in &mut self.injected {
                 let (_, fault_target) = RepairTarget::of(&injected.fault);

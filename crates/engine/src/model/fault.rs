@@ -21,23 +21,93 @@ pub enum PortDown {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fault {
-    GpuXid { node: String, gpu: u32, xid: u32 },
-    GpuFallenOffBus { node: String, gpu: u32 },
-    GpuEccUncorrectable { node: String, gpu: u32, count: u64 },
-    GpuRowRemapPending { node: String, gpu: u32 },
-    GpuThermalSlowdown { node: String, gpu: u32 },
-    GpuPowerBrake { node: String, gpu: u32 },
-    GpuPowerCap { node: String, gpu: u32, watts: u32 },
-    GpuPcieDegraded { node: String, gpu: u32, gen: Option<u8>, width: Option<u8> },
-    NvlinkDown { node: String, gpu: u32, links: Vec<u32> },
-    FabricManagerDown { node: String },
-    HcaPortDown { node: String, hca: String, state: PortDown },
-    HcaLinkDegraded { node: String, hca: String, rate: Option<u32>, width: Option<u8> },
-    HcaSymbolErrors { node: String, hca: String, count: u64 },
-    HcaMtu { node: String, hca: String, mtu: u32 },
-    HcaPcieDegraded { node: String, hca: String, gen: Option<u8>, width: Option<u8> },
-    NodeDown { node: String, reason: String },
-    NodeDrain { node: String, reason: String },
+    GpuXid {
+        node: String,
+        gpu: u32,
+        xid: u32,
+    },
+    GpuFallenOffBus {
+        node: String,
+        gpu: u32,
+    },
+    GpuEccUncorrectable {
+        node: String,
+        gpu: u32,
+        count: u64,
+    },
+    GpuRowRemapPending {
+        node: String,
+        gpu: u32,
+    },
+    GpuThermalSlowdown {
+        node: String,
+        gpu: u32,
+    },
+    GpuPowerBrake {
+        node: String,
+        gpu: u32,
+    },
+    GpuPowerCap {
+        node: String,
+        gpu: u32,
+        watts: u32,
+    },
+    GpuPcieDegraded {
+        node: String,
+        gpu: u32,
+        gen: Option<u8>,
+        width: Option<u8>,
+    },
+    NvlinkDown {
+        node: String,
+        gpu: u32,
+        links: Vec<u32>,
+    },
+    FabricManagerDown {
+        node: String,
+    },
+    HcaPortDown {
+        node: String,
+        hca: String,
+        state: PortDown,
+    },
+    HcaLinkDegraded {
+        node: String,
+        hca: String,
+        rate: Option<u32>,
+        width: Option<u8>,
+    },
+    HcaSymbolErrors {
+        node: String,
+        hca: String,
+        count: u64,
+    },
+    /// The link dropped and trained again seconds later (a loose cable or a
+    /// failing transceiver): the port reads Active, its counters and the
+    /// kernel log remember, and the jobs using it lost their peers.
+    HcaLinkFlap {
+        node: String,
+        hca: String,
+    },
+    HcaMtu {
+        node: String,
+        hca: String,
+        mtu: u32,
+    },
+    HcaPcieDegraded {
+        node: String,
+        hca: String,
+        gen: Option<u8>,
+        width: Option<u8>,
+    },
+    NodeDown {
+        node: String,
+        reason: String,
+    },
+    NodeDrain {
+        node: String,
+        reason: String,
+    },
 }
 
 /// Why a fault cannot apply to a cluster, and which of its fields is at fault.
@@ -107,6 +177,7 @@ impl Fault {
             Fault::HcaPortDown { .. } => "hca-port-down",
             Fault::HcaLinkDegraded { .. } => "hca-link-degraded",
             Fault::HcaSymbolErrors { .. } => "hca-symbol-errors",
+            Fault::HcaLinkFlap { .. } => "hca-link-flap",
             Fault::HcaMtu { .. } => "hca-mtu",
             Fault::HcaPcieDegraded { .. } => "hca-pcie-degraded",
             Fault::NodeDown { .. } => "node-down",
@@ -130,6 +201,7 @@ impl Fault {
             Fault::HcaPortDown { hca, .. }
             | Fault::HcaLinkDegraded { hca, .. }
             | Fault::HcaSymbolErrors { hca, .. }
+            | Fault::HcaLinkFlap { hca, .. }
             | Fault::HcaMtu { hca, .. }
             | Fault::HcaPcieDegraded { hca, .. } => hca.clone(),
             Fault::FabricManagerDown { .. } | Fault::NodeDown { .. } | Fault::NodeDrain { .. } => String::new(),
@@ -151,6 +223,7 @@ impl Fault {
             | Fault::HcaPortDown { node, .. }
             | Fault::HcaLinkDegraded { node, .. }
             | Fault::HcaSymbolErrors { node, .. }
+            | Fault::HcaLinkFlap { node, .. }
             | Fault::HcaMtu { node, .. }
             | Fault::HcaPcieDegraded { node, .. }
             | Fault::NodeDown { node, .. }
@@ -396,6 +469,19 @@ impl Fault {
                 port.counters.symbol_errors = *count;
                 port.counters.link_error_recovery = (*count / 500).max(1);
                 port.symbol_errors_per_hour = (*count / 24).max(1);
+            }
+            Fault::HcaLinkFlap { hca, .. } => {
+                let index = hca_at(hca)?;
+                let hca = &mut node.hcas[index];
+                // Each flap its own: a link flaps several times in a lab.
+                let mut rng = Rng::derive(seed, &["flap", &hca.name, &at.to_string()]);
+                // Down, then trained again: the errors of a marginal link around it.
+                hca.port.counters.link_downed += 1;
+                hca.port.counters.link_error_recovery += 1;
+                hca.port.counters.symbol_errors += rng.range_u64(40, 400);
+                let (bus, netdev) = (hca.bus_id.clone(), hca.netdev.clone());
+                node.log_kernel(at, 6, format!("mlx5_core {bus} {netdev}: Link down"));
+                node.log_kernel(at + rng.range_i64(4, 14), 6, format!("mlx5_core {bus} {netdev}: Link up"));
             }
             Fault::HcaMtu { hca, mtu, .. } => {
                 let index = hca_at(hca)?;

@@ -316,9 +316,18 @@ impl Cluster {
     /// Applies a fault and remembers it, with the actions that repair it.
     pub fn inject(&mut self, fault: fault::Fault, repairs: Vec<String>) -> Result<(), fault::FaultError> {
         fault.apply(self)?;
-        if let fault::Fault::GpuXid { node, gpu, xid: 94 } = &fault {
-            let struck = self.striking.unwrap_or(self.now - fault.struck_before(self.seed));
-            self.end_process_on(node, *gpu, struck);
+        // Faults that end jobs without leaving the model unable to run them.
+        let struck = self.striking.unwrap_or(self.now - fault.struck_before(self.seed));
+        match &fault {
+            fault::Fault::GpuXid { node, gpu, xid: 94 } => {
+                self.stop_workloads(struck, &workload::Stop::GpuEcc { node: node.clone(), gpu: *gpu }, |w| w.rank(node, *gpu).is_some());
+            }
+            // NCCL's peers across the rail see their queue pairs fail.
+            fault::Fault::HcaLinkFlap { node, hca } => {
+                let stop = workload::Stop::RailDown { node: node.clone(), hca: hca.clone() };
+                self.stop_workloads(struck, &stop, |w| w.spec.nodes.len() > 1 && w.spec.nodes.contains(node));
+            }
+            _ => {}
         }
         self.injected.push(Injected { fault, repairs, repaired: false, at: self.striking });
         self.follow_workloads(self.striking.unwrap_or(self.now));

@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 use super::{describe, Compiled, Diagnostic};
 use crate::commands;
 use crate::lab::{template, VARIANTS_CHECKED};
+use crate::model::fault::Fault;
 use crate::model::Cluster;
 use crate::shell::Session;
 
@@ -63,7 +64,9 @@ pub fn deep(compiled: &Compiled, source: &str) -> Vec<Diagnostic> {
         let base = world.subset(&hosts);
         for (at, fault) in faults.iter().enumerate() {
             let span = compiled.map.faults[at].table.clone();
-            if let Some(first) = faults[..at].iter().position(|earlier| earlier == fault) {
+            // A link flaps again and again: its flaps at different times are not repeats.
+            let flaps_apart = |first: usize| matches!(fault, Fault::HcaLinkFlap { .. }) && lab.faults[first].at != lab.faults[at].at;
+            if let Some(first) = faults[..at].iter().position(|earlier| earlier == fault).filter(|first| !flaps_apart(*first)) {
                 let line = Diagnostic::at(source, compiled.map.faults[first].table.start, "").line;
                 let message = format!("fault `{}` on {} repeats the fault at line {line}; remove one{}", fault.kind(), fault.node(), describe(&values));
                 found.insert((span.start, span.end, message));

@@ -613,13 +613,13 @@ impl Cluster {
         }
     }
 
-    /// A contained memory error (Xid 94) ends the process that met it: the
-    /// job with a rank on `gpu` of `node` at `at` stops there, and the GPU
-    /// stays fit for the next job.
-    pub(crate) fn end_process_on(&mut self, node: &str, gpu: u32, at: EpochSeconds) {
-        let stop = Stop::GpuEcc { node: node.to_string(), gpu };
+    /// A fault that strikes and passes ends the jobs it reaches at `at`
+    /// (those `reached` picks), while the model stays fit for the next: a
+    /// contained memory error (Xid 94) ends the process that met it, a link
+    /// that flaps the jobs across it.
+    pub(crate) fn stop_workloads(&mut self, at: EpochSeconds, stop: &Stop, reached: impl Fn(&Workload) -> bool) {
         let doomed = |w: &Workload| matches!(&w.end, Some((_, End::Failed { struck, .. })) if *struck < at);
-        for workload in self.workloads.iter_mut().filter(|w| w.running_at(at) && w.rank(node, gpu).is_some() && !doomed(w)) {
+        for workload in self.workloads.iter_mut().filter(|w| w.running_at(at) && reached(w) && !doomed(w)) {
             workload.segments.retain(|(from, _)| *from < at);
             workload.segments.push((at, Err(stop.clone())));
             workload.settle();
