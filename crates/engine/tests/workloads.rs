@@ -363,13 +363,19 @@ fn a_flapping_link_ends_the_job_across_it_and_reads_active_after() {
     assert!(counters.contains("\nLinkDownedCounter:...............1\n"), "{counters}");
     let kernel = session.run("ssh gpu-002 sudo dmesg | grep ibp").stdout();
     assert!(kernel.contains(": Link down\n") && kernel.ends_with(": Link up\n"), "{kernel}");
-    // A new cable (plugging it in is the one link-down the counters show
-    // after): the flap still to come never happens.
+    // A new cable: the HCA's counters keep the flap and add the replug
+    // until they are cleared; the flap still to come never happens.
     session.run("sudo scontrol update nodename=gpu-002 state=drain reason=flaps");
     assert_eq!(session.run("dctech replace-cable gpu-002 mlx5_3").status, 0);
+    let counters = session.run("ssh gpu-002 sudo perfquery -C mlx5_3 -P 1").stdout();
+    assert!(counters.contains("\nLinkDownedCounter:...............2\n"), "{counters}");
+    let cleared = session.run("ssh gpu-002 sudo perfquery -C mlx5_3 -P 1 -R");
+    assert_eq!((cleared.stdout().as_str(), cleared.status), ("", 0));
     session.run("sleep 3600");
     let counters = session.run("ssh gpu-002 sudo perfquery -C mlx5_3 -P 1").stdout();
-    assert!(counters.contains("\nSymbolErrorCounter:..............0\n") && counters.contains("\nLinkDownedCounter:...............1\n"), "{counters}");
+    assert!(counters.contains("\nSymbolErrorCounter:..............0\n") && counters.contains("\nLinkDownedCounter:...............0\n"), "{counters}");
+    // `-r` prints, then clears.
+    assert!(session.run("ssh gpu-001 sudo perfquery -r").stdout().starts_with("# Port counters: "));
 }
 
 #[test]
@@ -444,4 +450,21 @@ fn a_power_cap_left_low_slows_the_job_until_the_default_limit_is_back() {
     session.run("sleep 120");
     let back = mean(&step_times(&mut session, 3));
     assert!((back / baseline - 1.0).abs() < 0.02, "{back} against {baseline}");
+}
+
+#[test]
+fn cleared_counters_count_the_jobs_traffic_from_then_on() {
+    let (_, mut session) = lab("");
+    let data = |session: &mut Session| {
+        let out = session.run("sudo perfquery -x -C mlx5_2").stdout();
+        out.lines().find_map(|line| line.strip_prefix("PortXmitData:")).map(|v| v.trim_start_matches('.').parse::<u64>().unwrap()).unwrap()
+    };
+    assert!(data(&mut session) > 1_000_000_000, "half an hour of all-reduces");
+    assert_eq!(session.run("sudo perfquery -x -C mlx5_2 -R").stdout(), "");
+    assert!(data(&mut session) < 1_000_000, "just cleared");
+    session.run("sleep 60");
+    let minute = data(&mut session);
+    assert!(minute > 1_000_000, "a minute of steps: {minute}");
+    // A plain user cannot clear them: the UMAD port is root's.
+    assert_eq!(session.run("perfquery -R").status, 255);
 }

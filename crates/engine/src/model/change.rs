@@ -32,6 +32,8 @@ pub enum Change {
     SetScheduler { node: String, state: SchedulerState, reason: Option<String> },
     /// `nvidia-smi -i GPU -pl WATTS`: the GPU's enforced power limit.
     SetPowerLimit { node: String, gpu: u32, watts: u32 },
+    /// `perfquery -R` (or `-r` after reading): the port's counters start again from 0.
+    ResetPortCounters { node: String, hca: String },
     /// `systemctl restart nvidia-fabricmanager`.
     RestartFabricManager { node: String },
     /// `systemctl stop nvidia-fabricmanager`.
@@ -153,6 +155,7 @@ impl Change {
             Change::ResetGpu { node, .. }
             | Change::SetPowerLimit { node, .. }
             | Change::SetScheduler { node, .. }
+            | Change::ResetPortCounters { node, .. }
             | Change::RestartFabricManager { node }
             | Change::StopFabricManager { node }
             | Change::SetUnit { node, .. }
@@ -269,7 +272,24 @@ impl Cluster {
             // A repair, a reboot or a replaced part builds the node again,
             // replaying the history (this work's effects included).
             if repaired || reboots(action) || action.starts_with("replace-") {
+                // The HCAs' counters live in their firmware: work on a cable
+                // leaves them (until `perfquery -R`), adding its own link-down.
+                let kept: Vec<(String, super::fabric::PortCounters)> = if reboots(action) {
+                    Vec::new()
+                } else {
+                    self.node(node).map(|n| n.hcas.iter().map(|h| (h.name.clone(), h.port.counters)).collect()).unwrap_or_default()
+                };
                 self.rebuild_node(node, reboots(action));
+                if let Some(rebuilt) = self.node_mut(node) {
+                    for (name, counters) in kept {
+                        if let Some(hca) = rebuilt.hcas.iter_mut().find(|h| h.name == name) {
+                            hca.port.counters = counters;
+                            if cable_work(action) && name == *target {
+                                hca.port.counters.link_downed = hca.port.counters.link_downed.saturating_add(1);
+                            }
+                        }
+                    }
+                }
                 // The rebuilt GPUs are idle: the running jobs' ranks hold them again.
                 for workload in &mut self.workloads {
                     workload.holding = false;
@@ -415,6 +435,15 @@ impl Cluster {
 
     /// Applies a change's effect without recording it (also for replays).
     pub(crate) fn apply_change_at(&mut self, change: &Change, at: EpochSeconds) {
+        if let Change::ResetPortCounters { node, hca } = change {
+            let guid = self.node(node).and_then(|n| n.hca(hca)).map(|h| h.port.guid);
+            let moved = guid.map_or(0, |guid| self.job_traffic_bytes_until(guid, at));
+            if let Some(port) = self.node_mut(node).and_then(|n| n.hcas.iter_mut().find(|h| h.name == *hca)).map(|h| &mut h.port) {
+                port.counters = Default::default();
+                port.counters_reset = Some((at, moved));
+            }
+            return;
+        }
         let Some(node) = self.node_mut(change.node()) else {
             return;
         };
@@ -521,6 +550,8 @@ impl Cluster {
             | Change::HoldJob { .. }
             | Change::LaunchWorkload { .. }
             | Change::Reboot { .. } => {}
+            // Applied above, with the cluster's job traffic.
+            Change::ResetPortCounters { .. } => {}
         }
     }
 }

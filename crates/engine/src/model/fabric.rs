@@ -154,6 +154,9 @@ pub struct Port {
     pub counters: PortCounters,
     /// Symbol errors added per hour of simulated time (a marginal cable).
     pub symbol_errors_per_hour: u64,
+    /// When `perfquery -R` last cleared the counters, and the bytes the
+    /// jobs had moved through the port by then (they count from there).
+    pub counters_reset: Option<(i64, u64)>,
 }
 
 impl Port {

@@ -608,6 +608,7 @@ fn build_hca(config: &ClusterConfig, hostname: &str, node_index: usize, index: u
             active_mtu: 4096,
             counters: PortCounters::default(),
             symbol_errors_per_hour: 0,
+            counters_reset: None,
         },
     }
 }

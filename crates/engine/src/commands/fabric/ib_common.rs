@@ -204,8 +204,10 @@ pub fn mtu_code(mtu: u32) -> u32 {
 /// (one link error recovery per 500 symbol errors, as the fault sets them).
 pub fn counters_now(cluster: &Cluster, port: &Port) -> PortCounters {
     let mut counters = port.counters;
+    // Counted since `perfquery -R` cleared them, if it did.
+    let (cleared_at, job_before) = port.counters_reset.unwrap_or((cluster.started_at(), 0));
     // A training job's all-reduces cross the port as it steps.
-    let job = cluster.job_traffic_bytes(port.guid);
+    let job = cluster.job_traffic_bytes(port.guid).saturating_sub(job_before);
     if job > 0 {
         let mtu = u64::from(port.active_mtu.max(256));
         counters.xmit_data = counters.xmit_data.saturating_add(job / 4);
@@ -214,7 +216,7 @@ pub fn counters_now(cluster: &Cluster, port: &Port) -> PortCounters {
         counters.rcv_pkts = counters.rcv_pkts.saturating_add(job / mtu);
     }
     if port.symbol_errors_per_hour > 0 {
-        let elapsed = (cluster.now - cluster.started_at()).max(0) as u64;
+        let elapsed = (cluster.now - cluster.started_at().max(cleared_at)).max(0) as u64;
         let added = port.symbol_errors_per_hour.saturating_mul(elapsed) / 3600;
         counters.symbol_errors = counters.symbol_errors.saturating_add(added);
         counters.link_error_recovery = counters.link_error_recovery.saturating_add(added / 500);
@@ -340,6 +342,7 @@ mod tests {
             active_mtu: 4096,
             counters: PortCounters::default(),
             symbol_errors_per_hour: 0,
+            counters_reset: None,
         }
     }
 

@@ -10,6 +10,7 @@
 use crate::commands::fabric::ib_common::{base_lid, common_options, counters_now, diag_usage, pid, strtol, DiagOption};
 use crate::commands::options::{scan, Arg};
 use crate::commands::{is_root, Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::change::Change;
 use crate::model::fabric::{Hca, LinkLayer, PortCounters};
 
 pub struct Perfquery;
@@ -20,6 +21,8 @@ static SIGNATURE: Signature = Signature {
     usage: "perfquery [options]  [<lid|guid> [[port(s)] [reset_mask]]]",
     flags: &[
         Flag { short: Some('x'), long: Some("extended"), value: None, help: "show extended port counters" },
+        Flag { short: Some('r'), long: Some("reset_after_read"), value: None, help: "reset counters after read" },
+        Flag { short: Some('R'), long: Some("Reset_only"), value: None, help: "only reset counters" },
         Flag { short: Some('C'), long: Some("Ca"), value: Some("<ca>"), help: "Ca name to use" },
         Flag { short: Some('P'), long: Some("Port"), value: Some("<port>"), help: "Ca port number to use" },
         Flag { short: Some('L'), long: Some("Lid"), value: None, help: "use LID address argument" },
@@ -52,7 +55,11 @@ const HCA_CAP_MASK: u16 = 0x5A00;
 const HCA_CAP_MASK2: u32 = 0x0000002;
 
 fn usage() -> String {
-    let mut options = vec![DiagOption { long: "extended", letter: Some('x'), value: None, description: "show extended port counters" }];
+    let mut options = vec![
+        DiagOption { long: "extended", letter: Some('x'), value: None, description: "show extended port counters" },
+        DiagOption { long: "reset_after_read", letter: Some('r'), value: None, description: "reset counters after read" },
+        DiagOption { long: "Reset_only", letter: Some('R'), value: None, description: "only reset counters" },
+    ];
     options.extend(common_options("DK"));
     diag_usage(
         "perfquery",
@@ -73,11 +80,15 @@ impl Command for Perfquery {
 
     fn run(&self, invocation: &Invocation) -> Output {
         let (mut extended, mut ca, mut ca_port) = (false, None::<String>, 0i64);
+        // Reset after reading (`-r`), or reset without reading (`-R`).
+        let (mut reset, mut read) = (false, true);
         let mut positionals = Vec::new();
         for arg in scan(&SIGNATURE, invocation.args()) {
             match arg {
                 Arg::Flag(flag, value) => match flag.short {
                     Some('x') => extended = true,
+                    Some('r') => reset = true,
+                    Some('R') => (reset, read) = (true, false),
                     Some('C') => ca = value,
                     Some('P') => ca_port = strtol(value.as_deref().unwrap_or("")),
                     Some('h') => return Output::error(usage(), EXIT_USAGE),
@@ -136,8 +147,19 @@ impl Command for Perfquery {
             }
         }
         let counters = counters_now(invocation.cluster, &target.port);
-        let text = if extended { extended_counters(lid, target.port.number, &counters) } else { counters_32(lid, target.port.number, &counters) };
-        Output { duration_ms: 15, ..Output::ok(text) }
+        let text = match (read, extended) {
+            (false, _) => String::new(),
+            (true, true) => extended_counters(lid, target.port.number, &counters),
+            (true, false) => counters_32(lid, target.port.number, &counters),
+        };
+        let mut output = Output { duration_ms: 15, ..Output::ok(text) };
+        if reset {
+            let owner = invocation.cluster.nodes.iter().find(|n| n.hcas.iter().any(|h| h.port.guid == target.port.guid));
+            if let Some(owner) = owner {
+                output.changes.push(Change::ResetPortCounters { node: owner.hostname.clone(), hca: target.name.clone() });
+            }
+        }
+        output
     }
 }
 

@@ -716,12 +716,17 @@ impl Cluster {
     /// the gradients crosses to the other nodes twice (reduce-scatter and
     /// all-gather), split evenly over the node's rails.
     pub fn job_traffic_bytes(&self, guid: u64) -> u64 {
+        self.job_traffic_bytes_until(guid, self.now)
+    }
+
+    /// The same, by `until`.
+    pub fn job_traffic_bytes_until(&self, guid: u64, until: EpochSeconds) -> u64 {
         let Some(node) = self.nodes.iter().find(|node| node.hcas.iter().any(|hca| hca.port.guid == guid)) else { return 0 };
         self.workloads
             .iter()
-            .filter(|w| w.spec.nodes.len() > 1 && w.spec.nodes.contains(&node.hostname) && w.started <= self.now)
+            .filter(|w| w.spec.nodes.len() > 1 && w.spec.nodes.contains(&node.hostname) && w.started <= until)
             .map(|w| {
-                let steps = f64::from(w.iteration_at(self.now).saturating_sub(w.resumed_from));
+                let steps = f64::from(w.iteration_at(until).saturating_sub(w.resumed_from));
                 (steps * w.spec.rail_bytes_per_step(node.hcas.len())) as u64
             })
             .fold(0u64, u64::saturating_add)
