@@ -11,6 +11,7 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 
 use crate::commands::execution::Execution;
+use crate::facts::clock_span;
 use crate::grading::{self, Grade, HandoffRecord, Reading};
 use crate::lab::{Lab, Question, QuestionKind};
 use crate::model::time::EpochSeconds;
@@ -427,7 +428,21 @@ impl LabState {
                     .then(|| format!("your runs of {} that did not count: {}", run.program, reading.tried.join("; ")));
                 (if reading.done { grading::DONE } else { grading::NOT_YET }.to_string(), note)
             }
-            QuestionKind::State { .. } => (if evidence.met.contains(&question.id) { grading::DONE } else { grading::NOT_YET }.to_string(), None),
+            QuestionKind::State { expect } => {
+                let met = evidence.met.contains(&question.id);
+                // The one thing a "Not yet" says beyond what ran: a deadline
+                // already passed (the trainee's `date` shows the same clock).
+                let elapsed = (self.session.elapsed_ms() / 1000) as i64;
+                let late = expect
+                    .iter()
+                    .find_map(|fact| match fact {
+                        crate::facts::Fact::By { seconds } => Some(*seconds),
+                        _ => None,
+                    })
+                    .filter(|seconds| !met && elapsed > *seconds)
+                    .map(|seconds| format!("the deadline, {} into the lab, has passed: the clock is {} in", clock_span(seconds), clock_span(elapsed)));
+                (if met { grading::DONE } else { grading::NOT_YET }.to_string(), late)
+            }
             QuestionKind::Handoff { closed_when, .. } => {
                 let mut record = HandoffRecord::from_response(response);
                 record.closed = closed_when.is_empty() || evidence.met.contains(&question.id);

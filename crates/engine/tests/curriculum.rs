@@ -224,9 +224,17 @@ fn a_deadline_holds_only_while_the_lab_clock_is_within_it() {
     assert!(check(&compiled, "drained", &[drain]), "drained at once, within the deadline");
     assert!(check(&compiled, "drained", &["sleep 1190", drain]), "drained just within it");
     assert!(!check(&compiled, "drained", &["sleep 1260", drain]), "drained after 21 simulated minutes");
-    let (late, _) = session_after(&compiled, &["sleep 3900"]);
+    let (late, mut state) = session_after(&compiled, &["sleep 3900"]);
     let observed = Fact::By { seconds: 1200 }.observe(&late.cluster, &Baseline::default());
     assert_eq!((observed.holds, observed.seen.as_str()), (false, "the lab's clock is 1 h 05 min past its start"));
+    // The trainee's "Not yet" says the deadline has passed, and nothing else.
+    let variant = compiled.lab.variant(1);
+    let question = variant.questions.iter().find(|q| q.id == "drained").unwrap();
+    let Submitted::Graded(grade) = state.submit(question, "check", Evidence { met: &[], now_ms: 0 }) else { panic!("graded") };
+    assert_eq!(grade.reading.as_deref(), Some("the deadline, 20 min into the lab, has passed: the clock is 1 h 05 min in"));
+    let (_, mut early) = session_after(&compiled, &["sleep 60"]);
+    let Submitted::Graded(grade) = early.submit(question, "check", Evidence { met: &[], now_ms: 0 }) else { panic!("graded") };
+    assert_eq!(grade.reading, None);
     // A deadline alone states no outcome.
     let alone = LAB.replace("expect = [{ repaired = true }, { all_reduce_within = \"5%\" }]", "expect = [{ by = \"30m\" }]");
     let problems: Vec<String> = compile(&alone).unwrap_err().iter().map(|d| d.message.clone()).collect();

@@ -681,6 +681,11 @@ impl SessionJson {
         serde_json::from_str(&self.0).map_err(|error| format!("damaged session ({error})"))
     }
 
+    /// Milliseconds of the lab's clock the session has run.
+    pub fn elapsed_ms(&self) -> u64 {
+        serde_json::from_str::<Outline>(&self.0).map_or(0, |outline| outline.elapsed_ms)
+    }
+
     /// The shell last used, and every shell by id.
     pub fn shells(&self) -> (usize, Vec<ShellView>) {
         let Ok(outline) = serde_json::from_str::<Outline>(&self.0) else { return (0, Vec::new()) };
