@@ -144,7 +144,10 @@ fn xid_text(xid: u32, gpu_index: u32, process: Option<u32>) -> String {
         31 => format!("{app}, Ch 00000010, intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_3 faulted @ 0x7f2a_3c000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ"),
         43 => format!("{app}, Ch 00000008"),
         45 => format!("{app}, Ch 00000010"),
-        48 => format!("{kernel}, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0."),
+        48 => format!(
+            "{}, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.",
+            if process.is_some() { app.as_str() } else { kernel }
+        ),
         61 => format!("{kernel}, Internal micro-controller breakpoint/warning (0cec(2d54): 0000f6a0 00000000)"),
         62 => format!("{kernel}, Internal micro-controller halt (0cec(2d54): 0000f6a0 00000000)"),
         63 => format!("{kernel}, Row Remapper: New row (0x00000000000012a4) was marked for remapping, reset gpu to activate."),
@@ -275,11 +278,11 @@ impl Fault {
         let striking = cluster.striking;
         let seed = cluster.seed;
         let driver_major = cluster.versions.driver_major();
-        // The process a contained error names: the job's rank on the GPU when
-        // it struck (it ends that process). The applications' own Xids (13,
-        // 31, 43, 45) name an earlier user's process: the labs' noise.
+        // The process a memory error names: the job's rank on the GPU when
+        // it struck (the error ends it). The applications' own Xids (13, 31,
+        // 43, 45) name an earlier user's process: the labs' noise.
         let process = match self {
-            Fault::GpuXid { node, gpu, xid: 94 } => {
+            Fault::GpuXid { node, gpu, xid: 94 } | Fault::GpuEccUncorrectable { node, gpu, .. } => {
                 let struck = striking.unwrap_or(now - self.struck_before(seed));
                 cluster.workloads.iter().filter(|w| w.running_at(struck)).find_map(|w| {
                     let node_at = w.spec.nodes.iter().position(|n| n == node)?;
@@ -356,7 +359,8 @@ impl Fault {
                 }
                 // The errors came over a few seconds, not in one instant.
                 for n in 0..(*count).min(3) {
-                    record_xid(node, index, 48, at + n as i64 * (3 + rng.range_i64(0, 9)));
+                    let when = at + n as i64 * (3 + rng.range_i64(0, 9));
+                    record_xid_text(node, index, 48, when, xid_text(48, index as u32, process));
                 }
                 // On GPUs that remap rows (A100 and later) an uncorrectable
                 // error remaps its row: pending until the next reset (Xid 63).
