@@ -115,8 +115,12 @@ check "results module" dist/results_bg.wasm 244 || status=1
 # The leak check, the adversary (it plays sessions) and the facts took it
 # to 680 KB; it runs in its own worker, only on the author page. The
 # operator's workflows (as the worker's, above) took it to 704 KB, and
-# processes, services and the batch scheduler (above) to 732 KB.
-check "author checker" dist/author_checker_bg.wasm 734 || status=1
+# processes, services and the batch scheduler (above) to 732 KB. Memory
+# errors that end jobs, a link that flaps, perfquery's resets and a drill's
+# passed deadline took it to 737.4 KB; it is not on the way to the prompt
+# (the trainee's page never fetches it; the last load figure, 1.33x
+# xterm.js alone, is with the page and worker above).
+check "author checker" dist/author_checker_bg.wasm 739 || status=1
 
 # Messages only the authoring code has: none may be in a trainee's module.
 for marker in "is not observable: none of the emulated commands" "unknown key \`" " (did you mean \`"; do
