@@ -320,7 +320,7 @@ fn dmesg_shows_the_models_fallen_off_bus_block() {
     // of dmesg_fallen-off-bus_no-xid_drv570.txt.
     let mut cluster = cluster("hgx-h100", "570.158.01", "12.8");
     // Only a new GPU repairs it: the power cycle does not.
-    cluster.inject(Fault::GpuFallenOffBus { node: "node".into(), gpu: 7 }, vec!["replace-gpu".into()]).unwrap();
+    cluster.inject(Fault::GpuFallenOffBus { node: "node".into(), gpu: 7, dead: false }, vec!["replace-gpu".into()]).unwrap();
     let mut session = Session::new(cluster, "node");
     session.run("sudo scontrol update NodeName=node State=DRAIN Reason=x; dctech power-cycle node");
     let output = session.run("sudo dmesg -l err").stdout();

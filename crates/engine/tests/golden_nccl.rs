@@ -285,7 +285,7 @@ fn a_degraded_rail_slows_the_ring_and_a_down_port_is_left_out() {
 fn faults_fail_like_the_real_tools() {
     let two = cluster("hgx-h100", &["a", "b"], "2.26.2", H100_HGX_BUSES);
     let mut off = two.clone();
-    Fault::GpuFallenOffBus { node: "a".into(), gpu: 5 }.apply(&mut off).unwrap();
+    Fault::GpuFallenOffBus { node: "a".into(), gpu: 5, dead: false }.apply(&mut off).unwrap();
     let (out, status) = run(&off, "a", "all_reduce_perf -b 8 -e 1M -f 2 -g 8");
     assert_eq!(status, 1);
     assert!(out.contains("a: Test CUDA failure common.cu:") && out.contains("'invalid device ordinal'"), "{out}");

@@ -417,7 +417,7 @@ fn faults_show_in_the_full_report() {
     let mut c = cluster("hgx-h100", "560.35.03", "12.6");
     for fault in [
         Fault::GpuRowRemapPending { node: node(), gpu: 1 },
-        Fault::GpuFallenOffBus { node: node(), gpu: 2 },
+        Fault::GpuFallenOffBus { node: node(), gpu: 2, dead: false },
         Fault::GpuThermalSlowdown { node: node(), gpu: 3 },
         Fault::GpuXid { node: node(), gpu: 4, xid: 119 },
         Fault::FabricManagerDown { node: node() },

@@ -341,7 +341,7 @@ pub const PORT_DOWN_STATES: &[&str] = &["Down", "Polling", "Disabled"];
 /// Each fault kind, the fields it needs and the fields it may take.
 pub const FAULT_KINDS: &[(&str, &[&str], &[&str])] = &[
     ("gpu-xid", &["node", "gpu", "xid"], &[]),
-    ("gpu-fallen-off-bus", &["node", "gpu"], &[]),
+    ("gpu-fallen-off-bus", &["node", "gpu"], &["state"]),
     ("gpu-ecc-uncorrectable", &["node", "gpu", "count"], &[]),
     ("gpu-row-remap-pending", &["node", "gpu"], &[]),
     ("gpu-thermal-slowdown", &["node", "gpu"], &[]),

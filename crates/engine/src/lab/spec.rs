@@ -107,7 +107,16 @@ impl FaultSpec {
         let reason = |default: &str| -> Result<String, ResolveError> { self.reason.as_ref().map_or(Ok(default.to_string()), |r| text("reason", r, values)) };
         Ok(match kind {
             "gpu-xid" => Fault::GpuXid { node, gpu: gpu()?, xid: whole("xid", &required("xid", &self.xid)?, values)? },
-            "gpu-fallen-off-bus" => Fault::GpuFallenOffBus { node, gpu: gpu()? },
+            "gpu-fallen-off-bus" => {
+                let dead = match &self.state {
+                    None => false,
+                    Some(state) => match text("state", state, values)?.as_str() {
+                        "dead" => true,
+                        other => return Err(error("state", format!("a lost GPU's `state` can only be `dead` (it stays lost through reboots), not `{other}`"))),
+                    },
+                };
+                Fault::GpuFallenOffBus { node, gpu: gpu()?, dead }
+            }
             "gpu-ecc-uncorrectable" => Fault::GpuEccUncorrectable { node, gpu: gpu()?, count: count()? },
             "gpu-row-remap-pending" => Fault::GpuRowRemapPending { node, gpu: gpu()? },
             "gpu-thermal-slowdown" => Fault::GpuThermalSlowdown { node, gpu: gpu()? },

@@ -19,95 +19,31 @@ pub enum PortDown {
     Disabled,
 }
 
+/// A fault as a lab states it. Two need a word: a lost GPU that is `dead`
+/// stays off the bus through reboots (only hands-on work brings it back);
+/// a link flap drops a port for seconds (a loose cable or a failing
+/// transceiver), so the port reads Active while its counters and the
+/// kernel log remember, and the jobs across it lost their peers.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fault {
-    GpuXid {
-        node: String,
-        gpu: u32,
-        xid: u32,
-    },
-    GpuFallenOffBus {
-        node: String,
-        gpu: u32,
-    },
-    GpuEccUncorrectable {
-        node: String,
-        gpu: u32,
-        count: u64,
-    },
-    GpuRowRemapPending {
-        node: String,
-        gpu: u32,
-    },
-    GpuThermalSlowdown {
-        node: String,
-        gpu: u32,
-    },
-    GpuPowerBrake {
-        node: String,
-        gpu: u32,
-    },
-    GpuPowerCap {
-        node: String,
-        gpu: u32,
-        watts: u32,
-    },
-    GpuPcieDegraded {
-        node: String,
-        gpu: u32,
-        gen: Option<u8>,
-        width: Option<u8>,
-    },
-    NvlinkDown {
-        node: String,
-        gpu: u32,
-        links: Vec<u32>,
-    },
-    FabricManagerDown {
-        node: String,
-    },
-    HcaPortDown {
-        node: String,
-        hca: String,
-        state: PortDown,
-    },
-    HcaLinkDegraded {
-        node: String,
-        hca: String,
-        rate: Option<u32>,
-        width: Option<u8>,
-    },
-    HcaSymbolErrors {
-        node: String,
-        hca: String,
-        count: u64,
-    },
-    /// The link dropped and trained again seconds later (a loose cable or a
-    /// failing transceiver): the port reads Active, its counters and the
-    /// kernel log remember, and the jobs using it lost their peers.
-    HcaLinkFlap {
-        node: String,
-        hca: String,
-    },
-    HcaMtu {
-        node: String,
-        hca: String,
-        mtu: u32,
-    },
-    HcaPcieDegraded {
-        node: String,
-        hca: String,
-        gen: Option<u8>,
-        width: Option<u8>,
-    },
-    NodeDown {
-        node: String,
-        reason: String,
-    },
-    NodeDrain {
-        node: String,
-        reason: String,
-    },
+    GpuXid { node: String, gpu: u32, xid: u32 },
+    GpuFallenOffBus { node: String, gpu: u32, dead: bool },
+    GpuEccUncorrectable { node: String, gpu: u32, count: u64 },
+    GpuRowRemapPending { node: String, gpu: u32 },
+    GpuThermalSlowdown { node: String, gpu: u32 },
+    GpuPowerBrake { node: String, gpu: u32 },
+    GpuPowerCap { node: String, gpu: u32, watts: u32 },
+    GpuPcieDegraded { node: String, gpu: u32, gen: Option<u8>, width: Option<u8> },
+    NvlinkDown { node: String, gpu: u32, links: Vec<u32> },
+    FabricManagerDown { node: String },
+    HcaPortDown { node: String, hca: String, state: PortDown },
+    HcaLinkDegraded { node: String, hca: String, rate: Option<u32>, width: Option<u8> },
+    HcaSymbolErrors { node: String, hca: String, count: u64 },
+    HcaLinkFlap { node: String, hca: String },
+    HcaMtu { node: String, hca: String, mtu: u32 },
+    HcaPcieDegraded { node: String, hca: String, gen: Option<u8>, width: Option<u8> },
+    NodeDown { node: String, reason: String },
+    NodeDrain { node: String, reason: String },
 }
 
 /// Why a fault cannot apply to a cluster, and which of its fields is at fault.
@@ -259,7 +195,8 @@ impl Fault {
     pub fn cleared_by_reboot(&self) -> bool {
         match self {
             // A limit set with nvidia-smi lasts until the driver reloads.
-            Fault::GpuFallenOffBus { .. } | Fault::FabricManagerDown { .. } | Fault::GpuXid { xid: 79, .. } | Fault::GpuPowerCap { .. } => true,
+            Fault::GpuFallenOffBus { dead, .. } => !dead,
+            Fault::FabricManagerDown { .. } | Fault::GpuXid { xid: 79, .. } | Fault::GpuPowerCap { .. } => true,
             Fault::GpuRowRemapPending { gpu, .. } | Fault::GpuEccUncorrectable { gpu, .. } | Fault::GpuXid { gpu, .. } => self.cleared_by_reset(*gpu),
             _ => false,
         }

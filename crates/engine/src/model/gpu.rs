@@ -228,4 +228,11 @@ impl Gpu {
     pub fn is_visible(&self) -> bool {
         self.health != GpuHealth::FallenOffBus
     }
+
+    /// Whether the driver's probe at this boot failed for it: it was off
+    /// the bus when the node booted (its Xid 79 is an earlier boot's), so
+    /// the driver never numbered it.
+    pub fn failed_probe(&self) -> bool {
+        self.health == GpuHealth::FallenOffBus && !self.xids.contains(&79)
+    }
 }

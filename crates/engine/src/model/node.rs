@@ -142,6 +142,24 @@ impl Node {
         self.gpus.iter().find(|gpu| gpu.index == index)
     }
 
+    /// The node as NVML numbers it when a GPU failed the driver's probe at
+    /// boot: that GPU absent and the ones after it a number lower (their
+    /// bus IDs and serials unchanged), with each number's physical GPU.
+    /// None when every GPU was probed.
+    pub fn as_probed(&self) -> Option<(Node, Vec<(u32, u32)>)> {
+        if !self.gpus.iter().any(|gpu| gpu.failed_probe()) {
+            return None;
+        }
+        let mut node = self.clone();
+        node.gpus.retain(|gpu| !gpu.failed_probe());
+        let mut numbers = Vec::new();
+        for (at, gpu) in node.gpus.iter_mut().enumerate() {
+            numbers.push((at as u32, gpu.index));
+            gpu.index = at as u32;
+        }
+        Some((node, numbers))
+    }
+
     /// Fabric Manager starts only when every GPU answers and none waits for a reset.
     pub fn fabric_manager_can_start(&self) -> bool {
         self.gpus.iter().all(|gpu| gpu.health == super::gpu::GpuHealth::Healthy && !gpu.needs_reset)

@@ -128,6 +128,17 @@ impl Command for NvidiaSmi {
             env.remove(crate::commands::STEP_GPUS);
             return self.run(&Invocation { node: &node, env: &env, ..*invocation });
         }
+        // After a failed probe NVML numbers only the GPUs the driver found;
+        // what it changes names the physical GPU again.
+        if let Some((node, numbers)) = invocation.node.as_probed() {
+            let mut output = self.run(&Invocation { node: &node, ..*invocation });
+            for change in &mut output.changes {
+                if let Change::ResetGpu { gpu, .. } | Change::SetPowerLimit { gpu, .. } = change {
+                    *gpu = numbers.iter().find(|(shown, _)| shown == gpu).map_or(*gpu, |(_, physical)| *physical);
+                }
+            }
+            return output;
+        }
         // `nvidia-smi nvlink ...` is a subcommand with flags of its own.
         match invocation.args().first().map(String::as_str) {
             Some("nvlink") => return nvlink::run(invocation),

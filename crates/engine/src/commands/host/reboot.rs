@@ -104,7 +104,7 @@ mod tests {
     #[test]
     fn a_reboot_drops_the_session_and_the_node_boots_again() {
         let mut cluster = cluster();
-        cluster.inject(Fault::GpuFallenOffBus { node: "gpu-002".into(), gpu: 3 }, Vec::new()).expect("the fault applies");
+        cluster.inject(Fault::GpuFallenOffBus { node: "gpu-002".into(), gpu: 3, dead: false }, Vec::new()).expect("the fault applies");
         let mut shell = shell(cluster);
         assert_eq!(shell.run("ssh gpu-002").status, 0);
         let out = shell.run("sudo reboot");
