@@ -95,7 +95,8 @@ check "page module" "$page" 309 || status=1
 # its setup on a GPU awaiting a reset, with its traceback) took it to
 # 595.6 KB, measured with the page above (1.33x xterm.js alone to the
 # prompt, 31 ms from Enter to the first output). A link that flaps,
-# perfquery's resets and the process an Xid 48 names took it to 597.0 KB:
+# perfquery's resets, the process an Xid 48 names and NVML's numbering
+# after a failed probe took it to 597.2 KB (597.0 KB when measured):
 # 15 cold loads gave 302 ms to the prompt against 224 ms for xterm.js
 # alone (1.35x), with the page at 308.0 KB.
 check "engine worker" "$worker" 598 || status=1
