@@ -85,7 +85,6 @@ impl Baseline {
 }
 
 /// A span of the simulated clock as an operator says it: `25 min`, `1 h 05 min`.
-/// A span of the lab's clock: `45 min`, `1 h`, `1 h 05 min`.
 pub(crate) fn clock_span(seconds: i64) -> String {
     let minutes = seconds.max(0) / 60;
     match (minutes / 60, minutes % 60) {

@@ -432,15 +432,16 @@ impl LabState {
                 let met = evidence.met.contains(&question.id);
                 // The one thing a "Not yet" says beyond what ran: a deadline
                 // already passed (the trainee's `date` shows the same clock).
-                let elapsed = (self.session.elapsed_ms() / 1000) as i64;
-                let late = expect
-                    .iter()
-                    .find_map(|fact| match fact {
-                        crate::facts::Fact::By { seconds } => Some(*seconds),
-                        _ => None,
-                    })
-                    .filter(|seconds| !met && elapsed > *seconds)
-                    .map(|seconds| format!("the deadline, {} into the lab, has passed: the clock is {} in", clock_span(seconds), clock_span(elapsed)));
+                // The session is read for its clock only then.
+                let deadline = expect.iter().find_map(|fact| match fact {
+                    crate::facts::Fact::By { seconds } => Some(*seconds),
+                    _ => None,
+                });
+                let late = deadline.filter(|_| !met).and_then(|seconds| {
+                    let elapsed = (self.session.elapsed_ms() / 1000) as i64;
+                    (elapsed > seconds)
+                        .then(|| format!("the deadline, {} into the lab, has passed: the clock is {} in", clock_span(seconds), clock_span(elapsed)))
+                });
                 (if met { grading::DONE } else { grading::NOT_YET }.to_string(), late)
             }
             QuestionKind::Handoff { closed_when, .. } => {

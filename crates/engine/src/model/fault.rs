@@ -202,14 +202,14 @@ impl Fault {
         }
     }
 
-    /// Changes the cluster. Fails, naming the problem, when the fault names a
-    /// node, GPU or HCA the cluster lacks or a value the hardware cannot take.
     /// How long before the lab's start a fault without a time struck:
     /// seeded per fault, the draw [`Fault::apply`] makes.
     pub fn struck_before(&self, seed: u64) -> i64 {
         Rng::derive(seed, &["fault", self.kind(), self.node(), &self.target()]).range_i64(600, 4 * 3600)
     }
 
+    /// Changes the cluster. Fails, naming the problem, when the fault names a
+    /// node, GPU or HCA the cluster lacks or a value the hardware cannot take.
     pub fn apply(&self, cluster: &mut Cluster) -> Result<(), FaultError> {
         let now = cluster.now;
         let striking = cluster.striking;
@@ -220,7 +220,7 @@ impl Fault {
         // 43, 45) name an earlier user's process: the labs' noise.
         let process = match self {
             Fault::GpuXid { node, gpu, xid: 94 } | Fault::GpuEccUncorrectable { node, gpu, .. } => {
-                let struck = striking.unwrap_or(now - self.struck_before(seed));
+                let struck = cluster.strike_instant(self);
                 cluster.workloads.iter().filter(|w| w.running_at(struck)).find_map(|w| {
                     let node_at = w.spec.nodes.iter().position(|n| n == node)?;
                     w.rank(node, *gpu).map(|_| w.pid(node_at, *gpu))

@@ -317,7 +317,7 @@ impl Cluster {
     pub fn inject(&mut self, fault: fault::Fault, repairs: Vec<String>) -> Result<(), fault::FaultError> {
         fault.apply(self)?;
         // Faults that end jobs without leaving the model unable to run them.
-        let struck = self.striking.unwrap_or(self.now - fault.struck_before(self.seed));
+        let struck = self.strike_instant(&fault);
         match &fault {
             fault::Fault::GpuXid { node, gpu, xid: 94 } => {
                 self.stop_workloads(struck, &workload::Stop::GpuEcc { node: node.clone(), gpu: *gpu }, |w| w.rank(node, *gpu).is_some());
@@ -332,6 +332,17 @@ impl Cluster {
         self.injected.push(Injected { fault, repairs, repaired: false, at: self.striking });
         self.follow_workloads(self.striking.unwrap_or(self.now));
         Ok(())
+    }
+
+    /// The node whose HCA has the port with `guid`.
+    pub fn node_with_port(&self, guid: u64) -> Option<&Node> {
+        self.nodes.iter().find(|node| node.hcas.iter().any(|hca| hca.port.guid == guid)).map(Rc::as_ref)
+    }
+
+    /// When `fault`, being applied now, struck: a scheduled fault's own
+    /// instant, or a seeded while before the lab began.
+    pub(crate) fn strike_instant(&self, fault: &fault::Fault) -> EpochSeconds {
+        self.striking.unwrap_or(self.now - fault.struck_before(self.seed))
     }
 
     /// Schedules a fault to strike at `at` (simulated UTC), when the clock

@@ -154,8 +154,7 @@ impl Command for Perfquery {
         };
         let mut output = Output { duration_ms: 15, ..Output::ok(text) };
         if reset {
-            let owner = invocation.cluster.nodes.iter().find(|n| n.hcas.iter().any(|h| h.port.guid == target.port.guid));
-            if let Some(owner) = owner {
+            if let Some(owner) = invocation.cluster.node_with_port(target.port.guid) {
                 output.changes.push(Change::ResetPortCounters { node: owner.hostname.clone(), hca: target.name.clone() });
             }
         }

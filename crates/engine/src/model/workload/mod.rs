@@ -721,7 +721,7 @@ impl Cluster {
 
     /// The same, by `until`.
     pub fn job_traffic_bytes_until(&self, guid: u64, until: EpochSeconds) -> u64 {
-        let Some(node) = self.nodes.iter().find(|node| node.hcas.iter().any(|hca| hca.port.guid == guid)) else { return 0 };
+        let Some(node) = self.node_with_port(guid) else { return 0 };
         self.workloads
             .iter()
             .filter(|w| w.spec.nodes.len() > 1 && w.spec.nodes.contains(&node.hostname) && w.started <= until)
