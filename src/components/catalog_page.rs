@@ -100,8 +100,14 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
         "minutes" => order_by(&mut listed, |lab| format!("{:010}", lab.minutes.unwrap_or(u32::MAX))),
         _ => {}
     }
-    // Passed: a best score at the lab's pass mark, as this browser saved it.
-    let passed = |lab: &Entry| storage::summary(&lab.id).is_some_and(|summary| lab.passed(summary.best, summary.possible));
+    // Passed: a best score at the lab's pass mark, as this browser saved it
+    // (read once: the cards, their prerequisites and the stages ask it).
+    let passed_ids: Vec<&str> = labs
+        .iter()
+        .filter(|lab| storage::summary(&lab.id).is_some_and(|summary| lab.passed(summary.best, summary.possible)))
+        .map(|lab| lab.id.as_str())
+        .collect();
+    let passed = |lab: &Entry| passed_ids.contains(&lab.id.as_str());
     let title_of = |id: &String| labs.iter().find(|lab| lab.id == *id).map(|lab| format!("{}{}", lab.title, if passed(lab) { " \u{2713}" } else { "" }));
     // The path's (or the course's) first lab, where a newcomer begins.
     let start_here = if in_course { listed.first().copied() } else { labs.first() }.map(|lab| lab.id.clone());
