@@ -319,8 +319,8 @@ fn dmesg_shows_the_models_fallen_off_bus_block() {
     // At the probe after a reboot, a GPU still off the bus prints the block
     // of dmesg_fallen-off-bus_no-xid_drv570.txt.
     let mut cluster = cluster("hgx-h100", "570.158.01", "12.8");
-    // Only a new GPU repairs it: the power cycle does not.
-    cluster.inject(Fault::GpuFallenOffBus { node: "node".into(), gpu: 7, dead: false }, vec!["replace-gpu".into()]).unwrap();
+    // A dead GPU: only a new one repairs it, the power cycle does not.
+    cluster.inject(Fault::GpuFallenOffBus { node: "node".into(), gpu: 7, dead: true }, vec!["replace-gpu".into()]).unwrap();
     let mut session = Session::new(cluster, "node");
     session.run("sudo scontrol update NodeName=node State=DRAIN Reason=x; dctech power-cycle node");
     let output = session.run("sudo dmesg -l err").stdout();

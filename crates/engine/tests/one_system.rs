@@ -216,7 +216,7 @@ fn a_gpu_falling_off_the_bus_logs_aer_then_xid_79() {
 #[test]
 fn dcgm_fails_a_node_with_a_lost_gpu_or_no_fabric_manager() {
     // A GPU that fell off the bus while the host engine ran: NVML says it is lost.
-    let lost = format!("{TWO_NODES}[[faults]]\nkind = \"gpu-fallen-off-bus\"\nnode = \"gpu-001\"\ngpu = 5\n");
+    let lost = format!("{TWO_NODES}[[faults]]\nkind = \"gpu-fallen-off-bus\"\nnode = \"gpu-001\"\ngpu = 5\nstate = \"dead\"\n");
     let mut shell = lab(&lost);
     let run = shell.run("dcgmi diag -r 2");
     assert_eq!(run.status, 1);

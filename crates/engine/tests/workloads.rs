@@ -470,3 +470,37 @@ fn cleared_counters_count_the_jobs_traffic_from_then_on() {
     // A plain user cannot clear them: the UMAD port is root's.
     assert_eq!(session.run("perfquery -R").status, 255);
 }
+
+#[test]
+fn a_driver_update_without_a_reboot_fails_new_jobs_until_the_node_boots_it() {
+    // The update reaches gpu-002 while the job runs across it.
+    let fault = "[[faults]]\nkind = \"driver-mismatch\"\nnode = \"gpu-002\"\ninstalled = \"570.172.08\"\nat = \"2m\"\n";
+    let (_, mut session) = lab(fault);
+    let running = job_id(&mut session);
+    session.run("sleep 300");
+    // The running ranks keep the libraries they loaded.
+    assert!(session.run("squeue -h").stdout().contains(&running), "{}", session.run("squeue").stdout());
+    let smi = session.run("ssh gpu-002 nvidia-smi");
+    assert_eq!((smi.stdout().as_str(), smi.status), ("Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 570.172\n", 18));
+    assert!(session.run("ssh gpu-002 cat /proc/driver/nvidia/version").stdout().contains("  570.158.01  "));
+    // Fabric Manager's new build refuses the old module, again at every restart.
+    let restart = session.run("ssh gpu-002 sudo systemctl restart nvidia-fabricmanager");
+    assert_eq!(restart.status, 1);
+    let journal = session.run("ssh gpu-002 journalctl -u nvidia-fabricmanager").stdout();
+    let refusal = "fabric manager NVIDIA GPU driver interface version 570.172.08 don't match with driver version 570.158.01. Please update with matching NVIDIA driver package.";
+    assert_eq!(journal.matches(refusal).count(), 2, "{journal}");
+    assert!(journal.ends_with("systemd[1]: Failed to start NVIDIA fabric manager service.\n"), "{journal}");
+    // A new job fails as its ranks on gpu-002 start CUDA.
+    session.run(&format!("scancel {running}"));
+    let id = session.run("sbatch ~/llama3-8b.sbatch").stdout().trim().rsplit(' ').next().unwrap().to_string();
+    session.run("sleep 60");
+    let log = session.run(&format!("cat ~/slurm-{id}.out")).stdout();
+    assert!(log.contains("[rank8]: RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 803: system has unsupported display driver / cuda driver combination\n"), "{log}");
+    assert!(log.ends_with("srun: error: gpu-002: tasks 8-15: Exited with exit code 1\n"), "{log}");
+    // Booting loads the installed module: the node runs the new driver.
+    session.run(&format!("scancel {id}; sudo scontrol reboot gpu-002; sleep 300"));
+    let smi = session.run("ssh gpu-002 nvidia-smi").stdout();
+    assert!(smi.contains("Driver Version: 570.172.08"), "{smi}");
+    assert_eq!(session.run("ssh gpu-002 systemctl is-active nvidia-fabricmanager").stdout(), "active\n");
+    assert!(session.run("nvidia-smi").stdout().contains("Driver Version: 570.158.01"));
+}

@@ -80,6 +80,9 @@ pub struct FaultSpec {
     pub state: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The driver version a package update installed (`driver-mismatch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub installed: Option<String>,
     /// Hands-on actions that repair the fault.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub repair: Vec<String>,
@@ -137,6 +140,7 @@ impl FaultSpec {
                 Fault::NvlinkDown { node, gpu: gpu()?, links }
             }
             "fabric-manager-down" => Fault::FabricManagerDown { node },
+            "driver-mismatch" => Fault::DriverMismatch { node, installed: text("installed", &required("installed", &self.installed)?, values)? },
             "hca-port-down" => {
                 let state = match &self.state {
                     None => PortDown::Down,

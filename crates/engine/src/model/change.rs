@@ -144,7 +144,7 @@ impl RepairTarget {
             | HcaLinkFlap { hca, .. }
             | HcaMtu { hca, .. }
             | HcaPcieDegraded { hca, .. } => (RepairTarget::Hca, hca.clone()),
-            FabricManagerDown { .. } | NodeDown { .. } | NodeDrain { .. } => (RepairTarget::Node, String::new()),
+            FabricManagerDown { .. } | DriverMismatch { .. } | NodeDown { .. } | NodeDrain { .. } => (RepairTarget::Node, String::new()),
         }
     }
 }
@@ -264,7 +264,9 @@ impl Cluster {
             for injected in &mut self.injected {
                 let (_, fault_target) = RepairTarget::of(&injected.fault);
                 let asked = injected.repairs.iter().any(|a| a == action) && (fault_target.is_empty() || fault_target == *target);
-                if !injected.repaired && injected.fault.node() == node && asked {
+                // Work done with the power off boots the node: it clears what a reboot clears.
+                let booted = reboots(action) && injected.fault.cleared_by_reboot();
+                if !injected.repaired && injected.fault.node() == node && (asked || booted) {
                     injected.repaired = true;
                     repaired = true;
                 }

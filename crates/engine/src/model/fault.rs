@@ -23,7 +23,9 @@ pub enum PortDown {
 /// stays off the bus through reboots (only hands-on work brings it back);
 /// a link flap drops a port for seconds (a loose cable or a failing
 /// transceiver), so the port reads Active while its counters and the
-/// kernel log remember, and the jobs across it lost their peers.
+/// kernel log remember, and the jobs across it lost their peers. A driver
+/// mismatch is a package update that installed a newer driver of the same
+/// branch (`installed`) while the old module stays loaded until a reboot.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fault {
     GpuXid { node: String, gpu: u32, xid: u32 },
@@ -36,6 +38,7 @@ pub enum Fault {
     GpuPcieDegraded { node: String, gpu: u32, gen: Option<u8>, width: Option<u8> },
     NvlinkDown { node: String, gpu: u32, links: Vec<u32> },
     FabricManagerDown { node: String },
+    DriverMismatch { node: String, installed: String },
     HcaPortDown { node: String, hca: String, state: PortDown },
     HcaLinkDegraded { node: String, hca: String, rate: Option<u32>, width: Option<u8> },
     HcaSymbolErrors { node: String, hca: String, count: u64 },
@@ -113,6 +116,7 @@ impl Fault {
             Fault::GpuPcieDegraded { .. } => "gpu-pcie-degraded",
             Fault::NvlinkDown { .. } => "nvlink-down",
             Fault::FabricManagerDown { .. } => "fabric-manager-down",
+            Fault::DriverMismatch { .. } => "driver-mismatch",
             Fault::HcaPortDown { .. } => "hca-port-down",
             Fault::HcaLinkDegraded { .. } => "hca-link-degraded",
             Fault::HcaSymbolErrors { .. } => "hca-symbol-errors",
@@ -143,7 +147,7 @@ impl Fault {
             | Fault::HcaLinkFlap { hca, .. }
             | Fault::HcaMtu { hca, .. }
             | Fault::HcaPcieDegraded { hca, .. } => hca.clone(),
-            Fault::FabricManagerDown { .. } | Fault::NodeDown { .. } | Fault::NodeDrain { .. } => String::new(),
+            Fault::FabricManagerDown { .. } | Fault::DriverMismatch { .. } | Fault::NodeDown { .. } | Fault::NodeDrain { .. } => String::new(),
         }
     }
 
@@ -159,6 +163,7 @@ impl Fault {
             | Fault::GpuPcieDegraded { node, .. }
             | Fault::NvlinkDown { node, .. }
             | Fault::FabricManagerDown { node }
+            | Fault::DriverMismatch { node, .. }
             | Fault::HcaPortDown { node, .. }
             | Fault::HcaLinkDegraded { node, .. }
             | Fault::HcaSymbolErrors { node, .. }
@@ -189,14 +194,15 @@ impl Fault {
 
     /// Whether rebooting the node clears this fault: what a GPU reset
     /// clears, a GPU that fell off the bus (the next boot finds it, unless
-    /// it is dead), and Fabric Manager (its unit starts at boot). Hardware
+    /// it is dead), Fabric Manager (its unit starts at boot) and a driver
+    /// mismatch (the boot loads the installed module). Hardware
     /// and configuration faults (links, cables, cooling, MTU) survive it;
     /// a node that is down cannot run `reboot` at all.
     pub fn cleared_by_reboot(&self) -> bool {
         match self {
             // A limit set with nvidia-smi lasts until the driver reloads.
             Fault::GpuFallenOffBus { dead, .. } => !dead,
-            Fault::FabricManagerDown { .. } | Fault::GpuXid { xid: 79, .. } | Fault::GpuPowerCap { .. } => true,
+            Fault::FabricManagerDown { .. } | Fault::DriverMismatch { .. } | Fault::GpuXid { xid: 79, .. } | Fault::GpuPowerCap { .. } => true,
             Fault::GpuRowRemapPending { gpu, .. } | Fault::GpuEccUncorrectable { gpu, .. } | Fault::GpuXid { gpu, .. } => self.cleared_by_reset(*gpu),
             _ => false,
         }
@@ -211,7 +217,9 @@ impl Fault {
     /// Changes the cluster. Fails, naming the problem, when the fault names a
     /// node, GPU or HCA the cluster lacks or a value the hardware cannot take.
     pub fn apply(&self, cluster: &mut Cluster) -> Result<(), FaultError> {
-        let now = cluster.now;
+        // Before the lab began: the same instant however late a repair
+        // replays it.
+        let lab_start = cluster.started_at();
         let striking = cluster.striking;
         let seed = cluster.seed;
         let driver_major = cluster.versions.driver_major();
@@ -233,7 +241,7 @@ impl Fault {
         // Faults happened a while before the trainee logs in.
         let mut rng = Rng::derive(seed, &["fault", self.kind(), &node.hostname, &self.target()]);
         let before = rng.range_i64(600, 4 * 3600);
-        let at = striking.unwrap_or(now - before);
+        let at = striking.unwrap_or(lab_start - before);
         let gpu_count = node.gpus.len();
         let hca_names: Vec<String> = node.hcas.iter().map(|h| h.name.clone()).collect();
         let gpu_at = |gpu: u32| -> Result<usize, FaultError> {
@@ -369,6 +377,26 @@ impl Fault {
                 for gpu in &mut node.gpus {
                     gpu.fabric = FabricState::InProgress;
                 }
+            }
+            Fault::DriverMismatch { installed, .. } => {
+                let loaded = node.driver_loaded.clone();
+                let branch = |version: &str| version.split('.').next().map(str::to_string);
+                let well_formed =
+                    installed.split('.').count() == 3 && installed.split('.').all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()));
+                if !well_formed || branch(installed) != branch(&loaded) || *installed == loaded {
+                    return Err(FaultError::new(
+                        "installed",
+                        format!(
+                            "`installed` must be another release of the loaded driver's branch, such as {}.999.01 (the node loads {loaded}), not `{installed}`",
+                            branch(&loaded).unwrap_or_default()
+                        ),
+                    ));
+                }
+                // The update's packages restarted Fabric Manager, whose new
+                // build refuses the old module.
+                node.driver_installed = installed.clone();
+                node.fabric_manager = ServiceState::Failed;
+                node.fabric_manager_since = at;
             }
             Fault::HcaPortDown { hca, state, .. } => {
                 let index = hca_at(hca)?;
@@ -647,6 +675,20 @@ mod tests {
     fn cluster() -> Cluster {
         let config = ClusterConfig::new(preset::find("hgx-h100").unwrap(), vec!["gpu-001".into(), "gpu-002".into()]);
         Cluster::build(&config, 5)
+    }
+
+    #[test]
+    fn a_driver_update_installs_another_release_of_the_loaded_branch() {
+        let update = |installed: &str| Fault::DriverMismatch { node: "gpu-001".into(), installed: installed.into() }.apply(&mut cluster());
+        assert_eq!(update("570.172.08"), Ok(()));
+        for wrong in ["570.158.01", "575.51.03", "570.172", "570.172.x", ""] {
+            assert_eq!(update(wrong).map_err(|e| e.field), Err("installed"), "{wrong}");
+        }
+        let mut cluster = cluster();
+        Fault::DriverMismatch { node: "gpu-001".into(), installed: "570.172.08".into() }.apply(&mut cluster).unwrap();
+        let node = &cluster.nodes[0];
+        assert!(node.driver_mismatch() && !node.fabric_manager_can_start());
+        assert_eq!((node.driver_loaded.as_str(), node.fabric_manager), ("570.158.01", ServiceState::Failed));
     }
 
     #[test]

@@ -293,7 +293,8 @@ impl Cluster {
             },
             os: &UBUNTU_22_04,
         };
-        let nodes = config.hostnames.iter().enumerate().map(|(index, hostname)| Rc::new(build_node(config, &versions, index, hostname, now, seed))).collect();
+        let nodes =
+            config.hostnames.iter().enumerate().map(|(index, hostname)| Rc::new(build_node(config, &versions.driver, index, hostname, now, seed))).collect();
         Cluster {
             preset,
             versions,
@@ -342,7 +343,7 @@ impl Cluster {
     /// When `fault`, being applied now, struck: a scheduled fault's own
     /// instant, or a seeded while before the lab began.
     pub(crate) fn strike_instant(&self, fault: &fault::Fault) -> EpochSeconds {
-        self.striking.unwrap_or(self.now - fault.struck_before(self.seed))
+        self.striking.unwrap_or(self.started_at - fault.struck_before(self.seed))
     }
 
     /// Schedules a fault to strike at `at` (simulated UTC), when the clock
@@ -397,7 +398,18 @@ impl Cluster {
         let Some(at) = self.nodes.iter().position(|n| n.hostname == hostname) else {
             return;
         };
-        let fresh = build_node(&self.config, &self.versions, index, hostname, self.started_at, self.seed);
+        // A driver update this node finished (a boot loaded its module)
+        // stays: the node runs the newer driver from then on.
+        let driver = self
+            .injected
+            .iter()
+            .rev()
+            .find_map(|i| match &i.fault {
+                fault::Fault::DriverMismatch { node, installed } if i.repaired && node == hostname => Some(installed.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| self.versions.driver.clone());
+        let fresh = build_node(&self.config, &driver, index, hostname, self.started_at, self.seed);
         let boot_log = if rebooted { fresh.kernel_log.clone() } else { Vec::new() };
         let old = std::mem::replace(&mut self.nodes[at], Rc::new(fresh));
         let faults: Vec<(fault::Fault, Option<EpochSeconds>)> =
@@ -518,7 +530,7 @@ impl Cluster {
     }
 }
 
-fn build_node(config: &ClusterConfig, versions: &Versions, index: usize, hostname: &str, now: EpochSeconds, seed: u64) -> Node {
+fn build_node(config: &ClusterConfig, driver: &str, index: usize, hostname: &str, now: EpochSeconds, seed: u64) -> Node {
     let preset = config.preset;
     let mut rng = Rng::derive(seed, &[hostname, "node"]);
     // Up for 3 to 40 days.
@@ -533,6 +545,8 @@ fn build_node(config: &ClusterConfig, versions: &Versions, index: usize, hostnam
         hcas,
         booted_at,
         kernel_log: Vec::new(),
+        driver_loaded: driver.to_string(),
+        driver_installed: driver.to_string(),
         fabric_manager: ServiceState::Active,
         fabric_manager_since: booted_at + 41,
         scheduler: SchedulerState::Idle,
@@ -547,12 +561,12 @@ fn build_node(config: &ClusterConfig, versions: &Versions, index: usize, hostnam
         files: Default::default(),
         busy: false,
     };
-    boot_log(&mut node, versions, &mut rng);
+    boot_log(&mut node, &mut rng);
     node
 }
 
 /// The kernel lines every healthy boot leaves that operators grep for.
-fn boot_log(node: &mut Node, versions: &Versions, rng: &mut Rng) {
+fn boot_log(node: &mut Node, rng: &mut Rng) {
     let mut at_us = 4_000_000 + rng.range_u64(0, 900_000);
     node.log_kernel_us(at_us, 6, format!("nvidia-nvlink: Nvlink Core is being initialized, major device number {}", rng.range_u64(500, 511)));
     at_us += rng.range_u64(20_000, 60_000);
@@ -561,7 +575,7 @@ fn boot_log(node: &mut Node, versions: &Versions, rng: &mut Rng) {
         6,
         format!(
             "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  {}  Release Build  (dvs-builder@U22-I3-AF03-09-1)  Sun Jun  1 02:29:59 UTC 2025",
-            versions.driver
+            node.driver_loaded
         ),
     );
     let hcas: Vec<(String, String)> = node.hcas.iter().map(|hca| (hca.bus_id.clone(), hca.netdev.clone())).collect();

@@ -86,6 +86,12 @@ pub struct Node {
     pub hcas: Vec<Hca>,
     pub booted_at: EpochSeconds,
     pub kernel_log: Vec<KernelLine>,
+    /// The NVIDIA driver: the kernel module loaded at boot, and the
+    /// user-space half the packages installed (NVML, libcuda, Fabric
+    /// Manager). They differ after a package update until the next boot
+    /// loads the new module (see [`Node::driver_mismatch`]).
+    pub driver_loaded: String,
+    pub driver_installed: String,
     pub fabric_manager: ServiceState,
     /// When Fabric Manager last started or failed.
     pub fabric_manager_since: EpochSeconds,
@@ -160,9 +166,17 @@ impl Node {
         Some((node, numbers))
     }
 
-    /// Fabric Manager starts only when every GPU answers and none waits for a reset.
+    /// Fabric Manager starts only when every GPU answers, none waits for a
+    /// reset, and the driver it was built for is the one loaded.
     pub fn fabric_manager_can_start(&self) -> bool {
-        self.gpus.iter().all(|gpu| gpu.health == super::gpu::GpuHealth::Healthy && !gpu.needs_reset)
+        !self.driver_mismatch() && self.gpus.iter().all(|gpu| gpu.health == super::gpu::GpuHealth::Healthy && !gpu.needs_reset)
+    }
+
+    /// The driver's libraries are not the loaded module's version: NVML
+    /// and CUDA refuse to start (`Driver/library version mismatch`),
+    /// while processes that loaded the old libraries before keep running.
+    pub fn driver_mismatch(&self) -> bool {
+        self.driver_loaded != self.driver_installed
     }
 
     pub fn hca(&self, name: &str) -> Option<&Hca> {

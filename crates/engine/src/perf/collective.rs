@@ -247,6 +247,10 @@ type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// The CUDA error a rank on this node hits first, if any.
 fn cuda_failure(member: &Member) -> Option<&'static str> {
+    // libcuda of a newer driver than the loaded module (cudaErrorSystemDriverMismatch).
+    if member.node.driver_mismatch() {
+        return Some("system has unsupported display driver / cuda driver combination");
+    }
     let visible: Vec<&Gpu> = member.node.gpus.iter().filter(|g| g.is_visible()).collect();
     if member.ranks as usize > visible.len() {
         return Some(if visible.is_empty() { "no CUDA-capable device is detected" } else { "invalid device ordinal" });

@@ -288,6 +288,8 @@ impl<'a> Side<'a> {
             return Err(format!(" Port number 1 state is {state}\n Couldn't get context for the device\n"));
         }
         let gpu = match params.cuda {
+            // libcuda of a newer driver than the loaded module: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH.
+            Some(_) if node.driver_mismatch() => return Err("initializing CUDA\ncuInit(0) returned 803\n Couldn't init GPU context\n".to_string()),
             Some(index) => {
                 let gpu = node
                     .gpu(index)

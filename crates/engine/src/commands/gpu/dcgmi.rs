@@ -221,14 +221,23 @@ fn lost_while_watched(gpu: &Gpu) -> bool {
 fn findings(cluster: &Cluster, host: &str, gpus: &[&Gpu]) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut add = |test, gpu: &Gpu, error, message: String| out.push(Finding { test, gpu: gpu.index, error, message });
+    // The host engine started at boot with the old driver's NVML; the
+    // diagnostic's own CUDA is the installed driver's, which the loaded
+    // module refuses.
+    let driver_mismatch = cluster.node(host).is_some_and(|node| node.driver_mismatch());
     for gpu in gpus {
         let g = gpu.index;
         if lost_while_watched(gpu) {
             add(Test::Deployment, gpu, true, format!("Error calling NVML API nvmlDeviceGetHandleByIndex for GPU {g}: GPU is lost"));
             continue;
         }
-        if cuda_blocked(gpu) {
-            add(Test::Memory, gpu, false, format!("GPU {g} Error using CUDA API cuInit Check DCGM and system logs for errors. Reset GPU. Restart DCGM. Rerun diagnostics. Unable to initialize CUDA library: 'system not yet initialized'. . Please check if a CUDA sample program can be run successfully on this host. Refer to https://github.com/nvidia/cuda-samples"));
+        let cuda_error = if driver_mismatch {
+            Some("system has unsupported display driver / cuda driver combination")
+        } else {
+            cuda_blocked(gpu).then_some("system not yet initialized")
+        };
+        if let Some(cuda_error) = cuda_error {
+            add(Test::Memory, gpu, false, format!("GPU {g} Error using CUDA API cuInit Check DCGM and system logs for errors. Reset GPU. Restart DCGM. Rerun diagnostics. Unable to initialize CUDA library: '{cuda_error}'. . Please check if a CUDA sample program can be run successfully on this host. Refer to https://github.com/nvidia/cuda-samples"));
         }
         if gpu.health == GpuHealth::Unresponsive {
             add(Test::Deployment, gpu, true, format!("Error calling NVML API nvmlDeviceGetHandleByIndex for GPU {g}: Unknown Error"));
@@ -380,7 +389,8 @@ fn diag(cluster: &Cluster, host: &str, gpus: &[&Gpu], level: u8) -> Output {
     }
     out += &section("Metadata", '|');
     out += &row("DCGM Version", &cluster.versions.dcgm);
-    out += &row("Driver Version Detected", &cluster.versions.driver);
+    let driver = cluster.node(host).map_or(&cluster.versions.driver, |node| &node.driver_loaded);
+    out += &row("Driver Version Detected", driver);
     let ids: Vec<String> = gpus.iter().map(|gpu| format!("{:04x}", gpu.device_id)).collect();
     out += &row("GPU Device IDs Detected", &ids.join(","));
     out += &section("Deployment", '|');

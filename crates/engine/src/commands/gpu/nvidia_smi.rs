@@ -101,6 +101,20 @@ static SIGNATURE: Signature = Signature {
 const EXIT_INVALID_ARGUMENT: i32 = 2;
 const EXIT_NOT_FOUND: i32 = 6;
 
+/// NVML_ERROR_LIB_RM_VERSION_MISMATCH: nvidia-smi exits with NVML's code
+/// when NVML fails to start, as its man page's 9 (driver not loaded), 12
+/// (library not found) and 15 (GPU lost) are NVML's codes.
+const EXIT_VERSION_MISMATCH: i32 = 18;
+
+/// What nvidia-smi prints when its NVML is not the loaded module's
+/// version: NVML's major.minor after the message, as in public reports of
+/// 550 to 580 drivers.
+fn version_mismatch(installed: &str) -> Output {
+    let nvml: Vec<&str> = installed.split('.').take(2).collect();
+    Output::ok(format!("Failed to initialize NVML: Driver/library version mismatch\nNVML library version: {}\n", nvml.join(".")))
+        .with_status(EXIT_VERSION_MISMATCH)
+}
+
 const INVALID_ARGUMENTS: &str = "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n";
 
 enum Mode {
@@ -127,6 +141,18 @@ impl Command for NvidiaSmi {
             let mut env = invocation.env.clone();
             env.remove(crate::commands::STEP_GPUS);
             return self.run(&Invocation { node: &node, env: &env, ..*invocation });
+        }
+        // NVML of the installed driver refuses the older module still loaded.
+        let help = invocation.args().iter().any(|arg| arg == "-h" || arg == "--help");
+        if invocation.node.driver_mismatch() && !help {
+            return version_mismatch(&invocation.node.driver_installed);
+        }
+        // A node that finished a driver update runs a newer release than
+        // the image the cluster was built from.
+        if invocation.node.driver_loaded != invocation.cluster.versions.driver {
+            let mut cluster = invocation.cluster.clone();
+            cluster.versions.driver = invocation.node.driver_loaded.clone();
+            return self.run(&Invocation { cluster: &cluster, ..*invocation });
         }
         // After a failed probe NVML numbers only the GPUs the driver found;
         // what it changes names the physical GPU again.

@@ -10,6 +10,8 @@
 use crate::commands::options::complaint;
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::change::Change;
+use crate::model::fault::Fault;
 use crate::model::node::ServiceState;
 use crate::model::service::{self, Unit};
 use crate::model::time::{civil, EpochSeconds};
@@ -91,11 +93,12 @@ pub fn fabric_manager_run(cluster: &Cluster, node: &Node) -> FabricManagerRun {
     // Each start is a new process (the ExecStart one forks the daemon).
     let main_pid = u64::from(crate::model::service::pid(cluster.seed, node, FABRIC_MANAGER_UNIT, started));
     let start_pid = main_pid.saturating_sub(2);
-    let alive_s = (match node.fabric_manager {
+    // It ran until now, until it died, or until the update stopped it.
+    let ended = match node.fabric_manager {
         ServiceState::Active => cluster.now,
-        _ => node.fabric_manager_since,
-    } - started)
-        .max(1) as u64;
+        _ => fabric_manager_refused(cluster, node).map_or(node.fabric_manager_since, |attempts| attempts[0]),
+    };
+    let alive_s = (ended - started).max(1) as u64;
     // About 3 ms of CPU per minute alive, plus start-up.
     let cpu_ms = 400 + alive_s / 20 + rng.range_u64(0, 99);
     FabricManagerRun { start_pid, main_pid, started, cpu_ms }
@@ -130,6 +133,34 @@ pub fn fabric_manager_entries(cluster: &Cluster, node: &Node) -> Vec<Entry> {
         ),
         systemd(run.started, format!("Started {FABRIC_MANAGER_DESCRIPTION}."), 6),
     ];
+    if let Some(attempts) = fabric_manager_refused(cluster, node) {
+        // The update's packages stopped the unit and started their new
+        // build, which refuses the old module, as every start since has
+        // (journal_nvidia-fabricmanager_version-mismatch.txt; the lines
+        // after `Control process exited` are systemd's for a failed start).
+        let stopped = attempts[0];
+        entries.push(systemd(stopped, format!("Stopping {FABRIC_MANAGER_DESCRIPTION}..."), 6));
+        entries.push(systemd(stopped, format!("{FABRIC_MANAGER_UNIT}: Deactivated successfully."), 6));
+        entries.push(systemd(stopped, format!("Stopped {FABRIC_MANAGER_DESCRIPTION}."), 6));
+        entries.push(systemd(stopped, format!("{FABRIC_MANAGER_UNIT}: Consumed {} CPU time.", cpu_time(run.cpu_ms)), 6));
+        for at in attempts {
+            let pid = service::pid(cluster.seed, node, FABRIC_MANAGER_UNIT, at);
+            entries.push(systemd(at, format!("Starting {FABRIC_MANAGER_DESCRIPTION}..."), 6));
+            entries.push(Entry {
+                at,
+                identifier: format!("nv-fabricmanager[{pid}]"),
+                text: format!(
+                    "fabric manager NVIDIA GPU driver interface version {} don't match with driver version {}. Please update with matching NVIDIA driver package.",
+                    node.driver_installed, node.driver_loaded
+                ),
+                priority: 3,
+            });
+            entries.push(systemd(at, format!("{FABRIC_MANAGER_UNIT}: Control process exited, code=exited, status=1/FAILURE"), 6));
+            entries.push(systemd(at, format!("{FABRIC_MANAGER_UNIT}: Failed with result 'exit-code'."), 4));
+            entries.push(systemd(at, format!("Failed to start {FABRIC_MANAGER_DESCRIPTION}."), 3));
+        }
+        return entries;
+    }
     if node.fabric_manager == ServiceState::Failed {
         // The model records that the daemon died, not why: it reads as the
         // SIGKILL of systemctl-status_nvidia-fabricmanager_failed-sigkill_abridged.txt.
@@ -139,6 +170,23 @@ pub fn fabric_manager_entries(cluster: &Cluster, node: &Node) -> Vec<Entry> {
         entries.push(systemd(at, format!("{FABRIC_MANAGER_UNIT}: Consumed {} CPU time.", cpu_time(run.cpu_ms)), 6));
     }
     entries
+}
+
+/// When Fabric Manager tried to start and refused the loaded driver, first
+/// to last: the package update's restart, then each restart since. None
+/// unless it failed so.
+pub fn fabric_manager_refused(cluster: &Cluster, node: &Node) -> Option<Vec<EpochSeconds>> {
+    if node.fabric_manager != ServiceState::Failed || !node.driver_mismatch() {
+        return None;
+    }
+    let update = cluster.injected.iter().find(|i| matches!(&i.fault, Fault::DriverMismatch { node: at, .. } if *at == node.hostname))?;
+    let struck = update.at.unwrap_or_else(|| cluster.strike_instant(&update.fault)).max(node.booted_at + 42);
+    let restarts = cluster
+        .changes()
+        .iter()
+        .filter(|(at, change)| *at > struck && matches!(change, Change::RestartFabricManager { node: at } if *at == node.hostname))
+        .map(|(at, _)| *at);
+    Some(std::iter::once(struck).chain(restarts).collect())
 }
 
 /// What one of the node image's other services left in the journal this

@@ -203,7 +203,7 @@ fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i
     let (seq, numel) = if trained { (u64::from(iteration) * 6 + 3, 40_000_000) } else { (1, 1) };
     let (failed_node, failed_gpu) = match stop {
         Stop::GpuLost { node, gpu } | Stop::GpuHung { node, gpu } | Stop::GpuEcc { node, gpu } => (node.clone(), Some(*gpu)),
-        Stop::NodeDown { node } => (node.clone(), None),
+        Stop::NodeDown { node } | Stop::DriverMismatch { node } => (node.clone(), None),
         Stop::RailDown { node, hca } => (node.clone(), hca.trim_start_matches("mlx5_").parse().ok()),
     };
     let failed_rank = failed_gpu.and_then(|gpu| workload.rank(&failed_node, gpu));
@@ -244,6 +244,16 @@ fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i
             out += &format!("{failed_node}:{pid}:{thread} [{local}] NCCL INFO proxy.cc:728 -> 6\n");
             out += &format!("{failed_node}:{pid}:{thread} [{local}] NCCL INFO proxy.cc:912 -> 6 [Progress Thread]\n");
         }
+        Stop::DriverMismatch { .. } => {
+            // Every rank on the node fails its first CUDA call.
+            let node_at = spec.nodes.iter().position(|n| *n == failed_node).unwrap_or(0) as u32;
+            let ranks: Vec<String> = (0..spec.gpus_per_node).map(|g| (node_at * spec.gpus_per_node + g).to_string()).collect();
+            for rank in &ranks {
+                out += &setup_traceback(rank.parse().unwrap_or(0), stop);
+            }
+            let tasks = if ranks.len() == 1 { "task" } else { "tasks" };
+            out += &format!("srun: error: {failed_node}: {tasks} {}: Exited with exit code 1\n", task_list(&ranks));
+        }
         Stop::NodeDown { .. } => {}
     }
     if ends > now {
@@ -257,6 +267,7 @@ fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i
         let ranks: Vec<u32> = (0..spec.gpus_per_node)
             .map(|g| node_at as u32 * spec.gpus_per_node + g)
             .filter(|r| Some(*r) != failed_rank || matches!(stop, Stop::RailDown { .. }))
+            .filter(|_| !matches!(stop, Stop::DriverMismatch { .. }) || *node != failed_node)
             .collect();
         survivors.push((node.clone(), ranks));
     }
@@ -319,12 +330,22 @@ fn setup_traceback(rank: u32, stop: &Stop) -> String {
         "    torch.cuda.set_device(args.local_rank)".to_string(),
         format!("  File \"{torch}/cuda/__init__.py\", line 420, in set_device"),
         "    torch._C._cuda_setDevice(device)".to_string(),
-        format!("RuntimeError: CUDA error: {cuda}"),
-        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.".to_string(),
-        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1".to_string(),
-        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.".to_string(),
     ];
-    lines.iter().map(|line| format!("[rank{rank}]: {line}\n")).collect()
+    let error = match stop {
+        // CUDA cannot start at all: PyTorch's lazy init reports the runtime's error 803.
+        Stop::DriverMismatch { .. } => vec![
+            format!("  File \"{torch}/cuda/__init__.py\", line 319, in _lazy_init"),
+            "    torch._C._cuda_init()".to_string(),
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 803: system has unsupported display driver / cuda driver combination".to_string(),
+        ],
+        _ => vec![
+            format!("RuntimeError: CUDA error: {cuda}"),
+            "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.".to_string(),
+            "For debugging consider passing CUDA_LAUNCH_BLOCKING=1".to_string(),
+            "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.".to_string(),
+        ],
+    };
+    lines.iter().chain(&error).map(|line| format!("[rank{rank}]: {line}\n")).collect()
 }
 
 /// srun's task list: `0-2,4-7`.

@@ -185,6 +185,7 @@ pub struct FaultTable {
     pub links: Option<Spanned<Links>>,
     pub state: Option<Spanned<String>>,
     pub reason: Option<Spanned<String>>,
+    pub installed: Option<Spanned<String>>,
     /// Hands-on actions that repair the fault (`repair = "reseat-cable"` or a list).
     pub repair: Option<Spanned<Vec<String>>>,
     pub at: Option<Spanned<String>>,
@@ -289,7 +290,7 @@ pub(crate) const CLUSTER_KEYS: &[&str] =
     &["preset", "nodes", "count", "driver", "cuda", "nccl", "dcgm", "fabric", "hcas", "persistence", "slurm", "kubernetes", "storage_gb_per_s"];
 pub(crate) const VAR_KEYS: &[&str] = &["one_of", "range"];
 pub(crate) const FAULT_KEYS: &[&str] =
-    &["kind", "node", "gpu", "hca", "xid", "count", "gen", "width", "rate", "mtu", "watts", "links", "state", "reason", "repair", "at"];
+    &["kind", "node", "gpu", "hca", "xid", "count", "gen", "width", "rate", "mtu", "watts", "links", "state", "reason", "installed", "repair", "at"];
 pub(crate) const JOB_KEYS: &[&str] = &[
     "name",
     "kind",
@@ -870,6 +871,7 @@ fn fault_table(t: &Table, problems: &mut Vec<Problem>) -> FaultTable {
         }),
         state: t.optional(problems, "state", spanned_string),
         reason: t.optional(problems, "reason", spanned_string),
+        installed: t.optional(problems, "installed", spanned_string),
         repair: t.optional(problems, "repair", |v| {
             let actions = match v.get_ref() {
                 DeValue::Array(_) => list(v, string)?,

@@ -397,6 +397,7 @@ fn fault_spec(table: &FaultTable) -> FaultSpec {
         }),
         state: text(&table.state),
         reason: text(&table.reason),
+        installed: text(&table.installed),
         repair: table.repair.as_ref().map(|r| r.get_ref().clone()).unwrap_or_default(),
         at: text(&table.at),
     }
@@ -663,6 +664,7 @@ fn present_fields(fault: &FaultTable) -> Vec<(&'static str, Range<usize>)> {
     field!(links);
     field!(state);
     field!(reason);
+    field!(installed);
     field!(repair);
     field!(at);
     fields

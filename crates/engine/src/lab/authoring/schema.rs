@@ -149,6 +149,7 @@ pub fn json_schema() -> String {
           "links": {{ "oneOf": [{{ "$ref": "#/$defs/templated_int" }}, {{ "type": "array", "items": {{ "$ref": "#/$defs/templated_int" }} }}] }},
           "state": {{ "enum": {port_states} }},
           "reason": {{ "type": "string" }},
+          "installed": {{ "type": "string", "pattern": "^[0-9]+\\.[0-9]+\\.[0-9]+$", "description": "driver-mismatch: the driver version the package update installed" }},
           "repair": {{ "oneOf": [{{ "enum": {repairs} }}, {{ "type": "array", "items": {{ "enum": {repairs} }} }}] }},
           "at": {{ "type": "string", "pattern": "^[0-9]+[smh]?$", "description": "when it strikes after the lab starts: 90s, 10m, 2h" }}
         }},

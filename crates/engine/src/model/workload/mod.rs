@@ -225,6 +225,8 @@ pub struct Workload {
     /// order: the index [`Workload::iteration_at`] searches (a port's
     /// counters ask it at every read), rebuilt when the pace changes.
     marks: Rc<[(f64, u32)]>,
+    /// The kernel logged its ranks' refusal by a mismatched driver.
+    refusal_logged: bool,
 }
 
 /// What the job log shows, in order.
@@ -288,6 +290,7 @@ impl Workload {
             pid_base,
             storage_gb_per_s,
             marks: Rc::from([]),
+            refusal_logged: false,
         }
     }
 
@@ -337,7 +340,7 @@ impl Workload {
         if let Some((from, stop)) = setup_stop {
             let at = from.max(self.started + SETUP_ERROR_SECONDS).min(ready.floor() as EpochSeconds);
             if cancel.is_none_or(|cancelled| at < cancelled) {
-                stopped(&mut events, at, stop, cancel, until);
+                stopped(&mut events, at, stop, self.spec.nodes.len(), cancel, until);
                 return events;
             }
         }
@@ -361,7 +364,7 @@ impl Workload {
             let pace = match self.segments.get(segment) {
                 Some((_, Ok(pace))) => *pace,
                 Some((at, Err(stop))) => {
-                    stopped(&mut events, *at, stop, cancel, until);
+                    stopped(&mut events, *at, stop, self.spec.nodes.len(), cancel, until);
                     return events;
                 }
                 None => return events,
@@ -370,7 +373,7 @@ impl Workload {
             let next = t + pace.step_ms / 1e3;
             let struck = self.segments[segment + 1..].iter().take_while(|(from, _)| (*from as f64) < next).find(|(_, p)| p.is_err());
             if let Some((at, Err(stop))) = struck {
-                stopped(&mut events, *at, stop, cancel, until);
+                stopped(&mut events, *at, stop, self.spec.nodes.len(), cancel, until);
                 return events;
             }
             if next > limit {
@@ -481,11 +484,11 @@ impl Workload {
 
 /// A fault stopped the job at `at`: it ends when its ranks give up, or
 /// when `scancel` ends it first (then its ranks never time out).
-fn stopped(events: &mut Vec<Event>, at: EpochSeconds, stop: &Stop, cancel: Option<EpochSeconds>, until: EpochSeconds) {
+fn stopped(events: &mut Vec<Event>, at: EpochSeconds, stop: &Stop, nodes: usize, cancel: Option<EpochSeconds>, until: EpochSeconds) {
     if at > until {
         return;
     }
-    let ends = stop_end(at, stop);
+    let ends = stop_end(at, stop, nodes);
     match cancel.filter(|cancelled| *cancelled < ends) {
         Some(cancelled) => {
             events.push(Event::Stopped { at, stop: stop.clone(), ends: EpochSeconds::MAX });
@@ -499,9 +502,11 @@ fn stopped(events: &mut Vec<Event>, at: EpochSeconds, stop: &Stop, cancel: Optio
 
 /// When a job a fault stopped at `at` ends: the ranks waiting on a lost
 /// GPU or node time out; a network error reaches them in seconds.
-fn stop_end(at: EpochSeconds, stop: &Stop) -> EpochSeconds {
+fn stop_end(at: EpochSeconds, stop: &Stop, nodes: usize) -> EpochSeconds {
     match stop {
         Stop::RailDown { .. } => at + NETWORK_ERROR_SECONDS,
+        // Every rank of a one-node job failed: srun ends the step at once.
+        Stop::DriverMismatch { .. } if nodes == 1 => at + 1,
         _ => at + WATCHDOG_MS / 1000 + 5,
     }
 }
@@ -564,6 +569,11 @@ impl Cluster {
             };
             if !settled {
                 let pace = pacer(self, &workload.spec, storage);
+                // Ranks past their setup keep the driver libraries they
+                // loaded: an update under them fails only the next job.
+                if matches!(pace, Err(Stop::DriverMismatch { .. })) && at as f64 >= workload.ready_at() {
+                    continue;
+                }
                 let changed = workload.segments.last().is_none_or(|(_, last)| *last != pace);
                 if changed {
                     let from = at.max(workload.started);
@@ -571,6 +581,29 @@ impl Cluster {
                     workload.segments.push((from, pace));
                     workload.settle();
                 }
+            }
+        }
+        // Each rank that opened the driver with the installed libraries
+        // left the kernel's API mismatch message.
+        let mut refusals = Vec::new();
+        for workload in &mut workloads {
+            if let Some((_, End::Failed { stop: Stop::DriverMismatch { node }, struck })) = &workload.end {
+                if !workload.refusal_logged {
+                    workload.refusal_logged = true;
+                    refusals.push((node.clone(), *struck, workload.spec.gpus_per_node));
+                }
+            }
+        }
+        for (host, struck, ranks) in refusals {
+            let Some(node) = self.node_mut(&host) else { continue };
+            let (client, module) = (node.driver_installed.clone(), node.driver_loaded.clone());
+            let uptime_us = (struck - node.booted_at).max(0) as u64 * 1_000_000;
+            for rank in 0..u64::from(ranks) {
+                let at_us = uptime_us + rank * 2_113;
+                node.log_kernel_us(at_us, 3, format!("NVRM: API mismatch: the client has the version {client}, but"));
+                node.log_kernel_us(at_us, 3, format!("NVRM: this kernel module has the version {module}.  Please"));
+                node.log_kernel_us(at_us, 3, "NVRM: make sure that this kernel module and all NVIDIA driver");
+                node.log_kernel_us(at_us, 3, "NVRM: components have the same version.");
             }
         }
         self.workloads = workloads;
@@ -665,7 +698,9 @@ impl Cluster {
                     let slowed = gpu.throttle_reasons & !(throttle::GPU_IDLE | throttle::SW_POWER_CAP);
                     let pid = workload.pid(node_at, gpu.index);
                     gpu.processes.retain(|p| p.pid != pid);
-                    let running = running && exited.as_ref().is_none_or(|(node, index)| node != host || *index != gpu.index);
+                    let running = running
+                        && exited.as_ref().is_none_or(|(node, index)| node != host || *index != gpu.index)
+                        && !matches!(stop, Some(Stop::DriverMismatch { node }) if node == host);
                     if running {
                         let used = workload.rank_memory_mib(gpu.memory_total_mib);
                         gpu.processes.push(GpuProcess { pid, name: "/usr/bin/python3".into(), used_mib: used.saturating_sub(idle.0) });

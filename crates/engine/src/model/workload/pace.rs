@@ -51,6 +51,12 @@ pub enum Stop {
     NodeDown {
         node: String,
     },
+    /// The node's CUDA library is a newer driver's than its loaded module:
+    /// every rank there fails its first CUDA call. Ranks already running
+    /// keep the libraries they loaded.
+    DriverMismatch {
+        node: String,
+    },
     RailDown {
         node: String,
         hca: String,
@@ -130,6 +136,9 @@ pub fn stop(cluster: &Cluster, spec: &WorkloadSpec) -> Option<Stop> {
         let Some(node) = cluster.node(name).filter(|node| node.up(cluster.now)) else {
             return Some(Stop::NodeDown { node: name.clone() });
         };
+        if node.driver_mismatch() {
+            return Some(Stop::DriverMismatch { node: name.clone() });
+        }
         for gpu in job_gpus(node, spec.gpus_per_node) {
             match gpu.health {
                 GpuHealth::FallenOffBus => return Some(Stop::GpuLost { node: name.clone(), gpu: gpu.index }),
