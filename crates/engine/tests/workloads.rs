@@ -483,6 +483,11 @@ fn a_driver_update_without_a_reboot_fails_new_jobs_until_the_node_boots_it() {
     let smi = session.run("ssh gpu-002 nvidia-smi");
     assert_eq!((smi.stdout().as_str(), smi.status), ("Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 570.172\n", 18));
     assert!(session.run("ssh gpu-002 cat /proc/driver/nvidia/version").stdout().contains("  570.158.01  "));
+    assert_eq!(session.run("ssh gpu-002 cat /sys/module/nvidia/version").stdout(), "570.158.01\n");
+    // apt remembers what changed, and when.
+    let apt = session.run("ssh gpu-002 cat /var/log/apt/history.log").stdout();
+    assert!(apt.starts_with("\nStart-Date: 2026-") && apt.contains("nvidia-fabricmanager-570:amd64 (570.158.01-1, 570.172.08-1)"), "{apt}");
+    assert_eq!(session.run("cat /var/log/apt/history.log").stdout(), "");
     // Fabric Manager's new build refuses the old module, again at every restart.
     let restart = session.run("ssh gpu-002 sudo systemctl restart nvidia-fabricmanager");
     assert_eq!(restart.status, 1);
@@ -501,6 +506,7 @@ fn a_driver_update_without_a_reboot_fails_new_jobs_until_the_node_boots_it() {
     session.run(&format!("scancel {id}; sudo scontrol reboot gpu-002; sleep 300"));
     let smi = session.run("ssh gpu-002 nvidia-smi").stdout();
     assert!(smi.contains("Driver Version: 570.172.08"), "{smi}");
+    assert_eq!(session.run("ssh gpu-002 cat /sys/module/nvidia/version").stdout(), "570.172.08\n");
     assert_eq!(session.run("ssh gpu-002 systemctl is-active nvidia-fabricmanager").stdout(), "active\n");
     assert!(session.run("nvidia-smi").stdout().contains("Driver Version: 570.158.01"));
 }

@@ -54,6 +54,8 @@ const FIXED: &[&str] = &[
     "/etc/slurm/slurm.conf",
     "/proc/driver/nvidia/version",
     "/proc/meminfo",
+    "/sys/module/nvidia/version",
+    "/var/log/apt/history.log",
     "/var/log/kern.log",
     "/var/log/syslog",
 ];
@@ -185,6 +187,9 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
         "/proc/meminfo" => return Some(meminfo(cluster, node)),
         "/etc/slurm/slurm.conf" => return Some(slurm_conf(cluster)),
         "/var/log/syslog" => return Some(syslog(cluster, node, false)),
+        // The module loaded at boot, whatever the packages installed since.
+        "/sys/module/nvidia/version" => return Some(format!("{}\n", node.driver_loaded)),
+        "/var/log/apt/history.log" => return Some(apt_history(cluster, node)),
         "/var/log/kern.log" => return Some(syslog(cluster, node, true)),
         "/proc/driver/nvidia/version" => {
             // The same build line the kernel logged when the module loaded.
@@ -462,4 +467,39 @@ fn syslog(cluster: &Cluster, node: &Node, kernel_only: bool) -> String {
         text += &format!("{month} {:>2} {:02}:{:02}:{:02} {} {identifier}: {message}\n", c.day, c.hour, c.minute, c.second, node.hostname);
     }
     text
+}
+
+/// apt's log of this month's package runs: the driver updates the node
+/// took. Each run is a blank line and its fields; versions as NVIDIA's CUDA
+/// repository numbers its driver packages (`-0ubuntu1`) and Fabric
+/// Manager's (`-1`). The packages' scripts restarted Fabric Manager near
+/// the end of the run, the moment the fault records.
+fn apt_history(cluster: &Cluster, node: &Node) -> String {
+    use crate::model::fault::Fault;
+    let mut text = String::new();
+    for injected in &cluster.injected {
+        let Fault::DriverMismatch { node: host, installed } = &injected.fault else { continue };
+        if *host != node.hostname {
+            continue;
+        }
+        let restarted = injected.at.unwrap_or_else(|| cluster.strike_instant(&injected.fault));
+        let old = &cluster.versions.driver;
+        let branch = installed.split('.').next().unwrap_or_default();
+        let driver = ["libnvidia-compute", "nvidia-compute-utils", "nvidia-utils", "nvidia-kernel-common", "nvidia-dkms", "nvidia-driver"];
+        let mut upgraded: Vec<String> = driver.iter().map(|package| format!("{package}-{branch}:amd64 ({old}-0ubuntu1, {installed}-0ubuntu1)")).collect();
+        upgraded.extend(["libnvidia-nscq", "nvidia-fabricmanager"].iter().map(|package| format!("{package}-{branch}:amd64 ({old}-1, {installed}-1)")));
+        text += &format!(
+            "\nStart-Date: {}\nCommandline: /usr/bin/unattended-upgrade\nUpgrade: {}\nEnd-Date: {}\n",
+            apt_time(restarted - 96),
+            upgraded.join(", "),
+            apt_time(restarted + 3)
+        );
+    }
+    text
+}
+
+/// `2026-03-09  03:56:12`: apt's two spaces between date and time.
+fn apt_time(at: crate::model::time::EpochSeconds) -> String {
+    let c = civil(at);
+    format!("{}-{:02}-{:02}  {:02}:{:02}:{:02}", c.year, c.month, c.day, c.hour, c.minute, c.second)
 }
