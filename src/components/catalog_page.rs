@@ -111,6 +111,10 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
     let title_of = |id: &String| labs.iter().find(|lab| lab.id == *id).map(|lab| format!("{}{}", lab.title, if passed(lab) { " \u{2713}" } else { "" }));
     // The path's (or the course's) first lab, where a newcomer begins.
     let start_here = if in_course { listed.first().copied() } else { labs.first() }.map(|lab| lab.id.clone());
+    // An instructor makes a course of the labs listed, then takes out the
+    // ones the day has no room for: each link is the course's address.
+    let course_of = |ids: Vec<&str>| Route::Catalog(CatalogView { course: ids.join(","), ..CatalogView::default() }).to_hash();
+    let without = |id: &str| course_of(view.course.split(',').map(str::trim).filter(|other| *other != id).collect());
     let cards = listed.iter().map(|lab| {
         let open = {
             let navigate = props.navigate.clone();
@@ -148,6 +152,9 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
                 if !lab.tags.is_empty() {
                     <ul class="tags">{ for lab.tags.iter().map(|tag| html! { <li>{ tag }</li> }) }</ul>
                 }
+                if in_course {
+                    <a class="course-remove" href={without(&lab.id)}>{ "Remove from this course" }</a>
+                }
             </li>
         }
     });
@@ -181,7 +188,9 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
             <p class="lab-count" role="status">
                 { count }
                 if in_course {
-                    { " \u{b7} " }<a href={Route::Catalog(CatalogView::default()).to_hash()}>{ "Show all labs" }</a>
+                    { " \u{b7} share this page's address to hand it out \u{b7} " }<a href={Route::Catalog(CatalogView::default()).to_hash()}>{ "Show all labs" }</a>
+                } else if !listed.is_empty() {
+                    { " \u{b7} " }<a class="make-course" href={course_of(listed.iter().map(|lab| lab.id.as_str()).collect())}>{ "Make a course of these labs" }</a>
                 }
             </p>
             if listed.is_empty() {

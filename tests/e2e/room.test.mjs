@@ -354,7 +354,17 @@ test('the catalog lists the path from "Start here", filters by stage, level and 
   const beginners = labs.filter((lab) => lab.level === 'beginner').map((lab) => [lab.title.toLowerCase(), lab.id]).sort().map(([, id]) => id);
   assert.deepEqual(await shownIds(), beginners);
   assert.equal(await page.getByLabel('Level', { exact: true }).inputValue(), 'beginner');
-  assert.equal(await page.locator('.lab-count').textContent(), `${beginners.length} of ${labs.length} labs`);
+  assert.ok((await page.locator('.lab-count').textContent()).startsWith(`${beginners.length} of ${labs.length} labs`));
+  // An instructor makes a course of the labs listed, then takes one out; the address keeps it.
+  await page.getByRole('link', { name: 'Make a course of these labs' }).click();
+  await page.waitForFunction(() => document.querySelector('.lab-count').textContent.startsWith('A course of'));
+  assert.deepEqual(await shownIds(), beginners);
+  await page.locator(`.lab-card[data-lab="${beginners[0]}"]`).getByRole('link', { name: 'Remove from this course' }).click();
+  await page.waitForFunction((count) => document.querySelectorAll('.lab-list .lab-card').length === count, beginners.length - 1);
+  await page.reload();
+  await page.waitForFunction((count) => document.querySelectorAll('.lab-list .lab-card').length === count, beginners.length - 1);
+  assert.deepEqual(await shownIds(), beginners.slice(1));
+  assert.equal(await page.locator(`.lab-card[data-lab="${beginners[1]}"] .start-here`).textContent(), 'Start here');
   // A filter that matches nothing says so, with a way back.
   await page.goto(`${app.base}#/?stage=handover&level=beginner`);
   await page.locator('.catalog .empty').waitFor();

@@ -81,8 +81,9 @@ fn mlxlink_counters_follow_the_label_layout() {
 fn iblinkinfo_lines_match_the_edr_switch_capture() {
     let captured = common::reference("fabric", "iblinkinfo_edr_sb7700_switch_ports_polling_truncated.txt");
     let lines: Vec<&str> = captured.lines().collect();
-    // The captured CA n02: GUID, LID 4, EDR. Our leaf for rail 0 has LID 2 as
-    // the captured switch does; the port and name differ by construction.
+    // The captured CA n02: GUID, LID 4, EDR. The captured switch has LID 2;
+    // our leaf for rail 0 has LID 5 (after four spines), and its port and
+    // name differ by construction.
     let mut cluster = common::lab_cluster("hgx-h100", "fabric = \"infiniband\"");
     for hca in &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).hcas {
         hca.port.lane_speed = LaneSpeed::Edr;
@@ -95,16 +96,17 @@ fn iblinkinfo_lines_match_the_edr_switch_capture() {
     assert_eq!(status, 0);
     let out: Vec<&str> = stdout.lines().collect();
     assert_eq!(out[0], "CA: node mlx5_0:");
-    let ours = "    1[  ] \"MF0;leaf-rail0:MQM8700/U1\" ( )";
-    assert_eq!(out[1], lines[2].replace("   17[  ] \"MF0;SB7700:MSB7700/U1\" ( )", ours));
+    let ours = "       5    1[  ] \"MF0;leaf-rail0:MQM8700/U1\" ( )";
+    assert_eq!(out[1], lines[2].replace("       2   17[  ] \"MF0;SB7700:MSB7700/U1\" ( )", ours));
     // Switch section: header shape, the connected port, the empty cages.
-    let switch = out.iter().position(|l| l.starts_with("Switch: ")).expect("a switch");
+    let switch = out.iter().position(|l| l.starts_with("Switch: ") && l.ends_with("leaf-rail0:MQM8700/U1:")).expect("a leaf");
     let header = out[switch];
     assert!(header.starts_with("Switch: 0x506b4b03") && header.ends_with(" MF0;leaf-rail0:MQM8700/U1:"));
     assert_eq!(header.len() - "MF0;leaf-rail0:MQM8700/U1:".len(), lines[5].len() - "MF0;SB7700:MSB7700/U1:".len());
-    let connected = lines[23].replace("   18[  ]", "    1[  ]").replace("       1    1[  ] \"n01 HCA-1\"", "       4    1[  ] \"node mlx5_0\"");
+    let lid = |line: &str| line.replacen("           2 ", "           5 ", 1);
+    let connected = lid(&lines[23].replace("   18[  ]", "    1[  ]").replace("       1    1[  ] \"n01 HCA-1\"", "       4    1[  ] \"node mlx5_0\""));
     assert_eq!(out[switch + 1], connected);
     for port in 2..=16 {
-        assert_eq!(out[switch + port], lines[5 + port], "port {port}");
+        assert_eq!(out[switch + port], lid(lines[5 + port]), "port {port}");
     }
 }

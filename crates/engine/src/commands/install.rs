@@ -5,6 +5,7 @@
 /// infiniband-diags and the system administration programs live in /usr/sbin.
 const SBIN: &[&str] = &[
     "ibdiagnet",
+    "ibhosts",
     "iblinkinfo",
     "ibnetdiscover",
     "ibportstate",

@@ -14,6 +14,7 @@ pub mod network;
 pub mod node;
 pub mod preset;
 pub mod service;
+pub mod switches;
 pub mod time;
 pub mod workload;
 

@@ -231,6 +231,27 @@ pub fn pid(invocation: &Invocation) -> u64 {
     Rng::derive(invocation.cluster.seed, &[&invocation.node.hostname, &invocation.argv.join(" "), &now]).range_u64(3_000, 3_999_999)
 }
 
+/// infiniband-diags' management port: `/dev/infiniband/umad*` is root's
+/// alone (mode 0600), and RoCE ports and unknown CAs have none. Fails as
+/// the tools do: the `ibwarn` line, then `PROGRAM: iberror: failed: ...`.
+pub fn open_umad_port(invocation: &Invocation, program: &str, ca: Option<&str>) -> Result<(), super::super::Output> {
+    let node = invocation.node;
+    let port = match ca {
+        Some(name) => node.hca(name),
+        None => node.hcas.iter().find(|hca| is_infiniband(&hca.port)),
+    };
+    if port.is_some_and(|hca| is_infiniband(&hca.port)) && crate::commands::is_root(invocation.env) {
+        return Ok(());
+    }
+    let name = ca.unwrap_or("(null)");
+    Err(super::super::Output {
+        stdout: format!("{program}: iberror: failed: Failed to open '{name}' port '0'\n"),
+        stderr: format!("ibwarn: [{}] mad_rpc_open_port: can't open UMAD port ({name}:0)\n", pid(invocation)),
+        status: 255,
+        ..Default::default()
+    })
+}
+
 /// One option row of an infiniband-diags usage screen.
 pub struct DiagOption {
     pub long: &'static str,

@@ -2,16 +2,15 @@
 //! infiniband-diags prints it (capture:
 //! iblinkinfo_edr_sb7700_switch_ports_polling_truncated.txt; FACTS.md §4).
 //!
-//! The model holds only the nodes' HCAs, so the fabric is derived: a
-//! rail-optimised leaf layer, one leaf switch per rail (rail i = HCA i of every
-//! node) per 32 nodes, the nodes' ports on leaf ports 1-32 in node order.
-//! Leaf ports with no node are empty cages (`Down/ Polling`).
+//! The switches are `model::switches`' fat tree: rail leaves with the nodes
+//! on ports 1-32 and uplinks to the spines above. Ports with no cable are
+//! empty cages (`Down/ Polling`).
 
 use crate::commands::fabric::ib_common::{common_options, diag_usage, pid, DiagOption};
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
-use crate::model::fabric::{Hca, LaneSpeed, LinkLayer, Port, PortState};
-use crate::rng::Rng;
+use crate::model::fabric::{Hca, LaneSpeed, LinkLayer, PhysState, Port, PortState};
+use crate::model::switches::{Fabric, Peer, LEAF_HOST_PORTS};
 
 pub struct Iblinkinfo;
 
@@ -30,8 +29,6 @@ static SIGNATURE: Signature = Signature {
     examples: &[Example { command: "sudo iblinkinfo", description: "every link of the fabric with its width, per-lane speed and state" }],
 };
 
-/// Host-facing ports of a leaf (a QM9700 has 64: half down, half up).
-const LEAF_PORTS: usize = 32;
 const EXIT_FAILURE: i32 = 255;
 
 fn lane_gbps(speed: LaneSpeed) -> &'static str {
@@ -108,18 +105,8 @@ impl Command for Iblinkinfo {
                 ..Output::default()
             };
         }
-        let rails = cluster.nodes.iter().map(|node| node.hcas.len()).max().unwrap_or(0);
-        let groups = cluster.nodes.len().div_ceil(LEAF_PORTS);
-        // A leaf's LID, GUID and name from its rail and group of nodes.
-        let leaf = |rail: usize, group: usize| {
-            let index = group * rails + rail;
-            let lid = if index < 98 { 2 + index as u16 } else { 40_000 + index as u16 };
-            let guid = (0x50_6b4b_u64 << 40) | (0x0300 << 24) | Rng::derive(cluster.seed, &["leaf", &index.to_string()]).range_u64(0, 0xff_ffff);
-            let suffix = if group == 0 { String::new() } else { format!("-{group}") };
-            (lid, guid, suffix)
-        };
-        let model = |hca: &Hca| if hca.port.max_lane_speed >= LaneSpeed::Ndr { "MQM9700" } else { "MQM8700" };
-        let switch_name = |rail: usize, suffix: &str, hca: &Hca| format!("MF0;leaf-rail{rail}{suffix}:{}/U1", model(hca));
+        let Some(fabric) = Fabric::of(cluster) else { return Output::ok(String::new()) };
+        let nodes = cluster.nodes.len();
         let mut out = String::new();
         if cas {
             for (at, node) in cluster.nodes.iter().enumerate() {
@@ -127,39 +114,50 @@ impl Command for Iblinkinfo {
                     if down_only && hca.port.state != PortState::Down {
                         continue;
                     }
-                    let (lid, _, suffix) = leaf(rail, at / LEAF_PORTS);
+                    let (leaf, leaf_port) = fabric.leaf_port(at, rail);
+                    let leaf = &fabric.switches[leaf];
                     out += &format!("CA: {} {}:\n", node.hostname, hca.name);
                     out += &format!(
                         "      0x{:016x} {:>6} {:>4}[  ] {}\n",
                         hca.port.guid,
                         hca.port.lid,
                         hca.port.number,
-                        link(&hca.port, lid, at % LEAF_PORTS + 1, &switch_name(rail, &suffix, hca))
+                        link(&hca.port, leaf.lid, leaf_port, &leaf.name)
                     );
                 }
             }
         }
+        // Switch-to-switch links run at the fabric's full rate.
+        let Some(trunk) = cluster.nodes.iter().flat_map(|node| &node.hcas).find(ib).map(|hca| Port {
+            state: PortState::Active,
+            phys_state: PhysState::LinkUp,
+            width: hca.port.max_width,
+            lane_speed: hca.port.max_lane_speed,
+            ..hca.port.clone()
+        }) else {
+            return Output::ok(out);
+        };
         if switches {
-            for group in 0..groups {
-                for rail in 0..rails {
-                    let members: Vec<(&str, &Hca)> = cluster.nodes[group * LEAF_PORTS..]
-                        .iter()
-                        .take(LEAF_PORTS)
-                        .filter_map(|node| node.hcas.get(rail).filter(ib).map(|hca| (node.hostname.as_str(), hca)))
-                        .collect();
-                    let Some((_, first)) = members.first() else { continue };
-                    if down_only && members.iter().all(|(_, hca)| hca.port.state != PortState::Down) {
-                        continue;
-                    }
-                    let (lid, guid, suffix) = leaf(rail, group);
-                    out += &format!("Switch: 0x{guid:016x} {}:\n", switch_name(rail, &suffix, first));
-                    for number in 1..=LEAF_PORTS {
-                        let line = match members.get(number - 1) {
-                            Some((host, hca)) => link(&hca.port, hca.port.lid, usize::from(hca.port.number), &format!("{host} {}", hca.name)),
-                            None => NO_PEER.to_string(),
+            for (at, switch) in fabric.switches.iter().enumerate() {
+                let lines: Vec<(usize, Option<String>)> = (1..=switch.ports)
+                    .map(|number| {
+                        let line = match fabric.peer(at, number, nodes) {
+                            Peer::Host { node, rail } => cluster.nodes[node].hcas.get(rail).filter(ib).map(|hca| {
+                                link(&hca.port, hca.port.lid, usize::from(hca.port.number), &format!("{} {}", cluster.nodes[node].hostname, hca.name))
+                            }),
+                            Peer::Switch { switch: other, port } => Some(link(&trunk, fabric.switches[other].lid, port, &fabric.switches[other].name)),
+                            Peer::Empty => None,
                         };
-                        out += &format!("{lid:>12} {number:>4}[  ] {line}\n");
-                    }
+                        (number, line)
+                    })
+                    .collect();
+                let down = |line: &Option<String>| line.as_ref().is_none_or(|line| line.contains("Down/"));
+                if down_only && !lines.iter().any(|(number, line)| *number <= LEAF_HOST_PORTS && line.is_some() && down(line)) {
+                    continue;
+                }
+                out += &format!("Switch: 0x{:016x} {}:\n", switch.guid, switch.name);
+                for (number, line) in lines {
+                    out += &format!("{:>12} {number:>4}[  ] {}\n", switch.lid, line.unwrap_or_else(|| NO_PEER.to_string()));
                 }
             }
         }
@@ -174,13 +172,23 @@ mod tests {
     use crate::testing::{cluster, shell};
 
     #[test]
-    fn healthy_fabric_has_one_leaf_per_rail() {
+    fn healthy_fabric_has_one_leaf_per_rail_under_the_spines() {
         let out = run_on_first_node("sudo iblinkinfo").stdout;
-        assert_eq!(out.matches("Switch: ").count(), 8);
+        // Four spines (LIDs 1-4, the SM's first), then a leaf per rail.
+        assert_eq!(out.matches("Switch: ").count(), 12);
         assert_eq!(out.matches("CA: ").count(), 16);
-        assert!(out.contains("==( 4X        106.25 Gbps Active/  LinkUp)==>       2    1[  ] \"MF0;leaf-rail0:MQM9700/U1\" ( )\n"), "{out}");
-        assert!(out.contains("\n           2    2[  ] ==( 4X        106.25 Gbps Active/  LinkUp)==>     108    1[  ] \"gpu-002 mlx5_0\" ( )\n"));
-        assert!(out.contains("\n           2    3[  ] ==(                Down/ Polling)==>             [  ] \"\" ( )\n"));
+        assert!(out.contains("==( 4X        106.25 Gbps Active/  LinkUp)==>       5    1[  ] \"MF0;leaf-rail0:MQM9700/U1\" ( )\n"), "{out}");
+        assert!(out.contains("\n           5    2[  ] ==( 4X        106.25 Gbps Active/  LinkUp)==>     108    1[  ] \"gpu-002 mlx5_0\" ( )\n"));
+        assert!(out.contains("\n           5    3[  ] ==(                Down/ Polling)==>             [  ] \"\" ( )\n"));
+        // Each leaf's upper half goes to the spines, eight links to each.
+        assert!(
+            out.contains("\n           5   33[  ] ==( 4X        106.25 Gbps Active/  LinkUp)==>       1    1[  ] \"MF0;spine1:MQM9700/U1\" ( )\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("\n           4   64[  ] ==( 4X        106.25 Gbps Active/  LinkUp)==>      12   64[  ] \"MF0;leaf-rail7:MQM9700/U1\" ( )\n"),
+            "{out}"
+        );
         assert_eq!(run_on_first_node("sudo iblinkinfo --bogus").status, 2);
         assert_eq!(run_on_first_node("sudo iblinkinfo --switches-only").stdout.matches("CA: ").count(), 0);
     }
