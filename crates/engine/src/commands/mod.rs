@@ -266,6 +266,7 @@ static COMMANDS: &[&dyn Command] = &[
     &fabric::ibdev2netdev::Ibdev2netdev,
     &fabric::ibswitches::Ibhosts,
     &fabric::iblinkinfo::Iblinkinfo,
+    &fabric::ibqueryerrors::Ibqueryerrors,
     &fabric::ibstat::Ibstat,
     &fabric::ibstatus::Ibstatus,
     &fabric::ibswitches::Ibswitches,

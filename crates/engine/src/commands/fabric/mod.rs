@@ -4,6 +4,7 @@
 pub mod ib_common;
 pub mod ibdev2netdev;
 pub mod iblinkinfo;
+pub mod ibqueryerrors;
 pub mod ibstat;
 pub mod ibstatus;
 pub mod ibswitches;

@@ -1,0 +1,164 @@
+//! `ibqueryerrors`: the fabric-wide sweep of port error counters, as
+//! infiniband-diags prints it: for each node with a counter above its
+//! threshold (0 unless a threshold file says otherwise), `Errors for
+//! "NODE"` and one `   GUID 0x... port N: [Counter == value]` line per
+//! port, then the summary. It exits 1 when a port has errors.
+//!
+//! The HCAs' counters are the model's (`ib_common::counters_now`); the
+//! switches' own ports (`model::switches`) count nothing, as the model
+//! keeps no switch state. Counters print in their 32-bit PortCounters form
+//! (`[SymbolErrorCounter == 250]`), as the captured sweeps show them.
+
+use crate::commands::fabric::ib_common::{common_options, counters_now, diag_usage, open_umad_port, DiagOption};
+use crate::commands::options::{scan, Arg};
+use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::change::Change;
+use crate::model::fabric::{LinkLayer, PortCounters};
+use crate::model::switches::Fabric;
+
+pub struct Ibqueryerrors;
+
+static SIGNATURE: Signature = Signature {
+    name: "ibqueryerrors",
+    summary: "sweep the InfiniBand fabric for ports whose error counters are above their thresholds",
+    usage: "ibqueryerrors [options]",
+    flags: &[
+        Flag { short: Some('s'), long: Some("suppress"), value: Some("<err1,err2,...>"), help: "suppress errors listed" },
+        Flag { short: Some('c'), long: Some("suppress-common"), value: None, help: "suppress some of the common counters" },
+        Flag { short: None, long: Some("switch"), value: None, help: "print data for switches only" },
+        Flag { short: None, long: Some("ca"), value: None, help: "print data for CA's only" },
+        Flag { short: Some('k'), long: Some("clear-errors"), value: None, help: "Clear error counters after read" },
+        Flag { short: Some('K'), long: Some("clear-counts"), value: None, help: "Clear data counters after read" },
+        Flag { short: Some('C'), long: Some("Ca"), value: Some("<ca>"), help: "Ca name to use" },
+        Flag { short: Some('P'), long: Some("Port"), value: Some("<port>"), help: "Ca port number to use" },
+        Flag { short: Some('h'), long: Some("help"), value: None, help: "help message" },
+    ],
+    examples: &[
+        Example { command: "sudo ibqueryerrors", description: "every port of the fabric with an error counter above 0" },
+        Example { command: "sudo ibqueryerrors -s PortXmitWait", description: "the same, leaving out congestion waits" },
+    ],
+};
+
+fn usage() -> String {
+    let mut options = vec![
+        DiagOption { long: "suppress", letter: Some('s'), value: Some("<err1,err2,...>"), description: "suppress errors listed" },
+        DiagOption { long: "suppress-common", letter: Some('c'), value: None, description: "suppress some of the common counters" },
+        DiagOption { long: "switch", letter: None, value: None, description: "print data for switches only" },
+        DiagOption { long: "ca", letter: None, value: None, description: "print data for CA's only" },
+        DiagOption { long: "clear-errors", letter: Some('k'), value: None, description: "Clear error counters after read" },
+        DiagOption { long: "clear-counts", letter: Some('K'), value: None, description: "Clear data counters after read" },
+    ];
+    options.extend(common_options("DGKLsy"));
+    diag_usage("ibqueryerrors", "", &options, &[])
+}
+
+/// The error counters the sweep reads, in the order it prints them.
+fn errors(counters: &PortCounters) -> [(&'static str, u64); 7] {
+    [
+        ("SymbolErrorCounter", counters.symbol_errors),
+        ("LinkErrorRecoveryCounter", counters.link_error_recovery),
+        ("LinkDownedCounter", counters.link_downed),
+        ("PortRcvErrors", counters.rcv_errors),
+        ("PortRcvRemotePhysicalErrors", counters.rcv_remote_physical_errors),
+        ("PortXmitDiscards", counters.xmit_discards),
+        ("PortXmitWait", counters.xmit_wait),
+    ]
+}
+
+impl Command for Ibqueryerrors {
+    fn signature(&self) -> &'static Signature {
+        &SIGNATURE
+    }
+
+    fn run(&self, invocation: &Invocation) -> Output {
+        let (mut suppressed, mut ca) = (Vec::new(), None);
+        let (mut switches_only, mut cas_only, mut clear) = (false, false, false);
+        for arg in scan(&SIGNATURE, invocation.args()) {
+            match arg {
+                Arg::Flag(flag, value) => match (flag.short, flag.long) {
+                    (Some('s'), _) => suppressed.extend(value.unwrap_or_default().split(',').map(str::to_string)),
+                    (Some('c'), _) => suppressed.push("PortRcvSwitchRelayErrors".to_string()),
+                    (_, Some("switch")) => switches_only = true,
+                    (_, Some("ca")) => cas_only = true,
+                    (Some('k' | 'K'), _) => clear = true,
+                    (Some('C'), _) => ca = value,
+                    (Some('h'), _) => return Output::error(usage(), 2),
+                    _ => {}
+                },
+                other => return Output::error(crate::commands::options::complaint("ibqueryerrors", &other) + &usage(), 2),
+            }
+        }
+        if let Err(refused) = open_umad_port(invocation, "ibqueryerrors", ca.as_deref()) {
+            return refused;
+        }
+        let cluster = invocation.cluster;
+        let Some(fabric) = Fabric::of(cluster) else { return Output::default() };
+        let (print_switches, print_cas) = if switches_only || cas_only { (switches_only, cas_only) } else { (true, true) };
+        let (mut nodes, mut bad_nodes, mut ports, mut bad_ports) = (0, 0, 0, 0);
+        let mut out = String::new();
+        let mut changes = Vec::new();
+        if print_switches {
+            // Their ports count nothing: each is checked at once (AllPortSelect).
+            nodes += fabric.switches.len();
+            ports += fabric.switches.iter().map(|switch| switch.ports + 1).sum::<usize>();
+        }
+        if print_cas {
+            // The discovery finds the HCAs whose link is up.
+            for node in cluster.nodes.iter().filter(|node| node.up(cluster.now)) {
+                for hca in node.hcas.iter().filter(|hca| hca.port.link_layer == LinkLayer::InfiniBand && hca.port.is_up()) {
+                    nodes += 1;
+                    ports += 1;
+                    let found: String = errors(&counters_now(cluster, &hca.port))
+                        .iter()
+                        .filter(|(name, value)| *value > 0 && !suppressed.iter().any(|s| s == name))
+                        .map(|(name, value)| format!(" [{name} == {}]", value.min(&u64::from(u32::MAX))))
+                        .collect();
+                    if clear {
+                        changes.push(Change::ResetPortCounters { node: node.hostname.clone(), hca: hca.name.clone() });
+                    }
+                    if found.is_empty() {
+                        continue;
+                    }
+                    bad_nodes += 1;
+                    bad_ports += 1;
+                    out += &format!("Errors for \"{} {}\"\n   GUID 0x{:x} port {}:{found}\n", node.hostname, hca.name, hca.port.guid, hca.port.number);
+                }
+            }
+        }
+        out += &format!("\n## Summary: {nodes} nodes checked, {bad_nodes} bad nodes found\n");
+        out += &format!("##          {ports} ports checked, {bad_ports} ports have errors beyond threshold\n");
+        out += "## Thresholds: \n";
+        out += &format!("## Suppressed:{}\n", suppressed.iter().map(|name| format!(" {name}")).collect::<String>());
+        Output { stdout: out, status: i32::from(bad_ports > 0), duration_ms: 500 + 6 * cluster.nodes.len() as u64, changes, ..Output::default() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::fault::Fault;
+    use crate::testing::{cluster, run_on_first_node, shell};
+
+    #[test]
+    fn a_clean_fabric_sweeps_clean_and_a_bad_port_is_named() {
+        let clean = run_on_first_node("sudo ibqueryerrors");
+        assert_eq!(clean.status, 0);
+        assert_eq!(
+            clean.stdout,
+            "\n## Summary: 28 nodes checked, 0 bad nodes found\n##          796 ports checked, 0 ports have errors beyond threshold\n## Thresholds: \n## Suppressed:\n"
+        );
+        let mut cluster = cluster();
+        Fault::HcaSymbolErrors { node: "gpu-002".into(), hca: "mlx5_3".into(), count: 1000 }.apply(&mut cluster).unwrap();
+        let mut shell = shell(cluster);
+        let out = shell.run("sudo ibqueryerrors");
+        assert_eq!(out.status, 1);
+        let text = out.stdout();
+        assert!(text.starts_with("Errors for \"gpu-002 mlx5_3\"\n   GUID 0x"), "{text}");
+        assert!(text.contains(" port 1: [SymbolErrorCounter == 1000] [LinkErrorRecoveryCounter == 2]\n"), "{text}");
+        assert!(text.contains("1 bad nodes found\n##          796 ports checked, 1 ports have errors beyond threshold\n"), "{text}");
+        // Suppressing what it found leaves a clean sweep; -k clears them.
+        assert_eq!(shell.run("sudo ibqueryerrors -s SymbolErrorCounter,LinkErrorRecoveryCounter").status, 0);
+        shell.run("sudo ibqueryerrors -k");
+        assert_eq!(shell.run("sudo ibqueryerrors").status, 0);
+        assert_eq!(shell.run("ibqueryerrors").status, 255);
+    }
+}
