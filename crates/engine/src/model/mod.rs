@@ -347,6 +347,12 @@ impl Cluster {
         self.striking.unwrap_or(self.started_at - fault.struck_before(self.seed))
     }
 
+    /// When an injected fault struck: its own instant if it had one, else
+    /// the seeded while before the lab began that it was applied at.
+    pub(crate) fn struck_at(&self, injected: &Injected) -> EpochSeconds {
+        injected.at.unwrap_or(self.started_at - injected.fault.struck_before(self.seed))
+    }
+
     /// Schedules a fault to strike at `at` (simulated UTC), when the clock
     /// gets there.
     pub fn schedule(&mut self, at: EpochSeconds, fault: fault::Fault, repairs: Vec<String>) {

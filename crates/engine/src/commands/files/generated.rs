@@ -482,7 +482,7 @@ fn apt_history(cluster: &Cluster, node: &Node) -> String {
         if *host != node.hostname {
             continue;
         }
-        let restarted = injected.at.unwrap_or_else(|| cluster.strike_instant(&injected.fault));
+        let restarted = cluster.struck_at(injected);
         let old = &cluster.versions.driver;
         let branch = installed.split('.').next().unwrap_or_default();
         let driver = ["libnvidia-compute", "nvidia-compute-utils", "nvidia-utils", "nvidia-kernel-common", "nvidia-dkms", "nvidia-driver"];

@@ -80,6 +80,8 @@ pub struct FabricManagerRun {
     pub main_pid: u64,
     pub started: EpochSeconds,
     pub cpu_ms: u64,
+    /// Its starts that refused the loaded driver (`fabric_manager_refused`).
+    pub refused: Option<Vec<EpochSeconds>>,
 }
 
 pub fn fabric_manager_run(cluster: &Cluster, node: &Node) -> FabricManagerRun {
@@ -93,15 +95,16 @@ pub fn fabric_manager_run(cluster: &Cluster, node: &Node) -> FabricManagerRun {
     // Each start is a new process (the ExecStart one forks the daemon).
     let main_pid = u64::from(crate::model::service::pid(cluster.seed, node, FABRIC_MANAGER_UNIT, started));
     let start_pid = main_pid.saturating_sub(2);
+    let refused = fabric_manager_refused(cluster, node);
     // It ran until now, until it died, or until the update stopped it.
     let ended = match node.fabric_manager {
         ServiceState::Active => cluster.now,
-        _ => fabric_manager_refused(cluster, node).map_or(node.fabric_manager_since, |attempts| attempts[0]),
+        _ => refused.as_ref().map_or(node.fabric_manager_since, |attempts| attempts[0]),
     };
     let alive_s = (ended - started).max(1) as u64;
     // About 3 ms of CPU per minute alive, plus start-up.
     let cpu_ms = 400 + alive_s / 20 + rng.range_u64(0, 99);
-    FabricManagerRun { start_pid, main_pid, started, cpu_ms }
+    FabricManagerRun { start_pid, main_pid, started, cpu_ms, refused }
 }
 
 /// Seconds as systemd prints CPU time: `4.847s`, `1min 3.201s`.
@@ -133,7 +136,7 @@ pub fn fabric_manager_entries(cluster: &Cluster, node: &Node) -> Vec<Entry> {
         ),
         systemd(run.started, format!("Started {FABRIC_MANAGER_DESCRIPTION}."), 6),
     ];
-    if let Some(attempts) = fabric_manager_refused(cluster, node) {
+    if let Some(attempts) = &run.refused {
         // The update's packages stopped the unit and started their new
         // build, which refuses the old module, as every start since has
         // (journal_nvidia-fabricmanager_version-mismatch.txt; the lines
@@ -143,7 +146,7 @@ pub fn fabric_manager_entries(cluster: &Cluster, node: &Node) -> Vec<Entry> {
         entries.push(systemd(stopped, format!("{FABRIC_MANAGER_UNIT}: Deactivated successfully."), 6));
         entries.push(systemd(stopped, format!("Stopped {FABRIC_MANAGER_DESCRIPTION}."), 6));
         entries.push(systemd(stopped, format!("{FABRIC_MANAGER_UNIT}: Consumed {} CPU time.", cpu_time(run.cpu_ms)), 6));
-        for at in attempts {
+        for &at in attempts {
             let pid = service::pid(cluster.seed, node, FABRIC_MANAGER_UNIT, at);
             entries.push(systemd(at, format!("Starting {FABRIC_MANAGER_DESCRIPTION}..."), 6));
             entries.push(Entry {
@@ -175,12 +178,12 @@ pub fn fabric_manager_entries(cluster: &Cluster, node: &Node) -> Vec<Entry> {
 /// When Fabric Manager tried to start and refused the loaded driver, first
 /// to last: the package update's restart, then each restart since. None
 /// unless it failed so.
-pub fn fabric_manager_refused(cluster: &Cluster, node: &Node) -> Option<Vec<EpochSeconds>> {
+fn fabric_manager_refused(cluster: &Cluster, node: &Node) -> Option<Vec<EpochSeconds>> {
     if node.fabric_manager != ServiceState::Failed || !node.driver_mismatch() {
         return None;
     }
     let update = cluster.injected.iter().find(|i| matches!(&i.fault, Fault::DriverMismatch { node: at, .. } if *at == node.hostname))?;
-    let struck = update.at.unwrap_or_else(|| cluster.strike_instant(&update.fault)).max(node.booted_at + 42);
+    let struck = cluster.struck_at(update).max(node.booted_at + 42);
     let restarts = cluster
         .changes()
         .iter()

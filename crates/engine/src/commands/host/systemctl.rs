@@ -17,8 +17,8 @@
 //! tail comes from journalctl.rs so that both tools agree.
 
 use crate::commands::host::journalctl::{
-    cpu_time, fabric_manager_entries, fabric_manager_refused, fabric_manager_run, unit_cpu_ms, unit_entries, unit_name, FABRIC_MANAGER_COMMAND,
-    FABRIC_MANAGER_DESCRIPTION, FABRIC_MANAGER_UNIT,
+    cpu_time, fabric_manager_entries, fabric_manager_run, unit_cpu_ms, unit_entries, unit_name, FABRIC_MANAGER_COMMAND, FABRIC_MANAGER_DESCRIPTION,
+    FABRIC_MANAGER_UNIT,
 };
 use crate::commands::options::complaint;
 use crate::commands::options::{scan, Arg};
@@ -302,7 +302,7 @@ fn fabric_manager_status(cluster: &Cluster, node: &Node, state: ServiceState) ->
             out += &format!("     CGroup: /system.slice/{FABRIC_MANAGER_UNIT}\n");
             out += &format!("             └─{} {FABRIC_MANAGER_COMMAND}\n", run.main_pid);
         }
-        ServiceState::Failed => match fabric_manager_refused(cluster, node).and_then(|attempts| attempts.last().copied()) {
+        ServiceState::Failed => match run.refused.as_ref().and_then(|attempts| attempts.last().copied()) {
             // Its start failed: the control process exited, no main process ran.
             Some(last) => {
                 let pid = crate::model::service::pid(cluster.seed, node, FABRIC_MANAGER_UNIT, last);
