@@ -44,6 +44,14 @@ pub fn reloaded(shell: &Shell) -> Shell {
     Session::restore(cluster(), shell.snapshot())
 }
 
+/// The two-node lab over RoCE (eight Ethernet rails), with `faults` (TOML
+/// `[[faults]]` tables) injected.
+pub fn roce_session(faults: &str) -> Session {
+    let text = format!("{}fabric = \"roce\"\n{faults}", TWO_NODE_LAB);
+    let lab = load(&text).expect("the RoCE test lab is valid");
+    Session::new(lab.instantiate(1), "gpu-001")
+}
+
 /// Runs one line on the first node of a fresh two-node lab.
 pub fn run_on_first_node(line: &str) -> Output {
     let transcript = session().run(line);

@@ -34,6 +34,12 @@ pub enum Change {
     SetPowerLimit { node: String, gpu: u32, watts: u32 },
     /// `perfquery -R` (or `-r` after reading): the port's counters start again from 0.
     ResetPortCounters { node: String, hca: String },
+    /// `ip link set dev NETDEV mtu N`: the netdev's MTU (on RoCE the RDMA
+    /// port's active MTU follows it).
+    SetNetdevMtu { node: String, netdev: String, mtu: u32 },
+    /// `mlnx_qos -i NETDEV --pfc ...`: the priorities with PFC on, bit N for
+    /// priority N.
+    SetPfc { node: String, netdev: String, enabled: u8 },
     /// `systemctl restart nvidia-fabricmanager`.
     RestartFabricManager { node: String },
     /// `systemctl stop nvidia-fabricmanager`.
@@ -143,6 +149,7 @@ impl RepairTarget {
             | HcaSymbolErrors { hca, .. }
             | HcaLinkFlap { hca, .. }
             | HcaMtu { hca, .. }
+            | HcaPfcOff { hca, .. }
             | HcaPcieDegraded { hca, .. } => (RepairTarget::Hca, hca.clone()),
             FabricManagerDown { .. } | DriverMismatch { .. } | NodeDown { .. } | NodeDrain { .. } => (RepairTarget::Node, String::new()),
         }
@@ -156,6 +163,8 @@ impl Change {
             | Change::SetPowerLimit { node, .. }
             | Change::SetScheduler { node, .. }
             | Change::ResetPortCounters { node, .. }
+            | Change::SetNetdevMtu { node, .. }
+            | Change::SetPfc { node, .. }
             | Change::RestartFabricManager { node }
             | Change::StopFabricManager { node }
             | Change::SetUnit { node, .. }
@@ -231,6 +240,23 @@ impl Cluster {
                     injected.repaired = true;
                 }
             }
+        }
+        if let Change::SetNetdevMtu { node, netdev, .. } | Change::SetPfc { node, netdev, .. } = change {
+            self.apply_change_at(change, at);
+            // The port runs as the site wants again: the setting that was lost is back.
+            let Some(hca) = self.node(node).and_then(|n| n.hcas.iter().find(|h| h.netdev == *netdev)).cloned() else { return };
+            for injected in &mut self.injected {
+                let fixed = match &injected.fault {
+                    super::fault::Fault::HcaMtu { node: on, hca: name, .. } => hca.port.active_mtu >= hca.port.max_mtu && on == node && *name == hca.name,
+                    super::fault::Fault::HcaPfcOff { node: on, hca: name } => hca.port.lossless() && on == node && *name == hca.name,
+                    _ => false,
+                };
+                if fixed {
+                    injected.repaired = true;
+                }
+            }
+            self.follow_workloads(at);
+            return;
         }
         if let Change::Reboot { node, power_cycle, by_slurm } = change {
             for injected in &mut self.injected {
@@ -554,6 +580,16 @@ impl Cluster {
             | Change::Reboot { .. } => {}
             // Applied above, with the cluster's job traffic.
             Change::ResetPortCounters { .. } => {}
+            Change::SetNetdevMtu { netdev, mtu, .. } => {
+                if let Some(hca) = node.hcas.iter_mut().find(|h| h.netdev == *netdev) {
+                    hca.port.set_netdev_mtu(*mtu);
+                }
+            }
+            Change::SetPfc { netdev, enabled, .. } => {
+                if let Some(hca) = node.hcas.iter_mut().find(|h| h.netdev == *netdev) {
+                    hca.port.pfc_enabled = *enabled;
+                }
+            }
         }
     }
 }

@@ -151,6 +151,12 @@ pub struct Port {
     pub guid: u64,
     pub max_mtu: u32,
     pub active_mtu: u32,
+    /// The MTU of the port's netdev. On RoCE the active MTU follows it
+    /// ([`roce_active_mtu`]); IPoIB's (4092 in datagram mode) is its own.
+    pub netdev_mtu: u32,
+    /// RoCE: the priorities with PFC on, bit N for priority N. The site runs
+    /// RDMA lossless on [`ROCE_PRIORITY`]; IB has no PFC (0).
+    pub pfc_enabled: u8,
     pub counters: PortCounters,
     /// Symbol errors added per hour of simulated time (a marginal cable).
     pub symbol_errors_per_hour: u64,
@@ -159,7 +165,50 @@ pub struct Port {
     pub counters_reset: Option<(i64, u64)>,
 }
 
+/// The priority RDMA traffic runs on (DSCP 26), lossless with PFC.
+pub const ROCE_PRIORITY: u8 = 3;
+
+/// The RoCE netdev MTU of a site with jumbo frames on every rail.
+pub const ROCE_NETDEV_MTU: u32 = 9000;
+
+/// The IPoIB netdev MTU in datagram mode (a 4096 IB MTU less the IPoIB header).
+pub const IPOIB_NETDEV_MTU: u32 = 4092;
+
+/// The active MTU of a RoCE port whose netdev has `netdev_mtu`: the largest
+/// IB MTU that fits after the RoCEv2 headers (GRH, UDP, BTH, atomic ETH,
+/// XRC, ICRC: 96 bytes), as ib_core works it out; 0 below 256.
+pub fn roce_active_mtu(netdev_mtu: u32) -> u32 {
+    let room = netdev_mtu.saturating_sub(96);
+    [4096, 2048, 1024, 512, 256].into_iter().find(|&mtu| room >= mtu).unwrap_or(0)
+}
+
+/// A netdev MTU an operator would find behind a RoCE active MTU: 1500 (the
+/// default, jumbo frames lost) behind 1024.
+pub fn roce_netdev_mtu_for(active_mtu: u32) -> u32 {
+    match active_mtu {
+        256 => 576,
+        512 => 1000,
+        1024 => 1500,
+        2048 => 4000,
+        _ => ROCE_NETDEV_MTU,
+    }
+}
+
 impl Port {
+    /// Whether PFC protects the RDMA priority: always on IB (credit-based
+    /// flow control), on RoCE when [`ROCE_PRIORITY`] has PFC on.
+    pub fn lossless(&self) -> bool {
+        self.link_layer == LinkLayer::InfiniBand || self.pfc_enabled & (1 << ROCE_PRIORITY) != 0
+    }
+
+    /// Sets the netdev MTU; on RoCE the active MTU follows.
+    pub fn set_netdev_mtu(&mut self, mtu: u32) {
+        self.netdev_mtu = mtu;
+        if self.link_layer == LinkLayer::Ethernet {
+            self.active_mtu = roce_active_mtu(mtu).min(self.max_mtu);
+        }
+    }
+
     /// The link rate in Gb/s that ibstat prints for an active port.
     pub fn rate_gbps(&self) -> u32 {
         self.lane_speed.gbps() * u32::from(self.width)

@@ -2,7 +2,7 @@
 //! the real failure does, and leaves the kernel lines it leaves; tools only
 //! read the result. docs/authoring.md lists what reveals each kind.
 
-use super::fabric::{LaneSpeed, PhysState, PortState};
+use super::fabric::{roce_netdev_mtu_for, LaneSpeed, LinkLayer, PhysState, PortState, ROCE_PRIORITY};
 use super::gpu::{throttle, FabricState, GpuHealth, PcieLink};
 use super::node::{SchedulerState, ServiceState};
 use super::Cluster;
@@ -28,25 +28,101 @@ pub enum PortDown {
 /// branch (`installed`) while the old module stays loaded until a reboot.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fault {
-    GpuXid { node: String, gpu: u32, xid: u32 },
-    GpuFallenOffBus { node: String, gpu: u32, dead: bool },
-    GpuEccUncorrectable { node: String, gpu: u32, count: u64 },
-    GpuRowRemapPending { node: String, gpu: u32 },
-    GpuThermalSlowdown { node: String, gpu: u32 },
-    GpuPowerBrake { node: String, gpu: u32 },
-    GpuPowerCap { node: String, gpu: u32, watts: u32 },
-    GpuPcieDegraded { node: String, gpu: u32, gen: Option<u8>, width: Option<u8> },
-    NvlinkDown { node: String, gpu: u32, links: Vec<u32> },
-    FabricManagerDown { node: String },
-    DriverMismatch { node: String, installed: String },
-    HcaPortDown { node: String, hca: String, state: PortDown },
-    HcaLinkDegraded { node: String, hca: String, rate: Option<u32>, width: Option<u8> },
-    HcaSymbolErrors { node: String, hca: String, count: u64 },
-    HcaLinkFlap { node: String, hca: String },
-    HcaMtu { node: String, hca: String, mtu: u32 },
-    HcaPcieDegraded { node: String, hca: String, gen: Option<u8>, width: Option<u8> },
-    NodeDown { node: String, reason: String },
-    NodeDrain { node: String, reason: String },
+    GpuXid {
+        node: String,
+        gpu: u32,
+        xid: u32,
+    },
+    GpuFallenOffBus {
+        node: String,
+        gpu: u32,
+        dead: bool,
+    },
+    GpuEccUncorrectable {
+        node: String,
+        gpu: u32,
+        count: u64,
+    },
+    GpuRowRemapPending {
+        node: String,
+        gpu: u32,
+    },
+    GpuThermalSlowdown {
+        node: String,
+        gpu: u32,
+    },
+    GpuPowerBrake {
+        node: String,
+        gpu: u32,
+    },
+    GpuPowerCap {
+        node: String,
+        gpu: u32,
+        watts: u32,
+    },
+    GpuPcieDegraded {
+        node: String,
+        gpu: u32,
+        gen: Option<u8>,
+        width: Option<u8>,
+    },
+    NvlinkDown {
+        node: String,
+        gpu: u32,
+        links: Vec<u32>,
+    },
+    FabricManagerDown {
+        node: String,
+    },
+    DriverMismatch {
+        node: String,
+        installed: String,
+    },
+    HcaPortDown {
+        node: String,
+        hca: String,
+        state: PortDown,
+    },
+    HcaLinkDegraded {
+        node: String,
+        hca: String,
+        rate: Option<u32>,
+        width: Option<u8>,
+    },
+    HcaSymbolErrors {
+        node: String,
+        hca: String,
+        count: u64,
+    },
+    HcaLinkFlap {
+        node: String,
+        hca: String,
+    },
+    HcaMtu {
+        node: String,
+        hca: String,
+        mtu: u32,
+    },
+    /// RoCE: PFC off on the RDMA priority of the port (a QoS setup that did
+    /// not run at boot): the NIC neither pauses the switch nor is protected.
+    HcaPfcOff {
+        node: String,
+        hca: String,
+    },
+    HcaPcieDegraded {
+        node: String,
+        hca: String,
+        gen: Option<u8>,
+        width: Option<u8>,
+    },
+    NodeDown {
+        node: String,
+        reason: String,
+    },
+    NodeDrain {
+        node: String,
+        reason: String,
+    },
 }
 
 /// Why a fault cannot apply to a cluster, and which of its fields is at fault.
@@ -122,6 +198,7 @@ impl Fault {
             Fault::HcaSymbolErrors { .. } => "hca-symbol-errors",
             Fault::HcaLinkFlap { .. } => "hca-link-flap",
             Fault::HcaMtu { .. } => "hca-mtu",
+            Fault::HcaPfcOff { .. } => "hca-pfc-off",
             Fault::HcaPcieDegraded { .. } => "hca-pcie-degraded",
             Fault::NodeDown { .. } => "node-down",
             Fault::NodeDrain { .. } => "node-drain",
@@ -146,6 +223,7 @@ impl Fault {
             | Fault::HcaSymbolErrors { hca, .. }
             | Fault::HcaLinkFlap { hca, .. }
             | Fault::HcaMtu { hca, .. }
+            | Fault::HcaPfcOff { hca, .. }
             | Fault::HcaPcieDegraded { hca, .. } => hca.clone(),
             Fault::FabricManagerDown { .. } | Fault::DriverMismatch { .. } | Fault::NodeDown { .. } | Fault::NodeDrain { .. } => String::new(),
         }
@@ -169,6 +247,7 @@ impl Fault {
             | Fault::HcaSymbolErrors { node, .. }
             | Fault::HcaLinkFlap { node, .. }
             | Fault::HcaMtu { node, .. }
+            | Fault::HcaPfcOff { node, .. }
             | Fault::HcaPcieDegraded { node, .. }
             | Fault::NodeDown { node, .. }
             | Fault::NodeDrain { node, .. } => node,
@@ -457,7 +536,21 @@ impl Fault {
                 if !MTUS.contains(mtu) || *mtu == 4096 {
                     return Err(FaultError::new("mtu", format!("`mtu` must be one of 256, 512, 1024 or 2048 (4096 is the healthy value), not {mtu}")));
                 }
-                node.hcas[index].port.active_mtu = *mtu;
+                let port = &mut node.hcas[index].port;
+                if port.link_layer == LinkLayer::Ethernet {
+                    // RoCE: the netdev lost its jumbo frames; the port follows it.
+                    port.set_netdev_mtu(roce_netdev_mtu_for(*mtu));
+                } else {
+                    port.active_mtu = *mtu;
+                }
+            }
+            Fault::HcaPfcOff { hca, .. } => {
+                let index = hca_at(hca)?;
+                let port = &mut node.hcas[index].port;
+                if port.link_layer != LinkLayer::Ethernet {
+                    return Err(FaultError::new("kind", "`hca-pfc-off` needs a RoCE cluster (`fabric = \"roce\"`): InfiniBand has no PFC"));
+                }
+                port.pfc_enabled &= !(1 << ROCE_PRIORITY);
             }
             Fault::HcaPcieDegraded { hca, gen, width, .. } => {
                 let index = hca_at(hca)?;

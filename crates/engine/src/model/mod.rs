@@ -638,6 +638,8 @@ fn build_hca(config: &ClusterConfig, hostname: &str, node_index: usize, index: u
             guid: node_guid,
             max_mtu: 4096,
             active_mtu: 4096,
+            netdev_mtu: if infiniband { fabric::IPOIB_NETDEV_MTU } else { fabric::ROCE_NETDEV_MTU },
+            pfc_enabled: if infiniband { 0 } else { 1 << fabric::ROCE_PRIORITY },
             counters: PortCounters::default(),
             symbol_errors_per_hour: 0,
             counters_reset: None,

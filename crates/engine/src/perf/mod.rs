@@ -8,7 +8,7 @@ pub mod collective;
 pub mod rdma;
 pub mod training;
 
-use crate::model::fabric::{Hca, LinkLayer};
+use crate::model::fabric::{Hca, LinkLayer, Port};
 use crate::model::gpu::PcieLink;
 use crate::model::{Cluster, Node};
 
@@ -18,6 +18,24 @@ pub fn mtu_efficiency(mtu: u32, layer: LinkLayer) -> f64 {
     let overhead = if layer == LinkLayer::Ethernet { 82.0 } else { 30.0 };
     let mtu = f64::from(mtu.max(256));
     mtu / (mtu + overhead)
+}
+
+/// The share of packets a RoCE port drops under load without PFC on its
+/// RDMA priority: bursts it can neither buffer nor pause (`rx_discards_phy`).
+pub const DROP_RATE_WITHOUT_PFC: f64 = 0.004;
+
+/// A round trip through the rail's switch, in seconds: what RC's go-back-N
+/// sends again after each drop is the data in flight over one.
+const ROUND_TRIP_S: f64 = 6e-6;
+
+/// The share of a port's rate left after retransmissions: 1 on a lossless
+/// port; without PFC each drop resends a round trip of packets.
+pub fn goodput_share(port: &Port) -> f64 {
+    if port.lossless() {
+        return 1.0;
+    }
+    let in_flight = f64::from(port.rate_gbps()) * 1e9 * ROUND_TRIP_S / 8.0 / f64::from(port.active_mtu.max(256));
+    1.0 / (1.0 + DROP_RATE_WITHOUT_PFC * in_flight)
 }
 
 /// What a PCIe link carries in Gb/s after TLP headers (~8% at 256 B payloads).
@@ -34,5 +52,5 @@ pub fn link_gbps(cluster: &Cluster, node: &Node, hca: &Hca) -> f64 {
         return 0.0;
     }
     let wire = f64::from(hca.port.rate_gbps()) * mtu_efficiency(hca.port.active_mtu, hca.port.link_layer);
-    wire.min(pcie_gbps(&hca.pcie))
+    wire.min(pcie_gbps(&hca.pcie)) * goodput_share(&hca.port)
 }

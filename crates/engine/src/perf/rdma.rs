@@ -29,7 +29,7 @@
 //! base 1.22 us (CX-7 write) / 1.87 us (CX-6 write), +0.05 for send, x1.85 for
 //! read, +0.25 on RoCE, +0.35 with `--use_cuda` across sockets.
 
-use super::{mtu_efficiency, pcie_gbps};
+use super::{goodput_share, mtu_efficiency, pcie_gbps};
 use crate::model::fabric::{Hca, LaneSpeed, LinkLayer};
 use crate::model::gpu::Gpu;
 use crate::rng::Rng;
@@ -63,7 +63,7 @@ pub struct Test {
 pub fn end_gbps(end: End, mtu: u32) -> f64 {
     let port = &end.hca.port;
     let wire = f64::from(port.rate_gbps()) * mtu_efficiency(mtu, port.link_layer);
-    let mut gbps = wire.min(pcie_gbps(&end.hca.pcie)) * 0.988;
+    let mut gbps = wire.min(pcie_gbps(&end.hca.pcie)) * 0.988 * goodput_share(port);
     if let Some(gpu) = end.gpu {
         gbps = gbps.min(pcie_gbps(&gpu.pcie)) * placement_factor(end.hca, gpu);
     }

@@ -129,7 +129,7 @@ pub fn system_image_guid(hca: &Hca) -> u64 {
     hca.node_guid
 }
 
-fn is_infiniband(port: &Port) -> bool {
+pub fn is_infiniband(port: &Port) -> bool {
     port.link_layer == LinkLayer::InfiniBand
 }
 
@@ -361,6 +361,8 @@ mod tests {
             guid,
             max_mtu: 4096,
             active_mtu: 4096,
+            netdev_mtu: 9000,
+            pfc_enabled: 1 << 3,
             counters: PortCounters::default(),
             symbol_errors_per_hour: 0,
             counters_reset: None,

@@ -5,10 +5,12 @@
 //! Limitation: `-v` adds only the port attributes; the ~40 device capability
 //! lines real devinfo prints (max_mr_size, max_qp, ...) are not in the model.
 
-use crate::commands::fabric::ib_common::{base_lid, capability_mask, default_gid, hardware_version, mtu_code, sm_lid, strtol, system_image_guid, Link};
+use crate::commands::fabric::ib_common::{base_lid, capability_mask, hardware_version, mtu_code, sm_lid, strtol, system_image_guid, Link};
+use crate::commands::fabric::roce::gid_table;
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::fabric::{Hca, LinkLayer, PhysState, PortState};
+use crate::model::Node;
 
 pub struct IbvDevinfo;
 
@@ -93,12 +95,12 @@ impl Command for IbvDevinfo {
             None if node.hcas.is_empty() => return Output::error("No IB devices found\n", EXIT_FAILURE),
             None => node.hcas.iter().collect(),
         };
-        let out: String = hcas.iter().map(|hca| device_block(hca, port, verbose)).collect();
+        let out: String = hcas.iter().map(|hca| device_block(invocation.node, hca, port, verbose)).collect();
         Output { duration_ms: 20 * hcas.len() as u64, ..Output::ok(out) }
     }
 }
 
-fn device_block(hca: &Hca, only_port: i64, verbose: bool) -> String {
+fn device_block(node: &Node, hca: &Hca, only_port: i64, verbose: bool) -> String {
     let colon = Hca::guid_colon_form;
     let mut out = format!("hca_id:\t{}\n", hca.name);
     out += "\ttransport:\t\t\tInfiniBand (0)\n";
@@ -140,12 +142,13 @@ fn device_block(hca: &Hca, only_port: i64, verbose: bool) -> String {
         out += &format!("\t\t\tactive_width:\t\t{width} ({width_code})\n");
         out += &format!("\t\t\tactive_speed:\t\t{speed} ({speed_code})\n");
         out += &format!("\t\t\tphys_state:\t\t{} ({})\n", phys_state_name(port.phys_state), port.phys_state.code());
-        if let Some(gid) = default_gid(port) {
+        // ibv_devinfo prints an IPv4-mapped GID in the IPv4 form.
+        for gid in gid_table(node, hca) {
+            let shown = gid.ipv4.map_or(gid.gid, |ip| format!("::ffff:{ip}"));
             if infiniband {
-                out += &format!("\t\t\tGID[  0]:\t\t{gid}\n");
+                out += &format!("\t\t\tGID[{:3}]:\t\t{shown}\n", gid.index);
             } else {
-                out += &format!("\t\t\tGID[  0]:\t\t{gid}, RoCE v1\n");
-                out += &format!("\t\t\tGID[  1]:\t\t{gid}, RoCE v2\n");
+                out += &format!("\t\t\tGID[{:3}]:\t\t{shown}, {}\n", gid.index, gid.kind.trim_start_matches("IB/"));
             }
         }
     }

@@ -141,13 +141,14 @@ struct Addr {
 }
 
 impl Addr {
-    fn new(hca: &Hca, node_index: usize, key: &str, seed: u64) -> Addr {
+    fn new(node: &Node, hca: &Hca, key: &str, seed: u64) -> Addr {
         let mut rng = Rng::derive(seed, &["perftest-qp", key, &hca.name]);
         let port = &hca.port;
         let gid: Vec<u8> = if port.link_layer == LinkLayer::Ethernet {
-            let index = hca.name.trim_start_matches("mlx5_").parse::<u8>().unwrap_or(0);
-            let mut g = vec![0; 10];
-            g.extend([255, 255, 10, 100 + index, (node_index / 250) as u8, (node_index % 250 + 1) as u8]);
+            // GID index 3: RoCE v2 over the rail's IPv4 address.
+            let rail = node.hcas.iter().position(|h| h.name == hca.name).unwrap_or(0);
+            let mut g = vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255];
+            g.extend(crate::model::network::rail_ip(&node.hostname, rail).split('.').filter_map(|o| o.parse::<u8>().ok()));
             g
         } else {
             let mut g = vec![254, 128, 0, 0, 0, 0, 0, 0];
@@ -267,7 +268,7 @@ fn parse(tool: &Perftest, args: &[String]) -> Result<Params, Output> {
 
 /// One side of a run: its node, HCA, GPU and parameters.
 struct Side<'a> {
-    node_index: usize,
+    node: &'a Node,
     hca: &'a Hca,
     gpu: Option<&'a crate::model::Gpu>,
     params: Params,
@@ -306,8 +307,7 @@ impl<'a> Side<'a> {
             }
             None => None,
         };
-        let node_index = cluster.nodes.iter().position(|n| n.hostname == node.hostname).unwrap_or(0);
-        Ok(Side { node_index, hca, gpu, params })
+        Ok(Side { node, hca, gpu, params })
     }
 
     fn end(&self) -> End<'a> {
@@ -439,8 +439,8 @@ impl Perftest {
         let mtu = p.mtu.unwrap_or(4096).min(client.hca.port.active_mtu).min(server.hca.port.active_mtu);
         out += &self.header(v, &client, mtu, false);
         let key = inv.argv.join(" ");
-        let local = Addr::new(client.hca, client.node_index, &format!("{key}/client"), cluster.seed);
-        let remote = Addr::new(server.hca, server.node_index, &format!("{key}/server"), cluster.seed);
+        let local = Addr::new(client.node, client.hca, &format!("{key}/client"), cluster.seed);
+        let remote = Addr::new(server.node, server.hca, &format!("{key}/server"), cluster.seed);
         let gid = |side: &Side| side.params.gid.is_some() || side.hca.port.link_layer == LinkLayer::Ethernet;
         out += &local.lines("local", self, p.qps, gid(&client));
         out += &remote.lines("remote", self, p.qps, gid(&client));

@@ -4,6 +4,7 @@
 //! link`'s state is `/sys/class/net/IF/operstate`).
 
 use crate::commands::fabric::ib_common::{base_lid, counters_now, sm_lid, Link};
+use crate::commands::fabric::roce::{gid_table, RoceCounters};
 use crate::commands::host::ip::interfaces;
 use crate::commands::host::{dmesg, journalctl};
 use crate::commands::scheduler::slurm::{hostlist, PARTITION};
@@ -151,6 +152,16 @@ pub fn paths(cluster: &Cluster, node: &Node) -> Vec<String> {
         let port = format!("{device}/ports/{}", hca.port.number);
         paths.extend(PORT_FILES.iter().map(|file| format!("{port}/{file}")));
         paths.extend(COUNTER_FILES.iter().map(|file| format!("{port}/counters/{file}")));
+        // The GID table's filled entries (the empty slots read as zeros).
+        let gids = gid_table(node, hca);
+        paths.extend(gids.iter().map(|gid| format!("{port}/gids/{}", gid.index)));
+        if hca.port.link_layer == LinkLayer::Ethernet {
+            for attribute in ["types", "ndevs"] {
+                paths.extend(gids.iter().map(|gid| format!("{port}/gid_attrs/{attribute}/{}", gid.index)));
+            }
+        }
+        let names = RoceCounters::default().hw_counters_of(hca).into_iter().map(|(name, _)| name).chain(["lifespan"]);
+        paths.extend(names.map(|name| format!("{port}/hw_counters/{name}")));
     }
     for iface in interfaces(node) {
         paths.extend(NET_FILES.iter().map(|file| format!("/sys/class/net/{}/{file}", iface.name)));
@@ -256,6 +267,27 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
         ["ports", port, file] if port == hca.port.number.to_string() => port_file(hca, file),
         ["ports", port, "counters", file] if port == hca.port.number.to_string() => {
             counter_file(&counters_now(cluster, &hca.port), file).map(|value| format!("{value}\n"))
+        }
+        ["ports", port, "gids", index] if port == hca.port.number.to_string() => {
+            let slot: u32 = index.parse().ok().filter(|i| path.ends_with(&format!("/{i}")))?;
+            let roce = hca.port.link_layer == LinkLayer::Ethernet;
+            (slot < if roce { 255 } else { 8 }).then(|| {
+                let gid = gid_table(node, hca).into_iter().find(|gid| gid.index == slot);
+                format!("{}\n", gid.map_or_else(|| "0000:0000:0000:0000:0000:0000:0000:0000".to_string(), |gid| gid.gid))
+            })
+        }
+        // An empty slot has no type or netdev: reading it fails (EINVAL), as
+        // the files list shows them all; the reader says so.
+        ["ports", port, "gid_attrs", attribute @ ("types" | "ndevs"), index] if port == hca.port.number.to_string() => {
+            let gid = gid_table(node, hca).into_iter().find(|gid| gid.index.to_string() == index)?;
+            Some(format!("{}\n", if attribute == "types" { gid.kind } else { hca.netdev.as_str() }))
+        }
+        ["ports", port, "hw_counters", file] if port == hca.port.number.to_string() => {
+            if file == "lifespan" {
+                return Some("10\n".to_string());
+            }
+            let counters = RoceCounters::of(cluster, node, hca).hw_counters_of(hca);
+            counters.into_iter().find(|(name, _)| *name == file).map(|(_, value)| format!("{value}\n"))
         }
         _ => None,
     }

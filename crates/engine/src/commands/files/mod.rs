@@ -110,15 +110,18 @@ pub struct View<'a> {
     cluster: &'a Cluster,
     node: Option<&'a Node>,
     cwd: &'a str,
+    /// The generated files' paths, worked out once per view: a walk
+    /// (`find`, `ls -R`) asks for every entry whether it is a directory.
+    generated: std::cell::OnceCell<Vec<String>>,
 }
 
 impl<'a> View<'a> {
     pub fn new(cluster: &'a Cluster, host: &str, cwd: &'a str) -> View<'a> {
-        View { cluster, node: cluster.node(host), cwd }
+        View { cluster, node: cluster.node(host), cwd, generated: Default::default() }
     }
 
     pub fn of(cluster: &'a Cluster, node: &'a Node, cwd: &'a str) -> View<'a> {
-        View { cluster, node: Some(node), cwd }
+        View { cluster, node: Some(node), cwd, generated: Default::default() }
     }
 
     /// The files a command sees: its node's, relative paths from the shell's
@@ -323,18 +326,19 @@ impl<'a> View<'a> {
             return true;
         }
         let prefix = format!("{path}/");
-        self.all_paths().iter().any(|p| p.starts_with(&prefix))
+        let written = self.node.is_some_and(|node| node.files.keys().any(|p| p.starts_with(&prefix)));
+        written || self.generated_paths().iter().any(|p| p.starts_with(&prefix))
     }
 
     /// Every file's path: written and generated.
     fn all_paths(&self) -> Vec<String> {
         let mut paths: Vec<String> = self.node.map(|node| node.files.keys().cloned().collect()).unwrap_or_default();
-        paths.extend(self.generated_paths());
+        paths.extend(self.generated_paths().iter().cloned());
         paths
     }
 
-    fn generated_paths(&self) -> Vec<String> {
-        self.node.map(|node| generated::paths(self.cluster, node)).unwrap_or_default()
+    fn generated_paths(&self) -> &[String] {
+        self.generated.get_or_init(|| self.node.map(|node| generated::paths(self.cluster, node)).unwrap_or_default())
     }
 
     fn generated(&self, path: &str) -> Option<String> {

@@ -5,6 +5,7 @@
 //! mode (`%-16s %-14s`), and a compact form of the full view.
 
 use crate::commands::{Command, Example, Invocation, Output, Signature};
+use crate::model::change::Change;
 use crate::model::fabric::{Hca, LinkLayer};
 use crate::model::network::{frontend_ip, frontend_mac, rail_ip, FRONTEND_NIC};
 use crate::model::Node;
@@ -14,11 +15,12 @@ pub struct Ip;
 static SIGNATURE: Signature = Signature {
     name: "ip",
     summary: "show network interfaces and addresses",
-    usage: "ip [-br] [-4] link|addr [show [DEV]]",
+    usage: "ip [-br] [-4] link|addr [show [DEV]]\n       ip link set [dev] DEV mtu MTU",
     flags: &[],
     examples: &[
         Example { command: "ip -br link", description: "every interface and whether its link is up" },
         Example { command: "ip -br addr", description: "every interface's addresses" },
+        Example { command: "ip link | grep mtu", description: "each interface's MTU (RoCE's active MTU follows its netdev's)" },
     ],
 };
 
@@ -60,10 +62,63 @@ pub(crate) fn interfaces(node: &Node) -> Vec<Iface> {
             loopback: false,
             mac: hca_mac(hca),
             addrs: if roce { vec![format!("{}/24", rail_ip(&node.hostname, rail))] } else { Vec::new() },
-            mtu: if roce { 9000 } else { 4092 },
+            mtu: hca.port.netdev_mtu,
         });
     }
     list
+}
+
+/// The largest MTU each kind of netdev takes: mlx5's Ethernet ports 9978,
+/// IPoIB in datagram mode its 4092; 68 is IPv4's minimum.
+fn mtu_bounds(node: &Node, name: &str) -> (u32, u32) {
+    match node.hcas.iter().find(|hca| hca.netdev == name) {
+        Some(hca) if hca.port.link_layer == LinkLayer::InfiniBand => (68, crate::model::fabric::IPOIB_NETDEV_MTU),
+        _ => (68, 9978),
+    }
+}
+
+/// `ip link set [dev] DEV mtu N`: root only, as the kernel's netlink is.
+/// Only the HCAs' netdevs change in the model (the others keep theirs).
+fn set_link(invocation: &Invocation, words: &[&str]) -> Output {
+    let words: Vec<&str> = words.iter().copied().filter(|w| *w != "dev").collect();
+    let Some((&name, settings)) = words.split_first() else {
+        return Output::error("Not enough information: \"dev\" argument is required.\n", 255);
+    };
+    let node = invocation.node;
+    if interfaces(node).iter().all(|iface| iface.name != name) {
+        return Output::error(format!("Cannot find device \"{name}\"\n"), 1);
+    }
+    let mut mtu = None;
+    let mut pairs = settings.iter();
+    while let Some(&key) = pairs.next() {
+        match key {
+            "mtu" => match pairs.next() {
+                Some(value) => match value.parse::<u32>() {
+                    Ok(value) => mtu = Some(value),
+                    Err(_) => return Output::error(format!("Error: argument \"{value}\" is wrong: Invalid \"mtu\" value\n\n"), 255),
+                },
+                None => return Output::error("Command line is not complete. Try option \"help\"\n", 255),
+            },
+            "up" | "down" => {}
+            other => return Output::error(format!("Error: either \"dev\" is duplicate, or \"{other}\" is a garbage.\n"), 255),
+        }
+    }
+    if !crate::commands::is_root(invocation.env) {
+        return Output::error("RTNETLINK answers: Operation not permitted\n", 2);
+    }
+    let Some(mtu) = mtu else { return Output::ok("") };
+    let (least, most) = mtu_bounds(node, name);
+    if mtu > most {
+        return Output::error("Error: mtu greater than device maximum.\n", 2);
+    }
+    if mtu < least {
+        return Output::error("Error: mtu less than device minimum.\n", 2);
+    }
+    let mut out = Output::ok("");
+    if node.hcas.iter().any(|hca| hca.netdev == name) {
+        out.changes.push(Change::SetNetdevMtu { node: node.hostname.clone(), netdev: name.to_string(), mtu });
+    }
+    out
 }
 
 fn flags(iface: &Iface) -> &'static str {
@@ -110,6 +165,9 @@ impl Command for Ip {
             return Output::error(format!("Object \"{object}\" is unknown, try \"ip help\".\n"), 255);
         };
         let mut rest = &words[1..];
+        if !addresses && rest.first() == Some(&"set") {
+            return set_link(invocation, &rest[1..]);
+        }
         if let Some((&verb, tail)) = rest.split_first() {
             if matches!(verb, "show" | "list" | "ls" | "sh") {
                 rest = tail;
@@ -178,5 +236,24 @@ mod tests {
         assert_eq!(run_on_first_node("ip addr show nope").status, 1);
         assert_eq!(run_on_first_node("ip bogus").status, 255);
         assert!(run_on_first_node("ip a").stdout.contains("    inet 10.1.0.2/16 scope global enp170s0f0np0\n"));
+    }
+
+    #[test]
+    fn setting_an_mtu_needs_root_and_a_value_the_device_takes() {
+        assert_eq!(run_on_first_node("ip link set dev ibp24s0 mtu 2044").stderr, "RTNETLINK answers: Operation not permitted\n");
+        assert_eq!(run_on_first_node("sudo ip link set dev ibp24s0 mtu 9000").stderr, "Error: mtu greater than device maximum.\n");
+        assert_eq!(run_on_first_node("sudo ip link set nope mtu 9000").stderr, "Cannot find device \"nope\"\n");
+        assert_eq!(run_on_first_node("sudo ip link set dev ibp24s0 mtu 2044").status, 0);
+    }
+
+    #[test]
+    fn on_roce_the_active_mtu_follows_the_netdev() {
+        let mut shell = crate::testing::roce_session("[[faults]]\nkind = \"hca-mtu\"\nnode = \"gpu-001\"\nhca = \"mlx5_2\"\nmtu = 1024\n");
+        let netdev = shell.cluster.nodes[0].hcas[2].netdev.clone();
+        assert!(shell.run(&format!("ip link show {netdev}")).stdout().contains(" mtu 1500 "));
+        assert!(shell.run("ibv_devinfo -d mlx5_2").stdout().contains("active_mtu:\t\t1024 (3)"));
+        assert_eq!(shell.run(&format!("sudo ip link set dev {netdev} mtu 9000")).status, 0);
+        assert!(shell.run("ibv_devinfo -d mlx5_2").stdout().contains("active_mtu:\t\t4096 (5)"));
+        assert!(shell.cluster.injected.iter().all(|injected| injected.repaired), "the lost setting is back");
     }
 }

@@ -6,6 +6,7 @@ pub mod date;
 pub mod dctech;
 pub mod df;
 pub mod dmesg;
+pub mod ethtool;
 pub mod free;
 pub mod fuser;
 pub mod hostname;

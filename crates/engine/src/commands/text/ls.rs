@@ -202,7 +202,7 @@ mod tests {
         let out = run_on_first_node("ls /sys/class/infiniband");
         assert_eq!(out.stdout, "mlx5_0  mlx5_1  mlx5_2  mlx5_3  mlx5_4  mlx5_5  mlx5_6  mlx5_7\n");
         let out = run_on_first_node("ls -1 /sys/class/infiniband/mlx5_0/ports/1");
-        assert_eq!(out.stdout, "counters\nlid\nlink_layer\nphys_state\nrate\nsm_lid\nstate\n");
+        assert_eq!(out.stdout, "counters\ngids\nhw_counters\nlid\nlink_layer\nphys_state\nrate\nsm_lid\nstate\n");
         let mut shell = session();
         assert_eq!(shell.run("ls").stdout(), "");
         assert_eq!(shell.run("echo x > b.txt; echo y > a.txt; ls; ls -F /home").stdout(), "a.txt  b.txt\nuser/\n");
