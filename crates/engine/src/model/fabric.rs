@@ -248,3 +248,20 @@ impl Hca {
         format!("{}:{}:{}:{}", &hex[0..4], &hex[4..8], &hex[8..12], &hex[12..16])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roce_active_mtu_follows_the_netdev_as_ib_core_works_it_out() {
+        assert_eq!(roce_active_mtu(9000), 4096);
+        assert_eq!(roce_active_mtu(4192), 4096);
+        assert_eq!(roce_active_mtu(4191), 2048);
+        assert_eq!(roce_active_mtu(1500), 1024);
+        assert_eq!(roce_active_mtu(351), 0);
+        for mtu in [256, 512, 1024, 2048, 4096] {
+            assert_eq!(roce_active_mtu(roce_netdev_mtu_for(mtu)), mtu, "the fault's netdev MTU gives its active MTU");
+        }
+    }
+}

@@ -54,3 +54,19 @@ pub fn link_gbps(cluster: &Cluster, node: &Node, hca: &Hca) -> f64 {
     let wire = f64::from(hca.port.rate_gbps()) * mtu_efficiency(hca.port.active_mtu, hca.port.link_layer);
     wire.min(pcie_gbps(&hca.pcie)) * goodput_share(&hca.port)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::roce_session;
+
+    #[test]
+    fn a_rail_without_pfc_loses_about_a_fifth_to_retransmissions() {
+        let shell = roce_session("[[faults]]\nkind = \"hca-pfc-off\"\nnode = \"gpu-001\"\nhca = \"mlx5_2\"\n");
+        let node = &shell.cluster.nodes[0];
+        let (bad, good) = (&node.hcas[2], &node.hcas[1]);
+        assert_eq!(goodput_share(&good.port), 1.0);
+        let share = link_gbps(&shell.cluster, node, bad) / link_gbps(&shell.cluster, node, good);
+        assert!((0.75..0.80).contains(&share), "{share}");
+    }
+}

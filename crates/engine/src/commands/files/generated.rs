@@ -276,8 +276,8 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
                 format!("{}\n", gid.map_or_else(|| "0000:0000:0000:0000:0000:0000:0000:0000".to_string(), |gid| gid.gid))
             })
         }
-        // An empty slot has no type or netdev: reading it fails (EINVAL), as
-        // the files list shows them all; the reader says so.
+        // Only filled slots have a type and a netdev (the kernel answers
+        // EINVAL for the others; here they are not there).
         ["ports", port, "gid_attrs", attribute @ ("types" | "ndevs"), index] if port == hca.port.number.to_string() => {
             let gid = gid_table(node, hca).into_iter().find(|gid| gid.index.to_string() == index)?;
             Some(format!("{}\n", if attribute == "types" { gid.kind } else { hca.netdev.as_str() }))

@@ -176,12 +176,13 @@ impl Command for Ip {
             }
         }
         let wanted = rest.iter().rfind(|w| **w != "dev").copied();
-        let list: Vec<Iface> = interfaces(invocation.node).into_iter().filter(|i| wanted.is_none_or(|w| w == i.name)).collect();
+        // The kernel's interface index: its place among all of them.
+        let list: Vec<(usize, Iface)> = interfaces(invocation.node).into_iter().enumerate().filter(|(_, i)| wanted.is_none_or(|w| w == i.name)).collect();
         if let (Some(name), true) = (wanted, list.is_empty()) {
             return Output::error(format!("Device \"{name}\" does not exist.\n"), 1);
         }
         let mut out = String::new();
-        for (index, iface) in list.iter().enumerate() {
+        for (index, iface) in &list {
             if brief {
                 out += &format!("{:<16} {:<14} ", iface.name, state(iface));
                 if addresses {
@@ -193,7 +194,16 @@ impl Command for Ip {
                 continue;
             }
             let qdisc = if iface.loopback { "noqueue" } else { "mq" };
-            out += &format!("{}: {}: {} mtu {} qdisc {qdisc} state {} group default qlen 1000\n", index + 1, iface.name, flags(iface), iface.mtu, state(iface));
+            // `ip link` says the link mode; `ip addr` does not.
+            let mode = if addresses { "" } else { "mode DEFAULT " };
+            out += &format!(
+                "{}: {}: {} mtu {} qdisc {qdisc} state {} {mode}group default qlen 1000\n",
+                index + 1,
+                iface.name,
+                flags(iface),
+                iface.mtu,
+                state(iface)
+            );
             let kind = if iface.loopback {
                 "loopback"
             } else if iface.mac.len() > 17 {
