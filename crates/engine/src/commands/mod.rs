@@ -271,6 +271,7 @@ static COMMANDS: &[&dyn Command] = &[
     &fabric::ibstat::Ibstat,
     &fabric::ibstatus::Ibstatus,
     &fabric::ibswitches::Ibswitches,
+    &fabric::ibtracert::Ibtracert,
     &fabric::ibv_devices::IbvDevices,
     &fabric::ibv_devinfo::IbvDevinfo,
     &host::identity::Id,

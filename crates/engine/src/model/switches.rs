@@ -97,6 +97,31 @@ impl Fabric {
         (self.spines + group * self.rails + rail, node % LEAF_HOST_PORTS + 1)
     }
 
+    /// The switches a packet to LID `dlid` crosses from HCA `from` to HCA
+    /// `to` (each a node index and a rail), as the subnet manager's up/down
+    /// routing sets the forwarding tables: up to a spine only between
+    /// leaves, the spine and its uplink picked by the destination LID (as
+    /// ftree spreads destinations). Each hop is (port out of the previous
+    /// device, switch index, port in).
+    pub fn route(&self, from: (usize, usize), to: (usize, usize), dlid: u16) -> Vec<(usize, usize, usize)> {
+        let (leaf_a, port_a) = self.leaf_port(from.0, from.1);
+        let (leaf_b, _) = self.leaf_port(to.0, to.1);
+        let mut hops = vec![(1, leaf_a, port_a)];
+        if leaf_a != leaf_b && self.spines > 0 {
+            let spine = usize::from(dlid) % self.spines;
+            let lane = usize::from(dlid) % self.links_per_spine.max(1);
+            let up = LEAF_HOST_PORTS + spine * self.links_per_spine + lane + 1;
+            if let Peer::Switch { switch, port } = self.peer(leaf_a, up, usize::MAX) {
+                hops.push((up, switch, port));
+                let down = (leaf_b - self.spines) * self.links_per_spine + lane + 1;
+                if let Peer::Switch { switch, port } = self.peer(spine, down, usize::MAX) {
+                    hops.push((down, switch, port));
+                }
+            }
+        }
+        hops
+    }
+
     /// The switch running the subnet manager.
     pub fn subnet_manager(&self) -> &Switch {
         &self.switches[0]

@@ -8,6 +8,7 @@ pub mod ibqueryerrors;
 pub mod ibstat;
 pub mod ibstatus;
 pub mod ibswitches;
+pub mod ibtracert;
 pub mod ibv_devices;
 pub mod ibv_devinfo;
 pub mod mlnx_qos;
