@@ -138,7 +138,12 @@ impl Command for Ethtool {
                         (RoceCounters { kernel_rx_packets: up * 40, kernel_tx_packets: up * 31, ..RoceCounters::default() }, 0, 1500)
                     }
                 };
-                let lines: String = counters.ethtool(pfc, mtu).into_iter().map(|(name, value)| format!("     {name}: {value}\n")).collect();
+                let mut list = counters.ethtool(pfc, mtu);
+                // IPoIB's netdev has mlx5's software and queue counters, no Ethernet port behind it.
+                if hca.is_some_and(|hca| hca.port.link_layer == LinkLayer::InfiniBand) {
+                    list.truncate(list.iter().position(|(name, _)| name == "rx_if_down_packets").map_or(list.len(), |at| at + 1));
+                }
+                let lines: String = list.into_iter().map(|(name, value)| format!("     {name}: {value}\n")).collect();
                 Output::ok(format!("NIC statistics:\n{lines}"))
             }
         }
@@ -167,5 +172,7 @@ mod tests {
         assert!(settings.stdout().contains("\tSpeed: 400000Mb/s\n\tDuplex: Full\n"));
         assert_eq!(settings.stderr(), "netlink error: Operation not permitted\n");
         assert!(shell.run(&format!("ethtool -i {good}")).stdout().starts_with("driver: mlx5_core\nversion: "));
+        let ipoib = crate::testing::run_on_first_node("ethtool -S ibp24s0").stdout;
+        assert!(ipoib.ends_with("     rx_if_down_packets: 0\n") && !ipoib.contains("_phy"), "{ipoib}");
     }
 }
