@@ -634,8 +634,15 @@ fn completion_error(cluster: &Cluster, node: &Node, hca: usize, ranks: &[Rank], 
         String::new()
     };
     let peer = ranks.iter().find(|r| r.node.hostname != node.hostname).map_or(node, |r| r.node);
+    // The GID the connection uses, as inet_ntop prints it: on RoCE the
+    // site's GID index 3 (RoCE v2 over the rail's address), on IB the port's.
     let gid = |n: &Node| {
-        let g = n.hcas.get(hca).map_or(0, |h| h.port.guid);
+        let Some(found) = n.hcas.get(hca) else { return String::new() };
+        let table = crate::commands::fabric::roce::gid_table(n, found);
+        if let Some(ip) = table.iter().find(|g| g.index == 3).and_then(|g| g.ipv4.clone()) {
+            return format!("::ffff:{ip}");
+        }
+        let g = found.port.guid;
         format!("fe80::{:x}:{:x}:{:x}:{:x}", g >> 48, (g >> 32) & 0xffff, (g >> 16) & 0xffff, g & 0xffff)
     };
     let host = nccl_init::prefix(rank).trim_end_matches(" NCCL INFO").to_string();
