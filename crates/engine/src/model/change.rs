@@ -40,6 +40,9 @@ pub enum Change {
     /// `mlnx_qos -i NETDEV --pfc ...`: the priorities with PFC on, bit N for
     /// priority N.
     SetPfc { node: String, netdev: String, enabled: u8 },
+    /// `dcgmi health -s SYSTEMS`: the health systems DCGM watches (bits as
+    /// `Node::health_watches`).
+    SetHealthWatches { node: String, systems: u16 },
     /// `systemctl restart nvidia-fabricmanager`.
     RestartFabricManager { node: String },
     /// `systemctl stop nvidia-fabricmanager`.
@@ -165,6 +168,7 @@ impl Change {
             | Change::ResetPortCounters { node, .. }
             | Change::SetNetdevMtu { node, .. }
             | Change::SetPfc { node, .. }
+            | Change::SetHealthWatches { node, .. }
             | Change::RestartFabricManager { node }
             | Change::StopFabricManager { node }
             | Change::SetUnit { node, .. }
@@ -517,6 +521,10 @@ impl Cluster {
             }
             Change::SetUnit { unit, state, .. } => {
                 node.units.insert(unit.clone(), (*state, at));
+                // The host engine keeps its watches in memory.
+                if unit == super::service::DCGM_UNIT {
+                    node.health_watches = 0;
+                }
             }
             Change::Listen { listener, .. } => {
                 node.listeners.retain(|l| l.port != listener.port);
@@ -585,6 +593,7 @@ impl Cluster {
                     hca.port.set_netdev_mtu(*mtu);
                 }
             }
+            Change::SetHealthWatches { systems, .. } => node.health_watches = *systems,
             Change::SetPfc { netdev, enabled, .. } => {
                 if let Some(hca) = node.hcas.iter_mut().find(|h| h.netdev == *netdev) {
                     hca.port.pfc_enabled = *enabled;

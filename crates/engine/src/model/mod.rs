@@ -561,6 +561,7 @@ fn build_node(config: &ClusterConfig, driver: &str, index: usize, hostname: &str
         scheduler_reason_since: booted_at,
         reachable: true,
         units: Default::default(),
+        health_watches: 0,
         reboot_issued: false,
         cordoned_since: None,
         drained_pods: false,

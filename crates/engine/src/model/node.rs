@@ -98,6 +98,9 @@ pub struct Node {
     /// The other services an operator stopped, killed or restarted since
     /// boot, with since when (`model::service`; the rest run since boot).
     pub units: std::collections::BTreeMap<String, (ServiceState, EpochSeconds)>,
+    /// The DCGM health systems watched (`dcgmi health -s`), bit per system
+    /// in DCGM's order: PCIe, NVLink, Memory, SM, InfoROM, Thermal, Power, Driver.
+    pub health_watches: u16,
     pub scheduler: SchedulerState,
     /// Why an operator or the scheduler took the node out, e.g. `Not responding`.
     pub scheduler_reason: Option<String>,

@@ -1,5 +1,6 @@
 //! `dcgmi`: NVIDIA DCGM's command line, `discovery -l` and `diag -r 1|2|3`
-//! (FACTS.md §7).
+//! (FACTS.md §7); `dmon` in `dcgmi_dmon`, `group`, `health` and `nvlink`
+//! in `dcgmi_health`; its usage text and `-v` as DCGM 3.3 prints them.
 //!
 //! `diag` draws a 78-column table: column 1 is 27 wide, column 2 48; long
 //! messages wrap every 45 characters, mid-word. DCGM 3.x names the tests
@@ -39,7 +40,7 @@ pub struct Dcgmi;
 
 static SIGNATURE: Signature = Signature {
     name: "dcgmi",
-    summary: "command-line interface to NVIDIA DCGM: GPU discovery and diagnostics",
+    summary: "command-line interface to NVIDIA DCGM: GPU discovery, diagnostics, health watches, NVLink status",
     usage: "dcgmi subsystem [options]",
     flags: &[
         Flag { short: Some('h'), long: Some("help"), value: None, help: "Displays usage information and exits." },
@@ -54,10 +55,12 @@ static SIGNATURE: Signature = Signature {
         Example { command: "dcgmi diag -r 1", description: "quick deployment checks: persistence mode, row remapping, driver" },
         Example { command: "dcgmi diag -r 2", description: "adds the PCIe/NVLink and GPU memory tests (about two minutes)" },
         Example { command: "dcgmi dmon -e 155,203,1002,1004 -c 5", description: "power, utilization, SM and tensor activity, once a second" },
+        Example { command: "dcgmi health -s a && dcgmi health -c", description: "watch every health system, then check: NVLink, memory, PCIe, thermal, power" },
+        Example { command: "dcgmi nvlink -s", description: "every GPU's 18 NVLink states (U up, D down)" },
+        Example { command: "dcgmi nvlink -e -g 0", description: "one GPU's NVLink error counters, link by link" },
+        Example { command: "dcgmi group -l", description: "the GPU groups DCGM knows" },
     ],
 };
-
-const SUBSYSTEMS: &str = "discovery, diag, dmon";
 
 impl Command for Dcgmi {
     fn signature(&self) -> &'static Signature {
@@ -66,18 +69,22 @@ impl Command for Dcgmi {
 
     fn run(&self, invocation: &Invocation) -> Output {
         let args = invocation.args();
-        let subsystem = args.first().map(String::as_str).unwrap_or("");
-        if matches!(subsystem, "dmon" | "discovery" | "diag") && !host_engine_runs(invocation.node) {
+        let Some(subsystem) = args.first().map(String::as_str) else {
+            return Output::error("PARSE ERROR:  \n             Required argument missing: {vv | subsystem}\n\nUsage: \n   dcgmi subsystem \n   dcgmi -v \n\n\nFor complete USAGE and HELP type: \n   dcgmi --help\n\n", 1);
+        };
+        match subsystem {
+            "-h" | "--help" => return Output::ok(usage()),
+            "-v" => return version(invocation),
+            "discovery" | "diag" | "dmon" | "group" | "health" | "nvlink" => {}
+            _ => return Output { status: 255, ..Output::ok(format!("ERROR: Invalid subsystem.\n\n{}", usage())) },
+        }
+        if !host_engine_runs(invocation.node) {
             return host_engine_down();
         }
-        if subsystem == "dmon" {
-            return super::dcgmi_dmon::run(invocation);
-        }
-        if !matches!(subsystem, "discovery" | "diag") {
-            return match subsystem {
-                "-h" | "--help" => Output::ok(usage()),
-                _ => Output::error(usage(), 1),
-            };
+        match subsystem {
+            "dmon" => return super::dcgmi_dmon::run(invocation),
+            "group" | "health" | "nvlink" => return monitor(invocation, subsystem, &args[1..]),
+            _ => {}
         }
         let (mut list, mut help, mut level, mut ids) = (false, false, None, None);
         for arg in scan(&SIGNATURE, &args[1..]) {
@@ -131,10 +138,75 @@ impl Command for Dcgmi {
 }
 
 fn usage() -> String {
-    format!("Usage: dcgmi\n   dcgmi subsystem\n   dcgmi -v\n\nSubsystems emulated: {SUBSYSTEMS}\n  -h, --help   Displays usage information and exits.\n")
+    // DCGM's own text, its en dashes included.
+    let subsystems = [
+        ("topo", "GPU Topology [dcgmi topo -h for more info]"),
+        ("stats", "Process Statistics [dcgmi stats -h for more info]"),
+        ("diag", "System Validation/Diagnostic [dcgmi diag \u{2013}h for more info]"),
+        ("policy", "Policy Management [dcgmi policy \u{2013}h for more info]"),
+        ("health", "Health Monitoring [dcgmi health \u{2013}h for more info]"),
+        ("config", "Configuration Management [dcgmi config \u{2013}h for more info]"),
+        ("group", "GPU Group Management [dcgmi group \u{2013}h for more info]"),
+        ("fieldgroup", "Field Group Management [dcgmi fieldgroup \u{2013}h for more info]"),
+        ("discovery", "Discover GPUs on the system [dcgmi discovery \u{2013}h for more\n                     info]"),
+        ("introspect", "Gather info about DCGM itself [dcgmi introspect \u{2013}h for\n                     more info]"),
+        ("nvlink", "Displays NvLink link statuses and error counts [dcgmi nvlink\n                     \u{2013}h for more info]"),
+        ("dmon", "Stats Monitoring of GPUs [dcgmi dmon \u{2013}h for more info]"),
+        ("modules", "Control and list DCGM modules"),
+        ("profile", "Control and list DCGM profiling metrics"),
+        ("set", "Configure hostengine settings"),
+    ];
+    let mut out = String::from("\n \n\nUsage: dcgmi\n   dcgmi subsystem \n   dcgmi -v \n\nFlags:\n  -v    vv          Get DCGMI version information\n        subsystem   The desired subsystem to be accessed.\n Subsystems Available:\n");
+    for (name, text) in subsystems {
+        out += &format!("        {name:<11} {text}\n");
+    }
+    out + "  --    ignore_rest Ignores the rest of the labeled arguments following this\n                     flag.\n      --version     Displays version information and exits.\n  -h  --help        Displays usage information and exits.\n\n Please email dcgm-support@nvidia.com with any questions, bug reports, etc.\n\n NVIDIA Datacenter GPU Management Interface\n\n"
 }
 
-/// TCLAP's parse-error shape (the wording of the detail line is unverified).
+/// `dcgmi -v`: the build's version lines (DCGM skips a line whose value it
+/// lacks), then the host engine's when it answers.
+fn version(invocation: &Invocation) -> Output {
+    let release = &invocation.cluster.versions.dcgm;
+    let branch: Vec<&str> = release.split('.').take(2).collect();
+    let block = format!("Version : {release}\nBuild Type : Release\nBranch Name : rel_dcgm_{}\nCPU Arch : x86_64\n", branch.join("_"));
+    let engine = if host_engine_runs(invocation.node) { format!("\nHostengine build info:\n{block}") } else { String::new() };
+    Output::ok(block + &engine)
+}
+
+/// `dcgmi group -l`, `dcgmi health -s|-f|-c [-g GROUP]`, `dcgmi nvlink -s|-e -g GPU`.
+fn monitor(invocation: &Invocation, subsystem: &str, args: &[String]) -> Output {
+    let node = invocation.node;
+    let (mut set, mut fetch, mut check, mut status, mut errors, mut list, mut gpu) = (None, false, false, false, false, false, None);
+    let mut words = args.iter().map(String::as_str);
+    while let Some(word) = words.next() {
+        match (subsystem, word) {
+            (_, "-h" | "--help") => return Output::ok(usage()),
+            ("group", "-l" | "--list") => list = true,
+            ("health", "-s" | "--set") => set = words.next(),
+            ("health", "-f" | "--fetch") => fetch = true,
+            ("health", "-c" | "--check") => check = true,
+            ("health", "-g" | "--group") => {
+                // The default groups: all GPUs (0, or g) and the NVSwitches (1, s), empty here.
+                if !matches!(words.next(), Some("0" | "g" | "1" | "s" | "a" | "i" | "c")) {
+                    return Output::error("Error: Unable to check health watches. Return: The Group is not found\n", 253);
+                }
+            }
+            ("nvlink", "-s" | "--link-status") => status = true,
+            ("nvlink", "-e" | "--errors") => errors = true,
+            ("nvlink", "-g" | "--gpuid") => gpu = words.next(),
+            _ => return parse_error(subsystem, &format!("Couldn't find match for argument {word}")),
+        }
+    }
+    match subsystem {
+        "group" if list => super::dcgmi_health::group_list(node),
+        "group" => parse_error(subsystem, "One of -l, -c, -d, -i, -a or -r is required"),
+        "health" => super::dcgmi_health::health(node, set, fetch, check),
+        _ if status => super::dcgmi_health::nvlink_status(node),
+        _ if errors => super::dcgmi_health::nvlink_errors(node, gpu),
+        _ => parse_error(subsystem, "One of -s or -e is required"),
+    }
+}
+
 fn parse_error(subsystem: &str, detail: &str) -> Output {
     Output::error(
         format!("PARSE ERROR:  \n             {detail}\n\nBrief USAGE: \n   dcgmi {subsystem} [options]\n\nFor complete USAGE and HELP type: \n   dcgmi {subsystem} --help\n\n"),

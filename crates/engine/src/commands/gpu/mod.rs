@@ -2,4 +2,5 @@
 
 pub mod dcgmi;
 pub mod dcgmi_dmon;
+pub mod dcgmi_health;
 pub mod nvidia_smi;

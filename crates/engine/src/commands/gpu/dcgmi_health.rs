@@ -1,0 +1,257 @@
+//! `dcgmi group`, `dcgmi health` and `dcgmi nvlink`, as DCGM 3.3 prints
+//! them: its tree tables (`+---+` rules, `=` under the headers, children
+//! behind `-> ` indented three per level, values wrapped on words), the
+//! health watches a `-s` sets and a `-c` checks against the model (an
+//! NVLink down, volatile double-bit ECC errors, an uncontained Xid 95),
+//! and each GPU's 18 link states and error counters. The node's NVSwitches
+//! are not in DCGM's view (its NVSwitch module is not loaded), as on the
+//! HGX H100 captures: `None` and `No NvSwitches found.`
+
+use crate::commands::Output;
+use crate::model::change::Change;
+use crate::model::{Gpu, Node};
+
+/// One row of a tree table: its level (0 top), label and value.
+pub struct Row {
+    pub level: usize,
+    pub label: String,
+    pub value: String,
+}
+
+fn row(level: usize, label: impl Into<String>, value: impl Into<String>) -> Row {
+    Row { level, label: label.into(), value: value.into() }
+}
+
+/// DCGM's tree table, `left` and `right` its column widths; the value
+/// column wraps on words at 54 characters (health messages).
+pub fn tree(left: usize, right: usize, headers: &[String], rows: &[Row]) -> String {
+    let rule = |fill: char| format!("+{}+{}+\n", fill.to_string().repeat(left - 1), fill.to_string().repeat(right - 2));
+    let mut out = rule('-');
+    if !headers.is_empty() {
+        for header in headers {
+            out += &format!("| {header:<w$}|\n", w = left + right - 3);
+        }
+        out += &rule('=');
+    }
+    for r in rows {
+        let prefix = if r.level == 0 { String::new() } else { format!("{:>w$}", "-> ", w = r.level * 3) };
+        let mut lines = wrap(&r.value, 54).into_iter();
+        out += &format!("| {:<lw$} | {:<rw$} |\n", format!("{prefix}{}", r.label), lines.next().unwrap_or_default(), lw = left - 3, rw = right - 4);
+        for more in lines {
+            out += &format!("| {:<lw$} | {:<rw$} |\n", "", more, lw = left - 3, rw = right - 4);
+        }
+    }
+    out + &rule('-')
+}
+
+/// Words to lines of at most `width` characters.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split(' ') {
+        let last = lines.last_mut().expect("one line at least");
+        if !last.is_empty() && last.len() + 1 + word.len() > width {
+            lines.push(word.to_string());
+        } else {
+            if !last.is_empty() {
+                last.push(' ');
+            }
+            last.push_str(word);
+        }
+    }
+    lines
+}
+
+/// The GPUs DCGM watches on the node, by its GPU ids.
+fn gpu_ids(node: &Node) -> Vec<u32> {
+    node.gpus.iter().filter(|gpu| gpu.is_visible()).map(|gpu| gpu.index).collect()
+}
+
+/// `dcgmi group -l`: the two default groups.
+pub fn group_list(node: &Node) -> Output {
+    let gpus: Vec<String> = gpu_ids(node).iter().map(|id| format!("GPU {id}")).collect();
+    let gpus = if gpus.is_empty() { "None".to_string() } else { gpus.join(", ") };
+    let rows = [
+        row(0, "Groups", ""),
+        row(1, "0", ""),
+        row(2, "Group ID", "0"),
+        row(2, "Group Name", "DCGM_ALL_SUPPORTED_GPUS"),
+        row(2, "Entities", gpus),
+        row(1, "1", ""),
+        row(2, "Group ID", "1"),
+        row(2, "Group Name", "DCGM_ALL_SUPPORTED_NVSWITCHES"),
+        row(2, "Entities", "None"),
+    ];
+    Output::ok(tree(20, 60, &["GROUPS".to_string(), "2 groups found.".to_string()], &rows))
+}
+
+/// The health systems, in DCGM's bit order, with their names in `-f` and in `-c`.
+const SYSTEMS: &[(&str, &str)] = &[
+    ("PCIe", "PCIe system"),
+    ("NVLINK", "NVLINK system"),
+    ("Memory", "Memory system"),
+    ("SM", "SM system"),
+    ("InfoROM", "InfoROM system"),
+    ("Thermal", "Thermal system"),
+    ("Power", "Power system"),
+    ("Driver", "Driver"),
+];
+
+/// `-s`'s letters: p(cie), n(vlink), m(emory), s(m), i(nforom), t(hermal),
+/// p(o)w(er), d(river), a(ll: what `a` sets, not SM or the driver).
+fn watch_bits(letters: &str) -> Option<u16> {
+    letters.chars().try_fold(0u16, |bits, letter| {
+        Some(
+            bits | match letter {
+                'p' => 1,
+                'n' => 2,
+                'm' => 4,
+                's' => 8,
+                'i' => 16,
+                't' => 32,
+                'w' => 64,
+                'd' => 128,
+                'a' => 1 | 2 | 4 | 16 | 32 | 64,
+                _ => return None,
+            },
+        )
+    })
+}
+
+/// What one GPU's watched systems report: (system bit, failure, message).
+fn incidents(gpu: &Gpu, watches: u16) -> Vec<(u16, String)> {
+    let mut found = Vec::new();
+    if watches & 4 != 0 && gpu.ecc.volatile_uncorrected > 0 {
+        found.push((
+            4,
+            format!(
+                "Detected {} volatile double-bit ECC error(s) in GPU {}. Drain the GPU and reset it or reboot the node.",
+                gpu.ecc.volatile_uncorrected, gpu.index
+            ),
+        ));
+    }
+    if watches & 4 != 0 && gpu.xids.contains(&95) && gpu.needs_reset {
+        found.push((4, "GPU had an uncontained error (XID 95) Drain the GPU and reset it or reboot the node.".to_string()));
+    }
+    if watches & 2 != 0 {
+        for (link, _) in gpu.nvlinks.iter().enumerate().filter(|(_, l)| !l.active) {
+            found.push((
+                2,
+                format!(
+                    "GPU {}'s NvLink link {link} is currently down Check DCGM and system logs for errors. Reset GPU. Restart DCGM. Rerun diagnostics.",
+                    gpu.index
+                ),
+            ));
+        }
+    }
+    crate::sort::sort_by_key(&mut found, |(bit, _)| *bit);
+    found
+}
+
+/// `dcgmi health -s LETTERS | -f | -c`.
+pub fn health(node: &Node, set: Option<&str>, fetch: bool, check: bool) -> Output {
+    if let Some(letters) = set {
+        let Some(systems) = watch_bits(letters) else {
+            return Output::error("Error: Invalid flags detected for arg set.\nAn error occurred trying to parse the command line.\n", 254);
+        };
+        let mut out = Output::ok("Health monitor systems set successfully.\n");
+        out.changes.push(Change::SetHealthWatches { node: node.hostname.clone(), systems });
+        return out;
+    }
+    let watches = node.health_watches;
+    if fetch {
+        let rows: Vec<Row> = SYSTEMS
+            .iter()
+            .enumerate()
+            .map(|(bit, (name, _))| row(0, *name, if watches & (1 << bit) != 0 { "On" } else { "Off" }))
+            .chain([row(0, "NvSwitch NF", "Off"), row(0, "NvSwitch F", "Off")])
+            .collect();
+        return Output::ok(format!("Health monitor systems report\n{}", tree(18, 70, &[], &rows)));
+    }
+    if !check {
+        return Output::error("Error: One of --set, --fetch or --check is required.\n", 254);
+    }
+    if watches == 0 {
+        return Output::error("Error: Health watches not enabled. Please enable watches. \n", 253);
+    }
+    let mut rows = Vec::new();
+    let mut any = false;
+    let mut gpu_rows = Vec::new();
+    for gpu in node.gpus.iter().filter(|gpu| gpu.is_visible()) {
+        let found = incidents(gpu, watches);
+        if found.is_empty() {
+            continue;
+        }
+        any = true;
+        gpu_rows.push(row(1, gpu.index.to_string(), "Failure"));
+        gpu_rows.push(row(2, "Errors", ""));
+        let mut bits: Vec<u16> = found.iter().map(|(bit, _)| *bit).collect();
+        bits.dedup();
+        for bit in bits {
+            let name = SYSTEMS.get(bit.trailing_zeros() as usize).map_or("Internal error", |(_, name)| name);
+            let text: Vec<&str> = found.iter().filter(|(b, _)| *b == bit).map(|(_, t)| t.as_str()).collect();
+            gpu_rows.push(row(3, name, "Failure"));
+            // The message sits under its system, with no label of its own.
+            gpu_rows.push(row(0, "", text.join(", ")));
+        }
+    }
+    rows.push(row(0, "Overall Health", if any { "Failure" } else { "Healthy" }));
+    if any {
+        rows.push(row(0, "GPU", ""));
+        rows.extend(gpu_rows);
+    }
+    Output::ok(tree(28, 60, &["Health Monitor Report".to_string()], &rows))
+}
+
+/// `dcgmi nvlink -s`: every GPU's 18 link states.
+pub fn nvlink_status(node: &Node) -> Output {
+    let mut out = String::from("+----------------------+\n|  NvLink Link Status  |\n+----------------------+\nGPUs:\n");
+    let gpus: Vec<&Gpu> = node.gpus.iter().filter(|gpu| gpu.is_visible()).collect();
+    if gpus.is_empty() {
+        out += "    No GPUs found.\n";
+    }
+    for gpu in gpus {
+        let states: Vec<&str> = (0..18).map(|link| gpu.nvlinks.get(link).map_or("_", |l| if l.active { "U" } else { "D" })).collect();
+        out += &format!("    gpuId {}:\n        {}\n", gpu.index, states.join(" "));
+    }
+    out += "NvSwitches:\n    No NvSwitches found.\n\nKey: Up=U, Down=D, Disabled=X, Not Supported=_\n";
+    Output::ok(out)
+}
+
+/// `dcgmi nvlink -e -g GPU`: each link's error counters.
+pub fn nvlink_errors(node: &Node, gpu: Option<&str>) -> Output {
+    let Some(id) = gpu else {
+        return Output::error("Error: GPU ID is required (--gpuid) for arg errors.\nAn error occurred trying to parse the command line.\n", 254);
+    };
+    let Some(found) = id.parse::<u32>().ok().and_then(|id| node.gpus.iter().find(|g| g.index == id && g.is_visible())) else {
+        return Output::error(format!("Error: Unable to get the NvLink link status from DCGM for GPU {id}. Return: Bad parameter passed to function.\n"), 255);
+    };
+    let mut rows = Vec::new();
+    for (index, link) in found.nvlinks.iter().enumerate() {
+        rows.push(row(0, format!("Link {index}"), ""));
+        rows.push(row(1, "CRC FLIT Error", link.crc_errors.to_string()));
+        rows.push(row(1, "CRC Data Error", "0"));
+        rows.push(row(1, "Replay Error", link.replay_errors.to_string()));
+        rows.push(row(1, "Recovery Error", link.recovery_errors.to_string()));
+    }
+    Output::ok(tree(30, 50, &["NVLINK Error Counts".to_string(), format!("GPU {}", found.index)], &rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tree_lays_out_as_dcgm_does() {
+        let table = tree(28, 60, &["Health Monitor Report".to_string()], &[row(0, "Overall Health", "Healthy")]);
+        assert_eq!(
+            table,
+            "+---------------------------+----------------------------------------------------------+\n\
+             | Health Monitor Report                                                                |\n\
+             +===========================+==========================================================+\n\
+             | Overall Health            | Healthy                                                  |\n\
+             +---------------------------+----------------------------------------------------------+\n"
+        );
+        let nested = tree(20, 60, &[], &[row(2, "Group ID", "0")]);
+        assert!(nested.contains("\n|    -> Group ID    | 0                                                        |\n"), "{nested}");
+    }
+}
