@@ -76,6 +76,8 @@ impl Command for Dcgmi {
             "-h" | "--help" => return Output::ok(usage()),
             "-v" => return version(invocation),
             "discovery" | "diag" | "dmon" | "group" | "health" | "nvlink" => {}
+            // DCGM's other subsystems are not emulated: the usage, as before.
+            "topo" | "stats" | "policy" | "config" | "fieldgroup" | "introspect" | "modules" | "profile" | "set" | "test" => return Output::error(usage(), 1),
             _ => return Output { status: 255, ..Output::ok(format!("ERROR: Invalid subsystem.\n\n{}", usage())) },
         }
         if !host_engine_runs(invocation.node) {
