@@ -35,6 +35,16 @@ impl PortState {
         }
     }
 
+    /// As the kernel names it (sysfs `state`, `rdma link`).
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            PortState::Down => "DOWN",
+            PortState::Initializing => "INIT",
+            PortState::Armed => "ARMED",
+            PortState::Active => "ACTIVE",
+        }
+    }
+
     /// As ibstat prints it.
     pub fn label(self) -> &'static str {
         match self {

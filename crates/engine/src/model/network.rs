@@ -30,10 +30,17 @@ pub fn bmc_name(hostname: &str) -> String {
 /// The front-end NIC, as `ip` names it.
 pub const FRONTEND_NIC: &str = "enp170s0f0np0";
 
-/// The address of RoCE netdev `rail` (one subnet per rail).
-pub fn rail_ip(hostname: &str, rail: usize) -> String {
+/// The address of RoCE netdev `rail` (one subnet per rail), as its four
+/// bytes: a RoCE GID carries them.
+pub fn rail_ipv4(hostname: &str, rail: usize) -> [u8; 4] {
     let n = host_number(hostname);
-    format!("10.{}.{}.{}", 100 + rail, n / 250 % 256, n % 250 + 1)
+    [10, (100 + rail) as u8, (n / 250 % 256) as u8, (n % 250 + 1) as u8]
+}
+
+/// The address of RoCE netdev `rail`, dotted.
+pub fn rail_ip(hostname: &str, rail: usize) -> String {
+    let [a, b, c, d] = rail_ipv4(hostname, rail);
+    format!("{a}.{b}.{c}.{d}")
 }
 
 /// A MAC address from a seed, with the vendor bytes given.

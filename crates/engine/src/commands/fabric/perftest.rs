@@ -148,7 +148,7 @@ impl Addr {
             // GID index 3: RoCE v2 over the rail's IPv4 address.
             let rail = node.hcas.iter().position(|h| h.name == hca.name).unwrap_or(0);
             let mut g = vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255];
-            g.extend(crate::model::network::rail_ip(&node.hostname, rail).split('.').filter_map(|o| o.parse::<u8>().ok()));
+            g.extend(crate::model::network::rail_ipv4(&node.hostname, rail));
             g
         } else {
             let mut g = vec![254, 128, 0, 0, 0, 0, 0, 0];

@@ -27,11 +27,6 @@ static SIGNATURE: Signature = Signature {
 
 const USAGE: &str = "Usage: rdma [ OPTIONS ] OBJECT { COMMAND | help }\n       rdma [ -f[orce] ] -b[atch] filename\nwhere  OBJECT := { dev | link | resource | system | statistic | help }\n       OPTIONS := { -V[ersion] | -d[etails] | -j[son] | -p[retty] | -r[aw]}\n";
 
-/// The kernel's port state names, by state code.
-fn state(port: &Port) -> &'static str {
-    ["NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"].get(port.state.code() as usize).copied().unwrap_or("NOP")
-}
-
 fn physical_state(port: &Port) -> &'static str {
     ["NOP", "SLEEP", "POLLING", "DISABLED", "ARMED", "LINK_UP", "LINK_ERROR_RECOVER", "PHY_TEST"].get(port.phys_state.code() as usize).copied().unwrap_or("NOP")
 }
@@ -42,7 +37,7 @@ fn link_line(hca: &Hca) -> String {
     if is_infiniband(port) {
         line += &format!("subnet_prefix fe80:0000:0000:0000 lid {} sm_lid {} lmc {} ", base_lid(port), sm_lid(port), port.lmc);
     }
-    line + &format!("state {} physical_state {} netdev {} \n", state(port), physical_state(port), hca.netdev)
+    line + &format!("state {} physical_state {} netdev {} \n", port.state.kernel_name(), physical_state(port), hca.netdev)
 }
 
 /// The ports `DEV[/PORT]` names, or the error rdma gives.

@@ -17,7 +17,7 @@
 
 use crate::commands::fabric::ib_common::{counters_now, default_gid, is_infiniband};
 use crate::model::fabric::{Hca, ROCE_PRIORITY};
-use crate::model::network::rail_ip;
+use crate::model::network::{rail_ip, rail_ipv4};
 use crate::model::{Cluster, Node};
 use crate::perf::DROP_RATE_WITHOUT_PFC;
 
@@ -39,12 +39,9 @@ pub fn gid_table(node: &Node, hca: &Hca) -> Vec<Gid> {
         return vec![Gid { index: 0, gid: link_local, kind: "IB/RoCE v1", ipv4: None }];
     }
     let rail = node.hcas.iter().position(|h| h.name == hca.name).unwrap_or(0);
+    let [a, b, c, d] = rail_ipv4(&node.hostname, rail);
+    let mapped = format!("0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}");
     let ip = rail_ip(&node.hostname, rail);
-    let octets: Vec<u8> = ip.split('.').filter_map(|o| o.parse().ok()).collect();
-    let mapped = match octets[..] {
-        [a, b, c, d] => format!("0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}"),
-        _ => return Vec::new(),
-    };
     let mut table = Vec::new();
     for (index, (gid, ipv4)) in [(link_local.clone(), None), (mapped, Some(ip))].into_iter().enumerate() {
         let index = index as u32 * 2;

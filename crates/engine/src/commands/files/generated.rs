@@ -8,7 +8,7 @@ use crate::commands::fabric::roce::{gid_table, RoceCounters};
 use crate::commands::host::ip::interfaces;
 use crate::commands::host::{dmesg, journalctl};
 use crate::commands::scheduler::slurm::{hostlist, PARTITION};
-use crate::model::fabric::{Hca, LinkLayer, PortCounters, PortState};
+use crate::model::fabric::{Hca, LinkLayer, PortCounters};
 use crate::model::network::{self, FRONTEND_NIC};
 use crate::model::time::civil;
 use crate::model::{Cluster, Node};
@@ -306,7 +306,7 @@ fn proc_bus_id(bus_id: &str) -> String {
 /// One port file's text, as the kernel writes it.
 pub fn port_file(hca: &Hca, file: &str) -> Option<String> {
     Some(match file {
-        "state" => format!("{}: {}\n", hca.port.state.code(), state_name(hca.port.state)),
+        "state" => format!("{}: {}\n", hca.port.state.code(), hca.port.state.kernel_name()),
         "phys_state" => format!("{}: {}\n", hca.port.phys_state.code(), hca.port.phys_state.label()),
         "rate" => format!("{}\n", Link::of(hca).sysfs_rate()),
         "link_layer" => format!("{}\n", hca.port.link_layer.label()),
@@ -346,16 +346,6 @@ fn counter_file(c: &PortCounters, file: &str) -> Option<u64> {
         name if COUNTER_FILES.contains(&name) => 0,
         _ => return None,
     })
-}
-
-/// The kernel's `state` file names.
-fn state_name(state: PortState) -> &'static str {
-    match state {
-        PortState::Down => "DOWN",
-        PortState::Initializing => "INIT",
-        PortState::Armed => "ARMED",
-        PortState::Active => "ACTIVE",
-    }
 }
 
 /// The site's NCCL defaults, read by every NCCL job (after `~/.nccl.conf`

@@ -70,8 +70,8 @@ pub(crate) fn interfaces(node: &Node) -> Vec<Iface> {
 
 /// The largest MTU each kind of netdev takes: mlx5's Ethernet ports 9978,
 /// IPoIB in datagram mode its 4092; 68 is IPv4's minimum.
-fn mtu_bounds(node: &Node, name: &str) -> (u32, u32) {
-    match node.hcas.iter().find(|hca| hca.netdev == name) {
+fn mtu_bounds(hca: Option<&Hca>) -> (u32, u32) {
+    match hca {
         Some(hca) if hca.port.link_layer == LinkLayer::InfiniBand => (68, crate::model::fabric::IPOIB_NETDEV_MTU),
         _ => (68, 9978),
     }
@@ -107,7 +107,8 @@ fn set_link(invocation: &Invocation, words: &[&str]) -> Output {
         return Output::error("RTNETLINK answers: Operation not permitted\n", 2);
     }
     let Some(mtu) = mtu else { return Output::ok("") };
-    let (least, most) = mtu_bounds(node, name);
+    let hca = node.hcas.iter().find(|hca| hca.netdev == name);
+    let (least, most) = mtu_bounds(hca);
     if mtu > most {
         return Output::error("Error: mtu greater than device maximum.\n", 2);
     }
@@ -115,7 +116,7 @@ fn set_link(invocation: &Invocation, words: &[&str]) -> Output {
         return Output::error("Error: mtu less than device minimum.\n", 2);
     }
     let mut out = Output::ok("");
-    if node.hcas.iter().any(|hca| hca.netdev == name) {
+    if hca.is_some() {
         out.changes.push(Change::SetNetdevMtu { node: node.hostname.clone(), netdev: name.to_string(), mtu });
     }
     out
