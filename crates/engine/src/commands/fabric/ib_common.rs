@@ -300,7 +300,9 @@ pub fn diag_usage(program: &str, arguments: &str, options: &[DiagOption], exampl
             line += &format!(" {value}");
         }
         if !option.description.is_empty() {
-            line = format!("{line:<24}  {}", option.description);
+            line = format!("{line:<24}  ");
+            let start = line.len();
+            line += &wrap_description(start, option.description);
         }
         out += &line;
         out.push('\n');
@@ -313,6 +315,29 @@ pub fn diag_usage(program: &str, arguments: &str, options: &[DiagOption], exampl
     }
     out.push('\n');
     out
+}
+
+/// ibdiag_common's `pretty_print` to 74 columns from column `start`: it
+/// breaks after the last space that keeps a line short, keeping that
+/// space, and never breaks before the last word.
+fn wrap_description(start: usize, text: &str) -> String {
+    let room = 74usize.saturating_sub(start);
+    let mut out = String::new();
+    let mut rest = text;
+    loop {
+        rest = rest.trim_start();
+        // Spaces after the first character, in order.
+        let spaces: Vec<usize> = rest.char_indices().skip(1).filter(|(_, c)| *c == ' ').map(|(at, _)| at).collect();
+        let Some(&over) = spaces.iter().find(|&&at| at >= room) else {
+            out += rest;
+            return out;
+        };
+        let cut = spaces.iter().rev().find(|&&at| at < over).map_or(over, |at| at + 1);
+        out += &rest[..cut];
+        out += "\n";
+        out += &" ".repeat(start);
+        rest = &rest[cut..];
+    }
 }
 
 /// C's strtol with base 0 on a whole argument: `0x1f`, `017`, `42`. Text that
@@ -394,5 +419,14 @@ mod tests {
         let usage = diag_usage("ibstat", "<ca_name> [portnum]", &options, &["-l       # list all IB devices"]);
         assert!(usage.contains("\n  --list_of_cas, -l       list all IB devices\n"));
         assert!(usage.contains("\n  ibstat -l       # list all IB devices\n"));
+        let long =
+            [DiagOption { long: "pkey-idx", letter: Some('Y'), value: Some("<idx>"), description: "P_Key table index for outgoing SA/GMP MADs (default 0)" }];
+        let wrapped = diag_usage("ibportstate", "", &long, &[]);
+        assert!(
+            wrapped.contains("\n  --pkey-idx, -Y <idx>    P_Key table index for outgoing SA/GMP MADs \n                          (default 0)\n"),
+            "{wrapped}"
+        );
+        let config = diag_usage("ibstat", "", &common_options(""), &[]);
+        assert!(config.contains("\n  --config, -z <config>   use config file, default: /etc/infiniband-diags/ibdiag.conf\n"), "{config}");
     }
 }

@@ -4,10 +4,11 @@
 //! `Ca\t: 0xGUID ports 1 "gpu-001 mlx5_0"`). A QM9700 reports 65 ports
 //! and a QM8700 41: the physical ones and the aggregation node's.
 
-use crate::commands::fabric::ib_common::{common_options, diag_usage, open_umad_port};
+use crate::commands::fabric::discovery::Found;
+use crate::commands::fabric::ib_common::{common_options, diag_usage};
+use crate::commands::fabric::ibnetdiscover::discover;
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
-use crate::model::fabric::LinkLayer;
 use crate::model::switches::Fabric;
 
 pub struct Ibswitches;
@@ -33,8 +34,9 @@ static HOSTS: Signature = Signature {
     examples: &[Example { command: "sudo ibhosts | grep -c mlx5", description: "how many HCA ports the fabric sees" }],
 };
 
-/// Reads the options; None to go on, or the usage screen to print.
-fn options(signature: &'static Signature, invocation: &Invocation) -> Result<Option<String>, Output> {
+/// Reads the options and sweeps the fabric as the ibnetdiscover they run
+/// does: what it found, newest first, or what to print instead.
+fn discovered(signature: &'static Signature, invocation: &Invocation) -> Result<(Fabric, Vec<Found>), Output> {
     let mut ca = None;
     let usage = || diag_usage(signature.name, "[<topology-file>]", &common_options("KLGsyDt"), &[]);
     for arg in scan(signature, invocation.args()) {
@@ -47,8 +49,9 @@ fn options(signature: &'static Signature, invocation: &Invocation) -> Result<Opt
             other => return Err(Output::error(crate::commands::options::complaint(signature.name, &other) + &usage(), 2)),
         }
     }
-    // They run ibnetdiscover, which needs the management port.
-    open_umad_port(invocation, "ibnetdiscover", ca.as_deref()).map(|()| ca)
+    let (fabric, _, mut order) = discover(invocation, "ibnetdiscover", ca.as_deref())?;
+    order.reverse();
+    Ok((fabric, order))
 }
 
 impl Command for Ibswitches {
@@ -57,13 +60,16 @@ impl Command for Ibswitches {
     }
 
     fn run(&self, invocation: &Invocation) -> Output {
-        if let Err(output) = options(&SWITCHES, invocation) {
-            return output;
-        }
-        let Some(fabric) = Fabric::of(invocation.cluster) else { return Output::default() };
-        let lines: String = fabric
-            .switches
+        let (fabric, order) = match discovered(&SWITCHES, invocation) {
+            Ok(found) => found,
+            Err(output) => return output,
+        };
+        let lines: String = order
             .iter()
+            .filter_map(|found| match found {
+                Found::Switch(index) => Some(&fabric.switches[*index]),
+                Found::Ca { .. } => None,
+            })
             .map(|switch| format!("Switch\t: 0x{:016x} ports {} \"{}\" enhanced port 0 lid {} lmc 0\n", switch.guid, switch.ports + 1, switch.name, switch.lid))
             .collect();
         Output { duration_ms: 300 + 4 * invocation.cluster.nodes.len() as u64, ..Output::ok(lines) }
@@ -76,20 +82,20 @@ impl Command for Ibhosts {
     }
 
     fn run(&self, invocation: &Invocation) -> Output {
-        if let Err(output) = options(&HOSTS, invocation) {
-            return output;
-        }
-        // Every HCA whose port answered the discovery.
-        let lines: String = invocation
-            .cluster
-            .nodes
+        let (_, order) = match discovered(&HOSTS, invocation) {
+            Ok(found) => found,
+            Err(output) => return output,
+        };
+        let cluster = invocation.cluster;
+        let lines: String = order
             .iter()
-            .filter(|node| node.up(invocation.cluster.now))
-            .flat_map(|node| node.hcas.iter().map(move |hca| (node, hca)))
-            .filter(|(_, hca)| hca.port.link_layer == LinkLayer::InfiniBand && hca.port.is_up())
+            .filter_map(|found| match found {
+                Found::Ca { node, rail } => Some((&cluster.nodes[*node], &cluster.nodes[*node].hcas[*rail])),
+                Found::Switch(_) => None,
+            })
             .map(|(node, hca)| format!("Ca\t: 0x{:016x} ports 1 \"{} {}\"\n", hca.node_guid, node.hostname, hca.name))
             .collect();
-        Output { duration_ms: 300 + 4 * invocation.cluster.nodes.len() as u64, ..Output::ok(lines) }
+        Output { duration_ms: 300 + 4 * cluster.nodes.len() as u64, ..Output::ok(lines) }
     }
 }
 

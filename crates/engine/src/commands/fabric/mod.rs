@@ -1,9 +1,12 @@
 //! The InfiniBand and RoCE fabric: rdma-core and infiniband-diags state
 //! tools, NVIDIA's `mlxlink`, and the perftest bandwidth and latency tests.
 
+pub mod discovery;
 pub mod ib_common;
 pub mod ibdev2netdev;
 pub mod iblinkinfo;
+pub mod ibnetdiscover;
+pub mod ibportstate;
 pub mod ibqueryerrors;
 pub mod ibstat;
 pub mod ibstatus;
@@ -17,5 +20,6 @@ pub mod perfquery;
 pub mod perftest;
 pub mod rdma;
 pub mod roce;
+pub mod saquery;
 pub mod show_gids;
 pub mod sminfo;

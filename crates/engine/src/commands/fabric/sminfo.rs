@@ -34,8 +34,15 @@ fn usage() -> String {
 
 /// The SM's priority (the highest, as a fabric's master usually has) and
 /// how often it bumps its activity count (seconds).
-const PRIORITY: u8 = 15;
+pub const PRIORITY: u8 = 15;
 const SECONDS_PER_ACTIVITY: i64 = 3;
+
+/// The master SM's activity count now. It came up with the fabric, a day
+/// before the oldest node's boot, and counts its sweeps since.
+pub fn activity_count(cluster: &crate::model::Cluster) -> i64 {
+    let since = cluster.nodes.iter().map(|node| node.booted_at).min().unwrap_or(cluster.now) - 86_400;
+    (cluster.now - since).max(0) / SECONDS_PER_ACTIVITY
+}
 
 impl Command for Sminfo {
     fn signature(&self) -> &'static Signature {
@@ -61,9 +68,7 @@ impl Command for Sminfo {
         let cluster = invocation.cluster;
         let Some(fabric) = Fabric::of(cluster) else { return Output::error("sminfo: iberror: failed: query\n", 255) };
         let sm = fabric.subnet_manager();
-        // The SM came up with the fabric, before the oldest node's boot.
-        let since = cluster.nodes.iter().map(|node| node.booted_at).min().unwrap_or(cluster.now) - 86_400;
-        let activity = (cluster.now - since).max(0) / SECONDS_PER_ACTIVITY;
+        let activity = activity_count(cluster);
         Output::ok(format!("sminfo: sm lid {} sm guid 0x{:x}, activity count {activity} priority {PRIORITY} state 3 SMINFO_MASTER\n", sm.lid, sm.guid))
     }
 }
