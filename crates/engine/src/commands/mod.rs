@@ -265,6 +265,7 @@ static COMMANDS: &[&dyn Command] = &[
     &fabric::perftest::WRITE_BW,
     &fabric::perftest::WRITE_LAT,
     &fabric::ibdev2netdev::Ibdev2netdev,
+    &fabric::ibdiagnet::Ibdiagnet,
     &fabric::ibswitches::Ibhosts,
     &fabric::iblinkinfo::Iblinkinfo,
     &fabric::ibnetdiscover::Ibnetdiscover,

@@ -206,6 +206,13 @@ pub fn discover(invocation: &Invocation, program: &str, ca: Option<&str>) -> Res
     })
 }
 
+/// The topology file a sweep from this node's port writes (ibdiagnet
+/// saves one with its reports).
+pub fn topology_for(invocation: &Invocation, ca: Option<&str>) -> Result<String, Output> {
+    let (fabric, start, order) = discover(invocation, "ibnetdiscover", ca)?;
+    Ok(topology(invocation.cluster, &fabric, start, &order))
+}
+
 impl Command for Ibnetdiscover {
     fn signature(&self) -> &'static Signature {
         &SIGNATURE

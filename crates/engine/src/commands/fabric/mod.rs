@@ -4,6 +4,7 @@
 pub mod discovery;
 pub mod ib_common;
 pub mod ibdev2netdev;
+pub mod ibdiagnet;
 pub mod iblinkinfo;
 pub mod ibnetdiscover;
 pub mod ibportstate;
