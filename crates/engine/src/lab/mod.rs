@@ -357,6 +357,7 @@ pub const FAULT_KINDS: &[(&str, &[&str], &[&str])] = &[
     ("hca-link-flap", &["node", "hca"], &[]),
     ("hca-mtu", &["node", "hca", "mtu"], &[]),
     ("hca-pfc-off", &["node", "hca"], &[]),
+    ("hca-ecn-off", &["node", "hca"], &[]),
     ("hca-pcie-degraded", &["node", "hca"], &["gen", "width"]),
     ("node-down", &["node"], &["reason"]),
     ("node-drain", &["node"], &["reason"]),

@@ -160,6 +160,7 @@ impl FaultSpec {
             "hca-symbol-errors" => Fault::HcaSymbolErrors { node, hca: hca()?, count: count()? },
             "hca-link-flap" => Fault::HcaLinkFlap { node, hca: hca()? },
             "hca-pfc-off" => Fault::HcaPfcOff { node, hca: hca()? },
+            "hca-ecn-off" => Fault::HcaEcnOff { node, hca: hca()? },
             "hca-mtu" => Fault::HcaMtu { node, hca: hca()?, mtu: whole("mtu", &required("mtu", &self.mtu)?, values)? },
             "hca-pcie-degraded" => Fault::HcaPcieDegraded { node, hca: hca()?, gen: optional_u8("gen", &self.gen)?, width: optional_u8("width", &self.width)? },
             "node-down" => Fault::NodeDown { node, reason: reason("Not responding")? },

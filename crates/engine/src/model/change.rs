@@ -40,6 +40,9 @@ pub enum Change {
     /// `mlnx_qos -i NETDEV --pfc ...`: the priorities with PFC on, bit N for
     /// priority N.
     SetPfc { node: String, netdev: String, enabled: u8 },
+    /// `echo 1 > /sys/class/net/NETDEV/ecn/roce_np/enable/3` (or `roce_rp`):
+    /// DCQCN's notification point (`rp` false) or reaction point on a priority.
+    SetEcn { node: String, netdev: String, reaction_point: bool, priority: u8, enabled: bool },
     /// `dcgmi health -s SYSTEMS`: the health systems DCGM watches (bits as
     /// `Node::health_watches`).
     SetHealthWatches { node: String, systems: u16 },
@@ -153,6 +156,7 @@ impl RepairTarget {
             | HcaLinkFlap { hca, .. }
             | HcaMtu { hca, .. }
             | HcaPfcOff { hca, .. }
+            | HcaEcnOff { hca, .. }
             | HcaPcieDegraded { hca, .. } => (RepairTarget::Hca, hca.clone()),
             FabricManagerDown { .. } | DriverMismatch { .. } | NodeDown { .. } | NodeDrain { .. } => (RepairTarget::Node, String::new()),
         }
@@ -168,6 +172,7 @@ impl Change {
             | Change::ResetPortCounters { node, .. }
             | Change::SetNetdevMtu { node, .. }
             | Change::SetPfc { node, .. }
+            | Change::SetEcn { node, .. }
             | Change::SetHealthWatches { node, .. }
             | Change::RestartFabricManager { node }
             | Change::StopFabricManager { node }
@@ -245,7 +250,7 @@ impl Cluster {
                 }
             }
         }
-        if let Change::SetNetdevMtu { node, netdev, .. } | Change::SetPfc { node, netdev, .. } = change {
+        if let Change::SetNetdevMtu { node, netdev, .. } | Change::SetPfc { node, netdev, .. } | Change::SetEcn { node, netdev, .. } = change {
             self.apply_change_at(change, at);
             // The port runs as the site wants again: the setting that was lost is back.
             let Some(hca) = self.node(node).and_then(|n| n.hcas.iter().find(|h| h.netdev == *netdev)).cloned() else { return };
@@ -253,6 +258,7 @@ impl Cluster {
                 let fixed = match &injected.fault {
                     super::fault::Fault::HcaMtu { node: on, hca: name, .. } => hca.port.active_mtu >= hca.port.max_mtu && on == node && *name == hca.name,
                     super::fault::Fault::HcaPfcOff { node: on, hca: name } => hca.port.lossless() && on == node && *name == hca.name,
+                    super::fault::Fault::HcaEcnOff { node: on, hca: name } => hca.port.congestion_controlled() && on == node && *name == hca.name,
                     _ => false,
                 };
                 if fixed {
@@ -597,6 +603,13 @@ impl Cluster {
             Change::SetPfc { netdev, enabled, .. } => {
                 if let Some(hca) = node.hcas.iter_mut().find(|h| h.netdev == *netdev) {
                     hca.port.pfc_enabled = *enabled;
+                }
+            }
+            Change::SetEcn { netdev, reaction_point, priority, enabled, .. } => {
+                if let Some(hca) = node.hcas.iter_mut().find(|h| h.netdev == *netdev) {
+                    let mask = if *reaction_point { &mut hca.port.ecn_rp } else { &mut hca.port.ecn_np };
+                    let bit = 1u8.checked_shl(u32::from(*priority)).unwrap_or(0);
+                    *mask = if *enabled { *mask | bit } else { *mask & !bit };
                 }
             }
         }

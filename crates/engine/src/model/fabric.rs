@@ -167,6 +167,11 @@ pub struct Port {
     /// RoCE: the priorities with PFC on, bit N for priority N. The site runs
     /// RDMA lossless on [`ROCE_PRIORITY`]; IB has no PFC (0).
     pub pfc_enabled: u8,
+    /// RoCE: the priorities on which DCQCN's notification point (sending
+    /// CNPs for ECN-marked packets) and reaction point (slowing down on a
+    /// CNP) are on; mlx5 enables both on every priority. 0 on IB.
+    pub ecn_np: u8,
+    pub ecn_rp: u8,
     pub counters: PortCounters,
     /// Symbol errors added per hour of simulated time (a marginal cable).
     pub symbol_errors_per_hour: u64,
@@ -209,6 +214,13 @@ impl Port {
     /// flow control), on RoCE when [`ROCE_PRIORITY`] has PFC on.
     pub fn lossless(&self) -> bool {
         self.link_layer == LinkLayer::InfiniBand || self.pfc_enabled & (1 << ROCE_PRIORITY) != 0
+    }
+
+    /// Whether congestion control paces the RDMA priority: on RoCE, DCQCN's
+    /// both ends on [`ROCE_PRIORITY`]; IB's is the fabric's own.
+    pub fn congestion_controlled(&self) -> bool {
+        let bit = 1 << ROCE_PRIORITY;
+        self.link_layer == LinkLayer::InfiniBand || (self.ecn_np & bit != 0 && self.ecn_rp & bit != 0)
     }
 
     /// Sets the netdev MTU; on RoCE the active MTU follows.

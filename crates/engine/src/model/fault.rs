@@ -47,6 +47,7 @@ pub enum Fault {
     HcaLinkFlap { node: String, hca: String },
     HcaMtu { node: String, hca: String, mtu: u32 },
     HcaPfcOff { node: String, hca: String },
+    HcaEcnOff { node: String, hca: String },
     HcaPcieDegraded { node: String, hca: String, gen: Option<u8>, width: Option<u8> },
     NodeDown { node: String, reason: String },
     NodeDrain { node: String, reason: String },
@@ -126,6 +127,7 @@ impl Fault {
             Fault::HcaLinkFlap { .. } => "hca-link-flap",
             Fault::HcaMtu { .. } => "hca-mtu",
             Fault::HcaPfcOff { .. } => "hca-pfc-off",
+            Fault::HcaEcnOff { .. } => "hca-ecn-off",
             Fault::HcaPcieDegraded { .. } => "hca-pcie-degraded",
             Fault::NodeDown { .. } => "node-down",
             Fault::NodeDrain { .. } => "node-drain",
@@ -151,6 +153,7 @@ impl Fault {
             | Fault::HcaLinkFlap { hca, .. }
             | Fault::HcaMtu { hca, .. }
             | Fault::HcaPfcOff { hca, .. }
+            | Fault::HcaEcnOff { hca, .. }
             | Fault::HcaPcieDegraded { hca, .. } => hca.clone(),
             Fault::FabricManagerDown { .. } | Fault::DriverMismatch { .. } | Fault::NodeDown { .. } | Fault::NodeDrain { .. } => String::new(),
         }
@@ -175,6 +178,7 @@ impl Fault {
             | Fault::HcaLinkFlap { node, .. }
             | Fault::HcaMtu { node, .. }
             | Fault::HcaPfcOff { node, .. }
+            | Fault::HcaEcnOff { node, .. }
             | Fault::HcaPcieDegraded { node, .. }
             | Fault::NodeDown { node, .. }
             | Fault::NodeDrain { node, .. } => node,
@@ -478,6 +482,18 @@ impl Fault {
                     return Err(FaultError::new("kind", "`hca-pfc-off` needs a RoCE cluster (`fabric = \"roce\"`): InfiniBand has no PFC"));
                 }
                 port.pfc_enabled &= !(1 << ROCE_PRIORITY);
+            }
+            Fault::HcaEcnOff { hca, .. } => {
+                let index = hca_at(hca)?;
+                let port = &mut node.hcas[index].port;
+                if port.link_layer != LinkLayer::Ethernet {
+                    return Err(FaultError::new(
+                        "kind",
+                        "`hca-ecn-off` needs a RoCE cluster (`fabric = \"roce\"`): InfiniBand's congestion control is the SM's",
+                    ));
+                }
+                port.ecn_np &= !(1 << ROCE_PRIORITY);
+                port.ecn_rp &= !(1 << ROCE_PRIORITY);
             }
             Fault::HcaPcieDegraded { hca, gen, width, .. } => {
                 let index = hca_at(hca)?;

@@ -641,6 +641,8 @@ fn build_hca(config: &ClusterConfig, hostname: &str, node_index: usize, index: u
             active_mtu: 4096,
             netdev_mtu: if infiniband { fabric::IPOIB_NETDEV_MTU } else { fabric::ROCE_NETDEV_MTU },
             pfc_enabled: if infiniband { 0 } else { 1 << fabric::ROCE_PRIORITY },
+            ecn_np: if infiniband { 0 } else { 0xff },
+            ecn_rp: if infiniband { 0 } else { 0xff },
             counters: PortCounters::default(),
             symbol_errors_per_hour: 0,
             counters_reset: None,

@@ -344,7 +344,7 @@ impl Plan {
                             || gpu.pcie_switch == hca.pcie_switch
                             || matches!(gdr_level.as_str(), "SYS" | "5" | "PHB" | "4")
                             || (gpu.numa_node == hca.numa_node && matches!(gdr_level.as_str(), "NODE" | "3")));
-                    let mut rail = link_gbps(cluster, node, hca) / 8.0 * 0.96;
+                    let mut rail = link_gbps(cluster, node, hca) / 8.0 * 0.96 * super::congestion_share(&hca.port);
                     rail /= 1.0 + hca.port.symbol_errors_per_hour as f64 / 10_000.0;
                     if !gdr {
                         rail *= 0.55;

@@ -1307,7 +1307,11 @@ impl<'c, 's> Interp<'c, 's> {
         }
         let view = self.file_view();
         let path = view.resolve(target);
-        view.check_writable(&path)?;
+        if !view.is_attribute(&path) {
+            view.check_writable(&path)?;
+        } else if !commands::is_root(&self.shell.env) {
+            return Err("Permission denied");
+        }
         let at = match opened.iter().position(|(p, _, _)| *p == path) {
             Some(at) => at,
             None => {
@@ -1350,6 +1354,14 @@ impl<'c, 's> Interp<'c, 's> {
         let node = self.shell.host.clone();
         let mut changes = Vec::new();
         for (path, text, append) in opened {
+            // A kernel attribute takes the value as a setting, not as a file.
+            if let Some(written) = self.file_view().attribute_write(&path, &text) {
+                match written {
+                    Ok(change) => changes.push(change),
+                    Err(reason) => self.emit(out, Stream::Stderr, format!("-bash: echo: write error: {reason}\n")),
+                }
+                continue;
+            }
             if let Err(reason) = self.file_view().check_room(&path, text.len(), append) {
                 self.emit(out, Stream::Stderr, format!("-bash: {path}: {reason}\n"));
                 continue;

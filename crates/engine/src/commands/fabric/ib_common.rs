@@ -388,6 +388,8 @@ mod tests {
             active_mtu: 4096,
             netdev_mtu: 9000,
             pfc_enabled: 1 << 3,
+            ecn_np: 0xff,
+            ecn_rp: 0xff,
             counters: PortCounters::default(),
             symbol_errors_per_hour: 0,
             counters_reset: None,

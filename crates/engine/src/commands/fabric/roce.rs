@@ -13,7 +13,10 @@
 //! sends no pause and drops what it cannot buffer (`rx_discards_phy`), each
 //! drop an out-of-sequence packet for the RDMA responder
 //! ([`crate::perf::DROP_RATE_WITHOUT_PFC`]). DCQCN's congestion
-//! notifications scale with the traffic.
+//! notifications scale with the traffic; where its notification point is
+//! off the port sends no CNP, where its reaction point is off it ignores
+//! those it gets and, unpaced, is paused by the switch far more often
+//! ([`crate::perf::PAUSED_SHARE_WITHOUT_ECN`]).
 
 use crate::commands::fabric::ib_common::{counters_now, default_gid, is_infiniband};
 use crate::model::fabric::{Hca, ROCE_PRIORITY};
@@ -74,6 +77,7 @@ pub struct RoceCounters {
     pub np_ecn_marked: u64,
     pub np_cnp_sent: u64,
     pub rp_cnp_handled: u64,
+    pub rp_cnp_ignored: u64,
     pub link_down_events: u64,
     pub symbol_errors: u64,
     pub corrected_bits: u64,
@@ -92,7 +96,13 @@ impl RoceCounters {
         let up = (cluster.now - node.booted_at).max(0) as u64;
         let (kernel_rx_packets, kernel_tx_packets) = (up / 30 + 12, up / 30 + 9);
         let lossless = port.lossless();
-        let (rx_pause, tx_pause) = if lossless { (c.xmit_pkts / 12_000, c.rcv_pkts / 20_000) } else { (0, 0) };
+        let bit = 1 << ROCE_PRIORITY;
+        let (notifies, reacts) = (port.ecn_np & bit != 0, port.ecn_rp & bit != 0);
+        // Unpaced, the port is paused for PAUSED_SHARE_WITHOUT_ECN of its
+        // sending time: a pause quantum (~3 us at 400G) per 1,400 packets or so.
+        let rx_pause_every = if reacts { 12_000 } else { 1_400 };
+        let (rx_pause, tx_pause) = if lossless { (c.xmit_pkts / rx_pause_every, c.rcv_pkts / 20_000) } else { (0, 0) };
+        let cnps_received = c.xmit_pkts / 5_500;
         let rx_discards = if lossless { 0 } else { (c.rcv_pkts as f64 * DROP_RATE_WITHOUT_PFC) as u64 };
         let np_ecn_marked = c.rcv_pkts / 5_000;
         RoceCounters {
@@ -109,8 +119,9 @@ impl RoceCounters {
             rx_discards,
             out_of_sequence: rx_discards,
             np_ecn_marked,
-            np_cnp_sent: np_ecn_marked * 9 / 10,
-            rp_cnp_handled: c.xmit_pkts / 5_500,
+            np_cnp_sent: if notifies { np_ecn_marked * 9 / 10 } else { 0 },
+            rp_cnp_handled: if reacts { cnps_received } else { 0 },
+            rp_cnp_ignored: if reacts { 0 } else { cnps_received },
             link_down_events: c.link_downed,
             symbol_errors: c.symbol_errors,
             corrected_bits: rdma_rx_bytes / 12_500_000 + c.symbol_errors.saturating_mul(48),
@@ -156,7 +167,7 @@ impl RoceCounters {
             ("roce_slow_restart", 0),
             ("roce_slow_restart_cnps", 0),
             ("roce_slow_restart_trans", 0),
-            ("rp_cnp_ignored", 0),
+            ("rp_cnp_ignored", self.rp_cnp_ignored),
             ("rp_cnp_handled", self.rp_cnp_handled),
             ("np_ecn_marked_roce_packets", self.np_ecn_marked),
             ("np_cnp_sent", self.np_cnp_sent),
@@ -166,7 +177,7 @@ impl RoceCounters {
 
     /// `ethtool -S`'s counters for a port with PFC on `pfc_enabled`'s priorities, in mlx5's order.
     pub fn ethtool(&self, pfc_enabled: u8, mtu: u32) -> Vec<(String, u64)> {
-        let rx_frames = self.rdma_rx_packets + self.kernel_rx_packets + self.rp_cnp_handled;
+        let rx_frames = self.rdma_rx_packets + self.kernel_rx_packets + self.rp_cnp_handled + self.rp_cnp_ignored;
         let tx_frames = self.rdma_tx_packets + self.kernel_tx_packets + self.np_cnp_sent;
         let rx_bytes = self.rdma_rx_bytes + self.rdma_rx_packets * FRAME_OVERHEAD + self.kernel_rx_packets * 90;
         let tx_bytes = self.rdma_tx_bytes + self.rdma_tx_packets * FRAME_OVERHEAD + self.kernel_tx_packets * 90;
@@ -258,7 +269,7 @@ impl RoceCounters {
         }
         // Frame sizes: the RDMA data at the MTU, their ACKs and CNPs small.
         let data_frame = u64::from(mtu) + FRAME_OVERHEAD;
-        let small = self.kernel_rx_packets + self.rp_cnp_handled + self.rx_pause;
+        let small = self.kernel_rx_packets + self.rp_cnp_handled + self.rp_cnp_ignored + self.rx_pause;
         for (name, low, high) in [
             ("rx_64_bytes_phy", 0, 64),
             ("rx_65_to_127_bytes_phy", 65, 127),
@@ -323,5 +334,57 @@ impl RoceCounters {
             put(name, 0);
         }
         list
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::roce_session;
+
+    const ECN_OFF: &str = "[[faults]]\nkind = \"hca-ecn-off\"\nnode = \"gpu-001\"\nhca = \"mlx5_2\"\n";
+
+    fn average_busbw(log: &str) -> f64 {
+        log.lines().find_map(|line| line.strip_prefix("# Avg bus bandwidth    : ")).and_then(|value| value.trim().parse().ok()).unwrap_or(0.0)
+    }
+
+    #[test]
+    fn a_port_without_dcqcn_sends_no_cnp_ignores_those_it_gets_and_is_paused_often() {
+        let mut shell = roce_session(ECN_OFF);
+        let (bad, good) = (shell.cluster.nodes[0].hcas[2].netdev.clone(), shell.cluster.nodes[0].hcas[1].netdev.clone());
+        assert_eq!(shell.run(&format!("cat /sys/class/net/{bad}/ecn/roce_np/enable/3 /sys/class/net/{bad}/ecn/roce_rp/enable/3")).stdout(), "0\n0\n");
+        assert_eq!(shell.run(&format!("cat /sys/class/net/{good}/ecn/roce_rp/enable/3")).stdout(), "1\n");
+        shell.run("NCCL_DEBUG=WARN srun -N2 --ntasks-per-node=8 all_reduce_perf -b 1G -e 8G -f 2 -g 1 > /dev/null");
+        let counter = |shell: &mut crate::testing::Shell, netdev: &str, name: &str| -> u64 {
+            let hca = shell.cluster.nodes[0].hcas.iter().find(|hca| hca.netdev == netdev).unwrap().name.clone();
+            shell.run(&format!("cat /sys/class/infiniband/{hca}/ports/1/hw_counters/{name}")).stdout().trim().parse().unwrap()
+        };
+        assert_eq!(counter(&mut shell, &bad, "np_cnp_sent"), 0);
+        assert_eq!(counter(&mut shell, &bad, "rp_cnp_handled"), 0);
+        assert!(counter(&mut shell, &bad, "rp_cnp_ignored") > 0);
+        assert!(counter(&mut shell, &good, "np_cnp_sent") > 0 && counter(&mut shell, &good, "rp_cnp_ignored") == 0);
+        let pauses = |shell: &mut crate::testing::Shell, netdev: &str| -> u64 {
+            let stats = shell.run(&format!("ethtool -S {netdev}")).stdout();
+            stats.lines().find_map(|line| line.strip_prefix("     rx_prio3_pause: ")).unwrap().parse().unwrap()
+        };
+        assert!(pauses(&mut shell, &bad) > 5 * pauses(&mut shell, &good));
+    }
+
+    #[test]
+    fn collectives_lose_the_paused_time_single_flows_do_not_and_the_sysfs_switch_repairs_it() {
+        let mut shell = roce_session(ECN_OFF);
+        let healthy = average_busbw(&roce_session("").run("NCCL_DEBUG=WARN srun -N2 --ntasks-per-node=8 all_reduce_perf -b 8G -e 8G -g 1").stdout());
+        let slowed = average_busbw(&shell.run("NCCL_DEBUG=WARN srun -N2 --ntasks-per-node=8 all_reduce_perf -b 8G -e 8G -g 1").stdout());
+        let share = slowed / healthy;
+        assert!((0.8..0.92).contains(&share), "{slowed} of {healthy}");
+        let netdev = shell.cluster.nodes[0].hcas[2].netdev.clone();
+        let refused = shell.run(&format!("echo 1 > /sys/class/net/{netdev}/ecn/roce_rp/enable/3"));
+        assert!(refused.stderr().contains("Permission denied"), "{}", refused.stderr());
+        assert!(shell.run(&format!("echo 2 | sudo tee /sys/class/net/{netdev}/ecn/roce_np/enable/3")).stderr().contains("Invalid argument"));
+        for point in ["roce_np", "roce_rp"] {
+            shell.run(&format!("echo 1 | sudo tee /sys/class/net/{netdev}/ecn/{point}/enable/3"));
+        }
+        assert!(shell.cluster.injected.iter().all(|injected| injected.repaired));
+        let repaired = average_busbw(&shell.run("NCCL_DEBUG=WARN srun -N2 --ntasks-per-node=8 all_reduce_perf -b 8G -e 8G -g 1").stdout());
+        assert!((repaired / healthy - 1.0).abs() < 0.03, "{repaired} of {healthy}");
     }
 }

@@ -136,6 +136,37 @@ pub fn devices(node: &Node) -> Vec<Device> {
     list
 }
 
+/// A DCQCN switch under a RoCE netdev (`ecn/roce_np/enable/3`): whether it
+/// is the reaction point's, and its priority.
+pub fn ecn_attribute(file: &str) -> Option<(bool, u8)> {
+    let rest = file.strip_prefix("ecn/")?;
+    let (point, priority) = rest.split_once("/enable/")?;
+    let reaction_point = match point {
+        "roce_np" => false,
+        "roce_rp" => true,
+        _ => return None,
+    };
+    let priority: u8 = priority.parse().ok().filter(|p| *p < 8)?;
+    Some((reaction_point, priority))
+}
+
+/// The change writing `text` to the kernel attribute at `path` makes on
+/// `node`, when `path` is one that takes writes (the DCQCN switches): the
+/// change, or the error `write` gets (`Invalid argument` for a value other
+/// than 0 or 1). None for any other path.
+pub fn attribute_write(node: &Node, path: &str, text: &str) -> Option<Result<crate::model::change::Change, &'static str>> {
+    let rest = path.strip_prefix("/sys/class/net/")?;
+    let (netdev, file) = rest.split_once('/')?;
+    let (reaction_point, priority) = ecn_attribute(file)?;
+    node.hcas.iter().find(|hca| hca.netdev == netdev && hca.port.link_layer == LinkLayer::Ethernet)?;
+    let enabled = match text.trim() {
+        "1" => true,
+        "0" => false,
+        _ => return Some(Err("Invalid argument")),
+    };
+    Some(Ok(crate::model::change::Change::SetEcn { node: node.hostname.clone(), netdev: netdev.to_string(), reaction_point, priority, enabled }))
+}
+
 /// Every generated file's path on `node`.
 pub fn paths(cluster: &Cluster, node: &Node) -> Vec<String> {
     let mut paths: Vec<String> = FIXED.iter().map(|p| p.to_string()).collect();
@@ -162,6 +193,11 @@ pub fn paths(cluster: &Cluster, node: &Node) -> Vec<String> {
         }
         let names = RoceCounters::default().hw_counters_of(hca).into_iter().map(|(name, _)| name).chain(["lifespan"]);
         paths.extend(names.map(|name| format!("{port}/hw_counters/{name}")));
+        if hca.port.link_layer == LinkLayer::Ethernet {
+            for point in ["roce_np", "roce_rp"] {
+                paths.extend((0..8).map(|priority| format!("/sys/class/net/{}/ecn/{point}/enable/{priority}", hca.netdev)));
+            }
+        }
     }
     for iface in interfaces(node) {
         paths.extend(NET_FILES.iter().map(|file| format!("/sys/class/net/{}/{file}", iface.name)));
@@ -226,6 +262,11 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
     }
     if let Some(rest) = path.strip_prefix("/sys/class/net/") {
         let (name, file) = rest.split_once('/')?;
+        if let Some((reaction_point, priority)) = ecn_attribute(file) {
+            let port = &node.hcas.iter().find(|hca| hca.netdev == name && hca.port.link_layer == LinkLayer::Ethernet)?.port;
+            let mask = if reaction_point { port.ecn_rp } else { port.ecn_np };
+            return Some(format!("{}\n", (mask >> priority) & 1));
+        }
         let iface = interfaces(node).into_iter().find(|iface| iface.name == name)?;
         return Some(match file {
             "address" => format!("{}\n", iface.mac),

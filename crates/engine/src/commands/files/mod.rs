@@ -295,6 +295,17 @@ impl<'a> View<'a> {
     }
 
     /// Whether the trainee may write `path` (absolute).
+    /// The change a write of `text` to a kernel attribute (`path` under
+    /// /sys that takes writes, root's alone) makes, or the error the write
+    /// gets; None when `path` is no such attribute.
+    pub fn attribute_write(&self, path: &str, text: &str) -> Option<Result<crate::model::change::Change, &'static str>> {
+        generated::attribute_write(self.node?, path, text)
+    }
+
+    pub fn is_attribute(&self, path: &str) -> bool {
+        self.attribute_write(path, "1").is_some()
+    }
+
     pub fn check_writable(&self, path: &str) -> Result<(), &'static str> {
         if self.is_directory(path) {
             return Err("Is a directory");

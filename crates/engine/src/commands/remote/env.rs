@@ -84,7 +84,8 @@ impl Command for Env {
         let Some(program) = args.get(at) else {
             return Output::ok(listing(&env, end));
         };
-        let call = invocation.call_on(&invocation.node.hostname, Some(&env));
+        // The program it starts reads what it was given.
+        let call = crate::commands::Call { stdin: invocation.stdin, ..invocation.call_on(&invocation.node.hostname, Some(&env)) };
         invocation
             .runner
             .run_program(call, &args[at..])

@@ -67,7 +67,8 @@ impl Command for Sudo {
         ] {
             env.insert(key.to_string(), value);
         }
-        let call = invocation.call_on(&invocation.node.hostname, Some(&env));
+        // The program it starts reads what it was given.
+        let call = crate::commands::Call { stdin: invocation.stdin, ..invocation.call_on(&invocation.node.hostname, Some(&env)) };
         // A shell is a program too: `sudo bash -c LINE` runs the line as root.
         if matches!(name.as_str(), "bash" | "sh") && args.get(at + 1).is_some_and(|flag| flag == "-c") {
             return invocation.runner.run_line(call, args.get(at + 2).map_or("", String::as_str));
@@ -93,5 +94,14 @@ mod tests {
         assert_eq!(shell.run("sudo scontrol update NodeName=gpu-002 State=DRAIN Reason=x").status, 0);
         assert_eq!(shell.changes().len(), 1);
         assert_eq!(run_on_first_node("sudo sudo hostname").stdout, "gpu-001\n");
+    }
+
+    #[test]
+    fn the_program_reads_the_pipe() {
+        let mut shell = session();
+        assert_eq!(shell.run("echo hi | sudo tee /tmp/x").stdout(), "hi\n");
+        assert_eq!(shell.run("cat /tmp/x").stdout(), "hi\n");
+        assert_eq!(shell.run("printf 'b\\na\\n' | env LC_ALL=C sort").stdout(), "a\nb\n");
+        assert_eq!(shell.run("echo x | timeout 5 wc -l").stdout(), "1\n");
     }
 }

@@ -122,7 +122,8 @@ impl Command for Timeout {
             return usage_error("timeout", &DIALECT, &format!("missing operand after {}", quote(limit)));
         };
         let mark = invocation.runner.executions().len();
-        let call = invocation.call_on(&invocation.node.hostname, Some(invocation.env));
+        // The program it starts reads what it was given.
+        let call = crate::commands::Call { stdin: invocation.stdin, ..invocation.call_on(&invocation.node.hostname, Some(invocation.env)) };
         let Some(mut ran) = invocation.runner.run_program(call, &operands[1..]) else {
             return Output::error(format!("timeout: failed to run command {}: No such file or directory\n", quote(name)), 127);
         };

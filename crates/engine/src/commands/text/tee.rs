@@ -33,6 +33,21 @@ impl GnuTool for Tee {
                 continue;
             }
             let path = view.resolve(operand);
+            if view.is_attribute(&path) {
+                let written = if crate::commands::is_root(invocation.env) {
+                    view.attribute_write(&path, invocation.stdin).unwrap_or(Err("Permission denied"))
+                } else {
+                    Err("Permission denied")
+                };
+                match written {
+                    Ok(change) => output.changes.push(change),
+                    Err(reason) => {
+                        output.stderr.push_str(&format!("tee: {operand}: {reason}\n"));
+                        output.status = 1;
+                    }
+                }
+                continue;
+            }
             let checked = view.check_writable(&path).and_then(|()| view.check_room(&path, invocation.stdin.len(), append));
             match checked {
                 Ok(()) => output.changes.push(Change::WriteFile { node: invocation.node.hostname.clone(), path, text: invocation.stdin.to_string(), append }),
