@@ -49,6 +49,10 @@ static SIGNATURE: Signature = Signature {
         Example { command: "nvidia-smi | grep -c NVIDIA", description: "count the lines that name a GPU" },
         Example { command: "nvidia-smi -q | grep -i -A2 'ecc errors'", description: "a section with two lines of context" },
         Example { command: "nvidia-smi -L | grep -oE 'GPU-[0-9a-f-]+'", description: "only the UUIDs" },
+        Example {
+            command: "grep . /sys/class/net/*/ecn/roce_rp/enable/3",
+            description: "each file with its content: here whether DCQCN paces priority 3, interface by interface",
+        },
     ],
 };
 
