@@ -353,6 +353,9 @@ mod tests {
         let (bad, good) = (shell.cluster.nodes[0].hcas[2].netdev.clone(), shell.cluster.nodes[0].hcas[1].netdev.clone());
         assert_eq!(shell.run(&format!("cat /sys/class/net/{bad}/ecn/roce_np/enable/3 /sys/class/net/{bad}/ecn/roce_rp/enable/3")).stdout(), "0\n0\n");
         assert_eq!(shell.run(&format!("cat /sys/class/net/{good}/ecn/roce_rp/enable/3")).stdout(), "1\n");
+        // Every slot of the GID table is there; the empty ones read as zeros.
+        assert_eq!(shell.run("ls /sys/class/infiniband/mlx5_0/ports/1/gids | wc -l").stdout(), "255\n");
+        assert_eq!(shell.run("cat /sys/class/infiniband/mlx5_0/ports/1/gids/254").stdout(), "0000:0000:0000:0000:0000:0000:0000:0000\n");
         shell.run("NCCL_DEBUG=WARN srun -N2 --ntasks-per-node=8 all_reduce_perf -b 1G -e 8G -f 2 -g 1 > /dev/null");
         let counter = |shell: &mut crate::testing::Shell, netdev: &str, name: &str| -> u64 {
             let hca = shell.cluster.nodes[0].hcas.iter().find(|hca| hca.netdev == netdev).unwrap().name.clone();

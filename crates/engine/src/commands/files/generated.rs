@@ -167,6 +167,16 @@ pub fn attribute_write(node: &Node, path: &str, text: &str) -> Option<Result<cra
     Some(Ok(crate::model::change::Change::SetEcn { node: node.hostname.clone(), netdev: netdev.to_string(), reaction_point, priority, enabled }))
 }
 
+/// The slots of a port's GID table (`gid_tbl_len`): 255 on a RoCE port,
+/// 8 on an IB one.
+fn gid_slots(hca: &crate::model::fabric::Hca) -> u32 {
+    if hca.port.link_layer == LinkLayer::Ethernet {
+        255
+    } else {
+        8
+    }
+}
+
 /// Every generated file's path on `node`.
 pub fn paths(cluster: &Cluster, node: &Node) -> Vec<String> {
     let mut paths: Vec<String> = FIXED.iter().map(|p| p.to_string()).collect();
@@ -183,9 +193,9 @@ pub fn paths(cluster: &Cluster, node: &Node) -> Vec<String> {
         let port = format!("{device}/ports/{}", hca.port.number);
         paths.extend(PORT_FILES.iter().map(|file| format!("{port}/{file}")));
         paths.extend(COUNTER_FILES.iter().map(|file| format!("{port}/counters/{file}")));
-        // The GID table's filled entries (the empty slots read as zeros).
+        // Every slot of the GID table (the empty ones read as zeros).
         let gids = gid_table(node, hca);
-        paths.extend(gids.iter().map(|gid| format!("{port}/gids/{}", gid.index)));
+        paths.extend((0..gid_slots(hca)).map(|slot| format!("{port}/gids/{slot}")));
         if hca.port.link_layer == LinkLayer::Ethernet {
             for attribute in ["types", "ndevs"] {
                 paths.extend(gids.iter().map(|gid| format!("{port}/gid_attrs/{attribute}/{}", gid.index)));
@@ -311,8 +321,7 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
         }
         ["ports", port, "gids", index] if port == hca.port.number.to_string() => {
             let slot: u32 = index.parse().ok().filter(|i| path.ends_with(&format!("/{i}")))?;
-            let roce = hca.port.link_layer == LinkLayer::Ethernet;
-            (slot < if roce { 255 } else { 8 }).then(|| {
+            (slot < gid_slots(hca)).then(|| {
                 let gid = gid_table(node, hca).into_iter().find(|gid| gid.index == slot);
                 format!("{}\n", gid.map_or_else(|| "0000:0000:0000:0000:0000:0000:0000:0000".to_string(), |gid| gid.gid))
             })
