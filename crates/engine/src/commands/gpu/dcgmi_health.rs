@@ -117,12 +117,17 @@ fn watch_bits(letters: &str) -> Option<u16> {
     })
 }
 
-/// What one GPU's watched systems report: (system bit, failure, message).
-fn incidents(gpu: &Gpu, watches: u16) -> Vec<(u16, String)> {
+/// What one GPU's watched systems report: (system bit, a failure rather
+/// than a warning, message). Messages are DCGM's `dcgm_errors.h` text and
+/// its next step. Thermal and power report a warning when the GPU spent
+/// time throttled for that reason in the last minute (DcgmHealthWatch's
+/// violation counters), as a GPU slowed by heat or by its power limit does.
+fn incidents(gpu: &Gpu, watches: u16) -> Vec<(u16, bool, String)> {
     let mut found = Vec::new();
     if watches & 4 != 0 && gpu.ecc.volatile_uncorrected > 0 {
         found.push((
             4,
+            true,
             format!(
                 "Detected {} volatile double-bit ECC error(s) in GPU {}. Drain the GPU and reset it or reboot the node.",
                 gpu.ecc.volatile_uncorrected, gpu.index
@@ -130,12 +135,13 @@ fn incidents(gpu: &Gpu, watches: u16) -> Vec<(u16, String)> {
         ));
     }
     if watches & 4 != 0 && gpu.xids.contains(&95) && gpu.needs_reset {
-        found.push((4, "GPU had an uncontained error (XID 95) Drain the GPU and reset it or reboot the node.".to_string()));
+        found.push((4, true, "GPU had an uncontained error (XID 95) Drain the GPU and reset it or reboot the node.".to_string()));
     }
     if watches & 2 != 0 {
         for (link, _) in gpu.nvlinks.iter().enumerate().filter(|(_, l)| !l.active) {
             found.push((
                 2,
+                true,
                 format!(
                     "GPU {}'s NvLink link {link} is currently down Check DCGM and system logs for errors. Reset GPU. Restart DCGM. Rerun diagnostics.",
                     gpu.index
@@ -143,8 +149,38 @@ fn incidents(gpu: &Gpu, watches: u16) -> Vec<(u16, String)> {
             ));
         }
     }
-    crate::sort::sort_by_key(&mut found, |(bit, _)| *bit);
+    // Clock event reasons: 0x20 SW thermal, 0x40 HW thermal; 0x04 SW power cap, 0x80 HW power brake.
+    if watches & 32 != 0 && gpu.throttle_reasons & 0x60 != 0 {
+        found.push((
+            32,
+            false,
+            format!(
+                "Detected clock throttling due to thermal violation in GPU {}. Verify that the cooling on this machine is functional, including external, thermal material interface, fans, and any other components.",
+                gpu.index
+            ),
+        ));
+    }
+    if watches & 64 != 0 && gpu.throttle_reasons & 0x84 != 0 {
+        found.push((
+            64,
+            false,
+            format!(
+                "Detected clock throttling due to power violation in GPU {}. Monitor the power conditions. This GPU can still perform workload.",
+                gpu.index
+            ),
+        ));
+    }
+    crate::sort::sort_by_key(&mut found, |(bit, _, _)| *bit);
     found
+}
+
+/// DCGM's name of a health result.
+fn verdict(failure: bool) -> &'static str {
+    if failure {
+        "Failure"
+    } else {
+        "Warning"
+    }
 }
 
 /// `dcgmi health -s LETTERS | -f | -c`.
@@ -174,28 +210,31 @@ pub fn health(node: &Node, set: Option<&str>, fetch: bool, check: bool) -> Outpu
         return Output::error("Error: Health watches not enabled. Please enable watches. \n", 253);
     }
     let mut rows = Vec::new();
-    let mut any = false;
+    // The worst result: None (healthy), Some(false) a warning, Some(true) a failure.
+    let mut worst: Option<bool> = None;
     let mut gpu_rows = Vec::new();
     for gpu in node.gpus.iter().filter(|gpu| gpu.is_visible()) {
         let found = incidents(gpu, watches);
         if found.is_empty() {
             continue;
         }
-        any = true;
-        gpu_rows.push(row(1, gpu.index.to_string(), "Failure"));
+        let failed = found.iter().any(|(_, failure, _)| *failure);
+        worst = Some(worst.unwrap_or(false) || failed);
+        gpu_rows.push(row(1, gpu.index.to_string(), verdict(failed)));
         gpu_rows.push(row(2, "Errors", ""));
-        let mut bits: Vec<u16> = found.iter().map(|(bit, _)| *bit).collect();
+        let mut bits: Vec<u16> = found.iter().map(|(bit, _, _)| *bit).collect();
         bits.dedup();
         for bit in bits {
             let name = SYSTEMS.get(bit.trailing_zeros() as usize).map_or("Internal error", |(_, name)| name);
-            let text: Vec<&str> = found.iter().filter(|(b, _)| *b == bit).map(|(_, t)| t.as_str()).collect();
-            gpu_rows.push(row(3, name, "Failure"));
+            let of_system: Vec<&(u16, bool, String)> = found.iter().filter(|(b, _, _)| *b == bit).collect();
+            let text: Vec<&str> = of_system.iter().map(|(_, _, t)| t.as_str()).collect();
+            gpu_rows.push(row(3, name, verdict(of_system.iter().any(|(_, failure, _)| *failure))));
             // The message sits under its system, with no label of its own.
             gpu_rows.push(row(0, "", text.join(", ")));
         }
     }
-    rows.push(row(0, "Overall Health", if any { "Failure" } else { "Healthy" }));
-    if any {
+    rows.push(row(0, "Overall Health", worst.map_or("Healthy", verdict)));
+    if worst.is_some() {
         rows.push(row(0, "GPU", ""));
         rows.extend(gpu_rows);
     }
@@ -253,5 +292,25 @@ mod tests {
         );
         let nested = tree(20, 60, &[], &[row(2, "Group ID", "0")]);
         assert!(nested.contains("\n|    -> Group ID    | 0                                                        |\n"), "{nested}");
+    }
+
+    #[test]
+    fn heat_warns_and_a_dead_link_fails() {
+        use crate::model::fault::Fault;
+        let mut cluster = crate::testing::cluster();
+        Fault::GpuThermalSlowdown { node: "gpu-001".into(), gpu: 3 }.apply(&mut cluster).unwrap();
+        let mut shell = crate::testing::shell(cluster.clone());
+        assert_eq!(shell.run("dcgmi health -c").status, 253, "no watches yet");
+        let report = shell.run("dcgmi health -s a && dcgmi health -c").stdout();
+        assert!(report.contains("| Overall Health            | Warning "), "{report}");
+        assert!(
+            report.contains("-> Thermal system   | Warning ") && report.contains("| Detected clock throttling due to thermal violation in    |"),
+            "{report}"
+        );
+        assert!(!report.contains("Failure"), "{report}");
+        Fault::NvlinkDown { node: "gpu-001".into(), gpu: 5, links: vec![1] }.apply(&mut cluster).unwrap();
+        let report = crate::testing::shell(cluster).run("dcgmi health -s a && dcgmi health -c").stdout();
+        assert!(report.contains("| Overall Health            | Failure "), "{report}");
+        assert!(report.contains("Warning") && report.contains("Failure"), "{report}");
     }
 }
