@@ -46,6 +46,12 @@ pub enum Change {
     /// `dcgmi health -s SYSTEMS`: the health systems DCGM watches (bits as
     /// `Node::health_watches`).
     SetHealthWatches { node: String, systems: u16 },
+    /// `dcgmi group -c NAME [--default]`: a group with those GPUs.
+    CreateDcgmGroup { node: String, name: String, gpus: Vec<u32> },
+    /// `dcgmi group -d ID`.
+    DeleteDcgmGroup { node: String, id: u32 },
+    /// `dcgmi group -g ID -a|-r GPUS`: the group's GPUs after the change.
+    SetDcgmGroupGpus { node: String, id: u32, gpus: Vec<u32> },
     /// `systemctl restart nvidia-fabricmanager`.
     RestartFabricManager { node: String },
     /// `systemctl stop nvidia-fabricmanager`.
@@ -174,6 +180,9 @@ impl Change {
             | Change::SetPfc { node, .. }
             | Change::SetEcn { node, .. }
             | Change::SetHealthWatches { node, .. }
+            | Change::CreateDcgmGroup { node, .. }
+            | Change::DeleteDcgmGroup { node, .. }
+            | Change::SetDcgmGroupGpus { node, .. }
             | Change::RestartFabricManager { node }
             | Change::StopFabricManager { node }
             | Change::SetUnit { node, .. }
@@ -530,6 +539,8 @@ impl Cluster {
                 // The host engine keeps its watches in memory.
                 if unit == super::service::DCGM_UNIT {
                     node.health_watches = 0;
+                    node.dcgm_groups.clear();
+                    node.dcgm_next_group = 2;
                 }
             }
             Change::Listen { listener, .. } => {
@@ -600,6 +611,17 @@ impl Cluster {
                 }
             }
             Change::SetHealthWatches { systems, .. } => node.health_watches = *systems,
+            Change::CreateDcgmGroup { name, gpus, .. } => {
+                let id = super::node::next_dcgm_group(&node.dcgm_groups, node.dcgm_next_group);
+                node.dcgm_groups.push(super::node::DcgmGroup { id, name: name.clone(), gpus: gpus.clone() });
+                node.dcgm_next_group = id + 1;
+            }
+            Change::DeleteDcgmGroup { id, .. } => node.dcgm_groups.retain(|group| group.id != *id),
+            Change::SetDcgmGroupGpus { id, gpus, .. } => {
+                if let Some(group) = node.dcgm_groups.iter_mut().find(|group| group.id == *id) {
+                    group.gpus = gpus.clone();
+                }
+            }
             Change::SetPfc { netdev, enabled, .. } => {
                 if let Some(hca) = node.hcas.iter_mut().find(|h| h.netdev == *netdev) {
                     hca.port.pfc_enabled = *enabled;

@@ -562,6 +562,8 @@ fn build_node(config: &ClusterConfig, driver: &str, index: usize, hostname: &str
         reachable: true,
         units: Default::default(),
         health_watches: 0,
+        dcgm_groups: Vec::new(),
+        dcgm_next_group: 2,
         reboot_issued: false,
         cordoned_since: None,
         drained_pods: false,

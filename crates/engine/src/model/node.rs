@@ -79,6 +79,21 @@ pub const HOME: &str = "/home/user";
 pub const UID: u32 = 1000;
 pub const GROUPS: &[(u32, &str)] = &[(1000, USER), (4, "adm"), (27, "sudo")];
 
+/// A DCGM GPU group: its id (from 2, never reused while the engine runs),
+/// name and GPUs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DcgmGroup {
+    pub id: u32,
+    pub name: String,
+    pub gpus: Vec<u32>,
+}
+
+/// The id the host engine gives its next group: one past the highest it
+/// gave (the groups deleted since count too: `next` remembers them).
+pub fn next_dcgm_group(groups: &[DcgmGroup], next: u32) -> u32 {
+    groups.iter().map(|group| group.id + 1).max().unwrap_or(2).max(next)
+}
+
 #[derive(Clone, Debug)]
 pub struct Node {
     pub hostname: String,
@@ -101,6 +116,11 @@ pub struct Node {
     /// The DCGM health systems watched (`dcgmi health -s`), bit per system
     /// in DCGM's order: PCIe, NVLink, Memory, SM, InfoROM, Thermal, Power, Driver.
     pub health_watches: u16,
+    /// The GPU groups an operator made with `dcgmi group -c` (the host
+    /// engine's own 0 and 1 are not here), held in the engine's memory.
+    pub dcgm_groups: Vec<DcgmGroup>,
+    /// The id the next group gets (2 when the engine starts).
+    pub dcgm_next_group: u32,
     pub scheduler: SchedulerState,
     /// Why an operator or the scheduler took the node out, e.g. `Not responding`.
     pub scheduler_reason: Option<String>,

@@ -80,6 +80,12 @@ impl Command for Dcgmi {
             "topo" | "stats" | "policy" | "config" | "fieldgroup" | "introspect" | "modules" | "profile" | "set" | "test" => return Output::error(usage(), 1),
             _ => return Output { status: 255, ..Output::ok(format!("ERROR: Invalid subsystem.\n\n{}", usage())) },
         }
+        // Help needs no host engine.
+        if args[1..].iter().any(|arg| arg == "-h" || arg == "--help") {
+            if let Some(help) = super::dcgmi_help::help(subsystem) {
+                return Output::ok(help);
+            }
+        }
         if !host_engine_runs(invocation.node) {
             return host_engine_down();
         }
@@ -110,7 +116,7 @@ impl Command for Dcgmi {
             }
         }
         if help {
-            return Output::ok(usage());
+            return Output::ok(super::dcgmi_help::help(subsystem).unwrap_or_else(usage));
         }
         let gpus: Vec<&Gpu> = invocation.node.gpus.iter().filter(|gpu| gpu.is_visible()).collect();
         if subsystem == "discovery" {
@@ -175,21 +181,47 @@ fn version(invocation: &Invocation) -> Output {
     Output::ok(block + &engine)
 }
 
-/// `dcgmi group -l`, `dcgmi health -s|-f|-c [-g GROUP]`, `dcgmi nvlink -s|-e -g GPU`.
+/// `dcgmi group ...`, `dcgmi health -s|-f|-c [-g GROUP]`, `dcgmi nvlink -s|-e -g GPU`.
 fn monitor(invocation: &Invocation, subsystem: &str, args: &[String]) -> Output {
     let node = invocation.node;
-    let (mut set, mut fetch, mut check, mut status, mut errors, mut list, mut gpu) = (None, false, false, false, false, false, None);
+    let (mut set, mut fetch, mut check, mut status, mut errors, mut gpu) = (None, false, false, false, false, None);
+    let mut request = super::dcgmi_health::GroupRequest::default();
     let mut words = args.iter().map(String::as_str);
     while let Some(word) = words.next() {
+        // An option that takes a value and got none.
+        let mut value = |long: &str| words.next().ok_or_else(|| parse_error(subsystem, &format!("Missing a value for the argument --{long}")));
         match (subsystem, word) {
-            (_, "-h" | "--help") => return Output::ok(usage()),
-            ("group", "-l" | "--list") => list = true,
+            ("group", "-l" | "--list") => request.list = true,
+            ("group", "-c" | "--create") => match value("create") {
+                Ok(name) => request.create = Some(name),
+                Err(refused) => return refused,
+            },
+            ("group", "--default") => request.all_gpus = true,
+            ("group", "--defaultnvswitches") => {}
+            ("group", "-d" | "--delete") => match value("delete") {
+                Ok(id) => request.delete = Some(id),
+                Err(refused) => return refused,
+            },
+            ("group", "-g" | "--group") => match value("group") {
+                Ok(id) => request.group = Some(id),
+                Err(refused) => return refused,
+            },
+            ("group", "-i" | "--info") => request.info = true,
+            ("group", "-a" | "--add") => match value("add") {
+                Ok(ids) => request.add = Some(ids),
+                Err(refused) => return refused,
+            },
+            ("group", "-r" | "--remove") => match value("remove") {
+                Ok(ids) => request.remove = Some(ids),
+                Err(refused) => return refused,
+            },
             ("health", "-s" | "--set") => set = words.next(),
             ("health", "-f" | "--fetch") => fetch = true,
             ("health", "-c" | "--check") => check = true,
             ("health", "-g" | "--group") => {
-                // The default groups: all GPUs (0, or g) and the NVSwitches (1, s), empty here.
-                if !matches!(words.next(), Some("0" | "g" | "1" | "s" | "a" | "i" | "c")) {
+                // Its default groups by number or letter, or one an operator made.
+                let group = words.next().unwrap_or_default();
+                if !matches!(group, "g" | "s" | "a" | "i" | "c") && super::dcgmi_health::group_gpus(node, group).is_none() {
                     return Output::error("Error: Unable to check health watches. Return: The Group is not found\n", 253);
                 }
             }
@@ -200,8 +232,7 @@ fn monitor(invocation: &Invocation, subsystem: &str, args: &[String]) -> Output 
         }
     }
     match subsystem {
-        "group" if list => super::dcgmi_health::group_list(node),
-        "group" => parse_error(subsystem, "One of -l, -c, -d, -i, -a or -r is required"),
+        "group" => super::dcgmi_health::group(node, &request),
         "health" => super::dcgmi_health::health(node, set, fetch, check),
         _ if status => super::dcgmi_health::nvlink_status(node),
         _ if errors => super::dcgmi_health::nvlink_errors(node, gpu),
@@ -209,7 +240,7 @@ fn monitor(invocation: &Invocation, subsystem: &str, args: &[String]) -> Output 
     }
 }
 
-fn parse_error(subsystem: &str, detail: &str) -> Output {
+pub fn parse_error(subsystem: &str, detail: &str) -> Output {
     Output::error(
         format!("PARSE ERROR:  \n             {detail}\n\nBrief USAGE: \n   dcgmi {subsystem} [options]\n\nFor complete USAGE and HELP type: \n   dcgmi {subsystem} --help\n\n"),
         1,

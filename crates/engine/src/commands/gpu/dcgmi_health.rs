@@ -1,5 +1,6 @@
 //! `dcgmi group`, `dcgmi health` and `dcgmi nvlink`, as DCGM 3.3 prints
-//! them: its tree tables (`+---+` rules, `=` under the headers, children
+//! them: the host engine's groups (its two defaults and those an operator
+//! makes, which live as long as the engine runs), its tree tables (`+---+` rules, `=` under the headers, children
 //! behind `-> ` indented three per level, values wrapped on words), the
 //! health watches a `-s` sets and a `-c` checks against the model (an
 //! NVLink down, volatile double-bit ECC errors, an uncontained Xid 95),
@@ -66,22 +67,138 @@ fn gpu_ids(node: &Node) -> Vec<u32> {
     node.gpus.iter().filter(|gpu| gpu.is_visible()).map(|gpu| gpu.index).collect()
 }
 
-/// `dcgmi group -l`: the two default groups.
-pub fn group_list(node: &Node) -> Output {
-    let gpus: Vec<String> = gpu_ids(node).iter().map(|id| format!("GPU {id}")).collect();
-    let gpus = if gpus.is_empty() { "None".to_string() } else { gpus.join(", ") };
-    let rows = [
-        row(0, "Groups", ""),
-        row(1, "0", ""),
-        row(2, "Group ID", "0"),
-        row(2, "Group Name", "DCGM_ALL_SUPPORTED_GPUS"),
-        row(2, "Entities", gpus),
-        row(1, "1", ""),
-        row(2, "Group ID", "1"),
-        row(2, "Group Name", "DCGM_ALL_SUPPORTED_NVSWITCHES"),
-        row(2, "Entities", "None"),
-    ];
-    Output::ok(tree(20, 60, &["GROUPS".to_string(), "2 groups found.".to_string()], &rows))
+/// The entities column: `GPU 0, GPU 1`, or `None`.
+fn entities(gpus: &[u32]) -> String {
+    if gpus.is_empty() {
+        return "None".to_string();
+    }
+    gpus.iter().map(|id| format!("GPU {id}")).collect::<Vec<_>>().join(", ")
+}
+
+/// Every group the host engine holds: its own two (all GPUs, all
+/// NVSwitches), then the operators', by id.
+fn groups(node: &Node) -> Vec<(u32, String, Vec<u32>)> {
+    let mut all = vec![(0, "DCGM_ALL_SUPPORTED_GPUS".to_string(), gpu_ids(node)), (1, "DCGM_ALL_SUPPORTED_NVSWITCHES".to_string(), Vec::new())];
+    all.extend(node.dcgm_groups.iter().map(|group| (group.id, group.name.clone(), group.gpus.clone())));
+    all
+}
+
+/// The GPUs of group `id` (DCGM's default group 0 is every GPU), None when
+/// the host engine has no such group.
+pub fn group_gpus(node: &Node, id: &str) -> Option<Vec<u32>> {
+    let id: u32 = id.parse().ok()?;
+    groups(node).into_iter().find(|(known, ..)| *known == id).map(|(_, _, gpus)| gpus)
+}
+
+/// What `dcgmi group` was asked to do.
+#[derive(Default)]
+pub struct GroupRequest<'a> {
+    pub list: bool,
+    pub create: Option<&'a str>,
+    pub all_gpus: bool,
+    pub delete: Option<&'a str>,
+    pub group: Option<&'a str>,
+    pub info: bool,
+    pub add: Option<&'a str>,
+    pub remove: Option<&'a str>,
+}
+
+/// Return codes as the shell sees them: DCGM_ST_NOT_CONFIGURED (-5) and
+/// DCGM_ST_BADPARAM (-1).
+const NOT_FOUND: i32 = 251;
+const BAD_PARAMETER: i32 = 255;
+
+/// `dcgmi group -l | -c NAME [--default] [-a IDS] | -d ID | -g ID -i|-a IDS|-r IDS`
+/// (DCGM 3.3.9's `dcgmi/Group.cpp` wording).
+pub fn group(node: &Node, request: &GroupRequest) -> Output {
+    let at = |text: String, status: i32| Output { status, ..Output::ok(text) };
+    let not_found = |what: String| at(format!("{what} Return: The Group is not found.\n"), NOT_FOUND);
+    if request.list {
+        let all = groups(node);
+        let mut rows = vec![row(0, "Groups", "")];
+        for (id, name, gpus) in &all {
+            rows.push(row(1, id.to_string(), ""));
+            rows.push(row(2, "Group ID", id.to_string()));
+            rows.push(row(2, "Group Name", name.clone()));
+            rows.push(row(2, "Entities", entities(gpus)));
+        }
+        return Output::ok(tree(20, 60, &["GROUPS".to_string(), format!("{} groups found.", all.len())], &rows));
+    }
+    let visible = gpu_ids(node);
+    // The GPU ids a `-a`/`-r` list names, or the first id that is no GPU.
+    let parse_ids = |text: &str| -> Result<Vec<u32>, String> {
+        text.split(',').map(|id| id.trim().strip_prefix("gpu:").unwrap_or(id.trim()).parse::<u32>().map_err(|_| id.trim().to_string())).collect()
+    };
+    if let Some(name) = request.create {
+        let id = crate::model::node::next_dcgm_group(&node.dcgm_groups, node.dcgm_next_group);
+        let mut gpus = if request.all_gpus { visible.clone() } else { Vec::new() };
+        let mut text = format!("Successfully created group \"{name}\" with a group ID of {id}\n");
+        if let (Some(list), false) = (request.add, request.all_gpus) {
+            match parse_ids(list) {
+                Ok(ids) if ids.iter().all(|gpu| visible.contains(gpu)) => {
+                    gpus = ids;
+                    text += "Add to group operation successful.\n";
+                }
+                _ => text += &format!("\nError: Unable to perform add of GPU {list} into group {id}. Return: Bad parameter passed to function.\nThe GPU was not found or is already in the group.\n"),
+            }
+        }
+        let mut out = Output::ok(text);
+        out.changes.push(Change::CreateDcgmGroup { node: node.hostname.clone(), name: name.to_string(), gpus });
+        return out;
+    }
+    if let Some(id) = request.delete {
+        return match node.dcgm_groups.iter().find(|group| group.id.to_string() == id) {
+            Some(group) => {
+                let mut out = Output::ok(format!("Successfully removed group {id}\n"));
+                out.changes.push(Change::DeleteDcgmGroup { node: node.hostname.clone(), id: group.id });
+                out
+            }
+            None => not_found(format!("Error: Cannot destroy group {id}.")),
+        };
+    }
+    let Some(id) = request.group else {
+        return super::dcgmi::parse_error("group", "One of -l, -c, -d, -i, -a or -r is required");
+    };
+    if request.info {
+        let Some(gpus) = group_gpus(node, id) else { return not_found(format!("Error: Unable to retrieve information about group {id}.")) };
+        let name = groups(node).into_iter().find(|(known, ..)| known.to_string() == id).map(|(_, name, _)| name).unwrap_or_default();
+        let rows = [row(0, id, ""), row(1, "Group ID", id), row(1, "Group Name", name), row(1, "Entities", entities(&gpus))];
+        return Output::ok(tree(20, 60, &["GROUP INFO".to_string()], &rows));
+    }
+    let (list, adding) = match (request.add, request.remove) {
+        (Some(list), _) => (list, true),
+        (None, Some(list)) => (list, false),
+        (None, None) => return super::dcgmi::parse_error("group", "One of -l, -c, -d, -i, -a or -r is required"),
+    };
+    let Some(group) = node.dcgm_groups.iter().find(|group| group.id.to_string() == id) else {
+        let verb = if adding { "add" } else { "remove" };
+        return not_found(format!("\nError: Unable to perform {verb} of GPU {list} {} group {id}.", if adding { "into" } else { "in" }));
+    };
+    let mut gpus = group.gpus.clone();
+    for (at_index, text) in list.split(',').enumerate() {
+        let gpu = parse_ids(text).ok().and_then(|ids| ids.first().copied());
+        let fits = gpu.filter(|gpu| visible.contains(gpu) && (gpus.contains(gpu) != adding));
+        let Some(gpu) = fits else {
+            let lead = if at_index == 0 { "" } else { "Operation partially successful." };
+            let (verb, preposition, why) = if adding { ("add", "into", "is already in the group") } else { ("remove", "in", "is not part of the group") };
+            let mut out = at(
+                format!("{lead}\nError: Unable to perform {verb} of GPU {} {preposition} group {id}. Return: Bad parameter passed to function.\nThe GPU was not found or {why}.\n", text.trim()),
+                BAD_PARAMETER,
+            );
+            if at_index > 0 {
+                out.changes.push(Change::SetDcgmGroupGpus { node: node.hostname.clone(), id: group.id, gpus });
+            }
+            return out;
+        };
+        if adding {
+            gpus.push(gpu);
+        } else {
+            gpus.retain(|known| *known != gpu);
+        }
+    }
+    let mut out = Output::ok(if adding { "Add to group operation successful.\n" } else { "Remove from group operation successful.\n" });
+    out.changes.push(Change::SetDcgmGroupGpus { node: node.hostname.clone(), id: group.id, gpus });
+    out
 }
 
 /// The health systems, in DCGM's bit order, with their names in `-f` and in `-c`.
@@ -96,21 +213,26 @@ const SYSTEMS: &[(&str, &str)] = &[
     ("Driver", "Driver"),
 ];
 
-/// `-s`'s letters: p(cie), n(vlink), m(emory), s(m), i(nforom), t(hermal),
-/// p(o)w(er), d(river), a(ll: what `a` sets, not SM or the driver).
+/// `-s`'s letters as DCGM 3.3.9 reads them: p(cie), m(emory), i(nforom),
+/// t(hermal and power), n(vlink); `a` (all of those) only alone. A letter
+/// given twice or any other is refused.
 fn watch_bits(letters: &str) -> Option<u16> {
+    if letters == "a" {
+        return Some(1 | 2 | 4 | 16 | 32 | 64);
+    }
+    let mut seen = String::new();
     letters.chars().try_fold(0u16, |bits, letter| {
+        if seen.contains(letter) {
+            return None;
+        }
+        seen.push(letter);
         Some(
             bits | match letter {
                 'p' => 1,
                 'n' => 2,
                 'm' => 4,
-                's' => 8,
                 'i' => 16,
-                't' => 32,
-                'w' => 64,
-                'd' => 128,
-                'a' => 1 | 2 | 4 | 16 | 32 | 64,
+                't' => 32 | 64,
                 _ => return None,
             },
         )
@@ -292,6 +414,49 @@ mod tests {
         );
         let nested = tree(20, 60, &[], &[row(2, "Group ID", "0")]);
         assert!(nested.contains("\n|    -> Group ID    | 0                                                        |\n"), "{nested}");
+    }
+
+    #[test]
+    fn groups_are_made_filled_shown_and_removed_while_the_engine_runs() {
+        let mut shell = crate::testing::session();
+        assert_eq!(shell.run("dcgmi group -c training").stdout(), "Successfully created group \"training\" with a group ID of 2\n");
+        assert_eq!(shell.run("dcgmi group -g 2 -a 0,1").stdout(), "Add to group operation successful.\n");
+        let info = shell.run("dcgmi group -g 2 -i").stdout();
+        assert!(
+            info.contains("| GROUP INFO ") && info.contains("| -> Group Name     | training ") && info.contains("| -> Entities       | GPU 0, GPU 1 "),
+            "{info}"
+        );
+        let again = shell.run("dcgmi group -g 2 -a 1");
+        assert_eq!(again.status, 255);
+        assert!(again.stdout().contains("Error: Unable to perform add of GPU 1 into group 2. Return: Bad parameter passed to function.\nThe GPU was not found or is already in the group.\n"));
+        let listed = shell.run("dcgmi group -l").stdout();
+        assert!(listed.contains("| 3 groups found. ") && listed.contains("|    -> Group Name  | training "), "{listed}");
+        assert_eq!(shell.run("dcgmi group -c all --default").stdout(), "Successfully created group \"all\" with a group ID of 3\n");
+        assert!(shell.run("dcgmi group -g 3 -i").stdout().contains("GPU 0, GPU 1, GPU 2, GPU 3, GPU 4, GPU 5, GPU 6, GPU 7"));
+        assert_eq!(shell.run("dcgmi group -d 2").stdout(), "Successfully removed group 2\n");
+        let gone = shell.run("dcgmi group -d 2");
+        assert_eq!((gone.status, gone.stdout()), (251, "Error: Cannot destroy group 2. Return: The Group is not found.\n".to_string()));
+        // Ids are not reused while the engine runs; a restart forgets the groups.
+        assert!(shell.run("dcgmi group -c next").stdout().ends_with("group ID of 4\n"));
+        shell.run("sudo systemctl restart nvidia-dcgm");
+        assert!(shell.run("dcgmi group -l").stdout().contains("| 2 groups found. "));
+        assert!(shell.run("dcgmi group -c fresh").stdout().ends_with("group ID of 2\n"));
+    }
+
+    #[test]
+    fn subsystem_help_is_dcgms_own_and_needs_no_engine() {
+        let help = crate::testing::run_on_first_node("dcgmi group -h");
+        assert_eq!(help.status, 0);
+        assert!(help.stdout.starts_with("\n group -- Used to create and maintain groups of GPUs."), "{}", help.stdout);
+        assert!(help.stdout.contains("\n   dcgmi group --host <IP/FQDN> -l -j \n"), "trailing space kept: {}", help.stdout);
+        assert!(crate::testing::run_on_first_node("dcgmi health --help")
+            .stdout
+            .contains("  -s  --set        flags      Set the watches to be monitored. [default = pm] \n"));
+        assert_eq!(crate::testing::run_on_first_node("dcgmi health -s pw").status, 254, "no w in DCGM 3.3's letters");
+        assert_eq!(crate::testing::run_on_first_node("dcgmi health -s pp").status, 254, "a letter twice");
+        let mut shell = crate::testing::session();
+        shell.run("sudo systemctl stop nvidia-dcgm");
+        assert!(shell.run("dcgmi diag -h").stdout().contains("Usage: dcgmi diag"));
     }
 
     #[test]

@@ -3,4 +3,5 @@
 pub mod dcgmi;
 pub mod dcgmi_dmon;
 pub mod dcgmi_health;
+pub mod dcgmi_help;
 pub mod nvidia_smi;
