@@ -338,8 +338,10 @@ fn dcgmi_diag_r2_matches_the_dcgm_4_layout() {
 
 #[test]
 fn dcgmi_diag_stops_at_deployment_on_a_pending_row_remap() {
+    // The fragment predates DCGM 3.2.5: its wording, and a run that stops
+    // at deployment printing only the error.
     let captured = reference("dcgmi_diag_fragment_row-remap-pending_ml-engineering.txt");
-    let mut cluster = cluster("hgx-h100", "");
+    let mut cluster = cluster("hgx-h100", "dcgm = \"3.1.8\"");
     Fault::GpuRowRemapPending { node: "node".into(), gpu: 3 }.apply(&mut cluster).unwrap();
     let transcript = Session::new(cluster, "node").run("dcgmi diag -r 1");
     assert_ne!(transcript.status, 0);
@@ -389,20 +391,68 @@ fn dcgmi_diag_finds_the_models_faults() {
         ),
         "{output}"
     );
-    // Uncorrectable errors remap a row, pending until a reset: the deployment check stops the run there.
+    // Uncorrectable errors remap a row, pending until a reset: DCGM 3.3
+    // prints every deployment check, the error under the one that failed,
+    // and skips the later tests (DcgmDiag 3.3.9's layout, from its source).
     let mut cluster = self::cluster("hgx-h100", "");
     Fault::GpuEccUncorrectable { node: node(), gpu: 5, count: 2 }.apply(&mut cluster).unwrap();
-    let output = Session::new(cluster, "node").run("dcgmi diag -r 2").stdout();
+    let run = Session::new(cluster, "node").run("dcgmi diag -r 2");
+    assert_eq!(run.status, 226, "DCGM_ST_NVVS_ERROR");
+    let output = run.stdout();
     assert!(
-        output
-            .contains("| Error                     | GPU 5 has uncorrectable memory errors and row  |\n|                           |  remappings are pending"),
+        output.contains(
+            "| Persistence Mode          | Pass                                           |\n\
+             | Environment Variables     | Pass                                           |\n\
+             | Page Retirement/Row Remap | Fail                                           |\n\
+             | Error                     | GPU 5 had memory errors and row remappings ar  |\n\
+             |                           | e pending                                      |\n\
+             | Graphics Processes        | Pass                                           |\n"
+        ),
         "{output}"
     );
-    let mut cluster = self::cluster("hgx-h100", "persistence = false");
+    assert!(output.contains("| PCIe                      | Skip - All ") && output.contains("| GPU Memory                | Skip - All "), "{output}");
+    // Persistence off: before 3.2.5 an error that stops the run; since, an
+    // info row under a passing check.
+    let mut cluster = self::cluster("hgx-h100", "persistence = false\ndcgm = \"3.1.8\"");
     Fault::GpuXid { node: node(), gpu: 0, xid: 79 }.apply(&mut cluster).unwrap();
     let output = Session::new(cluster, "node").run("dcgmi diag -r 1").stdout();
     assert!(
         output.contains("| Error                     | Persistence mode for GPU 1 is currently disab  |\n|                           | led. The DCGM"),
         "{output}"
     );
+    let cluster = self::cluster("hgx-h100", "persistence = false");
+    let run = Session::new(cluster, "node").run("dcgmi diag -r 1");
+    assert_eq!(run.status, 0);
+    assert!(
+        run.stdout().contains("| Persistence Mode          | Pass                                           |\n| Info                      | Persistence mode for GPU 0 is disabled. Enabl  |\n"),
+        "{}",
+        run.stdout()
+    );
+    assert!(!run.stdout().contains("Integration"), "level 1 runs no per-GPU test: {}", run.stdout());
+}
+
+#[test]
+fn dcgmi_diag_json_is_jsoncpps_styled_output() {
+    // DCGM 3.3.9's JSON (dcgmi/Diag.cpp, jsoncpp 1.9.5's styled writer): tabs,
+    // sorted keys, one result per deployment check, one per GPU later.
+    let mut cluster = cluster("hgx-h100", "");
+    Fault::NvlinkDown { node: "node".into(), gpu: 2, links: vec![4] }.apply(&mut cluster).unwrap();
+    let run = Session::new(cluster, "node").run("dcgmi diag -r 2 -j");
+    assert_eq!(run.status, 226);
+    let json = run.stdout();
+    assert!(
+        json.starts_with("{\n\t\"DCGM GPU Diagnostic\" : \n\t{\n\t\t\"test_categories\" : \n\t\t[\n\t\t\t{\n\t\t\t\t\"category\" : \"Deployment\",\n"),
+        "{json}"
+    );
+    assert!(
+        json.contains(
+            "\t\t\t\t\t\t\"name\" : \"Denylist\",\n\t\t\t\t\t\t\"results\" : \n\t\t\t\t\t\t[\n\t\t\t\t\t\t\t{\n\t\t\t\t\t\t\t\t\"status\" : \"Pass\"\n"
+        ),
+        "{json}"
+    );
+    assert!(json.contains("\"error_id\" : 14,") && json.contains("\"warning\" : \"GPU 2's NvLink link 4 is currently down\""), "{json}");
+    assert!(json.contains("\t\"GPU Device IDs\" : \n\t[\n\t\t\"2330\",\n"), "{json}");
+    assert!(json.ends_with("\t\"version\" : \"3.3.9\"\n}\n"), "{json}");
+    let value: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+    assert_eq!(value["DCGM GPU Diagnostic"]["test_categories"].as_array().map(Vec::len), Some(3));
 }

@@ -219,7 +219,7 @@ fn dcgm_fails_a_node_with_a_lost_gpu_or_no_fabric_manager() {
     let lost = format!("{TWO_NODES}[[faults]]\nkind = \"gpu-fallen-off-bus\"\nnode = \"gpu-001\"\ngpu = 5\nstate = \"dead\"\n");
     let mut shell = lab(&lost);
     let run = shell.run("dcgmi diag -r 2");
-    assert_eq!(run.status, 1);
+    assert_eq!(run.status, 226, "DCGM_ST_NVVS_ERROR");
     let out = run.stdout();
     assert!(out.contains("|-----  Deployment  ---"), "{out}");
     // Messages wrap every 45 characters, mid-word.
@@ -241,7 +241,7 @@ fn dcgm_fails_a_node_with_a_lost_gpu_or_no_fabric_manager() {
     let no_fm = format!("{TWO_NODES}[[faults]]\nkind = \"fabric-manager-down\"\nnode = \"gpu-001\"\n");
     let mut shell = lab(&no_fm);
     let run = shell.run("dcgmi diag -r 2");
-    assert_eq!(run.status, 1);
+    assert_eq!(run.status, 226, "DCGM_ST_NVVS_ERROR");
     let out = run.stdout();
     for line in [
         "| PCIe                      | Skip - All                                     |",

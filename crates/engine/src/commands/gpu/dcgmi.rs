@@ -10,25 +10,32 @@
 //! `GPUn: Pass` row per GPU and only the sections it ran. The layout follows
 //! `cluster.versions.dcgm`.
 //!
-//! Findings come from the model. A deployment problem (persistence off,
-//! pending row remaps, failed remapping, an unreadable GPU) stops the run:
-//! only the Deployment section and its `Error` rows print, as in the captured
-//! row-remap fragment. Later tests report uncorrectable ECC and throttling
-//! (GPU Memory), a degraded PCIe link and NVLinks down (PCIe). A GPU that
-//! fell off the bus while the host engine ran is still in its list, and
-//! NVML answers "GPU is lost" for it (a deployment error); one that was
-//! already gone when the node booted is missing from the list. Without
-//! Fabric Manager on an NVSwitch system CUDA cannot initialise: PCIe and the
+//! Findings come from the model. A deployment problem (pending row remaps,
+//! failed remapping, an unreadable GPU) fails its check: DCGM 3.2.5 and
+//! later print every deployment check with the error under the failed one
+//! and skip the later tests when a row remap is pending or a GPU is lost
+//! (NVVS stops there); persistence mode off is an info row under a pass.
+//! Before 3.2.5 the run stopped at deployment, printing only the errors
+//! (the captured row-remap fragment). Later tests report uncorrectable ECC
+//! and throttling (GPU Memory), a degraded PCIe link and NVLinks down
+//! (PCIe). A GPU that fell off the bus while the host engine ran is still
+//! in its list, and NVML answers "GPU is lost" for it; one that was already
+//! gone when the node booted is missing from the list. Without Fabric
+//! Manager on an NVSwitch system CUDA cannot initialise: PCIe and the
 //! stress tests are skipped and GPU Memory fails with a `cuInit` warning
 //! per GPU, as a DCGM 3.3 run on an HGX H100 with Fabric Manager stopped
 //! printed it (NVIDIA/DCGM issue thread, 2024-11; `Fail - All` and
-//! `Skip - All` are from the same run).
+//! `Skip - All` are from the same run). A failed run exits 226
+//! (DCGM_ST_NVVS_ERROR), 205 when a failure's severity is "isolate".
+//! `-j` prints the run as DCGM 3.3's jsoncpp writer does.
 //!
-//! Unverified (no capture): the 4.x rendering of failures, the `-r 1` and
-//! `-r 3` section sets and 3.x stress test names, the exit status of a failed
-//! run (1 here), the PCIe parameter names in the link messages, the usage and
-//! parse-error texts. Message strings are DCGM's `dcgm_errors.h` wording
-//! except the row-remap one, which is the capture's older wording.
+//! Layout sources: DCGM 3.3.9's `dcgmi/Diag.cpp` and NVVS for the failing
+//! deployment rows, the JSON and the exit status; captures for the rest.
+//! Unverified (no capture): the 4.x rendering of failures and its JSON (4.x
+//! prints 3.x's JSON here), the `-r 3` section sets and 3.x stress test
+//! names, the PCIe parameter names in the link messages. Message strings
+//! are DCGM's `dcgm_errors.h` wording (the row-remap one before 3.2.5 is
+//! the capture's).
 
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
@@ -49,11 +56,13 @@ static SIGNATURE: Signature = Signature {
         Flag { short: Some('i'), long: Some("gpuList"), value: Some("IDS"), help: "diag: only these GPU ids (comma separated)." },
         Flag { short: Some('g'), long: Some("group"), value: Some("GROUP"), help: "diag: the GPU group to run on (default: all GPUs)." },
         Flag { short: Some('p'), long: Some("parameters"), value: Some("PARAMS"), help: "diag: test parameters, e.g. pcie.gpu_nvlinks_expected_up=18." },
+        Flag { short: Some('j'), long: Some("json"), value: None, help: "diag: print the results as JSON." },
     ],
     examples: &[
         Example { command: "dcgmi discovery -l", description: "the GPUs DCGM can see, with bus ids and UUIDs" },
         Example { command: "dcgmi diag -r 1", description: "quick deployment checks: persistence mode, row remapping, driver" },
         Example { command: "dcgmi diag -r 2", description: "adds the PCIe/NVLink and GPU memory tests (about two minutes)" },
+        Example { command: "dcgmi diag -r 1 -j | grep -B4 Fail", description: "the results as JSON, for a script or a ticket" },
         Example { command: "dcgmi dmon -e 155,203,1002,1004 -c 5", description: "power, utilization, SM and tensor activity, once a second" },
         Example { command: "dcgmi health -s a && dcgmi health -c", description: "watch every health system, then check: NVLink, memory, PCIe, thermal, power" },
         Example { command: "dcgmi nvlink -s", description: "every GPU's 18 NVLink states (U up, D down)" },
@@ -94,10 +103,10 @@ impl Command for Dcgmi {
             "group" | "health" | "nvlink" => return monitor(invocation, subsystem, &args[1..]),
             _ => {}
         }
-        let (mut list, mut help, mut level, mut ids) = (false, false, None, None);
+        let (mut list, mut help, mut level, mut ids, mut group, mut json) = (false, false, None, None, None, false);
         for arg in scan(&SIGNATURE, &args[1..]) {
             let allowed = |flag: &Flag| match subsystem {
-                "discovery" => matches!(flag.short, Some('l' | 'h')),
+                "discovery" => matches!(flag.short, Some('l' | 'h' | 'j')),
                 _ => flag.short != Some('l'),
             };
             match arg {
@@ -109,6 +118,8 @@ impl Command for Dcgmi {
                     Some('l') => list = true,
                     Some('r') => level = value,
                     Some('i') => ids = value,
+                    Some('g') => group = value,
+                    Some('j') => json = true,
                     _ => {}
                 },
                 Arg::Positional(word) | Arg::Unknown(word) => return parse_error(subsystem, &format!("Couldn't find match for argument {word}")),
@@ -131,6 +142,15 @@ impl Command for Dcgmi {
             Some(other) => return Output::error(format!("Error: invalid run level or test name '{other}'.\n"), 1),
             None => return parse_error(subsystem, "Either a run level (-r) or a test name must be given"),
         };
+        // A group names its GPUs (0 is all of them).
+        let gpus = match group.as_deref().map(|id| super::dcgmi_health::group_gpus(invocation.node, id)) {
+            None => gpus,
+            Some(Some(members)) => gpus.into_iter().filter(|gpu| members.contains(&gpu.index)).collect(),
+            Some(None) => {
+                return Output::error(format!("Error: Unable to run diagnostic on group {}. Return: The Group is not found.\n", group.unwrap_or_default()), 251)
+            }
+        };
+        let listed = ids.is_some();
         let gpus = match ids {
             None => gpus,
             Some(ids) => {
@@ -141,7 +161,7 @@ impl Command for Dcgmi {
                 gpus.into_iter().filter(|gpu| wanted.contains(&Some(gpu.index))).collect()
             }
         };
-        diag(invocation.cluster, &invocation.node.hostname, &gpus, level)
+        diag(invocation.cluster, &invocation.node.hostname, &gpus, level, listed, json)
     }
 }
 
@@ -304,12 +324,29 @@ enum Test {
     Stress,
 }
 
+/// How a finding shows: an error fails its test, a warning comes with a
+/// failed or warned test, an info row sits under a passing one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Error,
+    Warning,
+    Info,
+}
+
 struct Finding {
     test: Test,
+    /// The deployment check it belongs to (`Persistence Mode`), "" for the
+    /// per-GPU tests.
+    check: &'static str,
     gpu: u32,
-    error: bool,
+    kind: Kind,
+    /// DCGM's error id, severity and category (`dcgm_errors.h`).
+    code: (u32, u32, u32),
     message: String,
 }
+
+/// DCGM_ERROR_ISOLATE: the GPU cannot run work; the run's status says so.
+const ISOLATE: u32 = 2;
 
 /// Whether CUDA cannot initialise on the GPU: "system not yet initialized"
 /// until Fabric Manager has trained the NVSwitch fabric.
@@ -323,17 +360,52 @@ fn lost_while_watched(gpu: &Gpu) -> bool {
     gpu.health == GpuHealth::FallenOffBus && gpu.xids.contains(&79)
 }
 
+/// A DCGM release as (major, minor, patch), to pick its wording and layout.
+fn release(version: &str) -> (u32, u32, u32) {
+    let mut parts = version.split('.').map(|part| part.parse::<u32>().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+}
+
+/// DCGM 3.2.5 reworded its deployment messages, made persistence mode a
+/// warning shown as info, and prints every deployment check with the error
+/// under the one that failed.
+fn reworded(version: &str) -> bool {
+    release(version) >= (3, 2, 5)
+}
+
 fn findings(cluster: &Cluster, host: &str, gpus: &[&Gpu]) -> Vec<Finding> {
+    let modern = reworded(&cluster.versions.dcgm);
     let mut out = Vec::new();
-    let mut add = |test, gpu: &Gpu, error, message: String| out.push(Finding { test, gpu: gpu.index, error, message });
+    let mut add = |test, check, gpu: &Gpu, kind, code, message: String| out.push(Finding { test, check, gpu: gpu.index, kind, code, message });
     // The host engine started at boot with the old driver's NVML; the
     // diagnostic's own CUDA is the installed driver's, which the loaded
     // module refuses.
     let driver_mismatch = cluster.node(host).is_some_and(|node| node.driver_mismatch());
+    // DCGM_FR_NVML_API, _PERSISTENCE_MODE, _PENDING_ROW_REMAP, _ROW_REMAP_FAILURE,
+    // _PCIE_GENERATION, _PCIE_WIDTH, _NVLINK_DOWN, _VOLATILE_DBE_DETECTED, _CUDA_API,
+    // _CLOCK_THROTTLE_THERMAL, _CLOCK_THROTTLE_POWER.
+    const NVML: (u32, u32, u32) = (19, 1, 4);
+    const PERSISTENCE: (u32, u32, u32) = (29, 5, 8);
+    const PENDING_REMAP: (u32, u32, u32) = (85, 6, 10);
+    const REMAP_FAILED: (u32, u32, u32) = (80, ISOLATE, 10);
+    const PCIE_GEN: (u32, u32, u32) = (45, 4, 13);
+    const PCIE_WIDTH: (u32, u32, u32) = (46, 5, 13);
+    const NVLINK_DOWN: (u32, u32, u32) = (14, 4, 11);
+    const DBE: (u32, u32, u32) = (4, ISOLATE, 10);
+    const CUDA: (u32, u32, u32) = (51, 1, 6);
+    const THERMAL: (u32, u32, u32) = (10, 1, 9);
+    const POWER: (u32, u32, u32) = (12, 1, 14);
     for gpu in gpus {
         let g = gpu.index;
         if lost_while_watched(gpu) {
-            add(Test::Deployment, gpu, true, format!("Error calling NVML API nvmlDeviceGetHandleByIndex for GPU {g}: GPU is lost"));
+            add(
+                Test::Deployment,
+                "NVML Library",
+                gpu,
+                Kind::Error,
+                NVML,
+                format!("Error calling NVML API nvmlDeviceGetHandleByIndex for GPU {g}: GPU is lost"),
+            );
             continue;
         }
         let cuda_error = if driver_mismatch {
@@ -342,26 +414,56 @@ fn findings(cluster: &Cluster, host: &str, gpus: &[&Gpu]) -> Vec<Finding> {
             cuda_blocked(gpu).then_some("system not yet initialized")
         };
         if let Some(cuda_error) = cuda_error {
-            add(Test::Memory, gpu, false, format!("GPU {g} Error using CUDA API cuInit Check DCGM and system logs for errors. Reset GPU. Restart DCGM. Rerun diagnostics. Unable to initialize CUDA library: '{cuda_error}'. . Please check if a CUDA sample program can be run successfully on this host. Refer to https://github.com/nvidia/cuda-samples"));
+            add(Test::Memory, "", gpu, Kind::Warning, CUDA, format!("GPU {g} Error using CUDA API cuInit Check DCGM and system logs for errors. Reset GPU. Restart DCGM. Rerun diagnostics. Unable to initialize CUDA library: '{cuda_error}'. . Please check if a CUDA sample program can be run successfully on this host. Refer to https://github.com/nvidia/cuda-samples"));
         }
         if gpu.health == GpuHealth::Unresponsive {
-            add(Test::Deployment, gpu, true, format!("Error calling NVML API nvmlDeviceGetHandleByIndex for GPU {g}: Unknown Error"));
+            add(
+                Test::Deployment,
+                "NVML Library",
+                gpu,
+                Kind::Error,
+                NVML,
+                format!("Error calling NVML API nvmlDeviceGetHandleByIndex for GPU {g}: Unknown Error"),
+            );
             continue;
         }
-        if !gpu.persistence_mode {
-            add(Test::Deployment, gpu, true, format!("Persistence mode for GPU {g} is currently disabled. The DCGM diagnostic requires peristence mode to be enabled. Enable persistence mode by running \"nvidia-smi -i <gpuId> -pm 1 \" as root."));
+        if !gpu.persistence_mode && modern {
+            add(
+                Test::Deployment,
+                "Persistence Mode",
+                gpu,
+                Kind::Info,
+                PERSISTENCE,
+                format!("Persistence mode for GPU {g} is disabled. Enable persistence mode by running \"nvidia-smi -i <gpuId> -pm 1 \" as root."),
+            );
+        } else if !gpu.persistence_mode {
+            add(Test::Deployment, "Persistence Mode", gpu, Kind::Error, PERSISTENCE, format!("Persistence mode for GPU {g} is currently disabled. The DCGM diagnostic requires peristence mode to be enabled. Enable persistence mode by running \"nvidia-smi -i <gpuId> -pm 1 \" as root."));
         }
         if gpu.row_remap.pending {
-            add(Test::Deployment, gpu, true, format!("GPU {g} has uncorrectable memory errors and row remappings are pending"));
+            let message = if modern {
+                format!("GPU {g} had memory errors and row remappings are pending")
+            } else {
+                format!("GPU {g} has uncorrectable memory errors and row remappings are pending")
+            };
+            add(Test::Deployment, "Page Retirement/Row Remap", gpu, Kind::Error, PENDING_REMAP, message);
         }
         if gpu.row_remap.failure {
-            add(Test::Deployment, gpu, true, format!("GPU {g} had uncorrectable memory errors and row remapping failed."));
+            add(
+                Test::Deployment,
+                "Page Retirement/Row Remap",
+                gpu,
+                Kind::Error,
+                REMAP_FAILED,
+                format!("GPU {g} had uncorrectable memory errors and row remapping failed."),
+            );
         }
         if gpu.pcie.gen < gpu.pcie.max_gen {
             add(
                 Test::Pcie,
+                "",
                 gpu,
-                true,
+                Kind::Error,
+                PCIE_GEN,
                 format!(
                     "GPU {g} is running at PCI link generation {}, which is below the minimum allowed link generation of {} (parameter 'min_pci_generation')",
                     gpu.pcie.gen, gpu.pcie.max_gen
@@ -371,8 +473,10 @@ fn findings(cluster: &Cluster, host: &str, gpus: &[&Gpu]) -> Vec<Finding> {
         if gpu.pcie.width < gpu.pcie.max_width {
             add(
                 Test::Pcie,
+                "",
                 gpu,
-                true,
+                Kind::Error,
+                PCIE_WIDTH,
                 format!(
                     "GPU {g} is running at PCI link width {}X, which is below the minimum allowed link generation of {} (parameter 'min_pci_width')",
                     gpu.pcie.width, gpu.pcie.max_width
@@ -380,18 +484,18 @@ fn findings(cluster: &Cluster, host: &str, gpus: &[&Gpu]) -> Vec<Finding> {
             );
         }
         for (link, _) in gpu.nvlinks.iter().enumerate().filter(|(_, link)| !link.active) {
-            add(Test::Pcie, gpu, true, format!("GPU {g}'s NvLink link {link} is currently down"));
+            add(Test::Pcie, "", gpu, Kind::Error, NVLINK_DOWN, format!("GPU {g}'s NvLink link {link} is currently down"));
         }
         if gpu.ecc.volatile_uncorrected > 0 {
-            add(Test::Memory, gpu, true, format!("Detected {} volatile double-bit ECC error(s) in GPU {g}.", gpu.ecc.volatile_uncorrected));
+            add(Test::Memory, "", gpu, Kind::Error, DBE, format!("Detected {} volatile double-bit ECC error(s) in GPU {g}.", gpu.ecc.volatile_uncorrected));
         }
         if gpu.throttle_reasons & 0x60 != 0 {
             let mut rng = Rng::derive(cluster.seed, &[host, "dcgmi", &g.to_string()]);
             let total = rng.range_u64(100, 399) as f64 / 10.0;
             let start = rng.range_u64(10, 99) as f64 / 10.0;
-            add(Test::Memory, gpu, false, format!("GPU {g} Thermal violations totaling {total:.1} seconds started at {start:.1} seconds into the test for GPU {g} Verify that the cooling on this machine is functional, including external, thermal material interface, fans, and any other components."));
+            add(Test::Memory, "", gpu, Kind::Warning, THERMAL, format!("GPU {g} Thermal violations totaling {total:.1} seconds started at {start:.1} seconds into the test for GPU {g} Verify that the cooling on this machine is functional, including external, thermal material interface, fans, and any other components."));
         } else if gpu.throttle_reasons & 0x84 != 0 {
-            add(Test::Memory, gpu, false, format!("Detected clock throttling due to power violation in GPU {g}."));
+            add(Test::Memory, "", gpu, Kind::Warning, POWER, format!("Detected clock throttling due to power violation in GPU {g}."));
         }
     }
     out
@@ -405,7 +509,7 @@ fn gpu_list(gpus: &[u32]) -> String {
 /// One test's rows: its result (3.x summary or 4.x per-GPU lines), then a
 /// row per finding.
 fn test_rows(v4: bool, name: &str, gpus: &[&Gpu], found: &[&Finding]) -> String {
-    let failed: Vec<u32> = gpus.iter().map(|g| g.index).filter(|g| found.iter().any(|f| f.gpu == *g)).collect();
+    let failed: Vec<u32> = gpus.iter().map(|g| g.index).filter(|g| found.iter().any(|f| f.gpu == *g && f.kind != Kind::Info)).collect();
     let passed: Vec<u32> = gpus.iter().map(|g| g.index).filter(|g| !failed.contains(g)).collect();
     let mut out = if v4 {
         let mut out = row(name, if failed.is_empty() { "Pass" } else { "Fail" });
@@ -420,8 +524,8 @@ fn test_rows(v4: bool, name: &str, gpus: &[&Gpu], found: &[&Finding]) -> String 
     } else {
         row(name, &format!("Pass - {}", gpu_list(&passed))) + &row("", &format!("Fail - {}", gpu_list(&failed)))
     };
-    for finding in found {
-        out += &row(if finding.error { "Error" } else { "Warning" }, &finding.message);
+    for finding in found.iter().filter(|f| f.kind != Kind::Info) {
+        out += &row(if finding.kind == Kind::Error { "Error" } else { "Warning" }, &finding.message);
     }
     out
 }
@@ -464,10 +568,10 @@ pub fn diag_errors(cluster: &Cluster, host: &str, level: u8) -> Vec<String> {
         return vec![format!("DCGM's host engine does not run on {host}")];
     }
     let gpus: Vec<&Gpu> = node.gpus.iter().filter(|gpu| gpu.is_visible() || lost_while_watched(gpu)).collect();
-    if diag(cluster, host, &gpus, level).status == 0 {
+    if diag(cluster, host, &gpus, level, false, false).status == 0 {
         return Vec::new();
     }
-    let errors: Vec<String> = findings(cluster, host, &gpus).into_iter().filter(|f| f.error).map(|f| f.message).collect();
+    let errors: Vec<String> = findings(cluster, host, &gpus).into_iter().filter(|f| f.kind == Kind::Error).map(|f| f.message).collect();
     if errors.is_empty() {
         vec!["a test failed".to_string()]
     } else {
@@ -475,86 +579,244 @@ pub fn diag_errors(cluster: &Cluster, host: &str, level: u8) -> Vec<String> {
     }
 }
 
-fn diag(cluster: &Cluster, host: &str, gpus: &[&Gpu], level: u8) -> Output {
-    let v4 = cluster.versions.dcgm.split('.').next().and_then(|major| major.parse::<u32>().ok()).unwrap_or(0) >= 4;
-    let found = findings(cluster, host, gpus);
-    let of = |test: Test| found.iter().filter(|f| f.test == test).collect::<Vec<_>>();
-    let mut out = border('+', '-');
-    out += &row("Diagnostic", "Result");
-    out += &border('+', '=');
-    let deployment = of(Test::Deployment);
-    if !deployment.is_empty() {
-        // The run stops at deployment: only its errors print.
-        out += &section("Deployment", '|');
-        for finding in deployment {
-            out += &row("Error", &finding.message);
-        }
-        out += &border('+', '-');
-        return Output { stdout: out, status: 1, duration_ms: 4_000, ..Output::default() };
+/// DCGM 3.x's deployment checks, in the order it prints them.
+const DEPLOYMENT_CHECKS: [&str; 9] = [
+    "Denylist",
+    "NVML Library",
+    "CUDA Main Library",
+    "Permissions and OS Blocks",
+    "Persistence Mode",
+    "Environment Variables",
+    "Page Retirement/Row Remap",
+    "Graphics Processes",
+    "Inforom",
+];
+
+/// The tests past deployment: (section, 3.x and 4.x names, level, findings).
+const TESTS: [(&str, &str, &str, u8, Test); 7] = [
+    ("Integration", "PCIe", "pcie", 2, Test::Pcie),
+    ("Hardware", "GPU Memory", "memory", 2, Test::Memory),
+    ("Hardware", "Diagnostic", "diagnostic", 3, Test::Stress),
+    ("Stress", "SM Stress", "sm_stress", 3, Test::Stress),
+    ("Stress", "Targeted Stress", "targeted_stress", 3, Test::Stress),
+    ("Stress", "Targeted Power", "targeted_power", 3, Test::Stress),
+    ("Stress", "Memory Bandwidth", "memory_bandwidth", 3, Test::Stress),
+];
+
+/// What a run found, for the table and for `-j`.
+struct Run<'a> {
+    gpus: &'a [&'a Gpu],
+    found: Vec<Finding>,
+    level: u8,
+}
+
+impl Run<'_> {
+    fn of(&self, test: Test) -> Vec<&Finding> {
+        self.found.iter().filter(|f| f.test == test).collect()
     }
-    out += &section("Metadata", '|');
-    out += &row("DCGM Version", &cluster.versions.dcgm);
+
+    /// A deployment result that stops the later tests: a pending row remap
+    /// (NVVS's main_should_stop) or a GPU NVML cannot reach.
+    fn stopped(&self) -> bool {
+        self.of(Test::Deployment).iter().any(|f| f.kind == Kind::Error && (f.code.0 == 85 || f.code.0 == 19))
+    }
+
+    /// Whether a test ran on CUDA that cannot start (PCIe and the stress tests skip).
+    fn skipped(&self, test: Test) -> bool {
+        self.stopped() && test != Test::Deployment || self.gpus.iter().any(|gpu| cuda_blocked(gpu)) && matches!(test, Test::Pcie | Test::Stress)
+    }
+
+    /// The tests run past deployment, in their order.
+    fn tests(&self) -> Vec<&'static (&'static str, &'static str, &'static str, u8, Test)> {
+        TESTS.iter().filter(|test| test.3 <= self.level).collect()
+    }
+
+    /// The exit status: 0, or DCGM_ST_NVVS_ISOLATE_ERROR (-51) when a
+    /// failure's severity says isolate the GPU, else DCGM_ST_NVVS_ERROR (-30).
+    fn status(&self) -> i32 {
+        let ran = |f: &&Finding| f.test == Test::Deployment || (self.tests().iter().any(|t| t.4 == f.test) && !self.skipped(f.test));
+        let failures: Vec<&Finding> = self.found.iter().filter(ran).filter(|f| f.kind != Kind::Info).collect();
+        if failures.is_empty() {
+            0
+        } else if failures.iter().any(|f| f.kind == Kind::Error && f.code.1 == ISOLATE) {
+            205
+        } else {
+            226
+        }
+    }
+}
+
+fn diag(cluster: &Cluster, host: &str, gpus: &[&Gpu], level: u8, listed: bool, json: bool) -> Output {
+    let version = &cluster.versions.dcgm;
+    let v4 = release(version).0 >= 4;
+    let run = Run { gpus, found: findings(cluster, host, gpus), level };
     let driver = cluster.node(host).map_or(&cluster.versions.driver, |node| &node.driver_loaded);
-    out += &row("Driver Version Detected", driver);
-    let ids: Vec<String> = gpus.iter().map(|gpu| format!("{:04x}", gpu.device_id)).collect();
-    out += &row("GPU Device IDs Detected", &ids.join(","));
-    out += &section("Deployment", '|');
-    if v4 {
-        out += &test_rows(true, "software", gpus, &[]);
-    } else {
-        for name in [
-            "Denylist",
-            "NVML Library",
-            "CUDA Main Library",
-            "Permissions and OS Blocks",
-            "Persistence Mode",
-            "Environment Variables",
-            "Page Retirement/Row Remap",
-            "Graphics Processes",
-            "Inforom",
-        ] {
-            out += &row(name, "Pass");
-        }
-    }
-    // (section, 3.x and 4.x names, level, findings)
-    let tests: [(&str, &str, &str, u8, Test); 7] = [
-        ("Integration", "PCIe", "pcie", 2, Test::Pcie),
-        ("Hardware", "GPU Memory", "memory", 2, Test::Memory),
-        ("Hardware", "Diagnostic", "diagnostic", 3, Test::Stress),
-        ("Stress", "SM Stress", "sm_stress", 3, Test::Stress),
-        ("Stress", "Targeted Stress", "targeted_stress", 3, Test::Stress),
-        ("Stress", "Targeted Power", "targeted_power", 3, Test::Stress),
-        ("Stress", "Memory Bandwidth", "memory_bandwidth", 3, Test::Stress),
-    ];
-    // 3.x prints every section (the r2 capture shows an empty Stress); 4.x
-    // only those it ran, Hardware before Integration.
-    let sections: &[&str] = if v4 { &["Hardware", "Integration", "Stress"] } else { &["Integration", "Hardware", "Stress"] };
-    let mut failed = false;
-    let cuda_down = gpus.iter().any(|gpu| cuda_blocked(gpu));
-    for name in sections {
-        let run: Vec<_> = tests.iter().filter(|t| t.0 == *name && t.3 <= level).collect();
-        if v4 && run.is_empty() {
-            continue;
-        }
-        out += &section(name, '+');
-        for (_, v3_name, v4_name, _, test) in run {
-            let name = if v4 { v4_name } else { v3_name };
-            if cuda_down && matches!(test, Test::Pcie | Test::Stress) {
-                out += &skipped_rows(v4, name, gpus);
-                continue;
-            }
-            let found = of(*test);
-            failed |= !found.is_empty();
-            out += &test_rows(v4, name, gpus, &found);
-        }
-    }
-    out += &border('+', '-');
     let duration_ms = match level {
         1 => 8_000,
         2 => 95_000,
         _ => 1_500_000,
     };
-    Output { stdout: format!("Successfully ran diagnostic for group.\n{out}"), status: i32::from(failed), duration_ms, ..Output::default() }
+    if json {
+        return Output { stdout: diag_json(&run, version, driver), status: run.status(), duration_ms, ..Output::default() };
+    }
+    let mut out = border('+', '-');
+    out += &row("Diagnostic", "Result");
+    out += &border('+', '=');
+    let deployment = run.of(Test::Deployment);
+    if !reworded(version) && deployment.iter().any(|f| f.kind == Kind::Error) {
+        // Before 3.2.5 the run stops at deployment: only its errors print.
+        out += &section("Deployment", '|');
+        for finding in deployment {
+            out += &row("Error", &finding.message);
+        }
+        out += &border('+', '-');
+        return Output { stdout: out, status: 226, duration_ms: 4_000, ..Output::default() };
+    }
+    out += &section("Metadata", '|');
+    out += &row("DCGM Version", version);
+    out += &row("Driver Version Detected", driver);
+    let ids: Vec<String> = gpus.iter().map(|gpu| format!("{:04x}", gpu.device_id)).collect();
+    out += &row("GPU Device IDs Detected", &ids.join(","));
+    out += &section("Deployment", '|');
+    if v4 {
+        out += &test_rows(true, "software", gpus, &deployment);
+    } else {
+        // Every check, the errors under the one that failed, its infos under a pass.
+        for check in DEPLOYMENT_CHECKS {
+            let found: Vec<&&Finding> = deployment.iter().filter(|f| f.check == check).collect();
+            let failed = found.iter().any(|f| f.kind == Kind::Error);
+            out += &row(check, if failed { "Fail" } else { "Pass" });
+            for finding in found {
+                out += &row(if finding.kind == Kind::Error { "Error" } else { "Info" }, &finding.message);
+            }
+        }
+    }
+    // 3.x prints every section once a per-GPU test ran or `-i` named GPUs
+    // (the r2 capture shows an empty Stress); 4.x only those it ran,
+    // Hardware before Integration.
+    let sections: &[&str] = if v4 { &["Hardware", "Integration", "Stress"] } else { &["Integration", "Hardware", "Stress"] };
+    if v4 || level >= 2 || listed {
+        for name in sections {
+            let tests: Vec<_> = run.tests().into_iter().filter(|t| t.0 == *name).collect();
+            if v4 && tests.is_empty() {
+                continue;
+            }
+            out += &section(name, '+');
+            for (_, v3_name, v4_name, _, test) in tests {
+                let name = if v4 { v4_name } else { v3_name };
+                out += &if run.skipped(*test) { skipped_rows(v4, name, gpus) } else { test_rows(v4, name, gpus, &run.of(*test)) };
+            }
+        }
+    }
+    out += &border('+', '-');
+    Output { stdout: format!("Successfully ran diagnostic for group.\n{out}"), status: run.status(), duration_ms, ..Output::default() }
+}
+
+/// `dcgmi diag -j`: the run as DCGM 3.3 writes it with jsoncpp. Deployment
+/// checks have one result for all GPUs (an error's `gpu_id` is 0, and its
+/// message key `warnings`); the later tests one per GPU.
+fn diag_json(run: &Run, version: &str, driver: &str) -> String {
+    use serde_json::{json, Map, Value};
+    let warning = |finding: &Finding, key: &str| {
+        let mut entry = Map::new();
+        entry.insert("error_category".into(), json!(finding.code.2));
+        entry.insert("error_id".into(), json!(finding.code.0));
+        entry.insert("error_severity".into(), json!(finding.code.1));
+        entry.insert(key.into(), json!(finding.message));
+        Value::Object(entry)
+    };
+    let deployment = run.of(Test::Deployment);
+    let checks: Vec<Value> = DEPLOYMENT_CHECKS
+        .iter()
+        .map(|check| {
+            let errors: Vec<Value> = deployment.iter().filter(|f| f.check == *check && f.kind == Kind::Error).map(|f| warning(f, "warnings")).collect();
+            let result = if errors.is_empty() { json!({ "status": "Pass" }) } else { json!({ "gpu_id": 0, "status": "Fail", "warnings": errors }) };
+            json!({ "name": check, "results": [result] })
+        })
+        .collect();
+    let mut categories = vec![json!({ "category": "Deployment", "tests": checks })];
+    for category in ["Integration", "Hardware", "Stress"] {
+        let tests: Vec<Value> = run
+            .tests()
+            .into_iter()
+            .filter(|t| t.0 == category)
+            .map(|(_, name, _, _, test)| {
+                let found = run.of(*test);
+                let results: Vec<Value> = run
+                    .gpus
+                    .iter()
+                    .map(|gpu| {
+                        let mut result = Map::new();
+                        result.insert("gpu_id".into(), json!(gpu.index.to_string()));
+                        let mine: Vec<&&Finding> = found.iter().filter(|f| f.gpu == gpu.index && f.kind != Kind::Info).collect();
+                        let status = if run.skipped(*test) {
+                            "Skip"
+                        } else if mine.is_empty() {
+                            "Pass"
+                        } else {
+                            "Fail"
+                        };
+                        if *test == Test::Memory && status == "Pass" {
+                            // The memory test allocates 98% of what is free.
+                            let free = gpu.memory_total_mib.saturating_sub(gpu.memory_used_mib) * 1_048_576;
+                            result.insert("info".into(), json!(format!("GPU {} Allocated {} bytes (98.0%)", gpu.index, free / 50 * 49)));
+                        }
+                        result.insert("status".into(), json!(status));
+                        if status == "Fail" {
+                            result.insert("warnings".into(), Value::Array(mine.iter().map(|f| warning(f, "warning")).collect()));
+                        }
+                        Value::Object(result)
+                    })
+                    .collect();
+                json!({ "name": name, "results": results })
+            })
+            .collect();
+        if !tests.is_empty() {
+            categories.push(json!({ "category": category, "tests": tests }));
+        }
+    }
+    let serials: Map<String, Value> = run.gpus.iter().map(|gpu| (gpu.index.to_string(), json!(gpu.serial))).collect();
+    let ids: Vec<String> = run.gpus.iter().map(|gpu| format!("{:04x}", gpu.device_id)).collect();
+    let document = json!({
+        "DCGM GPU Diagnostic": { "test_categories": categories },
+        "Driver Version Detected": driver,
+        "GPU Device IDs": ids,
+        "GPU Device Serials": serials,
+        "version": version,
+    });
+    styled(&document, 0) + "\n"
+}
+
+/// jsoncpp's styled writer: keys sorted, a tab per level, ` : ` between a
+/// key and its value, an object or array on the line after its key (which
+/// keeps a trailing space), one array item per line.
+fn styled(value: &serde_json::Value, depth: usize) -> String {
+    use serde_json::Value;
+    let tabs = |n: usize| "\t".repeat(n);
+    let nested = |value: &Value| matches!(value, Value::Object(map) if !map.is_empty()) || matches!(value, Value::Array(items) if !items.is_empty());
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            let members: Vec<String> = map
+                .iter()
+                .map(|(key, member)| {
+                    let head = format!("{}{} : ", tabs(depth + 1), serde_json::to_string(key).unwrap_or_default());
+                    if nested(member) {
+                        format!("{head}\n{}{}", tabs(depth + 1), styled(member, depth + 1))
+                    } else {
+                        head + &styled(member, depth + 1)
+                    }
+                })
+                .collect();
+            format!("{{\n{}\n{}}}", members.join(",\n"), tabs(depth))
+        }
+        Value::Array(items) if !items.is_empty() => {
+            let items: Vec<String> = items.iter().map(|item| format!("{}{}", tabs(depth + 1), styled(item, depth + 1))).collect();
+            format!("[\n{}\n{}]", items.join(",\n"), tabs(depth))
+        }
+        Value::Object(_) => "{}".to_string(),
+        Value::Array(_) => "[]".to_string(),
+        scalar => serde_json::to_string(scalar).unwrap_or_default(),
+    }
 }
 
 #[cfg(test)]
