@@ -46,6 +46,9 @@ pub enum Fact {
     /// it last started), its step time within `within` of the healthy
     /// cluster's when given.
     JobProgress { job: String, within: Option<f64> },
+    /// Every run of the job that was stopped (cancelled or killed) lost at
+    /// most `at_most` iterations since its last saved checkpoint.
+    LostWork { job: String, at_most: u32 },
     /// The lab's clock is at most `seconds` past the lab's start: with the
     /// other facts of an `expect`, a deadline on the simulated clock.
     By { seconds: i64 },
@@ -122,6 +125,7 @@ impl Fact {
             Fact::AllReduce { within } => format!("all_reduce_perf over every node within {} of the healthy cluster's bus bandwidth", percent(*within)),
             Fact::JobProgress { job, within: Some(within) } => format!("the job {job} training within {} of its baseline step time", percent(*within)),
             Fact::JobProgress { job, within: None } => format!("the job {job} training"),
+            Fact::LostWork { job, at_most } => format!("the job {job} stopped with at most {at_most} iterations lost since its last checkpoint"),
             Fact::By { seconds } => format!("all this by {} into the lab", clock_span(*seconds)),
         }
     }
@@ -222,6 +226,7 @@ impl Fact {
                 _ => seen(false, "all_reduce_perf cannot run over every node"),
             },
             Fact::JobProgress { job, within } => observe_job(cluster, job, *within),
+            Fact::LostWork { job, at_most } => observe_lost_work(cluster, job, *at_most),
             Fact::By { seconds } => {
                 let elapsed = cluster.now - cluster.started_at();
                 seen(elapsed <= *seconds, format!("the lab's clock is {} past its start", clock_span(elapsed)))
@@ -245,7 +250,7 @@ impl Fact {
             | Fact::PcieFull { node, .. }
             | Fact::Service { node, .. } => Some(node),
             Fact::Repaired { node } => node.as_deref(),
-            Fact::AllReduce { .. } | Fact::JobProgress { .. } | Fact::By { .. } => None,
+            Fact::AllReduce { .. } | Fact::JobProgress { .. } | Fact::LostWork { .. } | Fact::By { .. } => None,
         }
     }
 }
@@ -278,6 +283,40 @@ pub fn describe_fault(fault: &Fault) -> String {
     match fault.target() {
         target if target.is_empty() => format!("{} on {}", fault.kind(), fault.node()),
         target => format!("{} on {} {target}", fault.kind(), fault.node()),
+    }
+}
+
+/// The work each stopped run of `job` lost: the iterations it finished
+/// after its last checkpoint saved in full (a save cut short counts for
+/// nothing). Holds when every stopped run lost at most `at_most`; a job
+/// that was never stopped lost nothing, but a lab asks this after a stop.
+fn observe_lost_work(cluster: &Cluster, job: &str, at_most: u32) -> Observed {
+    use crate::model::workload::{End, Event};
+    let runs: Vec<_> = cluster.workloads.iter().filter(|w| w.spec.name == job).collect();
+    if runs.is_empty() {
+        return seen(false, format!("no job {job} in this lab"));
+    }
+    let mut worst: Option<(i64, u32)> = None;
+    for run in runs {
+        let Some((ended, End::Cancelled | End::Failed { .. })) = run.end.as_ref() else { continue };
+        let reached = run.iteration_at(*ended);
+        let saved = run
+            .timeline(*ended)
+            .iter()
+            .filter_map(|event| match event {
+                Event::Saved { iteration, seconds: Some(_), .. } => Some(*iteration),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(run.resumed_from);
+        let lost = reached.saturating_sub(saved);
+        if worst.is_none_or(|(_, most)| lost > most) {
+            worst = Some((run.job_id, lost));
+        }
+    }
+    match worst {
+        None => seen(false, format!("job {job} has not been stopped")),
+        Some((id, lost)) => seen(lost <= at_most, format!("job {id} ({job}) stopped {lost} iterations past its last checkpoint")),
     }
 }
 

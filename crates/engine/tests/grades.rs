@@ -171,3 +171,15 @@ fn answers_read_in_the_forms_operators_write() {
         assert_eq!(points(&lost, seed, &[], "xid", &format!("Xid {xid}")), 1, "seed {seed}");
     }
 }
+
+#[test]
+fn a_maintenance_stop_is_judged_by_the_work_it_lost() {
+    let lab = lab("maintenance-window");
+    let next_save = "n=$(grep -c 'successfully saved checkpoint' ~/slurm-*.out); while [ $(grep -c 'successfully saved checkpoint' ~/slurm-*.out) -le $n ]; do sleep 10; done";
+    // Cancelled halfway to the next checkpoint: about 250 iterations to train again.
+    assert!(!done(&lab, 1, &[next_save, "sleep 150", "scancel -n llama3-8b", "sleep 5"], "stopped-well"));
+    // Still running: nothing stopped yet, nothing to judge.
+    assert!(!done(&lab, 1, &[next_save], "stopped-well"));
+    // Stopped right after a save.
+    assert!(done(&lab, 1, &[next_save, "scancel -n llama3-8b", "sleep 5"], "stopped-well"));
+}

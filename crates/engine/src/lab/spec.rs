@@ -324,13 +324,23 @@ impl ExpectSpec {
                 }
             }
             _ => {
-                let within = match &self.get("step_time_within") {
-                    None => None,
-                    Some(within) => Some(percentage(field, "step_time_within", &text(field, within, values)?)?),
-                };
-                Fact::JobProgress { job: text(field, self.get("job").as_deref().unwrap_or_default(), values)?, within }
+                let job = text(field, self.get("job").as_deref().unwrap_or_default(), values)?;
+                match (self.get("step_time_within"), self.get("lost_iterations_at_most")) {
+                    (Some(_), Some(_)) => {
+                        return Err(error(field, "`step_time_within` and `lost_iterations_at_most` are two facts about the job: give each its own entry"))
+                    }
+                    (None, Some(lost)) => Fact::LostWork { job, at_most: whole(field, &lost, values)? },
+                    (within, None) => {
+                        let within =
+                            within.map(|within| text(field, &within, values).and_then(|within| percentage(field, "step_time_within", &within))).transpose()?;
+                        Fact::JobProgress { job, within }
+                    }
+                }
             }
         };
+        if self.get("lost_iterations_at_most").is_some() && *kind != "job" {
+            return Err(error(field, format!("`lost_iterations_at_most` in `{field}` needs `job`")));
+        }
         if self.get("step_time_within").is_some() && *kind != "job" {
             return Err(error(field, format!("`step_time_within` in `{field}` needs `job`")));
         }

@@ -251,6 +251,7 @@ pub struct ExpectTable {
     pub all_reduce_within: Option<String>,
     pub job: Option<String>,
     pub step_time_within: Option<String>,
+    pub lost_iterations_at_most: Option<Scalar>,
     pub by: Option<String>,
 }
 
@@ -363,6 +364,7 @@ pub(crate) const EXPECT_KEYS: &[&str] = &[
     "all_reduce_within",
     "job",
     "step_time_within",
+    "lost_iterations_at_most",
     "by",
 ];
 pub(crate) const SOLUTION_KEYS: &[&str] = &["steps", "answers", "wrong", "alternatives", "mistakes"];
@@ -987,6 +989,7 @@ fn expect_table(t: &Table, problems: &mut Vec<Problem>) -> ExpectTable {
         all_reduce_within: t.optional(problems, "all_reduce_within", string),
         job: t.optional(problems, "job", string),
         step_time_within: t.optional(problems, "step_time_within", string),
+        lost_iterations_at_most: t.optional(problems, "lost_iterations_at_most", scalar),
         by: t.optional(problems, "by", string),
     }
 }
