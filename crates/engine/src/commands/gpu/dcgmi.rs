@@ -201,61 +201,67 @@ fn version(invocation: &Invocation) -> Output {
     Output::ok(block + &engine)
 }
 
-/// `dcgmi group ...`, `dcgmi health -s|-f|-c [-g GROUP]`, `dcgmi nvlink -s|-e -g GPU`.
-fn monitor(invocation: &Invocation, subsystem: &str, args: &[String]) -> Output {
-    let node = invocation.node;
-    let (mut set, mut fetch, mut check, mut status, mut errors, mut gpu) = (None, false, false, false, false, None);
-    let mut request = super::dcgmi_health::GroupRequest::default();
+/// What `dcgmi group`, `health` and `nvlink` were asked.
+#[derive(Default)]
+struct MonitorArgs<'a> {
+    group: super::dcgmi_health::GroupRequest<'a>,
+    set: Option<&'a str>,
+    fetch: bool,
+    check: bool,
+    status: bool,
+    errors: bool,
+    gpu: Option<&'a str>,
+}
+
+/// Reads `dcgmi group|health|nvlink`'s arguments, or the error to print.
+fn monitor_args<'a>(node: &crate::model::Node, subsystem: &str, args: &'a [String]) -> Result<MonitorArgs<'a>, Output> {
+    let mut parsed = MonitorArgs::default();
     let mut words = args.iter().map(String::as_str);
     while let Some(word) = words.next() {
         // An option that takes a value and got none.
         let mut value = |long: &str| words.next().ok_or_else(|| parse_error(subsystem, &format!("Missing a value for the argument --{long}")));
+        let request = &mut parsed.group;
         match (subsystem, word) {
             ("group", "-l" | "--list") => request.list = true,
-            ("group", "-c" | "--create") => match value("create") {
-                Ok(name) => request.create = Some(name),
-                Err(refused) => return refused,
-            },
+            ("group", "-c" | "--create") => request.create = Some(value("create")?),
             ("group", "--default") => request.all_gpus = true,
             ("group", "--defaultnvswitches") => {}
-            ("group", "-d" | "--delete") => match value("delete") {
-                Ok(id) => request.delete = Some(id),
-                Err(refused) => return refused,
-            },
-            ("group", "-g" | "--group") => match value("group") {
-                Ok(id) => request.group = Some(id),
-                Err(refused) => return refused,
-            },
+            ("group", "-d" | "--delete") => request.delete = Some(value("delete")?),
+            ("group", "-g" | "--group") => request.group = Some(value("group")?),
             ("group", "-i" | "--info") => request.info = true,
-            ("group", "-a" | "--add") => match value("add") {
-                Ok(ids) => request.add = Some(ids),
-                Err(refused) => return refused,
-            },
-            ("group", "-r" | "--remove") => match value("remove") {
-                Ok(ids) => request.remove = Some(ids),
-                Err(refused) => return refused,
-            },
-            ("health", "-s" | "--set") => set = words.next(),
-            ("health", "-f" | "--fetch") => fetch = true,
-            ("health", "-c" | "--check") => check = true,
+            ("group", "-a" | "--add") => request.add = Some(value("add")?),
+            ("group", "-r" | "--remove") => request.remove = Some(value("remove")?),
+            ("health", "-s" | "--set") => parsed.set = words.next(),
+            ("health", "-f" | "--fetch") => parsed.fetch = true,
+            ("health", "-c" | "--check") => parsed.check = true,
             ("health", "-g" | "--group") => {
                 // Its default groups by number or letter, or one an operator made.
                 let group = words.next().unwrap_or_default();
                 if !matches!(group, "g" | "s" | "a" | "i" | "c") && super::dcgmi_health::group_gpus(node, group).is_none() {
-                    return Output::error("Error: Unable to check health watches. Return: The Group is not found\n", 253);
+                    return Err(Output::error("Error: Unable to check health watches. Return: The Group is not found\n", 253));
                 }
             }
-            ("nvlink", "-s" | "--link-status") => status = true,
-            ("nvlink", "-e" | "--errors") => errors = true,
-            ("nvlink", "-g" | "--gpuid") => gpu = words.next(),
-            _ => return parse_error(subsystem, &format!("Couldn't find match for argument {word}")),
+            ("nvlink", "-s" | "--link-status") => parsed.status = true,
+            ("nvlink", "-e" | "--errors") => parsed.errors = true,
+            ("nvlink", "-g" | "--gpuid") => parsed.gpu = words.next(),
+            _ => return Err(parse_error(subsystem, &format!("Couldn't find match for argument {word}"))),
         }
     }
+    Ok(parsed)
+}
+
+/// `dcgmi group ...`, `dcgmi health -s|-f|-c [-g GROUP]`, `dcgmi nvlink -s|-e -g GPU`.
+fn monitor(invocation: &Invocation, subsystem: &str, args: &[String]) -> Output {
+    let node = invocation.node;
+    let parsed = match monitor_args(node, subsystem, args) {
+        Ok(parsed) => parsed,
+        Err(refused) => return refused,
+    };
     match subsystem {
-        "group" => super::dcgmi_health::group(node, &request),
-        "health" => super::dcgmi_health::health(node, set, fetch, check),
-        _ if status => super::dcgmi_health::nvlink_status(node),
-        _ if errors => super::dcgmi_health::nvlink_errors(node, gpu),
+        "group" => super::dcgmi_health::group(node, &parsed.group),
+        "health" => super::dcgmi_health::health(node, parsed.set, parsed.fetch, parsed.check),
+        _ if parsed.status => super::dcgmi_health::nvlink_status(node),
+        _ if parsed.errors => super::dcgmi_health::nvlink_errors(node, parsed.gpu),
         _ => parse_error(subsystem, "One of -s or -e is required"),
     }
 }

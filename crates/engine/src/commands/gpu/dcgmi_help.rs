@@ -3,11 +3,12 @@
 //! `DCGMOutput::usage`: description wrapped to 80 columns, one usage line per
 //! argument group, flags in a 17/10 column layout with continuation lines at
 //! column 31, trailing spaces where a description breaks a line). Kept line
-//! by line so that those spaces survive.
+//! by line so that those spaces survive; the rows every subsystem shares
+//! (`--host`, `--ignore_rest`) once.
 
 /// The help of `subsystem`, None for one without its own.
 pub fn help(subsystem: &str) -> Option<String> {
-    let lines = match subsystem {
+    let parts = match subsystem {
         "discovery" => DISCOVERY,
         "diag" => DIAG,
         "group" => GROUP,
@@ -15,10 +16,23 @@ pub fn help(subsystem: &str) -> Option<String> {
         "nvlink" => NVLINK,
         _ => return None,
     };
-    Some(lines.iter().map(|line| format!("{line}\n")).collect())
+    Some(parts.iter().flat_map(|part| part.iter()).map(|line| format!("{line}\n")).collect())
 }
 
-const DISCOVERY: &[&str] = &[
+/// `--host`, as every subsystem lists it.
+const HOST: &[&str] = &[
+    "      --host       IP/FQDN    Connects to specified IP or fully-qualified domain",
+    "                               name. To connect to a host engine that was",
+    "                               started with -d (unix socket), prefix the unix",
+    "                               socket filename with 'unix://'. [default =",
+    "                               localhost]",
+];
+
+/// `--ignore_rest`, last of every subsystem's flags.
+const IGNORE_REST: &[&str] =
+    &["  --  --ignore_rest           Ignores the rest of the labeled arguments", "                               following this flag."];
+
+const DISCOVERY_0: &[&str] = &[
     "",
     " discovery -- Used to discover and identify GPUs and their attributes.",
     "",
@@ -30,11 +44,9 @@ const DISCOVERY: &[&str] = &[
     "",
     "Flags:",
     "  -g  --group      groupId    The group ID to query.",
-    "      --host       IP/FQDN    Connects to specified IP or fully-qualified domain",
-    "                               name. To connect to a host engine that was",
-    "                               started with -d (unix socket), prefix the unix",
-    "                               socket filename with 'unix://'. [default =",
-    "                               localhost]",
+];
+
+const DISCOVERY_2: &[&str] = &[
     "  -l  --list                  List all GPUs and NVIDIA CPUs discovered on the",
     "                               host.",
     "  -i  --info       flags      Specify which information to return. [default =",
@@ -49,15 +61,13 @@ const DISCOVERY: &[&str] = &[
     "      --gpuid      gpuId      The GPU ID to query.",
     "      --cpuid      cpuId      The CPU ID to query.",
     "  -v  --verbose               Display policy information per GPU.",
-    "  --  --ignore_rest           Ignores the rest of the labeled arguments",
-    "                               following this flag.",
-    "",
-    " ",
-    " NVIDIA Datacenter GPU Management Interface",
-    "",
 ];
 
-const DIAG: &[&str] = &[
+const DISCOVERY_4: &[&str] = &["", " ", " NVIDIA Datacenter GPU Management Interface", ""];
+
+const DISCOVERY: &[&[&str]] = &[DISCOVERY_0, HOST, DISCOVERY_2, IGNORE_REST, DISCOVERY_4];
+
+const DIAG_0: &[&str] = &[
     "",
     " diag -- Used to run diagnostics on the system.",
     "",
@@ -72,11 +82,9 @@ const DIAG: &[&str] = &[
     "",
     "Flags:",
     "  -g  --group      groupId    The group ID to query.",
-    "      --host       IP/FQDN    Connects to specified IP or fully-qualified domain",
-    "                               name. To connect to a host engine that was",
-    "                               started with -d (unix socket), prefix the unix",
-    "                               socket filename with 'unix://'. [default =",
-    "                               localhost]",
+];
+
+const DIAG_2: &[&str] = &[
     "  -h  --help                  Displays usage information and exits.",
     "  -r  --run        diag       Run a diagnostic. (Note: higher numbered tests",
     "                               include all beneath.)   ",
@@ -162,8 +170,9 @@ const DIAG: &[&str] = &[
     "                               to run consecutively. (Must be greater than 0.)",
     "  -t  --timeout    timeout    Specify a timeout in seconds for the execution of",
     "                               the diagnostic. (Default is unlimited).",
-    "  --  --ignore_rest           Ignores the rest of the labeled arguments",
-    "                               following this flag.",
+];
+
+const DIAG_4: &[&str] = &[
     "",
     " Verbose diagnostic output is currently limited on client, for full diagnostic",
     " and validation logs please check your server. ",
@@ -172,7 +181,9 @@ const DIAG: &[&str] = &[
     "",
 ];
 
-const GROUP: &[&str] = &[
+const DIAG: &[&[&str]] = &[DIAG_0, HOST, DIAG_2, IGNORE_REST, DIAG_4];
+
+const GROUP_0: &[&str] = &[
     "",
     " group -- Used to create and maintain groups of GPUs. Groups of GPUs can then be",
     " uniformly controlled through other DCGMI subsystems.",
@@ -188,11 +199,9 @@ const GROUP: &[&str] = &[
     "   dcgmi group --host <IP/FQDN> -g <groupId> -r <entityId> ",
     "",
     "Flags:",
-    "      --host       IP/FQDN    Connects to specified IP or fully-qualified domain",
-    "                               name. To connect to a host engine that was",
-    "                               started with -d (unix socket), prefix the unix",
-    "                               socket filename with 'unix://'. [default =",
-    "                               localhost]",
+];
+
+const GROUP_2: &[&str] = &[
     "  -l  --list                  List the groups that currently exist for a host.",
     "  -d  --delete     groupId    Delete a group on the remote host.",
     "  -c  --create     groupName  Create a group on the remote host.",
@@ -209,15 +218,13 @@ const GROUP: &[&str] = &[
     "      --defaultnvswitches           Adds all available NvSwitches to the group",
     "                               being created.",
     "  -j  --json                  Print the output in a json format",
-    "  --  --ignore_rest           Ignores the rest of the labeled arguments",
-    "                               following this flag.",
-    "",
-    " ",
-    " NVIDIA Datacenter GPU Management Interface",
-    "",
 ];
 
-const HEALTH: &[&str] = &[
+const GROUP_4: &[&str] = &["", " ", " NVIDIA Datacenter GPU Management Interface", ""];
+
+const GROUP: &[&[&str]] = &[GROUP_0, HOST, GROUP_2, IGNORE_REST, GROUP_4];
+
+const HEALTH_0: &[&str] = &[
     "",
     " health --  Used to manage the health watches of a group. The health of the GPUs",
     " in a group can then be monitored during a process.",
@@ -230,11 +237,9 @@ const HEALTH: &[&str] = &[
     "",
     "Flags:",
     "  -g  --group      groupId    The GPU group to query on the specified host.",
-    "      --host       IP/FQDN    Connects to specified IP or fully-qualified domain",
-    "                               name. To connect to a host engine that was",
-    "                               started with -d (unix socket), prefix the unix",
-    "                               socket filename with 'unix://'. [default =",
-    "                               localhost]",
+];
+
+const HEALTH_2: &[&str] = &[
     "  -f  --fetch                 Fetch the current watch status.",
     "  -s  --set        flags      Set the watches to be monitored. [default = pm] ",
     "                               a - all watches ",
@@ -253,15 +258,13 @@ const HEALTH: &[&str] = &[
     "                               seconds.",
     "  -u  --update-intervalseconds    How often DCGM should retrieve health from the",
     "                               driver in seconds.",
-    "  --  --ignore_rest           Ignores the rest of the labeled arguments",
-    "                               following this flag.",
-    "",
-    " ",
-    " NVIDIA Datacenter GPU Management Interface",
-    "",
 ];
 
-const NVLINK: &[&str] = &[
+const HEALTH_4: &[&str] = &["", " ", " NVIDIA Datacenter GPU Management Interface", ""];
+
+const HEALTH: &[&[&str]] = &[HEALTH_0, HOST, HEALTH_2, IGNORE_REST, HEALTH_4];
+
+const NVLINK_0: &[&str] = &[
     "",
     " nvlink -- Used to get NvLink link status or error counts for GPUs and",
     " NvSwitches in the system ",
@@ -278,21 +281,17 @@ const NVLINK: &[&str] = &[
     "   dcgmi nvlink --host <IP/FQDN> -s ",
     "",
     "Flags:",
-    "      --host       IP/FQDN    Connects to specified IP or fully-qualified domain",
-    "                               name. To connect to a host engine that was",
-    "                               started with -d (unix socket), prefix the unix",
-    "                               socket filename with 'unix://'. [default =",
-    "                               localhost]",
+];
+
+const NVLINK_2: &[&str] = &[
     "  -e  --errors                Print NvLink errors for a given gpuId (-g).",
     "  -s  --link-status           Print NvLink link status for all GPUs and",
     "                               NvSwitches in the system.",
     "  -h  --help                  Displays usage information and exits.",
     "  -g  --gpuid      gpuId      The GPU ID to query. Required for -e",
     "  -j  --json                  Print the output in a json format",
-    "  --  --ignore_rest           Ignores the rest of the labeled arguments",
-    "                               following this flag.",
-    "",
-    " ",
-    " NVIDIA Datacenter GPU Management Interface",
-    "",
 ];
+
+const NVLINK_4: &[&str] = &["", " ", " NVIDIA Datacenter GPU Management Interface", ""];
+
+const NVLINK: &[&[&str]] = &[NVLINK_0, HOST, NVLINK_2, IGNORE_REST, NVLINK_4];
