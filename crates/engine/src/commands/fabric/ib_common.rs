@@ -6,7 +6,7 @@
 //!
 //! Facts are from ../shared/reference/fabric/FACTS.md §4 and its captures.
 
-use crate::commands::Invocation;
+use crate::commands::{Invocation, Signature};
 use crate::model::fabric::{Hca, LaneSpeed, LinkLayer, PhysState, Port, PortCounters, PortState};
 use crate::model::{Cluster, Node};
 use crate::rng::Rng;
@@ -252,57 +252,53 @@ pub fn open_umad_port(invocation: &Invocation, program: &str, ca: Option<&str>) 
     })
 }
 
-/// One option row of an infiniband-diags usage screen.
-pub struct DiagOption {
-    pub long: &'static str,
-    pub letter: Option<char>,
-    pub value: Option<&'static str>,
-    pub description: &'static str,
+/// The options every infiniband-diags tool takes (ibdiag_common.c), for
+/// the tools' signatures to list after their own, less those a tool
+/// leaves out: one declaration gives the usage screen, `help`, the manual
+/// page and completion.
+pub mod common {
+    use crate::commands::Flag;
+
+    pub const CONFIG: Flag =
+        Flag { short: Some('z'), long: Some("config"), value: Some("<config>"), help: "use config file, default: /etc/infiniband-diags/ibdiag.conf" };
+    pub const CA: Flag = Flag { short: Some('C'), long: Some("Ca"), value: Some("<ca>"), help: "Ca name to use" };
+    pub const PORT: Flag = Flag { short: Some('P'), long: Some("Port"), value: Some("<port>"), help: "Ca port number to use" };
+    pub const DIRECT: Flag = Flag { short: Some('D'), long: Some("Direct"), value: None, help: "use Direct address argument" };
+    pub const LID: Flag = Flag { short: Some('L'), long: Some("Lid"), value: None, help: "use LID address argument" };
+    pub const GUID: Flag = Flag { short: Some('G'), long: Some("Guid"), value: None, help: "use GUID address argument" };
+    pub const TIMEOUT: Flag = Flag { short: Some('t'), long: Some("timeout"), value: Some("<ms>"), help: "timeout in ms" };
+    pub const SM_PORT: Flag = Flag { short: Some('s'), long: Some("sm_port"), value: Some("<lid>"), help: "SM port lid" };
+    pub const SHOW_KEYS: Flag = Flag { short: Some('K'), long: Some("show_keys"), value: None, help: "display security keys in output" };
+    pub const M_KEY: Flag = Flag { short: Some('y'), long: Some("m_key"), value: Some("<key>"), help: "M_Key to use in request" };
+    pub const PKEY_INDEX: Flag =
+        Flag { short: Some('Y'), long: Some("pkey-idx"), value: Some("<idx>"), help: "P_Key table index for outgoing SA/GMP MADs (default 0)" };
+    pub const ERRORS: Flag = Flag { short: Some('e'), long: Some("errors"), value: None, help: "show send and receive errors" };
+    pub const VERBOSE: Flag = Flag { short: Some('v'), long: Some("verbose"), value: None, help: "increase verbosity level" };
+    pub const DEBUG: Flag = Flag { short: Some('d'), long: Some("debug"), value: None, help: "raise debug level" };
+    pub const HELP: Flag = Flag { short: Some('h'), long: Some("help"), value: None, help: "help message" };
+    pub const VERSION: Flag = Flag { short: Some('V'), long: Some("version"), value: None, help: "show version" };
 }
 
-/// The infiniband-diags common options, in their order, for tools to pick from.
-pub fn common_options(excluded: &str) -> Vec<DiagOption> {
-    let all = [
-        ("config", 'z', Some("<config>"), "use config file, default: /etc/infiniband-diags/ibdiag.conf"),
-        ("Ca", 'C', Some("<ca>"), "Ca name to use"),
-        ("Port", 'P', Some("<port>"), "Ca port number to use"),
-        ("Direct", 'D', None, "use Direct address argument"),
-        ("Lid", 'L', None, "use LID address argument"),
-        ("Guid", 'G', None, "use GUID address argument"),
-        ("timeout", 't', Some("<ms>"), "timeout in ms"),
-        ("sm_port", 's', Some("<lid>"), "SM port lid"),
-        ("show_keys", 'K', None, "display security keys in output"),
-        ("m_key", 'y', Some("<key>"), "M_Key to use in request"),
-        ("errors", 'e', None, "show send and receive errors"),
-        ("verbose", 'v', None, "increase verbosity level"),
-        ("debug", 'd', None, "raise debug level"),
-        ("help", 'h', None, "help message"),
-        ("version", 'V', None, "show version"),
-    ];
-    all.into_iter()
-        .filter(|(_, letter, _, _)| !excluded.contains(*letter))
-        .map(|(long, letter, value, description)| DiagOption { long, letter: Some(letter), value, description })
-        .collect()
-}
-
-/// The usage screen infiniband-diags tools print on stderr (then exit 2).
-pub fn diag_usage(program: &str, arguments: &str, options: &[DiagOption], examples: &[&str]) -> String {
+/// The usage screen infiniband-diags tools print on stderr (then exit 2):
+/// the signature's options in its order.
+pub fn diag_usage(signature: &Signature, arguments: &str, examples: &[&str]) -> String {
+    let program = signature.name;
     let mut out = format!("\nUsage: {program} [options] {arguments}\n\n");
-    if !options.is_empty() {
+    if !signature.flags.is_empty() {
         out += "Options:\n";
     }
-    for option in options {
-        let mut line = format!("  --{}", option.long);
-        if let Some(letter) = option.letter {
+    for option in signature.flags {
+        let mut line = format!("  --{}", option.long.unwrap_or_default());
+        if let Some(letter) = option.short {
             line += &format!(", -{letter}");
         }
         if let Some(value) = option.value {
             line += &format!(" {value}");
         }
-        if !option.description.is_empty() {
+        if !option.help.is_empty() {
             line = format!("{line:<24}  ");
             let start = line.len();
-            line += &wrap_description(start, option.description);
+            line += &wrap_description(start, option.help);
         }
         out += &line;
         out.push('\n');
@@ -416,19 +412,19 @@ mod tests {
     }
 
     #[test]
-    fn usage_aligns_descriptions_at_column_26() {
-        let options = [DiagOption { long: "list_of_cas", letter: Some('l'), value: None, description: "list all IB devices" }];
-        let usage = diag_usage("ibstat", "<ca_name> [portnum]", &options, &["-l       # list all IB devices"]);
+    fn usage_aligns_descriptions_at_column_26_and_wraps_as_pretty_print() {
+        use crate::commands::{Flag, Signature};
+        static LISTING: Signature = Signature {
+            name: "ibstat",
+            summary: "",
+            usage: "",
+            flags: &[Flag { short: Some('l'), long: Some("list_of_cas"), value: None, help: "list all IB devices" }, common::PKEY_INDEX, common::CONFIG],
+            examples: &[],
+        };
+        let usage = diag_usage(&LISTING, "<ca_name> [portnum]", &["-l       # list all IB devices"]);
         assert!(usage.contains("\n  --list_of_cas, -l       list all IB devices\n"));
         assert!(usage.contains("\n  ibstat -l       # list all IB devices\n"));
-        let long =
-            [DiagOption { long: "pkey-idx", letter: Some('Y'), value: Some("<idx>"), description: "P_Key table index for outgoing SA/GMP MADs (default 0)" }];
-        let wrapped = diag_usage("ibportstate", "", &long, &[]);
-        assert!(
-            wrapped.contains("\n  --pkey-idx, -Y <idx>    P_Key table index for outgoing SA/GMP MADs \n                          (default 0)\n"),
-            "{wrapped}"
-        );
-        let config = diag_usage("ibstat", "", &common_options(""), &[]);
-        assert!(config.contains("\n  --config, -z <config>   use config file, default: /etc/infiniband-diags/ibdiag.conf\n"), "{config}");
+        assert!(usage.contains("\n  --pkey-idx, -Y <idx>    P_Key table index for outgoing SA/GMP MADs \n                          (default 0)\n"), "{usage}");
+        assert!(usage.contains("\n  --config, -z <config>   use config file, default: /etc/infiniband-diags/ibdiag.conf\n"), "{usage}");
     }
 }

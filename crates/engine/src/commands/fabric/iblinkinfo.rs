@@ -6,7 +6,7 @@
 //! on ports 1-32 and uplinks to the spines above. Ports with no cable are
 //! empty cages (`Down/ Polling`).
 
-use crate::commands::fabric::ib_common::{common_options, diag_usage, pid, DiagOption};
+use crate::commands::fabric::ib_common::{common, diag_usage, pid};
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::fabric::{Hca, LaneSpeed, LinkLayer, PhysState, Port, PortState};
@@ -22,9 +22,15 @@ static SIGNATURE: Signature = Signature {
         Flag { short: Some('d'), long: Some("down"), value: None, help: "print only nodes which have a port in the \"Down\" state" },
         Flag { short: None, long: Some("switches-only"), value: None, help: "Show only switches" },
         Flag { short: None, long: Some("cas-only"), value: None, help: "Show only CAs" },
-        Flag { short: Some('C'), long: Some("Ca"), value: Some("<ca>"), help: "Ca name to use" },
-        Flag { short: Some('P'), long: Some("Port"), value: Some("<port>"), help: "Ca port number to use" },
-        Flag { short: Some('h'), long: Some("help"), value: None, help: "help message" },
+        common::CONFIG,
+        common::CA,
+        common::PORT,
+        common::TIMEOUT,
+        common::ERRORS,
+        common::VERBOSE,
+        common::DEBUG,
+        common::HELP,
+        common::VERSION,
     ],
     examples: &[Example { command: "sudo iblinkinfo", description: "every link of the fabric with its width, per-lane speed and state" }],
 };
@@ -66,13 +72,7 @@ fn link(port: &Port, lid: u16, peer_port: usize, name: &str) -> String {
 }
 
 fn usage() -> String {
-    let mut options = vec![
-        DiagOption { long: "down", letter: Some('d'), value: None, description: "print only nodes which have a port in the \"Down\" state" },
-        DiagOption { long: "switches-only", letter: None, value: None, description: "Show only switches" },
-        DiagOption { long: "cas-only", letter: None, value: None, description: "Show only CAs" },
-    ];
-    options.extend(common_options("DGKLsy"));
-    diag_usage("iblinkinfo", "", &options, &[])
+    diag_usage(&SIGNATURE, "", &[])
 }
 
 impl Command for Iblinkinfo {

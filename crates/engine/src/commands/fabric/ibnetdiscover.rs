@@ -7,7 +7,7 @@
 //! argument receives the output instead of the terminal.
 
 use crate::commands::fabric::discovery::{neighbour, port_count, sweep_from_local, switch_device_id, Found, MELLANOX_VENDOR};
-use crate::commands::fabric::ib_common::{base_lid, common_options, diag_usage, pid, DiagOption};
+use crate::commands::fabric::ib_common::{base_lid, common, diag_usage, pid};
 use crate::commands::files::View;
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
@@ -24,13 +24,36 @@ static SIGNATURE: Signature = Signature {
     summary: "discover the InfiniBand fabric and print its topology: every switch and CA and what each port connects to",
     usage: "ibnetdiscover [options] [topology-file]",
     flags: &[
+        Flag { short: Some('f'), long: Some("full"), value: None, help: "show full information (ports' speed and width, vlcap)" },
+        Flag { short: Some('s'), long: Some("show"), value: None, help: "show more information" },
         Flag { short: Some('l'), long: Some("list"), value: None, help: "list of connected nodes" },
+        Flag { short: Some('g'), long: Some("grouping"), value: None, help: "show grouping" },
         Flag { short: Some('H'), long: Some("Hca_list"), value: None, help: "list of connected CAs" },
         Flag { short: Some('S'), long: Some("Switch_list"), value: None, help: "list of connected switches" },
         Flag { short: Some('R'), long: Some("Router_list"), value: None, help: "list of connected routers" },
-        Flag { short: Some('C'), long: Some("Ca"), value: Some("<ca>"), help: "Ca name to use" },
-        Flag { short: Some('P'), long: Some("Port"), value: Some("<port>"), help: "Ca port number to use" },
-        Flag { short: Some('h'), long: Some("help"), value: None, help: "help message" },
+        Flag { short: None, long: Some("node-name-map"), value: Some("<file>"), help: "node name map file" },
+        Flag { short: None, long: Some("cache"), value: Some("<file>"), help: "filename to cache ibnetdiscover data to" },
+        Flag { short: None, long: Some("load-cache"), value: Some("<file>"), help: "filename of ibnetdiscover cache to load" },
+        Flag { short: None, long: Some("diff"), value: Some("<file>"), help: "filename of ibnetdiscover cache to diff" },
+        Flag { short: None, long: Some("diffcheck"), value: Some("<key(s)>"), help: "specify checks to execute for --diff" },
+        Flag { short: Some('p'), long: Some("ports"), value: None, help: "obtain a ports report" },
+        Flag { short: Some('m'), long: Some("max_hops"), value: None, help: "report max hops discovered by the library" },
+        Flag {
+            short: Some('o'),
+            long: Some("outstanding_smps"),
+            value: Some("<val>"),
+            help: "specify the number of outstanding SMP's which should be issued during the scan",
+        },
+        common::CONFIG,
+        common::CA,
+        common::PORT,
+        common::TIMEOUT,
+        common::M_KEY,
+        common::ERRORS,
+        common::VERBOSE,
+        common::DEBUG,
+        common::HELP,
+        common::VERSION,
     ],
     examples: &[
         Example { command: "sudo ibnetdiscover > fabric.topo", description: "save the fabric's topology to compare after a change" },
@@ -39,26 +62,7 @@ static SIGNATURE: Signature = Signature {
 };
 
 fn usage() -> String {
-    let own: [(&str, Option<char>, Option<&str>, &str); 15] = [
-        ("full", Some('f'), None, "show full information (ports' speed and width, vlcap)"),
-        ("show", Some('s'), None, "show more information"),
-        ("list", Some('l'), None, "list of connected nodes"),
-        ("grouping", Some('g'), None, "show grouping"),
-        ("Hca_list", Some('H'), None, "list of connected CAs"),
-        ("Switch_list", Some('S'), None, "list of connected switches"),
-        ("Router_list", Some('R'), None, "list of connected routers"),
-        ("node-name-map", None, Some("<file>"), "node name map file"),
-        ("cache", None, Some("<file>"), "filename to cache ibnetdiscover data to"),
-        ("load-cache", None, Some("<file>"), "filename of ibnetdiscover cache to load"),
-        ("diff", None, Some("<file>"), "filename of ibnetdiscover cache to diff"),
-        ("diffcheck", None, Some("<key(s)>"), "specify checks to execute for --diff"),
-        ("ports", Some('p'), None, "obtain a ports report"),
-        ("max_hops", Some('m'), None, "report max hops discovered by the library"),
-        ("outstanding_smps", Some('o'), None, "specify the number of outstanding SMP's which should be issued during the scan"),
-    ];
-    let mut options: Vec<DiagOption> = own.into_iter().map(|(long, letter, value, description)| DiagOption { long, letter, value, description }).collect();
-    options.extend(common_options("DGKLs"));
-    diag_usage("ibnetdiscover", "[topology-file]", &options, &[])
+    diag_usage(&SIGNATURE, "[topology-file]", &[])
 }
 
 /// The `4xNDR` a topology line gives a link: its width and lane speed.

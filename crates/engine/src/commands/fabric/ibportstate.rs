@@ -9,9 +9,9 @@
 //! HCA it is cabled to, switch-to-switch links run at the fabric's full rate
 //! and an empty cage polls (`model::switches`).
 
-use crate::commands::fabric::ib_common::{base_lid, common_options, diag_usage, is_infiniband, open_umad_port, pid, sm_lid, strtol, DiagOption, Lane, Link};
+use crate::commands::fabric::ib_common::{base_lid, common, diag_usage, is_infiniband, open_umad_port, pid, sm_lid, strtol, Lane, Link};
 use crate::commands::options::{scan, Arg};
-use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::commands::{Command, Example, Invocation, Output, Signature};
 use crate::model::fabric::{LaneSpeed, PhysState, Port, PortState};
 use crate::model::switches::{Fabric, Peer};
 use crate::model::Cluster;
@@ -23,10 +23,22 @@ static SIGNATURE: Signature = Signature {
     summary: "query an InfiniBand port's state, LID, width and speeds by LID and port number",
     usage: "ibportstate [options] <dest dr_path|lid|guid> <portnum> [<op>]",
     flags: &[
-        Flag { short: Some('C'), long: Some("Ca"), value: Some("<ca>"), help: "Ca name to use" },
-        Flag { short: Some('P'), long: Some("Port"), value: Some("<port>"), help: "Ca port number to use" },
-        Flag { short: Some('K'), long: Some("show_keys"), value: None, help: "display security keys in output" },
-        Flag { short: Some('h'), long: Some("help"), value: None, help: "help message" },
+        common::CONFIG,
+        common::CA,
+        common::PORT,
+        common::DIRECT,
+        common::LID,
+        common::GUID,
+        common::TIMEOUT,
+        common::SM_PORT,
+        common::SHOW_KEYS,
+        common::M_KEY,
+        common::PKEY_INDEX,
+        common::ERRORS,
+        common::VERBOSE,
+        common::DEBUG,
+        common::HELP,
+        common::VERSION,
     ],
     examples: &[
         Example { command: "sudo ibportstate 100 1", description: "the PortInfo of LID 100's port 1 (an HCA: ibstat's Base lid)" },
@@ -35,16 +47,9 @@ static SIGNATURE: Signature = Signature {
 };
 
 fn usage() -> String {
-    let mut options = common_options("");
-    let at = options.iter().position(|option| option.long == "errors").unwrap_or(options.len());
-    options.insert(
-        at,
-        DiagOption { long: "pkey-idx", letter: Some('Y'), value: Some("<idx>"), description: "P_Key table index for outgoing SA/GMP MADs (default 0)" },
-    );
     let usage = diag_usage(
-        "ibportstate",
+        &SIGNATURE,
         "<dest dr_path|lid|guid> <portnum> [<op>]",
-        &options,
         &[
             "-C qib0 -P 1 3 1 disable     # by CA name, CA Port Number, lid, physical port number",
             "-C qib0 -P 1 3 1 enable      # by CA name, CA Port Number, lid, physical port number",

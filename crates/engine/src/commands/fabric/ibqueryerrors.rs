@@ -9,7 +9,7 @@
 //! keeps no switch state. Counters print in their 32-bit PortCounters form
 //! (`[SymbolErrorCounter == 250]`), as the captured sweeps show them.
 
-use crate::commands::fabric::ib_common::{common_options, counters_now, diag_usage, open_umad_port, DiagOption};
+use crate::commands::fabric::ib_common::{common, counters_now, diag_usage, open_umad_port};
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
@@ -29,9 +29,15 @@ static SIGNATURE: Signature = Signature {
         Flag { short: None, long: Some("ca"), value: None, help: "print data for CA's only" },
         Flag { short: Some('k'), long: Some("clear-errors"), value: None, help: "Clear error counters after read" },
         Flag { short: Some('K'), long: Some("clear-counts"), value: None, help: "Clear data counters after read" },
-        Flag { short: Some('C'), long: Some("Ca"), value: Some("<ca>"), help: "Ca name to use" },
-        Flag { short: Some('P'), long: Some("Port"), value: Some("<port>"), help: "Ca port number to use" },
-        Flag { short: Some('h'), long: Some("help"), value: None, help: "help message" },
+        common::CONFIG,
+        common::CA,
+        common::PORT,
+        common::TIMEOUT,
+        common::ERRORS,
+        common::VERBOSE,
+        common::DEBUG,
+        common::HELP,
+        common::VERSION,
     ],
     examples: &[
         Example { command: "sudo ibqueryerrors", description: "every port of the fabric with an error counter above 0" },
@@ -40,16 +46,7 @@ static SIGNATURE: Signature = Signature {
 };
 
 fn usage() -> String {
-    let mut options = vec![
-        DiagOption { long: "suppress", letter: Some('s'), value: Some("<err1,err2,...>"), description: "suppress errors listed" },
-        DiagOption { long: "suppress-common", letter: Some('c'), value: None, description: "suppress some of the common counters" },
-        DiagOption { long: "switch", letter: None, value: None, description: "print data for switches only" },
-        DiagOption { long: "ca", letter: None, value: None, description: "print data for CA's only" },
-        DiagOption { long: "clear-errors", letter: Some('k'), value: None, description: "Clear error counters after read" },
-        DiagOption { long: "clear-counts", letter: Some('K'), value: None, description: "Clear data counters after read" },
-    ];
-    options.extend(common_options("DGKLsy"));
-    diag_usage("ibqueryerrors", "", &options, &[])
+    diag_usage(&SIGNATURE, "", &[])
 }
 
 /// The error counters the sweep reads, in the order it prints them.

@@ -3,7 +3,7 @@
 //! `-l` (names), `-s` (no ports), `-p` (port GUIDs).
 
 use crate::commands::fabric::ib_common::{
-    base_lid, capability_mask, common_options, diag_usage, hardware_version, pid, port_guid, sm_lid, strtol, sysfs_order, system_image_guid, DiagOption, Link,
+    base_lid, capability_mask, common, diag_usage, hardware_version, pid, port_guid, sm_lid, strtol, sysfs_order, system_image_guid, Link,
 };
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
@@ -19,10 +19,11 @@ static SIGNATURE: Signature = Signature {
         Flag { short: Some('l'), long: Some("list_of_cas"), value: None, help: "list all IB devices" },
         Flag { short: Some('s'), long: Some("short"), value: None, help: "short output" },
         Flag { short: Some('p'), long: Some("port_list"), value: None, help: "show port list" },
-        Flag { short: Some('z'), long: Some("config"), value: Some("<config>"), help: "use config file" },
-        Flag { short: Some('v'), long: Some("verbose"), value: None, help: "increase verbosity level" },
-        Flag { short: Some('d'), long: Some("debug"), value: None, help: "raise debug level" },
-        Flag { short: Some('h'), long: Some("help"), value: None, help: "help message" },
+        common::CONFIG,
+        common::VERBOSE,
+        common::DEBUG,
+        common::HELP,
+        common::VERSION,
     ],
     examples: &[
         Example { command: "ibstat", description: "every HCA and port: state, physical state, rate, LIDs, link layer" },
@@ -38,13 +39,7 @@ const EXIT_PANIC: i32 = 255;
 const EXIT_USAGE: i32 = 2;
 
 fn usage() -> String {
-    let mut options = vec![
-        DiagOption { long: "list_of_cas", letter: Some('l'), value: None, description: "list all IB devices" },
-        DiagOption { long: "short", letter: Some('s'), value: None, description: "short output" },
-        DiagOption { long: "port_list", letter: Some('p'), value: None, description: "show port list" },
-    ];
-    options.extend(common_options("CDeGKLPsty"));
-    diag_usage("ibstat", USAGE_ARGUMENTS, &options, USAGE_EXAMPLES)
+    diag_usage(&SIGNATURE, USAGE_ARGUMENTS, USAGE_EXAMPLES)
 }
 
 impl Command for Ibstat {

@@ -5,10 +5,10 @@
 //! and a QM8700 41: the physical ones and the aggregation node's.
 
 use crate::commands::fabric::discovery::Found;
-use crate::commands::fabric::ib_common::{common_options, diag_usage};
+use crate::commands::fabric::ib_common::{common, diag_usage};
 use crate::commands::fabric::ibnetdiscover::discover;
 use crate::commands::options::{scan, Arg};
-use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::commands::{Command, Example, Invocation, Output, Signature};
 use crate::model::switches::Fabric;
 
 pub struct Ibswitches;
@@ -18,11 +18,7 @@ static SWITCHES: Signature = Signature {
     name: "ibswitches",
     summary: "list the InfiniBand fabric's switches: GUID, ports, name and LID",
     usage: "ibswitches [options] [<topology-file>]",
-    flags: &[
-        Flag { short: Some('C'), long: Some("Ca"), value: Some("<ca>"), help: "Ca name to use" },
-        Flag { short: Some('P'), long: Some("Port"), value: Some("<port>"), help: "Ca port number to use" },
-        Flag { short: Some('h'), long: Some("help"), value: None, help: "help message" },
-    ],
+    flags: &[common::CONFIG, common::CA, common::PORT, common::ERRORS, common::VERBOSE, common::DEBUG, common::HELP, common::VERSION],
     examples: &[Example { command: "sudo ibswitches", description: "every switch of the fabric, with its LID" }],
 };
 
@@ -38,7 +34,7 @@ static HOSTS: Signature = Signature {
 /// does: what it found, newest first, or what to print instead.
 fn discovered(signature: &'static Signature, invocation: &Invocation) -> Result<(Fabric, Vec<Found>), Output> {
     let mut ca = None;
-    let usage = || diag_usage(signature.name, "[<topology-file>]", &common_options("KLGsyDt"), &[]);
+    let usage = || diag_usage(signature, "[<topology-file>]", &[]);
     for arg in scan(signature, invocation.args()) {
         match arg {
             Arg::Flag(flag, value) => match flag.short {

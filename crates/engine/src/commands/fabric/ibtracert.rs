@@ -6,7 +6,7 @@
 //! GUIDs and ports. A LID that no active port holds cannot be reached:
 //! the MAD times out, the tool warns on stderr and fails on stdout (255).
 
-use crate::commands::fabric::ib_common::{base_lid, common_options, diag_usage, is_infiniband, open_umad_port, pid, strtol, DiagOption};
+use crate::commands::fabric::ib_common::{base_lid, common, diag_usage, is_infiniband, open_umad_port, pid, strtol};
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::switches::Fabric;
@@ -19,27 +19,32 @@ static SIGNATURE: Signature = Signature {
     summary: "trace the InfiniBand path between two LIDs: each switch and port on the way",
     usage: "ibtracert [options] <src-addr> <dest-addr>",
     flags: &[
+        Flag { short: Some('f'), long: Some("force"), value: None, help: "force" },
         Flag { short: Some('n'), long: Some("no_info"), value: None, help: "simple format" },
-        Flag { short: Some('C'), long: Some("Ca"), value: Some("<ca>"), help: "Ca name to use" },
-        Flag { short: Some('P'), long: Some("Port"), value: Some("<port>"), help: "Ca port number to use" },
-        Flag { short: Some('h'), long: Some("help"), value: None, help: "help message" },
+        Flag { short: Some('m'), long: Some("mlid"), value: Some("<mlid>"), help: "multicast trace of the mlid" },
+        Flag { short: None, long: Some("node-name-map"), value: Some("<file>"), help: "node name map file" },
+        Flag { short: None, long: Some("ports-file"), value: Some("<file>"), help: "port pairs file" },
+        common::CONFIG,
+        common::CA,
+        common::PORT,
+        common::LID,
+        common::GUID,
+        common::TIMEOUT,
+        common::SM_PORT,
+        common::M_KEY,
+        common::ERRORS,
+        common::VERBOSE,
+        common::DEBUG,
+        common::HELP,
+        common::VERSION,
     ],
     examples: &[Example { command: "sudo ibtracert 100 108", description: "the switches between two HCA ports, by LID (ibstat's Base lid)" }],
 };
 
 fn usage() -> String {
-    let mut options = vec![
-        DiagOption { long: "force", letter: Some('f'), value: None, description: "force" },
-        DiagOption { long: "no_info", letter: Some('n'), value: None, description: "simple format" },
-        DiagOption { long: "mlid", letter: Some('m'), value: Some("<mlid>"), description: "multicast trace of the mlid" },
-        DiagOption { long: "node-name-map", letter: None, value: Some("<file>"), description: "node name map file" },
-        DiagOption { long: "ports-file", letter: None, value: Some("<file>"), description: "port pairs file" },
-    ];
-    options.extend(common_options("DK"));
     diag_usage(
-        "ibtracert",
+        &SIGNATURE,
         "<src-addr> <dest-addr>",
-        &options,
         &[
             "- Unicast examples:",
             "4 16\t\t\t# show path between lids 4 and 16",

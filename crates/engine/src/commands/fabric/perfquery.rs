@@ -7,7 +7,7 @@
 //! with one it finds the port of that LID anywhere in the cluster. Counters a
 //! fault drives grow with simulated time (ib_common::counters_now).
 
-use crate::commands::fabric::ib_common::{base_lid, common_options, counters_now, diag_usage, pid, strtol, DiagOption};
+use crate::commands::fabric::ib_common::{base_lid, common, counters_now, diag_usage, pid, strtol};
 use crate::commands::options::{scan, Arg};
 use crate::commands::{is_root, Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
@@ -23,13 +23,19 @@ static SIGNATURE: Signature = Signature {
         Flag { short: Some('x'), long: Some("extended"), value: None, help: "show extended port counters" },
         Flag { short: Some('r'), long: Some("reset_after_read"), value: None, help: "reset counters after read" },
         Flag { short: Some('R'), long: Some("Reset_only"), value: None, help: "only reset counters" },
-        Flag { short: Some('C'), long: Some("Ca"), value: Some("<ca>"), help: "Ca name to use" },
-        Flag { short: Some('P'), long: Some("Port"), value: Some("<port>"), help: "Ca port number to use" },
-        Flag { short: Some('L'), long: Some("Lid"), value: None, help: "use LID address argument" },
-        Flag { short: Some('t'), long: Some("timeout"), value: Some("<ms>"), help: "timeout in ms" },
-        Flag { short: Some('e'), long: Some("errors"), value: None, help: "show send and receive errors" },
-        Flag { short: Some('v'), long: Some("verbose"), value: None, help: "increase verbosity level" },
-        Flag { short: Some('h'), long: Some("help"), value: None, help: "help message" },
+        common::CONFIG,
+        common::CA,
+        common::PORT,
+        common::LID,
+        common::GUID,
+        common::TIMEOUT,
+        common::SM_PORT,
+        common::M_KEY,
+        common::ERRORS,
+        common::VERBOSE,
+        common::DEBUG,
+        common::HELP,
+        common::VERSION,
     ],
     // One invocation reads one port, so a fault on any HCA of an 8-HCA node
     // is seen only by the example that names that HCA.
@@ -55,16 +61,9 @@ const HCA_CAP_MASK: u16 = 0x5A00;
 const HCA_CAP_MASK2: u32 = 0x0000002;
 
 fn usage() -> String {
-    let mut options = vec![
-        DiagOption { long: "extended", letter: Some('x'), value: None, description: "show extended port counters" },
-        DiagOption { long: "reset_after_read", letter: Some('r'), value: None, description: "reset counters after read" },
-        DiagOption { long: "Reset_only", letter: Some('R'), value: None, description: "only reset counters" },
-    ];
-    options.extend(common_options("DK"));
     diag_usage(
-        "perfquery",
+        &SIGNATURE,
         " [<lid|guid> [[port(s)] [reset_mask]]]",
-        &options,
         &[
             "\t\t# read local port's performance counters",
             "32 1\t\t# read performance counters from lid 32, port 1",

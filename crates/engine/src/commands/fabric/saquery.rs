@@ -10,7 +10,7 @@
 //! host). A switch has one record, for its port 0; a CA one per port.
 
 use crate::commands::fabric::discovery::{sweep_with_ports, switch_device_id, Found, MELLANOX_VENDOR};
-use crate::commands::fabric::ib_common::{base_lid, common_options, diag_usage, open_umad_port, system_image_guid, DiagOption};
+use crate::commands::fabric::ib_common::{base_lid, common, diag_usage, open_umad_port, system_image_guid};
 use crate::commands::fabric::sminfo::{activity_count, PRIORITY};
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
@@ -24,16 +24,58 @@ static SIGNATURE: Signature = Signature {
     summary: "query the InfiniBand subnet administrator: node records, SM ports and records, LIDs by name",
     usage: "saquery [options] [query-name] [<name> | <lid> | <guid>]",
     flags: &[
+        Flag { short: Some('p'), long: Some("p"), value: None, help: "get PathRecord info" },
         Flag { short: Some('N'), long: Some("N"), value: None, help: "get NodeRecord info" },
         Flag { short: Some('L'), long: Some("L"), value: None, help: "return the Lids of the name specified" },
         Flag { short: Some('l'), long: Some("l"), value: None, help: "return the unique Lid of the name specified" },
         Flag { short: Some('G'), long: Some("G"), value: None, help: "return the Guids of the name specified" },
         Flag { short: Some('O'), long: Some("O"), value: None, help: "return name for the Lid specified" },
+        Flag { short: Some('U'), long: Some("U"), value: None, help: "return name for the Guid specified" },
         Flag { short: Some('s'), long: Some("s"), value: None, help: "return the PortInfoRecords with isSM or isSMdisabled capability mask bit on" },
+        Flag { short: Some('g'), long: Some("g"), value: None, help: "get multicast group info" },
+        Flag { short: Some('m'), long: Some("m"), value: None, help: "get multicast member info (if multicast group specified, list member GIDs only for group specified, for example 'saquery -m 0xC000')" },
+        Flag { short: Some('x'), long: Some("x"), value: None, help: "get LinkRecord info" },
+        Flag { short: Some('c'), long: Some("c"), value: None, help: "get the SA's class port info" },
+        Flag { short: Some('S'), long: Some("S"), value: None, help: "get ServiceRecord info" },
+        Flag { short: Some('I'), long: Some("I"), value: None, help: "get InformInfoRecord (subscription) info" },
         Flag { short: Some('D'), long: Some("list"), value: None, help: "the node desc of the CA's" },
-        Flag { short: Some('C'), long: Some("Ca"), value: Some("<ca>"), help: "Ca name to use" },
-        Flag { short: Some('P'), long: Some("Port"), value: Some("<port>"), help: "Ca port number to use" },
-        Flag { short: Some('h'), long: Some("help"), value: None, help: "help message" },
+        Flag { short: None, long: Some("src-to-dst"), value: Some("<src:dst>"), help: "get a PathRecord for <src:dst> where src and dst are either node names or LIDs" },
+        Flag { short: None, long: Some("sgid-to-dgid"), value: Some("<sgid-dgid>"), help: "get a PathRecord for <sgid-dgid> where sgid and dgid are addresses in IPv6 format" },
+        Flag { short: None, long: Some("node-name-map"), value: Some("<file>"), help: "specify a node name map file" },
+        Flag { short: None, long: Some("smkey"), value: Some("<val>"), help: "SA SM_Key value for the query. If non-numeric value (like 'x') is specified then saquery will prompt for a value.  Default (when not specified here or in ibdiag.conf) is to  use SM_Key == 0 (or \"untrusted\")" },
+        Flag { short: None, long: Some("slid"), value: Some("<lid>"), help: "Source LID (PathRecord)" },
+        Flag { short: None, long: Some("dlid"), value: Some("<lid>"), help: "Destination LID (PathRecord)" },
+        Flag { short: None, long: Some("mlid"), value: Some("<lid>"), help: "Multicast LID (MCMemberRecord)" },
+        Flag { short: None, long: Some("sgid"), value: Some("<gid>"), help: "Source GID (IPv6 format) (PathRecord)" },
+        Flag { short: None, long: Some("dgid"), value: Some("<gid>"), help: "Destination GID (IPv6 format) (PathRecord)" },
+        Flag { short: None, long: Some("gid"), value: Some("<gid>"), help: "Port GID (MCMemberRecord)" },
+        Flag { short: None, long: Some("mgid"), value: Some("<gid>"), help: "Multicast GID (MCMemberRecord)" },
+        Flag { short: Some('r'), long: Some("reversible"), value: Some("<val>"), help: "Reversible path (PathRecord)" },
+        Flag { short: Some('n'), long: Some("numb_path"), value: Some("<val>"), help: "Number of paths (PathRecord)" },
+        Flag { short: None, long: Some("pkey"), value: Some("<val>"), help: "P_Key (PathRecord, MCMemberRecord). If non-numeric value (like 'x') is specified then saquery will prompt for a value" },
+        Flag { short: Some('Q'), long: Some("qos_class"), value: Some("<val>"), help: "QoS Class (PathRecord)" },
+        Flag { short: None, long: Some("sl"), value: Some("<val>"), help: "Service level (PathRecord, MCMemberRecord)" },
+        Flag { short: Some('M'), long: Some("mtu"), value: Some("<val>"), help: "MTU and selector (PathRecord, MCMemberRecord)" },
+        Flag { short: Some('R'), long: Some("rate"), value: Some("<val>"), help: "Rate and selector (PathRecord, MCMemberRecord)" },
+        Flag { short: None, long: Some("pkt_lifetime"), value: Some("<val>"), help: "Packet lifetime and selector (PathRecord, MCMemberRecord)" },
+        Flag { short: Some('q'), long: Some("qkey"), value: Some("<val>"), help: "Q_Key (MCMemberRecord). If non-numeric value (like 'x') is specified then saquery will prompt for a value" },
+        Flag { short: Some('T'), long: Some("tclass"), value: Some("<val>"), help: "Traffic Class (PathRecord, MCMemberRecord)" },
+        Flag { short: Some('F'), long: Some("flow_label"), value: Some("<val>"), help: "Flow Label (PathRecord, MCMemberRecord)" },
+        Flag { short: Some('H'), long: Some("hop_limit"), value: Some("<val>"), help: "Hop limit (PathRecord, MCMemberRecord)" },
+        Flag { short: None, long: Some("scope"), value: Some("<val>"), help: "Scope (MCMemberRecord)" },
+        Flag { short: Some('J'), long: Some("join_state"), value: Some("<val>"), help: "Join state (MCMemberRecord)" },
+        Flag { short: Some('X'), long: Some("proxy_join"), value: Some("<val>"), help: "Proxy join (MCMemberRecord)" },
+        Flag { short: None, long: Some("service_id"), value: Some("<val>"), help: "ServiceID (PathRecord)" },
+        common::CONFIG,
+        common::CA,
+        common::PORT,
+        common::TIMEOUT,
+        common::SHOW_KEYS,
+        common::ERRORS,
+        common::VERBOSE,
+        common::DEBUG,
+        common::HELP,
+        common::VERSION,
     ],
     examples: &[
         Example { command: "sudo saquery -D", description: "every CA the subnet manager knows: LID and node description" },
@@ -68,27 +110,7 @@ fn usage() -> String {
         arguments += &format!("  {name} ({alias}) {args}\n");
     }
     arguments += "\n  Queries node records by default.";
-    let own: [(&str, char, &str); 15] = [
-        ("p", 'p', "get PathRecord info"),
-        ("N", 'N', "get NodeRecord info"),
-        ("L", 'L', "return the Lids of the name specified"),
-        ("l", 'l', "return the unique Lid of the name specified"),
-        ("G", 'G', "return the Guids of the name specified"),
-        ("O", 'O', "return name for the Lid specified"),
-        ("U", 'U', "return name for the Guid specified"),
-        ("s", 's', "return the PortInfoRecords with isSM or isSMdisabled capability mask bit on"),
-        ("g", 'g', "get multicast group info"),
-        ("m", 'm', "get multicast member info (if multicast group specified, list member GIDs only for group specified, for example 'saquery -m 0xC000')"),
-        ("x", 'x', "get LinkRecord info"),
-        ("c", 'c', "get the SA's class port info"),
-        ("S", 'S', "get ServiceRecord info"),
-        ("I", 'I', "get InformInfoRecord (subscription) info"),
-        ("list", 'D', "the node desc of the CA's"),
-    ];
-    let mut options: Vec<DiagOption> =
-        own.into_iter().map(|(long, letter, description)| DiagOption { long, letter: Some(letter), value: None, description }).collect();
-    options.extend(common_options("DGLsy"));
-    diag_usage("saquery", &arguments, &options, &[])
+    diag_usage(&SIGNATURE, &arguments, &[])
 }
 
 /// One NodeRecord: what the SA knows of a node's port.

@@ -4,9 +4,9 @@
 //! at the LID every HCA port reports as its `SM lid`; its activity count
 //! grows as it sweeps.
 
-use crate::commands::fabric::ib_common::{common_options, diag_usage, open_umad_port};
+use crate::commands::fabric::ib_common::{common, diag_usage, open_umad_port};
 use crate::commands::options::{scan, Arg};
-use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::commands::{Command, Example, Invocation, Output, Signature};
 use crate::model::switches::Fabric;
 
 pub struct Sminfo;
@@ -16,18 +16,24 @@ static SIGNATURE: Signature = Signature {
     summary: "query the InfiniBand subnet manager: its LID, GUID, priority and state",
     usage: "sminfo [options] <sm_lid|sm_dr_path> [modifier]",
     flags: &[
-        Flag { short: Some('C'), long: Some("Ca"), value: Some("<ca>"), help: "Ca name to use" },
-        Flag { short: Some('P'), long: Some("Port"), value: Some("<port>"), help: "Ca port number to use" },
-        Flag { short: Some('h'), long: Some("help"), value: None, help: "help message" },
+        common::CONFIG,
+        common::CA,
+        common::PORT,
+        common::DIRECT,
+        common::TIMEOUT,
+        common::ERRORS,
+        common::VERBOSE,
+        common::DEBUG,
+        common::HELP,
+        common::VERSION,
     ],
     examples: &[Example { command: "sudo sminfo", description: "the master subnet manager's LID, GUID and state" }],
 };
 
 fn usage() -> String {
     diag_usage(
-        "sminfo",
+        &SIGNATURE,
         "<sm_lid|sm_dr_path> [modifier]",
-        &common_options("KLGsy"),
         &["\t\t# local port's sminfo", "32\t\t# show sminfo of lid 32", "-G 0x8f1040023\t# same but using guid address"],
     )
 }
