@@ -4,6 +4,13 @@
 //! RDMA counters (`fabric::roce`), with pause counters only for the
 //! priorities PFC is on for, as mlx5 lists them. Wake-on-LAN is root's to
 //! read: for anyone else ethtool says so on stderr and goes on.
+//!
+//! `-m` reads the port's module EEPROM over netlink, root's alone. The
+//! rails' modules are OSFP (SFF-8024 id 0x19), which ethtool 5.16 cannot
+//! decode (OSFP came in 5.17): it prints the lower page as hex, as on
+//! Ubuntu 22.04. The module is the passive copper OSFP `mlxlink -m` names:
+//! CMIS 4.0, flat memory (no monitors), ModuleReady, one 400GAUI-8
+//! application.
 
 use crate::commands::fabric::roce::RoceCounters;
 use crate::commands::host::ip::interfaces;
@@ -15,10 +22,11 @@ pub struct Ethtool;
 static SIGNATURE: Signature = Signature {
     name: "ethtool",
     summary: "show a network interface's link settings, driver and statistics",
-    usage: "ethtool [-i|-S] DEVNAME",
+    usage: "ethtool [-i|-S|-m] DEVNAME",
     flags: &[
         Flag { short: Some('i'), long: Some("driver"), value: None, help: "Show driver information" },
         Flag { short: Some('S'), long: Some("statistics"), value: None, help: "Show adapter statistics" },
+        Flag { short: Some('m'), long: Some("module-info"), value: None, help: "Query/Decode Module EEPROM information and optical diagnostics if available" },
         Flag { short: Some('h'), long: Some("help"), value: None, help: "Show this help" },
     ],
     examples: &[
@@ -82,6 +90,33 @@ fn settings(name: &str, hca: Option<&Hca>, root: bool) -> (String, String) {
     (out, stderr)
 }
 
+/// The module's lower page (bytes 0-127), CMIS 4.0: identifier, revision,
+/// flat memory, ModuleReady; passive copper media; one application
+/// (400GAUI-8 C2M host, copper media, 8 lanes each way), then the end mark.
+fn lower_page() -> [u8; 128] {
+    let mut page = [0u8; 128];
+    page[..4].copy_from_slice(&[0x19, 0x40, 0x80, 0x06]);
+    page[0x55..0x5b].copy_from_slice(&[0x03, 0x11, 0x01, 0x88, 0x01, 0xff]);
+    page
+}
+
+/// `ethtool -m DEV`: netlink's answer (root's alone; an IPoIB netdev has no
+/// module to read), then 5.16's hex dump of a module it cannot decode.
+fn module_eeprom(hca: Option<&Hca>, root: bool) -> Output {
+    if !root {
+        return Output::error("netlink error: Operation not permitted\n", 1);
+    }
+    if !hca.is_some_and(|hca| hca.port.link_layer == LinkLayer::Ethernet) {
+        return Output::error("netlink error: Operation not supported\n", 1);
+    }
+    let mut out = String::from("Offset\t\tValues\n------\t\t------\n");
+    for (row, bytes) in lower_page().chunks(16).enumerate() {
+        let hex: String = bytes.iter().map(|byte| format!("{byte:02x} ")).collect();
+        out += &format!("0x{:04x}:\t\t{hex}\n", row * 16);
+    }
+    Output::ok(out)
+}
+
 impl Command for Ethtool {
     fn signature(&self) -> &'static Signature {
         &SIGNATURE
@@ -94,6 +129,7 @@ impl Command for Ethtool {
             match arg.as_str() {
                 "-i" | "--driver" => mode = Some('i'),
                 "-S" | "--statistics" => mode = Some('S'),
+                "-m" | "--module-info" | "--dump-module-eeprom" => mode = Some('m'),
                 "-h" | "--help" => return Output::ok(format!("ethtool version 5.16\nUsage:\n        {}\n", SIGNATURE.usage)),
                 flag if flag.starts_with('-') => return Output::error("ethtool: bad command line argument(s)\nFor more information run ethtool -h\n", 1),
                 operand if name.is_none() => name = Some(operand.to_string()),
@@ -110,6 +146,9 @@ impl Command for Ethtool {
             };
         };
         let hca = node.hcas.iter().find(|hca| hca.netdev == name);
+        if mode == Some('m') {
+            return module_eeprom(hca, is_root(invocation.env));
+        }
         match mode {
             None if iface.loopback => Output::ok(format!("Settings for {name}:\n\tLink detected: yes\n")),
             None => {
@@ -172,6 +211,11 @@ mod tests {
         assert!(settings.stdout().contains("\tSpeed: 400000Mb/s\n\tDuplex: Full\n"));
         assert_eq!(settings.stderr(), "netlink error: Operation not permitted\n");
         assert!(shell.run(&format!("ethtool -i {good}")).stdout().starts_with("driver: mlx5_core\nversion: "));
+        let module = shell.run(&format!("sudo ethtool -m {good}")).stdout();
+        assert!(module.starts_with("Offset\t\tValues\n------\t\t------\n0x0000:\t\t19 40 80 06 00 "), "{module}");
+        assert!(module.contains("\n0x0050:\t\t00 00 00 00 00 03 11 01 88 01 ff 00 00 00 00 00 \n") && module.lines().count() == 10, "{module}");
+        assert_eq!(shell.run(&format!("ethtool -m {good}")).stderr(), "netlink error: Operation not permitted\n");
+        assert_eq!(crate::testing::run_on_first_node("sudo ethtool -m ibp24s0").stderr, "netlink error: Operation not supported\n");
         let ipoib = crate::testing::run_on_first_node("ethtool -S ibp24s0").stdout;
         assert!(ipoib.ends_with("     rx_if_down_packets: 0\n") && !ipoib.contains("_phy"), "{ipoib}");
     }
