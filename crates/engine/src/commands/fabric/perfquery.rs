@@ -21,6 +21,26 @@ static SIGNATURE: Signature = Signature {
     usage: "perfquery [options]  [<lid|guid> [[port(s)] [reset_mask]]]",
     flags: &[
         Flag { short: Some('x'), long: Some("extended"), value: None, help: "show extended port counters" },
+        Flag { short: Some('X'), long: Some("xmtsl"), value: None, help: "show Xmt SL port counters" },
+        Flag { short: Some('S'), long: Some("rcvsl"), value: None, help: "show Rcv SL port counters" },
+        Flag { short: Some('D'), long: Some("xmtdisc"), value: None, help: "show Xmt Discard Details" },
+        Flag { short: Some('E'), long: Some("rcverr"), value: None, help: "show Rcv Error Details" },
+        Flag { short: Some('T'), long: Some("extended_speeds"), value: None, help: "show port extended speeds counters" },
+        Flag { short: None, long: Some("oprcvcounters"), value: None, help: "show Rcv Counters per Op code" },
+        Flag { short: None, long: Some("flowctlcounters"), value: None, help: "show flow control counters" },
+        Flag { short: None, long: Some("vloppackets"), value: None, help: "show packets received per Op code per VL" },
+        Flag { short: None, long: Some("vlopdata"), value: None, help: "show data received per Op code per VL" },
+        Flag { short: None, long: Some("vlxmitflowctlerrors"), value: None, help: "show flow control update errors per VL" },
+        Flag { short: None, long: Some("vlxmitcounters"), value: None, help: "show ticks waiting to transmit counters per VL" },
+        Flag { short: None, long: Some("swportvlcong"), value: None, help: "show sw port VL congestion" },
+        Flag { short: None, long: Some("rcvcc"), value: None, help: "show Rcv congestion control counters" },
+        Flag { short: None, long: Some("slrcvfecn"), value: None, help: "show SL Rcv FECN counters" },
+        Flag { short: None, long: Some("slrcvbecn"), value: None, help: "show SL Rcv BECN counters" },
+        Flag { short: None, long: Some("xmitcc"), value: None, help: "show Xmit congestion control counters" },
+        Flag { short: None, long: Some("vlxmittimecc"), value: None, help: "show VL Xmit Time congestion control counters" },
+        Flag { short: Some('c'), long: Some("smplctl"), value: None, help: "show samples control" },
+        Flag { short: Some('a'), long: Some("all_ports"), value: None, help: "show aggregated counters" },
+        Flag { short: Some('l'), long: Some("loop_ports"), value: None, help: "iterate through each port" },
         Flag { short: Some('r'), long: Some("reset_after_read"), value: None, help: "reset counters after read" },
         Flag { short: Some('R'), long: Some("Reset_only"), value: None, help: "only reset counters" },
         common::CONFIG,
@@ -58,6 +78,8 @@ const EXIT_USAGE: i32 = 2;
 /// PerfMgt ClassPortInfo of a ConnectX HCA port: no AllPortSelect, extended
 /// width supported; CapMask2 bit 1: the extended error counters exist.
 const HCA_CAP_MASK: u16 = 0x5A00;
+/// The port number that selects every port.
+const ALL_PORTS: u8 = 0xff;
 const HCA_CAP_MASK2: u32 = 0x0000002;
 
 fn usage() -> String {
@@ -68,6 +90,18 @@ fn usage() -> String {
             "\t\t# read local port's performance counters",
             "32 1\t\t# read performance counters from lid 32, port 1",
             "-x 32 1\t# read extended performance counters from lid 32, port 1",
+            "-a 32\t\t# read performance counters from lid 32, all ports",
+            "-r 32 1\t# read performance counters and reset",
+            "-x -r 32 1\t# read extended performance counters and reset",
+            "-R 0x20 1\t# reset performance counters of port 1 only",
+            "-x -R 0x20 1\t# reset extended performance counters of port 1 only",
+            "-R -a 32\t# reset performance counters of all ports",
+            "-R 32 2 0x0fff\t# reset only error counters of port 2",
+            "-R 32 2 0xf000\t# reset only non-error counters of port 2",
+            "-a 32 1-10\t# read performance counters from lid 32, port 1-10, aggregate output",
+            "-l 32 1-10\t# read performance counters from lid 32, port 1-10, output each port",
+            "-a 32 1,4,8\t# read performance counters from lid 32, port 1, 4, and 8, aggregate output",
+            "-l 32 1,4,8\t# read performance counters from lid 32, port 1, 4, and 8, output each port",
         ],
     )
 }
@@ -78,7 +112,7 @@ impl Command for Perfquery {
     }
 
     fn run(&self, invocation: &Invocation) -> Output {
-        let (mut extended, mut ca, mut ca_port) = (false, None::<String>, 0i64);
+        let (mut extended, mut ca, mut ca_port, mut all_ports) = (false, None::<String>, 0i64, false);
         // Reset after reading (`-r`), or reset without reading (`-R`).
         let (mut reset, mut read) = (false, true);
         let mut positionals = Vec::new();
@@ -86,11 +120,17 @@ impl Command for Perfquery {
             match arg {
                 Arg::Flag(flag, value) => match flag.short {
                     Some('x') => extended = true,
+                    Some('a') => all_ports = true,
+                    // One port per HCA: iterating them is the plain query.
+                    Some('l') => {}
                     Some('r') => reset = true,
                     Some('R') => (reset, read) = (true, false),
                     Some('C') => ca = value,
                     Some('P') => ca_port = strtol(value.as_deref().unwrap_or("")),
                     Some('h') => return Output::error(usage(), EXIT_USAGE),
+                    Some('X' | 'S' | 'D' | 'E' | 'T' | 'c') | None => {
+                        return Output::error(format!("perfquery: --{} is not emulated; -x, -a, -l, -r and -R are\n", flag.long.unwrap_or_default()), 1)
+                    }
                     _ => {}
                 },
                 Arg::Positional(text) => positionals.push(text),
@@ -146,12 +186,20 @@ impl Command for Perfquery {
             }
         }
         let counters = counters_now(invocation.cluster, &target.port);
+        // The HCA has no AllPortSelect (CapMask bit 8): perfquery adds its
+        // ports up itself and reports them as port 255.
+        let port = if all_ports { ALL_PORTS } else { target.port.number };
         let text = match (read, extended) {
             (false, _) => String::new(),
-            (true, true) => extended_counters(lid, target.port.number, &counters),
-            (true, false) => counters_32(lid, target.port.number, &counters),
+            (true, true) => extended_counters(lid, port, &counters),
+            (true, false) => counters_32(lid, port, &counters),
         };
-        let mut output = Output { duration_ms: 15, ..Output::ok(text) };
+        let warning = if all_ports && read {
+            format!("ibwarn: [{}] main: Emulating AllPortSelect by iterating through all ports\n", pid(invocation))
+        } else {
+            String::new()
+        };
+        let mut output = Output { duration_ms: 15, stderr: warning, ..Output::ok(text) };
         if reset {
             if let Some(owner) = invocation.cluster.node_with_port(target.port.guid) {
                 output.changes.push(Change::ResetPortCounters { node: owner.hostname.clone(), hca: target.name.clone() });
@@ -246,6 +294,18 @@ mod tests {
         assert!(out.stderr.ends_with("mad_rpc_open_port: can't open UMAD port (mlx5_0:1)\n"), "{}", out.stderr);
         assert_eq!(out.stdout, "perfquery: iberror: failed: Failed to open 'mlx5_0' port '1'\n");
         assert_eq!(run_on_first_node("sudo perfquery -C mlx5_0 -P 1").status, 0);
+    }
+
+    #[test]
+    fn all_ports_adds_up_the_hcas_one_port_as_port_255() {
+        let out = run_on_first_node("sudo perfquery -a 108");
+        assert_eq!(out.status, 0, "{}", out.stderr);
+        assert!(out.stdout.starts_with("# Port counters: Lid 108 port 255 (CapMask: 0x5A00)\nPortSelect:......................255\n"), "{}", out.stdout);
+        assert!(out.stderr.ends_with("] main: Emulating AllPortSelect by iterating through all ports\n"), "{}", out.stderr);
+        assert_eq!(run_on_first_node("sudo perfquery -l 108").stdout, run_on_first_node("sudo perfquery 108").stdout);
+        let refused = run_on_first_node("sudo perfquery -X 108");
+        assert_eq!((refused.status, refused.stderr.as_str()), (1, "perfquery: --xmtsl is not emulated; -x, -a, -l, -r and -R are\n"));
+        assert!(run_on_first_node("sudo perfquery -h").stderr.contains("\n  --all_ports, -a         show aggregated counters\n"));
     }
 
     #[test]
