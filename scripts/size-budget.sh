@@ -121,7 +121,8 @@ check "page module" "$page" 310 || status=1
 # texts, diag's failing layout and its JSON took it to 672.5 KB: 15 cold
 # loads gave 393 ms to the prompt against 273 ms for xterm.js alone (1.44x,
 # the same ratio as at 629.8 KB), 31 ms from Enter to the first output,
-# with the page at 309.1 KB.
+# with the page at 309.1 KB. ethtool -m and perfquery -a took it to 672.9 KB
+# (the IB tools' options declared once saved about what they cost).
 check "engine worker" "$worker" 674 || status=1
 
 # The author pages' modules load only on #/author and #/shared/ (index.html
