@@ -46,6 +46,9 @@ pub enum Peer {
 
 pub struct Fabric {
     pub switches: Vec<Switch>,
+    /// What switch-to-switch links run at: the HCAs' full width and lane
+    /// speed (the cables between switches are never degraded here).
+    pub trunk: (u8, LaneSpeed),
     spines: usize,
     /// Links from each leaf to each spine.
     links_per_spine: usize,
@@ -62,6 +65,12 @@ impl Fabric {
         let groups = cluster.nodes.len().div_ceil(LEAF_HOST_PORTS);
         let leaves = groups * rails;
         let ndr = cluster.nodes.iter().flat_map(|node| &node.hcas).any(|hca| hca.port.max_lane_speed >= LaneSpeed::Ndr);
+        let trunk = cluster
+            .nodes
+            .iter()
+            .flat_map(|node| &node.hcas)
+            .find(|hca| hca.port.link_layer == LinkLayer::InfiniBand)
+            .map_or((4, LaneSpeed::Ndr), |hca| (hca.port.max_width, hca.port.max_lane_speed));
         // A QM9700 has 64 NDR ports, a QM8700 40 HDR ports.
         let (model, radix) = if ndr { ("MQM9700", 64) } else { ("MQM8700", 40) };
         let uplinks = radix - LEAF_HOST_PORTS;
@@ -88,7 +97,7 @@ impl Fabric {
                 switches.push(Switch { role: Role::Leaf { rail, group }, lid: lid(index), guid: guid(index), name, ports: radix });
             }
         }
-        Some(Fabric { switches, spines, links_per_spine, rails })
+        Some(Fabric { switches, trunk, spines, links_per_spine, rails })
     }
 
     /// The leaf that HCA `rail` of node `node` plugs into, and its port there.

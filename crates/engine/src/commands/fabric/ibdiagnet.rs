@@ -19,13 +19,13 @@
 //! that grew during the one-second pause between the two samples.
 
 use crate::commands::fabric::discovery::{neighbour, port_count, switch_device_id, Found};
-use crate::commands::fabric::ib_common::{base_lid, counters_now, is_infiniband};
+use crate::commands::fabric::ib_common::{base_lid, counters_now};
 use crate::commands::fabric::ibnetdiscover::discover;
 use crate::commands::fabric::sminfo::PRIORITY;
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
-use crate::model::fabric::{LaneSpeed, Port, PortCounters};
+use crate::model::fabric::{LaneSpeed, PortCounters};
 use crate::model::switches::Fabric;
 use crate::model::Cluster;
 
@@ -149,23 +149,14 @@ fn lane_gbps(speed: LaneSpeed) -> u32 {
 }
 
 /// The link a host port makes with its leaf: (width, lane speed, max width,
-/// max lane speed); a switch-to-switch link runs at full rate.
-fn link_of(cluster: &Cluster, a: Found, b: Found) -> (u8, LaneSpeed, u8, LaneSpeed) {
-    let port = |node: usize, rail: usize| -> &Port { &cluster.nodes[node].hcas[rail].port };
+/// max lane speed); a switch-to-switch link runs at the fabric's full rate.
+fn link_of(cluster: &Cluster, fabric: &Fabric, a: Found, b: Found) -> (u8, LaneSpeed, u8, LaneSpeed) {
     match (a, b) {
         (Found::Ca { node, rail }, _) | (_, Found::Ca { node, rail }) => {
-            let port = port(node, rail);
+            let port = &cluster.nodes[node].hcas[rail].port;
             (port.width, port.lane_speed, port.max_width, port.max_lane_speed)
         }
-        _ => {
-            let (width, speed) = cluster
-                .nodes
-                .iter()
-                .flat_map(|node| &node.hcas)
-                .find(|hca| is_infiniband(&hca.port))
-                .map_or((4, LaneSpeed::Ndr), |hca| (hca.port.max_width, hca.port.max_lane_speed));
-            (width, speed, width, speed)
-        }
+        _ => (fabric.trunk.0, fabric.trunk.1, fabric.trunk.0, fabric.trunk.1),
     }
 }
 
@@ -193,7 +184,7 @@ fn speed_width(cluster: &Cluster, fabric: &Fabric, links: &[(Found, usize, Found
     const ENABLED_SPEEDS: &str = "2.5 or 5 or 10 or 14 or 25 or 50 or 100";
     let (mut speed, mut width) = (Vec::new(), Vec::new());
     for &(a, port_a, b, port_b) in links {
-        let (lanes, lane, max_lanes, max_lane) = link_of(cluster, a, b);
+        let (lanes, lane, max_lanes, max_lane) = link_of(cluster, fabric, a, b);
         let name = format!("Link: {}<-->{}", port_name(cluster, fabric, a, port_a), port_name(cluster, fabric, b, port_b));
         if lane < max_lane {
             speed.push(format!(
@@ -530,7 +521,7 @@ fn fabric_summary(cluster: &Cluster, fabric: &Fabric, order: &[Found], links: &[
     // Links by width (widest first), then lane speed.
     let mut kinds: Vec<(u8, u32, usize)> = Vec::new();
     for &(a, _, b, _) in links {
-        let (lanes, lane, ..) = link_of(cluster, a, b);
+        let (lanes, lane, ..) = link_of(cluster, fabric, a, b);
         match kinds.iter_mut().find(|(w, s, _)| *w == lanes && *s == lane_gbps(lane)) {
             Some(kind) => kind.2 += 1,
             None => kinds.push((lanes, lane_gbps(lane), 1)),

@@ -12,7 +12,7 @@ use crate::commands::files::View;
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
-use crate::model::fabric::{Hca, LaneSpeed};
+use crate::model::fabric::LaneSpeed;
 use crate::model::switches::Fabric;
 use crate::model::time::ctime;
 use crate::model::Cluster;
@@ -105,17 +105,15 @@ fn describe(cluster: &Cluster, fabric: &Fabric, at: Found) -> Described {
     }
 }
 
-/// The width and speed of the link on a node's port: a host link runs as
+/// The width and speed of the link between two nodes: a host link runs as
 /// its HCA negotiated, a switch-to-switch link at the fabric's full rate.
-fn link_of(cluster: &Cluster, a: Found, b: Found) -> String {
-    let hca = |node: usize, rail: usize| -> &Hca { &cluster.nodes[node].hcas[rail] };
+fn link_of(cluster: &Cluster, fabric: &Fabric, a: Found, b: Found) -> String {
     match (a, b) {
-        (Found::Ca { node, rail }, _) | (_, Found::Ca { node, rail }) => link_name(hca(node, rail).port.width, hca(node, rail).port.lane_speed),
-        _ => {
-            let full =
-                cluster.nodes.iter().flat_map(|node| &node.hcas).map(|hca| (hca.port.max_width, hca.port.max_lane_speed)).next().unwrap_or((4, LaneSpeed::Ndr));
-            link_name(full.0, full.1)
+        (Found::Ca { node, rail }, _) | (_, Found::Ca { node, rail }) => {
+            let port = &cluster.nodes[node].hcas[rail].port;
+            link_name(port.width, port.lane_speed)
         }
+        _ => link_name(fabric.trunk.0, fabric.trunk.1),
     }
 }
 
@@ -148,7 +146,7 @@ fn topology(cluster: &Cluster, fabric: &Fabric, start: Found, order: &[Found]) -
                         remote.name,
                         remote.description,
                         remote.lid,
-                        link_of(cluster, at, peer)
+                        link_of(cluster, fabric, at, peer)
                     );
                 }
             }
@@ -166,7 +164,7 @@ fn topology(cluster: &Cluster, fabric: &Fabric, start: Found, order: &[Found]) -
                         node.lid,
                         remote.description,
                         remote.lid,
-                        link_of(cluster, at, peer)
+                        link_of(cluster, fabric, at, peer)
                     );
                 }
             }

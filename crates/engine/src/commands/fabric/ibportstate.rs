@@ -67,7 +67,8 @@ fn usage() -> String {
     )
 }
 
-/// The operations ibportstate knows; those after `query` take a value.
+/// The operations ibportstate knows: those that take no value, then those
+/// that take one (`speed 1`).
 const OPERATIONS: [&str; 9] = ["enable", "disable", "on", "off", "reset", "query", "down", "arm", "active"];
 const WITH_VALUE: [&str; 12] = ["speed", "espeed", "fdr10", "width", "vls", "mtu", "lid", "smlid", "lmc", "mkey", "mkeylease", "mkeyprot"];
 
@@ -165,23 +166,20 @@ fn ext_name(speed: LaneSpeed) -> &'static str {
     }
 }
 
+/// A switch port up at the fabric's full rate (a link to another switch,
+/// or port 0), on the switch with LID `lid`.
+fn trunk_port(fabric: &Fabric, lid: u16) -> PortInfo {
+    let (width, speed) = fabric.trunk;
+    let sm_lid = fabric.subnet_manager().lid;
+    PortInfo { state: PortState::Active, phys: PhysState::LinkUp, lid, sm_lid, width, lane: Lane::Negotiated(speed), max_lane: speed, is_switch: true }
+}
+
 /// A switch port's PortInfo and what it leads to: the HCA port at its
 /// other end, another switch's port, or nothing.
 fn switch_port(cluster: &Cluster, fabric: &Fabric, switch: usize, number: usize) -> (PortInfo, Option<(PortInfo, usize)>) {
     let lid = fabric.switches[switch].lid;
     let sm = fabric.subnet_manager().lid;
-    let trunk_speed =
-        cluster.nodes.iter().flat_map(|node| &node.hcas).find(|hca| is_infiniband(&hca.port)).map_or(LaneSpeed::Ndr, |hca| hca.port.max_lane_speed);
-    let trunk = |lid: u16| PortInfo {
-        state: PortState::Active,
-        phys: PhysState::LinkUp,
-        lid,
-        sm_lid: sm,
-        width: 4,
-        lane: Lane::Negotiated(trunk_speed),
-        max_lane: trunk_speed,
-        is_switch: true,
-    };
+    let trunk_speed = fabric.trunk.1;
     match fabric.peer(switch, number, cluster.nodes.len()) {
         Peer::Host { node, rail } => match cluster.nodes[node].hcas.get(rail).filter(|hca| is_infiniband(&hca.port)) {
             Some(hca) => {
@@ -194,7 +192,7 @@ fn switch_port(cluster: &Cluster, fabric: &Fabric, switch: usize, number: usize)
             }
             None => (PortInfo { lid, ..empty_cage(sm, trunk_speed) }, None),
         },
-        Peer::Switch { switch: other, port } => (trunk(lid), Some((trunk(fabric.switches[other].lid), port))),
+        Peer::Switch { switch: other, port } => (trunk_port(fabric, lid), Some((trunk_port(fabric, fabric.switches[other].lid), port))),
         Peer::Empty => (PortInfo { lid, ..empty_cage(sm, trunk_speed) }, None),
     }
 }
@@ -271,25 +269,7 @@ impl Command for Ibportstate {
                 let hca = &cluster.nodes[node].hcas[rail];
                 (PortInfo::of_hca(&hca.port, Link::of(hca), false, base_lid(&hca.port), sm_lid(&hca.port)), None)
             }
-            Device::Switch(index) if number == 0 => {
-                let sm = fabric.subnet_manager().lid;
-                let speed =
-                    cluster.nodes.iter().flat_map(|node| &node.hcas).find(|hca| is_infiniband(&hca.port)).map_or(LaneSpeed::Ndr, |hca| hca.port.max_lane_speed);
-                let lid = fabric.switches[index].lid;
-                (
-                    PortInfo {
-                        state: PortState::Active,
-                        phys: PhysState::LinkUp,
-                        lid,
-                        sm_lid: sm,
-                        width: 4,
-                        lane: Lane::Negotiated(speed),
-                        max_lane: speed,
-                        is_switch: true,
-                    },
-                    None,
-                )
-            }
+            Device::Switch(index) if number == 0 => (trunk_port(&fabric, fabric.switches[index].lid), None),
             Device::Switch(index) => switch_port(cluster, &fabric, index, number),
         };
         out += &format!("# Port info: Lid {lid} port {number}\n");
