@@ -17,6 +17,13 @@
 //! support, the counters are the HCAs' (`ib_common::counters_now`), `-P`
 //! reports counters at or above a threshold and the difference check those
 //! that grew during the one-second pause between the two samples.
+//!
+//! Unverified (no capture, ibutils2 is not public): the `-h` text, the
+//! wording of option errors and of a run without root, the exit status
+//! (0 here, errors or not), the `(threshold=N)` suffix of a `-P` hit and
+//! the enabled-speed list in a speed error; the Nodes Information stage
+//! lists the HCAs only (the switches' PSIDs and firmware are not in the
+//! model).
 
 use crate::commands::fabric::discovery::{neighbour, port_count, switch_device_id, Found};
 use crate::commands::fabric::ib_common::{base_lid, counters_now};
