@@ -379,6 +379,22 @@ fn reworded(version: &str) -> bool {
     release(version) >= (3, 2, 5)
 }
 
+// The findings' codes, (id, severity, category) from DCGM 3.3.9's error
+// table: DCGM_FR_NVML_API, _PERSISTENCE_MODE, _PENDING_ROW_REMAP,
+// _ROW_REMAP_FAILURE, _PCIE_GENERATION, _PCIE_WIDTH, _NVLINK_DOWN,
+// _VOLATILE_DBE_DETECTED, _CUDA_API, _CLOCK_THROTTLE_THERMAL and _POWER.
+const NVML: (u32, u32, u32) = (19, 1, 4);
+const PERSISTENCE: (u32, u32, u32) = (29, 5, 8);
+const PENDING_REMAP: (u32, u32, u32) = (85, 6, 10);
+const REMAP_FAILED: (u32, u32, u32) = (80, ISOLATE, 10);
+const PCIE_GEN: (u32, u32, u32) = (45, 4, 13);
+const PCIE_WIDTH: (u32, u32, u32) = (46, 5, 13);
+const NVLINK_DOWN: (u32, u32, u32) = (14, 4, 11);
+const DBE: (u32, u32, u32) = (4, ISOLATE, 10);
+const CUDA: (u32, u32, u32) = (51, 1, 6);
+const THERMAL: (u32, u32, u32) = (10, 1, 9);
+const POWER: (u32, u32, u32) = (12, 1, 14);
+
 fn findings(cluster: &Cluster, host: &str, gpus: &[&Gpu]) -> Vec<Finding> {
     let modern = reworded(&cluster.versions.dcgm);
     let mut out = Vec::new();
@@ -387,20 +403,6 @@ fn findings(cluster: &Cluster, host: &str, gpus: &[&Gpu]) -> Vec<Finding> {
     // diagnostic's own CUDA is the installed driver's, which the loaded
     // module refuses.
     let driver_mismatch = cluster.node(host).is_some_and(|node| node.driver_mismatch());
-    // DCGM_FR_NVML_API, _PERSISTENCE_MODE, _PENDING_ROW_REMAP, _ROW_REMAP_FAILURE,
-    // _PCIE_GENERATION, _PCIE_WIDTH, _NVLINK_DOWN, _VOLATILE_DBE_DETECTED, _CUDA_API,
-    // _CLOCK_THROTTLE_THERMAL, _CLOCK_THROTTLE_POWER.
-    const NVML: (u32, u32, u32) = (19, 1, 4);
-    const PERSISTENCE: (u32, u32, u32) = (29, 5, 8);
-    const PENDING_REMAP: (u32, u32, u32) = (85, 6, 10);
-    const REMAP_FAILED: (u32, u32, u32) = (80, ISOLATE, 10);
-    const PCIE_GEN: (u32, u32, u32) = (45, 4, 13);
-    const PCIE_WIDTH: (u32, u32, u32) = (46, 5, 13);
-    const NVLINK_DOWN: (u32, u32, u32) = (14, 4, 11);
-    const DBE: (u32, u32, u32) = (4, ISOLATE, 10);
-    const CUDA: (u32, u32, u32) = (51, 1, 6);
-    const THERMAL: (u32, u32, u32) = (10, 1, 9);
-    const POWER: (u32, u32, u32) = (12, 1, 14);
     for gpu in gpus {
         let g = gpu.index;
         if lost_while_watched(gpu) {
@@ -624,7 +626,7 @@ impl Run<'_> {
     /// A deployment result that stops the later tests: a pending row remap
     /// (NVVS's main_should_stop) or a GPU NVML cannot reach.
     fn stopped(&self) -> bool {
-        self.of(Test::Deployment).iter().any(|f| f.kind == Kind::Error && (f.code.0 == 85 || f.code.0 == 19))
+        self.of(Test::Deployment).iter().any(|f| f.kind == Kind::Error && (f.code == PENDING_REMAP || f.code == NVML))
     }
 
     /// Whether a test ran on CUDA that cannot start (PCIe and the stress tests skip).
