@@ -186,6 +186,11 @@ enum Print {
     CaList,
 }
 
+/// A query the emulator does not answer, said as such.
+fn not_emulated(what: &str) -> Output {
+    Output::error(format!("saquery: {what} is not emulated; try NodeRecord (the default), SMInfoRecord or -s\n"), 1)
+}
+
 impl Command for Saquery {
     fn signature(&self) -> &'static Signature {
         &SIGNATURE
@@ -205,6 +210,9 @@ impl Command for Saquery {
                     Some('N') => print = Print::Dump,
                     Some('s') => issm = true,
                     Some('h') => return Output::error(usage(), 2),
+                    // Path, multicast, link, service and inform records, and the class port info.
+                    Some('p' | 'U' | 'g' | 'm' | 'x' | 'c' | 'S' | 'I') => return not_emulated(flag.long.unwrap_or_default()),
+                    None if matches!(flag.long, Some("src-to-dst" | "sgid-to-dgid")) => return not_emulated(flag.long.unwrap_or_default()),
                     _ => {}
                 },
                 Arg::Positional(word) => words.push(word),
@@ -222,7 +230,8 @@ impl Command for Saquery {
             return refused;
         }
         let cluster = invocation.cluster;
-        let Some(fabric) = Fabric::of(cluster) else { return open_umad_port(invocation, "saquery", Some("(none)")).err().unwrap_or_default() };
+        // The management port opened on an IB port: the cluster's fabric is IB.
+        let Some(fabric) = Fabric::of(cluster) else { return Output::error("Failed to bind to the SA\n", 255) };
         let sm = fabric.subnet_manager();
         let done = |text: String| Output { duration_ms: 30, ..Output::ok(text) };
         if issm {
@@ -251,7 +260,7 @@ impl Command for Saquery {
             ));
         }
         if let Some((name, ..)) = query.filter(|(name, ..)| *name != "NodeRecord") {
-            return Output::error(format!("saquery: {name} is not emulated; try NodeRecord (the default), SMInfoRecord or -s\n"), 1);
+            return not_emulated(name);
         }
         // The default query: NodeRecords, of one LID when a name or LID is given.
         let wanted_lid = match (print, argument) {
@@ -331,5 +340,8 @@ mod tests {
         assert!(run_on_first_node("sudo saquery -h")
             .stderr
             .contains("Supported query names (and aliases):\n  ClassPortInfo (CPI) \n  NodeRecord (NR) [lid]\n"));
+        for other in ["sudo saquery -p", "sudo saquery PR", "sudo saquery --src-to-dst 100:108"] {
+            assert_eq!(run_on_first_node(other).status, 1, "{other}");
+        }
     }
 }
