@@ -4,7 +4,7 @@
 //! `saquery` and `ibdiagnet` report; a node behind a down link or on a
 //! powered-off host is not found. The fabric is `model::switches`' fat tree.
 
-use crate::commands::fabric::ib_common::is_infiniband;
+use crate::commands::fabric::ib_common::{base_lid, is_infiniband, system_image_guid};
 use crate::model::fabric::{Hca, PortState};
 use crate::model::switches::{Fabric, Peer, Switch};
 use crate::model::Cluster;
@@ -33,6 +33,51 @@ pub fn switch_device_id(switch: &Switch) -> u32 {
 pub fn live_hca(cluster: &Cluster, node: usize, rail: usize) -> Option<&Hca> {
     let host = cluster.nodes.get(node).filter(|host| host.up(cluster.now))?;
     host.hcas.get(rail).filter(|hca| is_infiniband(&hca.port) && hca.port.state == PortState::Active)
+}
+
+/// What a node's NodeInfo and NodeDescription say of it, as a sweep or the
+/// SA reads them.
+pub struct NodeInfo {
+    pub is_switch: bool,
+    pub description: String,
+    pub lid: u16,
+    pub node_guid: u64,
+    pub port_guid: u64,
+    pub system_guid: u64,
+    pub device_id: u32,
+    /// NumPorts: a switch counts its aggregation node's port too.
+    pub ports: usize,
+}
+
+pub fn node_info(cluster: &Cluster, fabric: &Fabric, at: Found) -> NodeInfo {
+    match at {
+        Found::Ca { node, rail } => {
+            let hca = &cluster.nodes[node].hcas[rail];
+            NodeInfo {
+                is_switch: false,
+                description: format!("{} {}", cluster.nodes[node].hostname, hca.name),
+                lid: base_lid(&hca.port),
+                node_guid: hca.node_guid,
+                port_guid: hca.port.guid,
+                system_guid: system_image_guid(hca),
+                device_id: hca.part_id,
+                ports: 1,
+            }
+        }
+        Found::Switch(index) => {
+            let switch = &fabric.switches[index];
+            NodeInfo {
+                is_switch: true,
+                description: switch.name.clone(),
+                lid: switch.lid,
+                node_guid: switch.guid,
+                port_guid: switch.guid,
+                system_guid: switch.guid,
+                device_id: switch_device_id(switch),
+                ports: switch.ports + 1,
+            }
+        }
+    }
 }
 
 /// What a node's port `port` leads to: (the node, its port number), or None.

@@ -27,7 +27,7 @@
 
 use crate::commands::fabric::discovery::{neighbour, port_count, switch_device_id, Found};
 use crate::commands::fabric::ib_common::{base_lid, counters_now};
-use crate::commands::fabric::ibnetdiscover::discover;
+use crate::commands::fabric::ibnetdiscover::{discover, topology};
 use crate::commands::fabric::sminfo::PRIORITY;
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
@@ -291,7 +291,7 @@ impl Command for Ibdiagnet {
             at.minute,
             at.second
         );
-        let (fabric, _, order) = match discover(invocation, "ibdiagnet", run.device.as_deref()) {
+        let (fabric, start, order) = match discover(invocation, "ibdiagnet", run.device.as_deref()) {
             Ok(found) => found,
             Err(_) => {
                 out += &format!("{RULE}\nDiscovery\n-E- Failed to open the local port: umad_open_port failed (are you root?)\n");
@@ -404,9 +404,7 @@ impl Command for Ibdiagnet {
                 ),
             ),
         ];
-        if let Ok(topology) = crate::commands::fabric::ibnetdiscover::topology_for(invocation, run.device.as_deref()) {
-            changes.push(write("ibnetdiscover", topology));
-        }
+        changes.push(write("ibnetdiscover", topology(cluster, &fabric, start, &order)));
         if run.clear {
             changes.extend(order.iter().filter_map(|found| match found {
                 Found::Ca { node, rail } => {
@@ -480,8 +478,7 @@ fn nodes_information(cluster: &Cluster, order: &[Found]) -> Stage {
             Found::Switch(_) => None,
         })
         .collect();
-    let newest =
-        |part: u32, psid: &str| hcas.iter().filter(|(_, hca)| hca.part_id == part && hca.board_id == psid).map(|(_, hca)| firmware_key(&hca.firmware)).max();
+    // Each kind of HCA (device id and PSID) and the newest firmware it runs here.
     let mut kinds: Vec<(u32, &str, &str)> = Vec::new();
     for (_, hca) in &hcas {
         if !kinds.iter().any(|(part, psid, _)| *part == hca.part_id && *psid == hca.board_id) {
@@ -498,13 +495,14 @@ fn nodes_information(cluster: &Cluster, order: &[Found]) -> Stage {
     }
     let warnings: Vec<String> = hcas
         .iter()
-        .filter(|(_, hca)| newest(hca.part_id, &hca.board_id).is_some_and(|latest| firmware_key(&hca.firmware) < latest))
-        .map(|(host, hca)| {
+        .filter_map(|(host, hca)| {
             let latest = kinds.iter().find(|(part, psid, _)| *part == hca.part_id && *psid == hca.board_id).map_or("", |(_, _, latest)| latest);
-            format!(
-                "{host}/{} - Node with Devid:{}(0x{:x}),PSID:{} has FW version {} while the latest FW version for the same Devid/PSID on this fabric is {latest}",
-                hca.name, hca.part_id, hca.part_id, hca.board_id, hca.firmware
-            )
+            (firmware_key(&hca.firmware) < firmware_key(latest)).then(|| {
+                format!(
+                    "{host}/{} - Node with Devid:{}(0x{:x}),PSID:{} has FW version {} while the latest FW version for the same Devid/PSID on this fabric is {latest}",
+                    hca.name, hca.part_id, hca.part_id, hca.board_id, hca.firmware
+                )
+            })
         })
         .collect();
     stage.check("FW Check", &[], &warnings);

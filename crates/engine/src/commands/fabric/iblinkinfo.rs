@@ -131,8 +131,8 @@ impl Command for Iblinkinfo {
         let Some(trunk) = cluster.nodes.iter().flat_map(|node| &node.hcas).find(ib).map(|hca| Port {
             state: PortState::Active,
             phys_state: PhysState::LinkUp,
-            width: hca.port.max_width,
-            lane_speed: hca.port.max_lane_speed,
+            width: fabric.trunk.0,
+            lane_speed: fabric.trunk.1,
             ..hca.port.clone()
         }) else {
             return Output::ok(out);

@@ -6,8 +6,8 @@
 //! `-l`, `-H` and `-S` list the nodes one line each. A topology-file
 //! argument receives the output instead of the terminal.
 
-use crate::commands::fabric::discovery::{neighbour, port_count, sweep_from_local, switch_device_id, Found, MELLANOX_VENDOR};
-use crate::commands::fabric::ib_common::{base_lid, common, diag_usage, pid};
+use crate::commands::fabric::discovery::{neighbour, node_info, port_count, sweep_from_local, Found, NodeInfo, MELLANOX_VENDOR};
+use crate::commands::fabric::ib_common::{common, diag_usage, pid};
 use crate::commands::files::View;
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
@@ -70,39 +70,9 @@ fn link_name(width: u8, speed: LaneSpeed) -> String {
     format!("{width}x{}", speed.name())
 }
 
-/// What discovery reads of a node.
-struct Described {
-    guid: u64,
-    /// `H-…` or `S-…`, quoted, as the topology names nodes.
-    name: String,
-    description: String,
-    lid: u16,
-    device_id: u32,
-}
-
-fn describe(cluster: &Cluster, fabric: &Fabric, at: Found) -> Described {
-    match at {
-        Found::Ca { node, rail } => {
-            let hca = &cluster.nodes[node].hcas[rail];
-            Described {
-                guid: hca.node_guid,
-                name: format!("\"H-{:016x}\"", hca.node_guid),
-                description: format!("{} {}", cluster.nodes[node].hostname, hca.name),
-                lid: base_lid(&hca.port),
-                device_id: hca.part_id,
-            }
-        }
-        Found::Switch(index) => {
-            let switch = &fabric.switches[index];
-            Described {
-                guid: switch.guid,
-                name: format!("\"S-{:016x}\"", switch.guid),
-                description: switch.name.clone(),
-                lid: switch.lid,
-                device_id: switch_device_id(switch),
-            }
-        }
-    }
+/// `"H-…"` or `"S-…"`, quoted: how the topology names a node.
+fn topology_name(node: &NodeInfo) -> String {
+    format!("\"{}-{:016x}\"", if node.is_switch { 'S' } else { 'H' }, node.node_guid)
 }
 
 /// The width and speed of the link between two nodes: a host link runs as
@@ -117,56 +87,49 @@ fn link_of(cluster: &Cluster, fabric: &Fabric, a: Found, b: Found) -> String {
     }
 }
 
-fn topology(cluster: &Cluster, fabric: &Fabric, start: Found, order: &[Found]) -> String {
-    let local = describe(cluster, fabric, start);
-    let port_guid = match start {
-        Found::Ca { node, rail } => cluster.nodes[node].hcas[rail].port.guid,
-        Found::Switch(_) => local.guid,
-    };
-    let mut out = format!("#\n# Topology file: generated on {}\n#\n# Initiated from node {:016x} port {port_guid:016x}\n", ctime(cluster.now), local.guid);
+/// The topology file of a sweep from `start` that found `order` (ibdiagnet
+/// saves one with its reports).
+pub fn topology(cluster: &Cluster, fabric: &Fabric, start: Found, order: &[Found]) -> String {
+    let local = node_info(cluster, fabric, start);
+    let mut out =
+        format!("#\n# Topology file: generated on {}\n#\n# Initiated from node {:016x} port {:016x}\n", ctime(cluster.now), local.node_guid, local.port_guid);
     let switches = order.iter().rev().filter(|found| matches!(found, Found::Switch(_)));
     let cas = order.iter().rev().filter(|found| matches!(found, Found::Ca { .. }));
     for &at in switches.chain(cas) {
-        let node = describe(cluster, fabric, at);
-        out += &format!("\nvendid=0x{MELLANOX_VENDOR:x}\ndevid=0x{:x}\nsysimgguid=0x{:x}\n", node.device_id, node.guid);
-        match at {
-            Found::Switch(index) => {
-                let ports = fabric.switches[index].ports + 1;
-                out += &format!("switchguid=0x{:x}({:x})\n", node.guid, node.guid);
-                out += &format!("Switch\t{ports} {}\t\t# \"{}\" enhanced port 0 lid {} lmc 0\n", node.name, node.description, node.lid);
-                for port in 1..=port_count(fabric, at) {
-                    let Some((peer, peer_port)) = neighbour(cluster, fabric, at, port) else { continue };
-                    let remote = describe(cluster, fabric, peer);
-                    let remote_guid = match peer {
-                        Found::Ca { node, rail } => format!("({:x}) ", cluster.nodes[node].hcas[rail].port.guid),
-                        Found::Switch(_) => String::new(),
-                    };
-                    out += &format!(
-                        "[{port}]\t{}[{peer_port}]{remote_guid}\t\t# \"{}\" lid {} {}\n",
-                        remote.name,
-                        remote.description,
-                        remote.lid,
-                        link_of(cluster, fabric, at, peer)
-                    );
-                }
+        let node = node_info(cluster, fabric, at);
+        out += &format!("\nvendid=0x{MELLANOX_VENDOR:x}\ndevid=0x{:x}\nsysimgguid=0x{:x}\n", node.device_id, node.system_guid);
+        let name = topology_name(&node);
+        if node.is_switch {
+            out += &format!("switchguid=0x{:x}({:x})\n", node.node_guid, node.port_guid);
+            out += &format!("Switch\t{} {name}\t\t# \"{}\" enhanced port 0 lid {} lmc 0\n", node.ports, node.description, node.lid);
+            for port in 1..=port_count(fabric, at) {
+                let Some((peer, peer_port)) = neighbour(cluster, fabric, at, port) else { continue };
+                let remote = node_info(cluster, fabric, peer);
+                // A CA's port GUID follows its name; a switch's is its node's.
+                let remote_guid = if remote.is_switch { String::new() } else { format!("({:x}) ", remote.port_guid) };
+                out += &format!(
+                    "[{port}]\t{}[{peer_port}]{remote_guid}\t\t# \"{}\" lid {} {}\n",
+                    topology_name(&remote),
+                    remote.description,
+                    remote.lid,
+                    link_of(cluster, fabric, at, peer)
+                );
             }
-            Found::Ca { node: host, rail } => {
-                let hca = &cluster.nodes[host].hcas[rail];
-                out += &format!("caguid=0x{:x}\n", node.guid);
-                out += &format!("Ca\t1 {}\t\t# \"{}\"\n", node.name, node.description);
-                if let Some((peer, peer_port)) = neighbour(cluster, fabric, at, 1) {
-                    let remote = describe(cluster, fabric, peer);
-                    out += &format!(
-                        "[{}]({:x}) \t{}[{peer_port}]\t\t# lid {} lmc 0 \"{}\" lid {} {}\n",
-                        hca.port.number,
-                        hca.port.guid,
-                        remote.name,
-                        node.lid,
-                        remote.description,
-                        remote.lid,
-                        link_of(cluster, fabric, at, peer)
-                    );
-                }
+        } else {
+            out += &format!("caguid=0x{:x}\n", node.node_guid);
+            out += &format!("Ca\t{} {name}\t\t# \"{}\"\n", node.ports, node.description);
+            if let (Some((peer, peer_port)), Found::Ca { node: host, rail }) = (neighbour(cluster, fabric, at, 1), at) {
+                let remote = node_info(cluster, fabric, peer);
+                out += &format!(
+                    "[{}]({:x}) \t{}[{peer_port}]\t\t# lid {} lmc 0 \"{}\" lid {} {}\n",
+                    cluster.nodes[host].hcas[rail].port.number,
+                    node.port_guid,
+                    topology_name(&remote),
+                    node.lid,
+                    remote.description,
+                    remote.lid,
+                    link_of(cluster, fabric, at, peer)
+                );
             }
         }
     }
@@ -181,10 +144,11 @@ fn list(cluster: &Cluster, fabric: &Fabric, order: &[Found], cas: bool, switches
             continue;
         }
         for &at in order.iter().rev().filter(|found| matches!(found, Found::Switch(_)) == (kind == "Switch")) {
-            let node = describe(cluster, fabric, at);
-            let ports = port_count(fabric, at) + usize::from(kind == "Switch");
-            out +=
-                &format!("{kind}\t : 0x{:016x} ports {ports} devid 0x{:x} vendid 0x{MELLANOX_VENDOR:x} \"{}\"\n", node.guid, node.device_id, node.description);
+            let node = node_info(cluster, fabric, at);
+            out += &format!(
+                "{kind}\t : 0x{:016x} ports {} devid 0x{:x} vendid 0x{MELLANOX_VENDOR:x} \"{}\"\n",
+                node.node_guid, node.ports, node.device_id, node.description
+            );
         }
     }
     out
@@ -206,13 +170,6 @@ pub fn discover(invocation: &Invocation, program: &str, ca: Option<&str>) -> Res
         status: 255,
         ..Default::default()
     })
-}
-
-/// The topology file a sweep from this node's port writes (ibdiagnet
-/// saves one with its reports).
-pub fn topology_for(invocation: &Invocation, ca: Option<&str>) -> Result<String, Output> {
-    let (fabric, start, order) = discover(invocation, "ibnetdiscover", ca)?;
-    Ok(topology(invocation.cluster, &fabric, start, &order))
 }
 
 impl Command for Ibnetdiscover {

@@ -9,8 +9,8 @@
 //! map keyed by the GUID in network byte order, read on a little-endian
 //! host). A switch has one record, for its port 0; a CA one per port.
 
-use crate::commands::fabric::discovery::{sweep_with_ports, switch_device_id, Found, MELLANOX_VENDOR};
-use crate::commands::fabric::ib_common::{base_lid, common, diag_usage, open_umad_port, system_image_guid};
+use crate::commands::fabric::discovery::{node_info, sweep_with_ports, Found, NodeInfo, MELLANOX_VENDOR};
+use crate::commands::fabric::ib_common::{common, diag_usage, open_umad_port};
 use crate::commands::fabric::sminfo::{activity_count, PRIORITY};
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
@@ -113,25 +113,20 @@ fn usage() -> String {
     diag_usage(&SIGNATURE, &arguments, &[])
 }
 
-/// One NodeRecord: what the SA knows of a node's port.
+/// One NodeRecord: what the SA knows of a node, and the port its sweep
+/// reached it on.
 struct NodeRecord {
-    lid: u16,
-    is_switch: bool,
-    ports: usize,
-    system_guid: u64,
-    node_guid: u64,
-    port_guid: u64,
-    device_id: u32,
+    info: NodeInfo,
     local_port: usize,
-    description: String,
 }
 
 impl NodeRecord {
     fn dump(&self) -> String {
-        let (node_type, partition_cap, revision) = if self.is_switch { ("Switch", 0x2000, 0xa0) } else { ("Channel Adapter", 0x80, 0) };
+        let info = &self.info;
+        let (node_type, partition_cap, revision) = if info.is_switch { ("Switch", 0x2000, 0xa0) } else { ("Channel Adapter", 0x80, 0) };
         format!(
             "NodeRecord dump:\n\t\tlid.....................{}\n\t\treserved................0x0\n\t\tbase_version............0x1\n\t\tclass_version...........0x1\n\t\tnode_type...............{node_type}\n\t\tnum_ports...............{}\n\t\tsys_guid................0x{:016x}\n\t\tnode_guid...............0x{:016x}\n\t\tport_guid...............0x{:016x}\n\t\tpartition_cap...........0x{partition_cap:X}\n\t\tdevice_id...............0x{:X}\n\t\trevision................0x{revision:X}\n\t\tport_num................{}\n\t\tvendor_id...............0x{MELLANOX_VENDOR:X}\n\t\tNodeDescription.........{}\n",
-            self.lid, self.ports, self.system_guid, self.node_guid, self.port_guid, self.device_id, self.local_port, self.description
+            info.lid, info.ports, info.system_guid, info.node_guid, info.port_guid, info.device_id, self.local_port, info.description
         )
     }
 }
@@ -140,38 +135,9 @@ impl NodeRecord {
 fn node_records(cluster: &Cluster, fabric: &Fabric) -> Vec<NodeRecord> {
     let mut records: Vec<NodeRecord> = sweep_with_ports(cluster, fabric, Found::Switch(0))
         .into_iter()
-        .map(|(found, local_port)| match found {
-            Found::Switch(index) => {
-                let switch = &fabric.switches[index];
-                NodeRecord {
-                    lid: switch.lid,
-                    is_switch: true,
-                    ports: switch.ports + 1,
-                    system_guid: switch.guid,
-                    node_guid: switch.guid,
-                    port_guid: switch.guid,
-                    device_id: switch_device_id(switch),
-                    local_port,
-                    description: switch.name.clone(),
-                }
-            }
-            Found::Ca { node, rail } => {
-                let hca = &cluster.nodes[node].hcas[rail];
-                NodeRecord {
-                    lid: base_lid(&hca.port),
-                    is_switch: false,
-                    ports: 1,
-                    system_guid: system_image_guid(hca),
-                    node_guid: hca.node_guid,
-                    port_guid: hca.port.guid,
-                    device_id: hca.part_id,
-                    local_port,
-                    description: format!("{} {}", cluster.nodes[node].hostname, hca.name),
-                }
-            }
-        })
+        .map(|(found, local_port)| NodeRecord { info: node_info(cluster, fabric, found), local_port })
         .collect();
-    crate::sort::sort_by(&mut records, |a, b| a.node_guid.swap_bytes().cmp(&b.node_guid.swap_bytes()));
+    crate::sort::sort_by(&mut records, |a, b| a.info.node_guid.swap_bytes().cmp(&b.info.node_guid.swap_bytes()));
     records
 }
 
@@ -265,8 +231,8 @@ impl Command for Saquery {
         // The default query: NodeRecords, of one LID when a name or LID is given.
         let wanted_lid = match (print, argument) {
             (Print::Dump, Some(word)) if word.starts_with(|c: char| c.is_ascii_alphabetic()) => {
-                match records.iter().find(|record| record.description == word) {
-                    Some(record) => Some(record.lid),
+                match records.iter().find(|record| record.info.description == word) {
+                    Some(record) => Some(record.info.lid),
                     None => return Output::error(format!("Failed to find lid for \"{word}\": Machine is not on the network\n"), 64),
                 }
             }
@@ -286,14 +252,14 @@ impl Command for Saquery {
         }
         for record in &records {
             match print {
-                Print::CaList if !record.is_switch => out += &format!("{:>6}  \"{}\"\n", record.lid, record.description),
+                Print::CaList if !record.info.is_switch => out += &format!("{:>6}  \"{}\"\n", record.info.lid, record.info.description),
                 Print::CaList => {}
-                Print::NameOfLid if wanted_lid == Some(record.lid) => out += &format!("{}\n", record.description),
+                Print::NameOfLid if wanted_lid == Some(record.info.lid) => out += &format!("{}\n", record.info.description),
                 Print::NameOfLid => {}
-                Print::Dump if wanted_lid.is_none_or(|lid| lid == record.lid) => out += &record.dump(),
+                Print::Dump if wanted_lid.is_none_or(|lid| lid == record.info.lid) => out += &record.dump(),
                 Print::Dump => {}
-                Print::Lids | Print::UniqueLid | Print::Guids if argument == Some(record.description.as_str()) => {
-                    out += &if print == Print::Guids { format!("0x{:016x}\n", record.port_guid) } else { format!("{}\n", record.lid) };
+                Print::Lids | Print::UniqueLid | Print::Guids if argument == Some(record.info.description.as_str()) => {
+                    out += &if print == Print::Guids { format!("0x{:016x}\n", record.info.port_guid) } else { format!("{}\n", record.info.lid) };
                     if print == Print::UniqueLid {
                         break;
                     }
