@@ -1,6 +1,7 @@
 //! The fabric engineer's sweeps tell the truth about every shipped lab's
 //! fabric faults: on InfiniBand, `ibdiagnet` and `ibqueryerrors` name each
-//! slow, narrow or erroring port and miss each dead one from their counts;
+//! slow, narrow or erroring port (an erroring cable at both ends) and miss
+//! each dead one from their counts;
 //! on RoCE, `ip link`, `ethtool -S` and the ECN switches show the port
 //! whose MTU, PFC or DCQCN is wrong. Each lab is checked at one variant,
 //! from its first node, as its trainee starts it.
@@ -46,6 +47,9 @@ fn every_fabric_fault_shows_in_the_sweeps() {
                     assert!(sweep.contains(&format!(" {node}/{hca}/P1\n        Performance Monitor counter")), "{path}: ibdiagnet -P misses {node} {hca}");
                     let errors = shell.run("sudo ibqueryerrors").stdout();
                     assert!(errors.contains(&format!("\"{node} {hca}\"")), "{path}: ibqueryerrors misses {node} {hca}: {errors}");
+                    // The leaf port across the cable counts errors too.
+                    let rail = shell.cluster.node(node).and_then(|n| n.hcas.iter().position(|h| h.name == *hca)).expect("the HCA");
+                    assert!(errors.contains(&format!(";leaf-rail{rail}:")), "{path}: ibqueryerrors misses the leaf of {node} {hca}: {errors}");
                 }
                 Fault::HcaPortDown { node, hca, .. } if !roce => {
                     let cas = shell.run("sudo ibnetdiscover -H").stdout();

@@ -363,10 +363,11 @@ fn counter(block: &str, label: &str) -> u64 {
 #[test]
 fn perfquery_extended_layout_matches_the_switch_captures() {
     // The captures are switch ports (LID 2052, CapMask 0x5300 with
-    // AllPortSelect); the model has only HCA ports. With the HCA port's
-    // counters set to the captured values, every line must match except the
-    // header's capability masks and the counters the model does not keep
-    // (unicast/multicast split, switch relay errors).
+    // AllPortSelect). The model keeps counts on the HCA side (a leaf port's
+    // follow its HCA's), so the HCA port gets the captured values: every
+    // line must match except the header's capability masks and the counters
+    // the model does not keep (unicast/multicast split, switch relay
+    // errors). A leaf port's own header is the capture's, LID aside.
     let captured = reference("perfquery_x_edr_switch_port_xmitdiscards_linkdowned.txt");
     let mut cluster = cluster("hgx-h100", "infiniband");
     let port = &mut std::rc::Rc::make_mut(&mut cluster.nodes[0]).hcas[0].port;
@@ -389,6 +390,11 @@ fn perfquery_extended_layout_matches_the_switch_captures() {
     assert_eq!(header, "# Port extended counters: Lid 2052 port 1 (CapMask: 0x5A00 CapMask2: 0x0000002)");
     let real = captured.lines().next().unwrap();
     assert_eq!(header.replace("0x5A00", "0x5300"), real);
+    // LID 5: the rail-0 leaf, behind the four spines.
+    let (leaf, _, status) = run(crate::cluster("hgx-h100", "infiniband"), "sudo perfquery -x 5 1");
+    assert_eq!(status, 0);
+    assert_eq!(leaf.lines().next().unwrap().replace("Lid 5 ", "Lid 1719 "), reference("perfquery_x_edr_switch_2ports_clean.txt").lines().next().unwrap());
+    assert_eq!(leaf.lines().count(), 26);
     // Each label is padded with dots to column 33, as in the other capture.
     let clean = reference("perfquery_x_edr_switch_2ports_clean.txt");
     let labels = |text: &str| text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).take(25).map(|l| l[..33].to_string()).collect::<Vec<_>>();

@@ -34,6 +34,9 @@ pub enum Change {
     SetPowerLimit { node: String, gpu: u32, watts: u32 },
     /// `perfquery -R` (or `-r` after reading): the port's counters start again from 0.
     ResetPortCounters { node: String, hca: String },
+    /// `perfquery -R` on a leaf switch port, or a sweep's `-k`: the counters
+    /// of the switch port cabled to the HCA start again from 0.
+    ResetLeafPortCounters { node: String, hca: String },
     /// `ip link set dev NETDEV mtu N`: the netdev's MTU (on RoCE the RDMA
     /// port's active MTU follows it).
     SetNetdevMtu { node: String, netdev: String, mtu: u32 },
@@ -176,6 +179,7 @@ impl Change {
             | Change::SetPowerLimit { node, .. }
             | Change::SetScheduler { node, .. }
             | Change::ResetPortCounters { node, .. }
+            | Change::ResetLeafPortCounters { node, .. }
             | Change::SetNetdevMtu { node, .. }
             | Change::SetPfc { node, .. }
             | Change::SetEcn { node, .. }
@@ -480,14 +484,41 @@ impl Cluster {
         self.start_workload(spec, id, submitted, at, resumed_from);
     }
 
+    /// The counters of HCA `hca` of `node` (every HCA of it when None)
+    /// start again from 0 at `at`; what they had counted stays in `cleared`
+    /// for the switch port across.
+    fn restart_hca_counters(&mut self, node: &str, hca: Option<&str>, at: EpochSeconds) {
+        let guids: Vec<u64> =
+            self.node(node).map(|n| n.hcas.iter().filter(|h| hca.is_none_or(|name| h.name == name)).map(|h| h.port.guid).collect()).unwrap_or_default();
+        let moved: Vec<u64> = guids.iter().map(|guid| self.job_traffic_bytes_until(*guid, at)).collect();
+        let Some(node) = self.node_mut(node) else { return };
+        for (port, moved) in node.hcas.iter_mut().map(|h| &mut h.port).filter(|p| guids.contains(&p.guid)).zip(moved) {
+            port.cleared = port.cleared.saturating_add(port.counters);
+            port.counters = Default::default();
+            port.counters_reset = Some((at, moved));
+        }
+    }
+
     /// Applies a change's effect without recording it (also for replays).
     pub(crate) fn apply_change_at(&mut self, change: &Change, at: EpochSeconds) {
         if let Change::ResetPortCounters { node, hca } = change {
-            let guid = self.node(node).and_then(|n| n.hca(hca)).map(|h| h.port.guid);
-            let moved = guid.map_or(0, |guid| self.job_traffic_bytes_until(guid, at));
+            self.restart_hca_counters(node, Some(hca), at);
+            return;
+        }
+        // The HCAs' firmware starts again at boot, and so do their counters
+        // (the switch ports across keep theirs, and count the link's drop).
+        let booted = match change {
+            Change::Reboot { node, .. } => Some((node, at + BOOT_SECONDS)),
+            Change::Repair { node, action, .. } if reboots(action) => Some((node, at)),
+            _ => None,
+        };
+        if let Some((node, up)) = booted {
+            self.restart_hca_counters(node, None, up);
+        }
+        if let Change::ResetLeafPortCounters { node, hca } = change {
+            let counted = self.node(node).and_then(|n| n.hca(hca).map(|h| self.leaf_port_lifetime(n, &h.port, at)));
             if let Some(port) = self.node_mut(node).and_then(|n| n.hcas.iter_mut().find(|h| h.name == *hca)).map(|h| &mut h.port) {
-                port.counters = Default::default();
-                port.counters_reset = Some((at, moved));
+                port.leaf_counters_reset = counted;
             }
             return;
         }
@@ -604,7 +635,7 @@ impl Cluster {
             | Change::LaunchWorkload { .. }
             | Change::Reboot { .. } => {}
             // Applied above, with the cluster's job traffic.
-            Change::ResetPortCounters { .. } => {}
+            Change::ResetPortCounters { .. } | Change::ResetLeafPortCounters { .. } => {}
             Change::SetNetdevMtu { netdev, mtu, .. } => {
                 if let Some(hca) = node.hcas.iter_mut().find(|h| h.netdev == *netdev) {
                     hca.port.set_netdev_mtu(*mtu);

@@ -178,6 +178,12 @@ pub struct Port {
     /// When `perfquery -R` last cleared the counters, and the bytes the
     /// jobs had moved through the port by then (they count from there).
     pub counters_reset: Option<(i64, u64)>,
+    /// What `perfquery -R` took off the base counts: the far end still has
+    /// them (`Cluster::leaf_port_lifetime`).
+    pub cleared: PortCounters,
+    /// The leaf switch port's counters when it last cleared them (all it
+    /// had counted by then).
+    pub leaf_counters_reset: Option<PortCounters>,
 }
 
 /// The priority RDMA traffic runs on (DSCP 26), lossless with PFC.

@@ -6,6 +6,7 @@
 //! changes them. Tools never invent state: they format what is here.
 
 pub mod change;
+pub mod counters;
 pub mod fabric;
 pub mod fault;
 pub mod gpu;
@@ -648,6 +649,8 @@ fn build_hca(config: &ClusterConfig, hostname: &str, node_index: usize, index: u
             counters: PortCounters::default(),
             symbol_errors_per_hour: 0,
             counters_reset: None,
+            cleared: PortCounters::default(),
+            leaf_counters_reset: None,
         },
     }
 }

@@ -2,6 +2,9 @@
 //! switch state: the fabric is derived from the nodes, the same way for
 //! every tool that walks it (iblinkinfo, ibswitches, ibhosts, sminfo).
 //!
+//! Their ports' PMA counters follow the HCAs cabled to them
+//! (`model::counters`).
+//!
 //! A rail-optimised two-tier fat tree: one leaf per rail (rail i = HCA i of
 //! every node) per 32 nodes, the nodes on leaf ports 1-32 in node order and
 //! the other ports up to the spines, each leaf with the same number of
@@ -10,7 +13,7 @@
 //! first), below the HCAs' (from 100); past 98 switches they go on from
 //! 40,000.
 
-use super::fabric::{LaneSpeed, LinkLayer};
+use super::fabric::{LaneSpeed, LinkLayer, PortCounters};
 use super::Cluster;
 use crate::rng::Rng;
 
@@ -131,6 +134,17 @@ impl Fabric {
         hops
     }
 
+    /// The PMA counters of port `port` of switch `switch`: a host-facing
+    /// port's follow its cable's HCA (`Cluster::leaf_port_counters`); the
+    /// links between switches carry no host's rail traffic (each rail
+    /// stays on its leaf) and count no errors; port 0 is the switch's own.
+    pub fn port_counters(&self, cluster: &Cluster, switch: usize, port: usize) -> PortCounters {
+        match self.peer(switch, port, cluster.nodes.len()) {
+            Peer::Host { node, rail } => cluster.leaf_port_counters(&cluster.nodes[node], rail),
+            _ => PortCounters::default(),
+        }
+    }
+
     /// The switch running the subnet manager.
     pub fn subnet_manager(&self) -> &Switch {
         &self.switches[0]
@@ -140,6 +154,10 @@ impl Fabric {
     /// how many nodes the cluster has.
     pub fn peer(&self, switch: usize, port: usize, nodes: usize) -> Peer {
         let Some(found) = self.switches.get(switch) else { return Peer::Empty };
+        // Port 0 is the switch's management port, cabled to nothing.
+        if port == 0 || port > found.ports {
+            return Peer::Empty;
+        }
         match found.role {
             Role::Leaf { rail, group } if port <= LEAF_HOST_PORTS => {
                 let node = group * LEAF_HOST_PORTS + port - 1;

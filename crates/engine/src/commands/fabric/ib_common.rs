@@ -197,31 +197,11 @@ pub fn mtu_code(mtu: u32) -> u32 {
     }
 }
 
-/// The port's counters at `cluster.now`: the training jobs' traffic counts
-/// in the data and packet counters. A marginal link keeps adding symbol
-/// errors: the model's count is the value when the lab starts, and
-/// `symbol_errors_per_hour` accrue per hour of simulated time after that
-/// (one link error recovery per 500 symbol errors, as the fault sets them).
+/// The port's counters at `cluster.now` (`Cluster::hca_port_counters`):
+/// the training jobs' traffic counts in the data and packet counters, and a
+/// marginal link keeps adding symbol errors.
 pub fn counters_now(cluster: &Cluster, port: &Port) -> PortCounters {
-    let mut counters = port.counters;
-    // Counted since `perfquery -R` cleared them, if it did.
-    let (cleared_at, job_before) = port.counters_reset.unwrap_or((cluster.started_at(), 0));
-    // A training job's all-reduces cross the port as it steps.
-    let job = cluster.job_traffic_bytes(port.guid).saturating_sub(job_before);
-    if job > 0 {
-        let mtu = u64::from(port.active_mtu.max(256));
-        counters.xmit_data = counters.xmit_data.saturating_add(job / 4);
-        counters.rcv_data = counters.rcv_data.saturating_add(job / 4);
-        counters.xmit_pkts = counters.xmit_pkts.saturating_add(job / mtu);
-        counters.rcv_pkts = counters.rcv_pkts.saturating_add(job / mtu);
-    }
-    if port.symbol_errors_per_hour > 0 {
-        let elapsed = (cluster.now - cluster.started_at().max(cleared_at)).max(0) as u64;
-        let added = port.symbol_errors_per_hour.saturating_mul(elapsed) / 3600;
-        counters.symbol_errors = counters.symbol_errors.saturating_add(added);
-        counters.link_error_recovery = counters.link_error_recovery.saturating_add(added / 500);
-    }
-    counters
+    cluster.hca_port_counters(port)
 }
 
 /// A process id for `ibpanic: [pid]` lines: the same for the same
@@ -389,6 +369,8 @@ mod tests {
             counters: PortCounters::default(),
             symbol_errors_per_hour: 0,
             counters_reset: None,
+            cleared: PortCounters::default(),
+            leaf_counters_reset: None,
         }
     }
 

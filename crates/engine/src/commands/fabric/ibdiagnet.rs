@@ -14,7 +14,8 @@
 //!
 //! What the checks see is the model's: the sweep (`discovery`) finds what
 //! is up, the speed/width check compares each link with what both ends
-//! support, the counters are the HCAs' (`ib_common::counters_now`), `-P`
+//! support, the counters are the HCAs' (`ib_common::counters_now`) and
+//! their leaf ports' (`Fabric::port_counters`), `-P`
 //! reports counters at or above a threshold and the difference check those
 //! that grew during the one-second pause between the two samples.
 //!
@@ -33,7 +34,7 @@ use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
 use crate::model::fabric::{LaneSpeed, PortCounters};
-use crate::model::switches::Fabric;
+use crate::model::switches::{Fabric, Peer};
 use crate::model::Cluster;
 
 pub struct Ibdiagnet;
@@ -406,12 +407,24 @@ impl Command for Ibdiagnet {
         ];
         changes.push(write("ibnetdiscover", topology(cluster, &fabric, start, &order)));
         if run.clear {
-            changes.extend(order.iter().filter_map(|found| match found {
-                Found::Ca { node, rail } => {
-                    Some(Change::ResetPortCounters { node: cluster.nodes[*node].hostname.clone(), hca: cluster.nodes[*node].hcas[*rail].name.clone() })
+            let hca = |node: usize, rail: usize| (cluster.nodes[node].hostname.clone(), cluster.nodes[node].hcas[rail].name.clone());
+            for found in &order {
+                match *found {
+                    Found::Ca { node, rail } => {
+                        let (node, hca) = hca(node, rail);
+                        changes.push(Change::ResetPortCounters { node, hca });
+                    }
+                    Found::Switch(index) => {
+                        changes.extend((1..=fabric.switches[index].ports).filter_map(|port| match fabric.peer(index, port, cluster.nodes.len()) {
+                            Peer::Host { node, rail } => {
+                                let (node, hca) = hca(node, rail);
+                                Some(Change::ResetLeafPortCounters { node, hca })
+                            }
+                            _ => None,
+                        }))
+                    }
                 }
-                Found::Switch(_) => None,
-            }));
+            }
         }
         Output { stdout: out, changes, duration_ms: 6_000 + 1_000 * run.pause_seconds + 40 * total as u64, ..Output::default() }
     }
@@ -437,27 +450,40 @@ fn port_counters(cluster: &Cluster, fabric: &Fabric, order: &[Found], run: &Run,
     later.now = cluster.now.saturating_add(seconds as i64);
     let (mut values, mut differences) = (Vec::new(), Vec::new());
     for &found in order {
-        let Found::Ca { node, rail } = found else { continue };
-        let hca = &cluster.nodes[node].hcas[rail];
-        let (first, second) = (counters_now(cluster, &hca.port), counters_now(&later, &hca.port));
-        let name = port_name(cluster, fabric, found, usize::from(hca.port.number));
-        let header = format!("lid=0x{:04x} dev={} {name}", base_lid(&hca.port), hca.part_id);
-        let mut rows = String::new();
-        for (counter, bits, read) in COUNTERS {
-            let value = read(&first).min((1u64 << bits) - 1);
-            let threshold = run.thresholds.iter().find(|(name, _)| name == counter || name == "all").map(|(_, at)| *at);
-            if value == (1u64 << bits) - 1 {
-                rows += &format!("\n        {counter:<36}: {value} (overflow)");
-            } else if let Some(at) = threshold.filter(|at| value >= *at && *at > 0) {
-                rows += &format!("\n        {counter:<36}: {value} (threshold={at})");
+        // Each port the node answers for: (its name's port, lid, device, now, `seconds` later).
+        let ports: Vec<(usize, u16, u32, PortCounters, PortCounters)> = match found {
+            Found::Ca { node, rail } => {
+                let hca = &cluster.nodes[node].hcas[rail];
+                let port = &hca.port;
+                vec![(usize::from(port.number), base_lid(port), hca.part_id, counters_now(cluster, port), counters_now(&later, port))]
             }
-            let grown = read(&second).saturating_sub(read(&first));
-            if grown >= 1 && counter != "port_xmit_wait" {
-                differences.push(format!("{name} - \"{counter}\" increased during the run (difference value={grown},difference allowed threshold=1)"));
+            Found::Switch(index) => {
+                let switch = &fabric.switches[index];
+                (1..=switch.ports)
+                    .map(|p| (p, switch.lid, switch_device_id(switch), fabric.port_counters(cluster, index, p), fabric.port_counters(&later, index, p)))
+                    .collect()
             }
-        }
-        if !rows.is_empty() {
-            values.push(format!("{header}\n        {:<36}: Value{rows}", "Performance Monitor counter"));
+        };
+        for (port, lid, device, first, second) in ports {
+            let name = port_name(cluster, fabric, found, port);
+            let header = format!("lid=0x{lid:04x} dev={device} {name}");
+            let mut rows = String::new();
+            for (counter, bits, read) in COUNTERS {
+                let value = read(&first).min((1u64 << bits) - 1);
+                let threshold = run.thresholds.iter().find(|(name, _)| name == counter || name == "all").map(|(_, at)| *at);
+                if value == (1u64 << bits) - 1 {
+                    rows += &format!("\n        {counter:<36}: {value} (overflow)");
+                } else if let Some(at) = threshold.filter(|at| value >= *at && *at > 0) {
+                    rows += &format!("\n        {counter:<36}: {value} (threshold={at})");
+                }
+                let grown = read(&second).saturating_sub(read(&first));
+                if grown >= 1 && counter != "port_xmit_wait" {
+                    differences.push(format!("{name} - \"{counter}\" increased during the run (difference value={grown},difference allowed threshold=1)"));
+                }
+            }
+            if !rows.is_empty() {
+                values.push(format!("{header}\n        {:<36}: Value{rows}", "Performance Monitor counter"));
+            }
         }
     }
     stage.check("Ports counters value Check", &values, &[]);

@@ -4,17 +4,20 @@
 //! "NODE"` and one `   GUID 0x... port N: [Counter == value]` line per
 //! port, then the summary. It exits 1 when a port has errors.
 //!
-//! The HCAs' counters are the model's (`ib_common::counters_now`); the
-//! switches' own ports (`model::switches`) count nothing, as the model
-//! keeps no switch state. Counters print in their 32-bit PortCounters form
-//! (`[SymbolErrorCounter == 250]`), as the captured sweeps show them.
+//! The HCAs' counters are the model's (`ib_common::counters_now`), the
+//! switch ports' follow the HCAs cabled to them (`Fabric::port_counters`),
+//! so a bad cable is named at both ends. A switch answers AllPortSelect:
+//! the sweep reads its sum first (`port ALL`) and each port only when the
+//! sum has errors. Counters print in their PortCounters form, each stopping
+//! at its field's maximum (`[SymbolErrorCounter == 250]`), as the captured
+//! sweeps show them.
 
 use crate::commands::fabric::ib_common::{common, counters_now, diag_usage, open_umad_port};
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
 use crate::model::fabric::{LinkLayer, PortCounters};
-use crate::model::switches::Fabric;
+use crate::model::switches::{Fabric, Peer};
 
 pub struct Ibqueryerrors;
 
@@ -49,17 +52,28 @@ fn usage() -> String {
     diag_usage(&SIGNATURE, "", &[])
 }
 
-/// The error counters the sweep reads, in the order it prints them.
+/// The error counters the sweep reads, in the order it prints them, each
+/// at most its PortCounters field's maximum.
 fn errors(counters: &PortCounters) -> [(&'static str, u64); 7] {
+    let capped = |value: u64, bits: u32| value.min((1u64 << bits) - 1);
     [
-        ("SymbolErrorCounter", counters.symbol_errors),
-        ("LinkErrorRecoveryCounter", counters.link_error_recovery),
-        ("LinkDownedCounter", counters.link_downed),
-        ("PortRcvErrors", counters.rcv_errors),
-        ("PortRcvRemotePhysicalErrors", counters.rcv_remote_physical_errors),
-        ("PortXmitDiscards", counters.xmit_discards),
-        ("PortXmitWait", counters.xmit_wait),
+        ("SymbolErrorCounter", capped(counters.symbol_errors, 16)),
+        ("LinkErrorRecoveryCounter", capped(counters.link_error_recovery, 8)),
+        ("LinkDownedCounter", capped(counters.link_downed, 8)),
+        ("PortRcvErrors", capped(counters.rcv_errors, 16)),
+        ("PortRcvRemotePhysicalErrors", capped(counters.rcv_remote_physical_errors, 16)),
+        ("PortXmitDiscards", capped(counters.xmit_discards, 16)),
+        ("PortXmitWait", capped(counters.xmit_wait, 32)),
     ]
+}
+
+/// ` [Counter == value]` for each counter above 0 and not suppressed.
+fn above_threshold(counters: &PortCounters, suppressed: &[String]) -> String {
+    errors(counters)
+        .iter()
+        .filter(|(name, value)| *value > 0 && !suppressed.iter().any(|s| s == name))
+        .map(|(name, value)| format!(" [{name} == {value}]"))
+        .collect()
 }
 
 impl Command for Ibqueryerrors {
@@ -95,9 +109,35 @@ impl Command for Ibqueryerrors {
         let mut out = String::new();
         let mut changes = Vec::new();
         if print_switches {
-            // Their ports count nothing: each is checked at once (AllPortSelect).
-            nodes += fabric.switches.len();
-            ports += fabric.switches.iter().map(|switch| switch.ports + 1).sum::<usize>();
+            for (index, switch) in fabric.switches.iter().enumerate() {
+                nodes += 1;
+                let each: Vec<PortCounters> = (0..=switch.ports + 1).map(|port| fabric.port_counters(cluster, index, port)).collect();
+                let all = each.iter().fold(PortCounters::default(), |sum, counters| sum.saturating_add(*counters));
+                if clear {
+                    changes.extend((1..=switch.ports).filter_map(|port| match fabric.peer(index, port, cluster.nodes.len()) {
+                        Peer::Host { node, rail } => {
+                            Some(Change::ResetLeafPortCounters { node: cluster.nodes[node].hostname.clone(), hca: cluster.nodes[node].hcas[rail].name.clone() })
+                        }
+                        _ => None,
+                    }));
+                }
+                let found = above_threshold(&all, &suppressed);
+                if found.is_empty() {
+                    // The sum is clean: one query checked them all.
+                    ports += switch.ports + 1;
+                    continue;
+                }
+                bad_nodes += 1;
+                out += &format!("Errors for 0x{:x} \"{}\"\n   GUID 0x{:x} port ALL:{found}\n", switch.guid, switch.name, switch.guid);
+                for (port, counters) in each.iter().enumerate() {
+                    ports += 1;
+                    let found = above_threshold(counters, &suppressed);
+                    if !found.is_empty() {
+                        bad_ports += 1;
+                        out += &format!("   GUID 0x{:x} port {port}:{found}\n", switch.guid);
+                    }
+                }
+            }
         }
         if print_cas {
             // The discovery finds the HCAs whose link is up.
@@ -105,11 +145,7 @@ impl Command for Ibqueryerrors {
                 for hca in node.hcas.iter().filter(|hca| hca.port.link_layer == LinkLayer::InfiniBand && hca.port.is_up()) {
                     nodes += 1;
                     ports += 1;
-                    let found: String = errors(&counters_now(cluster, &hca.port))
-                        .iter()
-                        .filter(|(name, value)| *value > 0 && !suppressed.iter().any(|s| s == name))
-                        .map(|(name, value)| format!(" [{name} == {}]", value.min(&u64::from(u32::MAX))))
-                        .collect();
+                    let found = above_threshold(&counters_now(cluster, &hca.port), &suppressed);
                     if clear {
                         changes.push(Change::ResetPortCounters { node: node.hostname.clone(), hca: hca.name.clone() });
                     }
@@ -149,9 +185,22 @@ mod tests {
         let out = shell.run("sudo ibqueryerrors");
         assert_eq!(out.status, 1);
         let text = out.stdout();
-        assert!(text.starts_with("Errors for \"gpu-002 mlx5_3\"\n   GUID 0x"), "{text}");
+        // A switch with errors has each of its ports 0-65 checked (66, one
+        // more than the clean sum counts). The cable errs at both ends: the leaf port gpu-002's mlx5_3 plugs
+        // into (rail 3, port 2) counts a share of the HCA's symbol errors.
+        let leaf = text.lines().next().unwrap();
+        assert!(leaf.starts_with("Errors for 0x") && leaf.ends_with(" \"MF0;leaf-rail3:MQM9700/U1\""), "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[1].contains(" port ALL: [SymbolErrorCounter == ") && lines[2].contains(" port 2: [SymbolErrorCounter == "), "{text}");
+        assert_eq!(lines[1].split_once(':').unwrap().1, lines[2].split_once(':').unwrap().1);
+        assert!(text.contains("Errors for \"gpu-002 mlx5_3\"\n   GUID 0x"), "{text}");
         assert!(text.contains(" port 1: [SymbolErrorCounter == 1000] [LinkErrorRecoveryCounter == 2]\n"), "{text}");
-        assert!(text.contains("1 bad nodes found\n##          796 ports checked, 1 ports have errors beyond threshold\n"), "{text}");
+        assert!(text.contains("2 bad nodes found\n##          797 ports checked, 2 ports have errors beyond threshold\n"), "{text}");
+        // Clearing the HCA's counters leaves the switch's evidence.
+        // gpu-002 mlx5_3 is LID 111 (100 + 8 HCAs + 3).
+        shell.run("sudo perfquery -R 111 1");
+        assert!(!shell.run("sudo ibqueryerrors").stdout().contains("gpu-002"));
+        assert!(shell.run("sudo ibqueryerrors --switch").stdout().contains(" port 2: [SymbolErrorCounter == "));
         // Suppressing what it found leaves a clean sweep; -k clears them.
         assert_eq!(shell.run("sudo ibqueryerrors -s SymbolErrorCounter,LinkErrorRecoveryCounter").status, 0);
         shell.run("sudo ibqueryerrors -k");

@@ -4,7 +4,9 @@
 //! (captures: perfquery_x_edr_switch_*.txt; FACTS.md §4).
 //!
 //! Without a LID it reads the local port (mlx5_0 port 1, or `-C`/`-P`);
-//! with one it finds the port of that LID anywhere in the cluster. Counters a
+//! with one it finds the port of that LID anywhere in the cluster, or the
+//! switch of that LID and the ports named after it (`1`, `1,4,8`, `1-10`;
+//! port 0 when none is). Counters a
 //! fault drives grow with simulated time (ib_common::counters_now).
 
 use crate::commands::fabric::ib_common::{base_lid, common, counters_now, diag_usage, pid, strtol};
@@ -12,6 +14,7 @@ use crate::commands::options::{scan, Arg};
 use crate::commands::{is_root, Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
 use crate::model::fabric::{Hca, LinkLayer, PortCounters};
+use crate::model::switches::{Fabric, Peer};
 
 pub struct Perfquery;
 
@@ -80,7 +83,11 @@ const EXIT_USAGE: i32 = 2;
 const HCA_CAP_MASK: u16 = 0x5A00;
 /// The port number that selects every port.
 const ALL_PORTS: u8 = 0xff;
-const HCA_CAP_MASK2: u32 = 0x0000002;
+/// The same for both: the extended error counters exist.
+const PMA_CAP_MASK2: u32 = 0x0000002;
+/// A Mellanox switch's PMA: AllPortSelect (bit 8) and PortXmitWait
+/// (captures: perfquery_x_edr_switch_*.txt).
+const SWITCH_CAP_MASK: u16 = 0x5300;
 
 fn usage() -> String {
     diag_usage(
@@ -112,7 +119,7 @@ impl Command for Perfquery {
     }
 
     fn run(&self, invocation: &Invocation) -> Output {
-        let (mut extended, mut ca, mut ca_port, mut all_ports) = (false, None::<String>, 0i64, false);
+        let (mut extended, mut ca, mut ca_port, mut all_ports, mut loop_ports) = (false, None::<String>, 0i64, false, false);
         // Reset after reading (`-r`), or reset without reading (`-R`).
         let (mut reset, mut read) = (false, true);
         let mut positionals = Vec::new();
@@ -122,7 +129,7 @@ impl Command for Perfquery {
                     Some('x') => extended = true,
                     Some('a') => all_ports = true,
                     // One port per HCA: iterating them is the plain query.
-                    Some('l') => {}
+                    Some('l') => loop_ports = true,
                     Some('r') => reset = true,
                     Some('R') => (reset, read) = (true, false),
                     Some('C') => ca = value,
@@ -161,14 +168,20 @@ impl Command for Perfquery {
             None => (source, base_lid(&source.port)),
             Some(text) => {
                 let lid = strtol(text);
-                let found = invocation
-                    .cluster
+                let cluster = invocation.cluster;
+                let found = cluster
                     .nodes
                     .iter()
                     .flat_map(|n| n.hcas.iter())
                     .find(|hca| hca.port.link_layer == LinkLayer::InfiniBand && i64::from(hca.port.lid) == lid && hca.port.is_up());
-                match found {
-                    Some(hca) if source.port.is_up() => (hca, hca.port.lid),
+                let fabric = Fabric::of(cluster);
+                let switch = fabric.as_ref().and_then(|fabric| fabric.switches.iter().position(|s| i64::from(s.lid) == lid));
+                match (found, switch, fabric) {
+                    (Some(hca), _, _) if source.port.is_up() => (hca, hca.port.lid),
+                    (None, Some(switch), Some(fabric)) if source.port.is_up() => {
+                        let query = SwitchQuery { extended, all_ports, loop_ports, reset, read };
+                        return query.run(invocation, &fabric, switch, positionals.get(1).map(String::as_str));
+                    }
                     _ => {
                         let mut output = failed("classportinfo query".to_string());
                         output.stderr = format!("ibwarn: [{}] mad_rpc: _do_madrpc failed; dport (Lid {lid})\n", pid(invocation));
@@ -191,8 +204,8 @@ impl Command for Perfquery {
         let port = if all_ports { ALL_PORTS } else { target.port.number };
         let text = match (read, extended) {
             (false, _) => String::new(),
-            (true, true) => extended_counters(lid, port, &counters),
-            (true, false) => counters_32(lid, port, &counters),
+            (true, true) => extended_counters(lid, port, HCA_CAP_MASK, &counters),
+            (true, false) => counters_32(lid, port, HCA_CAP_MASK, &counters),
         };
         let warning = if all_ports && read {
             format!("ibwarn: [{}] main: Emulating AllPortSelect by iterating through all ports\n", pid(invocation))
@@ -209,6 +222,92 @@ impl Command for Perfquery {
     }
 }
 
+/// A query to a switch's PMA: its ports are the fabric's
+/// (`Fabric::port_counters`), from port 0 (the enhanced management port)
+/// to the last; it has AllPortSelect, so port 255 is the switch's own sum.
+struct SwitchQuery {
+    extended: bool,
+    all_ports: bool,
+    loop_ports: bool,
+    reset: bool,
+    read: bool,
+}
+
+impl SwitchQuery {
+    fn run(&self, invocation: &Invocation, fabric: &Fabric, index: usize, ports: Option<&str>) -> Output {
+        let cluster = invocation.cluster;
+        let switch = &fabric.switches[index];
+        let lid = switch.lid;
+        let failed = |what: &str| Output {
+            stdout: format!("perfquery: iberror: failed: {what}\n"),
+            stderr: format!("ibwarn: [{}] mad_rpc: _do_madrpc failed; dport (Lid {lid})\n", pid(invocation)),
+            status: EXIT_FAILURE,
+            duration_ms: 1_000,
+            ..Output::default()
+        };
+        // A list (`1,4,8`), a range (`1-10`) or one port; 0 when none is given.
+        let mut listed: Vec<i64> = match ports {
+            Some(text) if text.contains(',') => text.split(',').map(strtol).collect(),
+            Some(text) if text.contains('-') => {
+                let (low, high) = text.split_once('-').map(|(a, b)| (strtol(a), strtol(b))).unwrap_or((0, 0));
+                if low >= high {
+                    // Found while reading the arguments: no MAD went out.
+                    return Output { stderr: String::new(), duration_ms: 0, ..failed("max port must be greater than min port in range") };
+                }
+                (low..=high.min(low + 255)).collect()
+            }
+            Some(text) => vec![strtol(text)],
+            None => vec![if self.all_ports { i64::from(ALL_PORTS) } else { 0 }],
+        };
+        // With -l, port 255 means each port in turn.
+        if self.loop_ports && listed == [i64::from(ALL_PORTS)] {
+            listed = (0..=switch.ports as i64).collect();
+        }
+        let count = |port: i64| -> Option<PortCounters> {
+            match port {
+                255 => Some((1..=switch.ports).map(|p| fabric.port_counters(cluster, index, p)).fold(PortCounters::default(), PortCounters::saturating_add)),
+                0.. if port as usize <= switch.ports => Some(fabric.port_counters(cluster, index, port as usize)),
+                _ => None,
+            }
+        };
+        let mut text = String::new();
+        let mut sum = PortCounters::default();
+        let aggregate = self.all_ports && !self.loop_ports && listed.len() > 1;
+        for &port in &listed {
+            let Some(counters) = count(port) else {
+                return failed(if self.extended { "perfextquery" } else { "perfquery" });
+            };
+            if aggregate {
+                sum = sum.saturating_add(counters);
+            } else if self.read {
+                text += &self.dump(lid, port as u8, &counters);
+            }
+        }
+        if aggregate && self.read {
+            text += &self.dump(lid, ALL_PORTS, &sum);
+        }
+        let mut output = Output { duration_ms: 15 * listed.len() as u64, ..Output::ok(text) };
+        if self.reset {
+            let every = |port: i64| if port == i64::from(ALL_PORTS) { (1..=switch.ports).collect() } else { vec![port as usize] };
+            for port in listed.iter().flat_map(|&p| every(p)) {
+                if let Peer::Host { node, rail } = fabric.peer(index, port, cluster.nodes.len()) {
+                    let node = &cluster.nodes[node];
+                    output.changes.push(Change::ResetLeafPortCounters { node: node.hostname.clone(), hca: node.hcas[rail].name.clone() });
+                }
+            }
+        }
+        output
+    }
+
+    fn dump(&self, lid: u16, port: u8, counters: &PortCounters) -> String {
+        if self.extended {
+            extended_counters(lid, port, SWITCH_CAP_MASK, counters)
+        } else {
+            counters_32(lid, port, SWITCH_CAP_MASK, counters)
+        }
+    }
+}
+
 /// `Label:....value`, the label and dots filling 33 columns.
 fn line(label: &str, value: impl std::fmt::Display) -> String {
     format!("{:.<33}{value}\n", format!("{label}:"))
@@ -219,8 +318,8 @@ fn capped(value: u64, bits: u32) -> u64 {
     value.min((1u64 << bits) - 1)
 }
 
-fn counters_32(lid: u16, port: u8, c: &PortCounters) -> String {
-    let mut out = format!("# Port counters: Lid {lid} port {port} (CapMask: 0x{HCA_CAP_MASK:02X})\n");
+fn counters_32(lid: u16, port: u8, cap_mask: u16, c: &PortCounters) -> String {
+    let mut out = format!("# Port counters: Lid {lid} port {port} (CapMask: 0x{cap_mask:02X})\n");
     out += &line("PortSelect", port);
     out += &line("CounterSelect", "0x0000");
     out += &line("SymbolErrorCounter", capped(c.symbol_errors, 16));
@@ -245,8 +344,8 @@ fn counters_32(lid: u16, port: u8, c: &PortCounters) -> String {
     out
 }
 
-fn extended_counters(lid: u16, port: u8, c: &PortCounters) -> String {
-    let mut out = format!("# Port extended counters: Lid {lid} port {port} (CapMask: 0x{HCA_CAP_MASK:02X} CapMask2: 0x{HCA_CAP_MASK2:07X})\n");
+fn extended_counters(lid: u16, port: u8, cap_mask: u16, c: &PortCounters) -> String {
+    let mut out = format!("# Port extended counters: Lid {lid} port {port} (CapMask: 0x{cap_mask:02X} CapMask2: 0x{PMA_CAP_MASK2:07X})\n");
     out += &line("PortSelect", port);
     out += &line("CounterSelect", "0x0000");
     out += &line("PortXmitData", c.xmit_data);
@@ -333,6 +432,48 @@ mod tests {
         assert_eq!(missing.stdout, "perfquery: iberror: failed: classportinfo query\n");
         assert_eq!(run_on_first_node("sudo perfquery -C mlx5_9").status, 255);
         assert_eq!(run_on_first_node("sudo perfquery --bogus").status, 2);
+    }
+
+    #[test]
+    fn a_switch_lid_reads_its_ports_and_their_sum() {
+        let mut cluster = cluster();
+        Fault::HcaSymbolErrors { node: "gpu-002".into(), hca: "mlx5_0".into(), count: 2_000 }.apply(&mut cluster).unwrap();
+        let mut session = shell(cluster);
+        // leaf-rail0 (LID 5 behind the spines): gpu-002's mlx5_0 is on its port 2.
+        let leaf = session.run("sudo perfquery -x 5 2").stdout();
+        assert!(leaf.starts_with("# Port extended counters: Lid 5 port 2 (CapMask: 0x5300 CapMask2: 0x0000002)\n"), "{leaf}");
+        let errors = value(&leaf, "SymbolErrorCounter");
+        assert!((600..=2_000).contains(&errors), "{leaf}");
+        // No port: port 0, the switch's own; -a: the switch adds its ports up itself.
+        assert!(session.run("sudo perfquery 5").stdout().starts_with("# Port counters: Lid 5 port 0 (CapMask: 0x5300)\n"));
+        let all = session.run("sudo perfquery -a 5");
+        assert_eq!((all.stderr(), value(&all.stdout(), "SymbolErrorCounter")), (String::new(), errors));
+        let listed = session.run("sudo perfquery -a 5 1,2").stdout();
+        assert!(listed.starts_with("# Port counters: Lid 5 port 255 ") && value(&listed, "SymbolErrorCounter") == errors, "{listed}");
+        assert_eq!(session.run("sudo perfquery -l 5 1-3").stdout().matches("# Port counters: Lid 5 port ").count(), 3);
+        let backwards = session.run("sudo perfquery 5 3-1");
+        assert_eq!((backwards.status, backwards.stdout()), (255, "perfquery: iberror: failed: max port must be greater than min port in range\n".to_string()));
+        assert_eq!(session.run("sudo perfquery 5 99").status, 255);
+        // Each end clears on its own.
+        session.run("sudo perfquery -R 5 2");
+        assert_eq!(value(&session.run("sudo perfquery 5 2").stdout(), "SymbolErrorCounter"), 0);
+        assert_eq!(value(&session.run("sudo perfquery 108 1").stdout(), "SymbolErrorCounter"), 2_000);
+    }
+
+    #[test]
+    fn a_reboot_restarts_the_hca_counters_and_the_switch_counts_the_drop() {
+        let mut cluster = cluster();
+        cluster.inject(Fault::HcaSymbolErrors { node: "gpu-001".into(), hca: "mlx5_0".into(), count: 2_000 }, vec!["replace-cable".into()]).unwrap();
+        let mut session = shell(cluster);
+        let before = value(&session.run("sudo perfquery 5 1").stdout(), "SymbolErrorCounter");
+        session.run("sudo reboot");
+        session.run("sleep 600");
+        let hca = session.run("sudo perfquery -C mlx5_0").stdout();
+        assert!(value(&hca, "SymbolErrorCounter") < 1_000, "{hca}");
+        assert_eq!(value(&hca, "LinkDownedCounter"), 0);
+        let leaf = session.run("sudo perfquery 5 1").stdout();
+        assert!(value(&leaf, "SymbolErrorCounter") >= before, "{leaf}");
+        assert_eq!(value(&leaf, "LinkDownedCounter"), 1);
     }
 
     #[test]
