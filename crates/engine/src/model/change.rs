@@ -639,6 +639,9 @@ impl Cluster {
             Change::SetNetdevMtu { netdev, mtu, .. } => {
                 if let Some(hca) = node.hcas.iter_mut().find(|h| h.netdev == *netdev) {
                     hca.port.set_netdev_mtu(*mtu);
+                } else {
+                    node.netdev_mtus.retain(|(name, _)| name != netdev);
+                    node.netdev_mtus.push((netdev.clone(), *mtu));
                 }
             }
             Change::SetHealthWatches { systems, .. } => node.health_watches = *systems,

@@ -565,6 +565,7 @@ fn build_node(config: &ClusterConfig, driver: &str, index: usize, hostname: &str
         health_watches: 0,
         dcgm_groups: Vec::new(),
         dcgm_next_group: 2,
+        netdev_mtus: Vec::new(),
         reboot_issued: false,
         cordoned_since: None,
         drained_pods: false,

@@ -121,6 +121,9 @@ pub struct Node {
     pub dcgm_groups: Vec<DcgmGroup>,
     /// The id the next group gets (2 when the engine starts).
     pub dcgm_next_group: u32,
+    /// MTUs set with `ip link set` on netdevs that are not an HCA's
+    /// (loopback, the front-end NIC); the others keep their defaults.
+    pub netdev_mtus: Vec<(String, u32)>,
     pub scheduler: SchedulerState,
     /// Why an operator or the scheduler took the node out, e.g. `Not responding`.
     pub scheduler_reason: Option<String>,

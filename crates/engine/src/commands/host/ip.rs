@@ -43,15 +43,16 @@ fn hca_mac(hca: &Hca) -> String {
 }
 
 pub(crate) fn interfaces(node: &Node) -> Vec<Iface> {
+    let mtu = |name: &str, default: u32| node.netdev_mtus.iter().find(|(set, _)| set == name).map_or(default, |(_, mtu)| *mtu);
     let mut list = vec![
-        Iface { name: "lo".into(), up: true, loopback: true, mac: "00:00:00:00:00:00".into(), addrs: vec!["127.0.0.1/8".into()], mtu: 65536 },
+        Iface { name: "lo".into(), up: true, loopback: true, mac: "00:00:00:00:00:00".into(), addrs: vec!["127.0.0.1/8".into()], mtu: mtu("lo", 65536) },
         Iface {
             name: FRONTEND_NIC.into(),
             up: true,
             loopback: false,
             mac: frontend_mac(node),
             addrs: vec![format!("{}/16", frontend_ip(&node.hostname))],
-            mtu: 1500,
+            mtu: mtu(FRONTEND_NIC, 1500),
         },
     ];
     for (rail, hca) in node.hcas.iter().enumerate() {
@@ -68,17 +69,18 @@ pub(crate) fn interfaces(node: &Node) -> Vec<Iface> {
     list
 }
 
-/// The largest MTU each kind of netdev takes: mlx5's Ethernet ports 9978,
-/// IPoIB in datagram mode its 4092; 68 is IPv4's minimum.
-fn mtu_bounds(hca: Option<&Hca>) -> (u32, u32) {
+/// The MTUs each kind of netdev takes: mlx5's Ethernet ports (the RoCE
+/// rails and the front-end NIC) up to 9978, IPoIB in datagram mode its
+/// 4092, loopback up to 64 KiB; 68 is IPv4's minimum.
+fn mtu_bounds(name: &str, hca: Option<&Hca>) -> (u32, u32) {
     match hca {
         Some(hca) if hca.port.link_layer == LinkLayer::InfiniBand => (68, crate::model::fabric::IPOIB_NETDEV_MTU),
+        None if name == "lo" => (68, 65536),
         _ => (68, 9978),
     }
 }
 
 /// `ip link set [dev] DEV mtu N`: root only, as the kernel's netlink is.
-/// Only the HCAs' netdevs change in the model (the others keep theirs).
 fn set_link(invocation: &Invocation, words: &[&str]) -> Output {
     let words: Vec<&str> = words.iter().copied().filter(|w| *w != "dev").collect();
     let Some((&name, settings)) = words.split_first() else {
@@ -108,18 +110,14 @@ fn set_link(invocation: &Invocation, words: &[&str]) -> Output {
     }
     let Some(mtu) = mtu else { return Output::ok("") };
     let hca = node.hcas.iter().find(|hca| hca.netdev == name);
-    let (least, most) = mtu_bounds(hca);
+    let (least, most) = mtu_bounds(name, hca);
     if mtu > most {
         return Output::error("Error: mtu greater than device maximum.\n", 2);
     }
     if mtu < least {
         return Output::error("Error: mtu less than device minimum.\n", 2);
     }
-    let mut out = Output::ok("");
-    if hca.is_some() {
-        out.changes.push(Change::SetNetdevMtu { node: node.hostname.clone(), netdev: name.to_string(), mtu });
-    }
-    out
+    Output { changes: vec![Change::SetNetdevMtu { node: node.hostname.clone(), netdev: name.to_string(), mtu }], ..Output::ok("") }
 }
 
 fn flags(iface: &Iface) -> &'static str {
@@ -255,6 +253,16 @@ mod tests {
         assert_eq!(run_on_first_node("sudo ip link set dev ibp24s0 mtu 9000").stderr, "Error: mtu greater than device maximum.\n");
         assert_eq!(run_on_first_node("sudo ip link set nope mtu 9000").stderr, "Cannot find device \"nope\"\n");
         assert_eq!(run_on_first_node("sudo ip link set dev ibp24s0 mtu 2044").status, 0);
+    }
+
+    #[test]
+    fn the_front_end_nic_and_loopback_take_their_new_mtu() {
+        let mut shell = crate::testing::shell(crate::testing::cluster());
+        assert_eq!(shell.run("sudo ip link set enp170s0f0np0 mtu 9000").status, 0);
+        assert!(shell.run("ip link show enp170s0f0np0").stdout().contains(" mtu 9000 "));
+        assert_eq!(shell.run("sudo ip link set lo mtu 70000").stderr(), "Error: mtu greater than device maximum.\n");
+        assert_eq!(shell.run("sudo ip link set dev lo mtu 1500").status, 0);
+        assert!(shell.run("ip link show lo").stdout().contains(" mtu 1500 "));
     }
 
     #[test]
