@@ -15,6 +15,7 @@ pub mod network;
 pub mod node;
 pub mod preset;
 pub mod service;
+pub mod storage;
 pub mod switches;
 pub mod time;
 pub mod workload;

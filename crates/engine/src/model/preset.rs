@@ -82,12 +82,77 @@ pub struct HcaSpec {
 #[derive(Debug)]
 pub struct HostSpec {
     pub cpu_model: &'static str,
+    /// What the CPU says of itself beyond its name (`/proc/cpuinfo`).
+    pub cpu_id: &'static CpuId,
     pub sockets: u32,
     pub cores_per_socket: u32,
     pub threads_per_core: u32,
     /// Memory the OS reports, in MiB (Slurm's RealMemory).
     pub memory_mib: u64,
 }
+
+/// A CPU model's identity and features as Linux 5.15 reports them.
+#[derive(Debug)]
+pub struct CpuId {
+    pub family: u32,
+    pub model: u32,
+    pub stepping: u32,
+    pub microcode: &'static str,
+    /// The nominal clock (acpi-cpufreq reports it for every CPU at rest).
+    pub mhz: u32,
+    /// The cache size the kernel reports: the L3 on Intel, each core's L2 on AMD.
+    pub cache_kib: u32,
+    pub cpuid_level: u32,
+    pub address_sizes: (u32, u32),
+    pub bogomips: &'static str,
+    pub flags: &'static str,
+    pub vmx_flags: Option<&'static str>,
+    pub bugs: &'static str,
+    /// AMD's TLB size line, in 4K pages.
+    pub tlb_pages: Option<u32>,
+    pub power_management: &'static str,
+    /// APIC ids per socket (a socket's first id is socket x this).
+    pub apic_ids_per_socket: u32,
+}
+
+/// Sapphire Rapids (DGX H100 and H200): family 6 model 143 stepping 8, a
+/// 105 MB L3, 57-bit virtual addresses (5-level paging), AMX.
+pub static XEON_8480C: CpuId = CpuId {
+    family: 6,
+    model: 143,
+    stepping: 8,
+    microcode: "0x2b000571",
+    mhz: 2000,
+    cache_kib: 107_520,
+    cpuid_level: 32,
+    address_sizes: (46, 57),
+    bogomips: "4000.00",
+    flags: "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush dts acpi mmx fxsr sse sse2 ss ht tm pbe syscall nx pdpe1gb rdtscp lm constant_tsc art arch_perfmon pebs bts rep_good nopl xtopology nonstop_tsc cpuid aperfmperf tsc_known_freq pni pclmulqdq dtes64 monitor ds_cpl vmx smx est tm2 ssse3 sdbg fma cx16 xtpr pdcm pcid dca sse4_1 sse4_2 x2apic movbe popcnt tsc_deadline_timer aes xsave avx f16c rdrand lahf_lm abm 3dnowprefetch cpuid_fault epb cat_l3 cat_l2 cdp_l3 invpcid_single intel_ppin cdp_l2 ssbd mba ibrs ibpb stibp ibrs_enhanced tpr_shadow vnmi flexpriority ept vpid ept_ad fsgsbase tsc_adjust bmi1 avx2 smep bmi2 erms invpcid cqm rdt_a avx512f avx512dq rdseed adx smap avx512ifma clflushopt clwb intel_pt avx512cd sha_ni avx512bw avx512vl xsaveopt xsavec xgetbv1 xsaves cqm_llc cqm_occup_llc cqm_mbm_total cqm_mbm_local split_lock_detect avx_vnni avx512_bf16 wbnoinvd dtherm ida arat pln pts hwp hwp_act_window hwp_epp hwp_pkg_req avx512vbmi umip pku ospke waitpkg avx512_vbmi2 gfni vaes vpclmulqdq avx512_vnni avx512_bitalg tme avx512_vpopcntdq la57 rdpid bus_lock_detect cldemote movdiri movdir64b enqcmd fsrm md_clear serialize tsxldtrk pconfig arch_lbr amx_bf16 avx512_fp16 amx_tile amx_int8 flush_l1d arch_capabilities",
+    vmx_flags: Some("vnmi preemption_timer posted_intr invvpid ept_x_only ept_ad ept_1gb ept_5level flexpriority apicv tsc_offset vtpr mtf vapic ept vpid unrestricted_guest vapic_reg vid ple shadow_vmcs pml ept_mode_based_exec tsc_scaling usr_wait_pause notify_vm_exiting"),
+    bugs: "spectre_v1 spectre_v2 spec_store_bypass swapgs eibrs_pbrsb",
+    tlb_pages: None,
+    power_management: "",
+    apic_ids_per_socket: 128,
+};
+
+/// Rome (DGX A100): family 23 (Zen 2) model 49, 512 KB of L2 per core.
+pub static EPYC_7742: CpuId = CpuId {
+    family: 23,
+    model: 49,
+    stepping: 0,
+    microcode: "0x830107a",
+    mhz: 2250,
+    cache_kib: 512,
+    cpuid_level: 16,
+    address_sizes: (43, 48),
+    bogomips: "4491.55",
+    flags: "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 ht syscall nx mmxext fxsr_opt pdpe1gb rdtscp lm constant_tsc rep_good nopl nonstop_tsc cpuid extd_apicid aperfmperf rapl pni pclmulqdq monitor ssse3 fma cx16 sse4_1 sse4_2 movbe popcnt aes xsave avx f16c rdrand lahf_lm cmp_legacy svm extapic cr8_legacy abm sse4a misalignsse 3dnowprefetch osvw ibs skinit wdt tce topoext perfctr_core perfctr_nb bpext perfctr_llc mwaitx cpb cat_l3 cdp_l3 hw_pstate ssbd mba ibrs ibpb stibp vmmcall fsgsbase bmi1 avx2 smep bmi2 cqm rdt_a rdseed adx smap clflushopt clwb sha_ni xsaveopt xsavec xgetbv1 xsaves cqm_llc cqm_occup_llc cqm_mbm_total cqm_mbm_local clzero irperf xsaveerptr rdpru wbnoinvd amd_ppin arat npt lbrv svm_lock nrip_save tsc_scale vmcb_clean flushbyasid decodeassists pausefilter pfthreshold avic v_vmsave_vmload vgif v_spec_ctrl umip rdpid overflow_recov succor smca sme sev sev_es",
+    vmx_flags: None,
+    bugs: "sysret_ss_attrs spectre_v1 spectre_v2 spec_store_bypass retbleed smt_rsb",
+    tlb_pages: Some(3072),
+    power_management: "ts ttp tm hwpstate cpb eff_freq_ro [13] [14]",
+    apic_ids_per_socket: 128,
+};
 
 impl HostSpec {
     pub fn cpus(&self) -> u32 {
@@ -139,8 +204,14 @@ impl Preset {
     }
 }
 
-const DGX_H_HOST: HostSpec =
-    HostSpec { cpu_model: "Intel(R) Xeon(R) Platinum 8480C", sockets: 2, cores_per_socket: 56, threads_per_core: 2, memory_mib: 2_063_937 };
+const DGX_H_HOST: HostSpec = HostSpec {
+    cpu_model: "Intel(R) Xeon(R) Platinum 8480C",
+    cpu_id: &XEON_8480C,
+    sockets: 2,
+    cores_per_socket: 56,
+    threads_per_core: 2,
+    memory_mib: 2_063_937,
+};
 
 const CONNECTX7_NDR: HcaSpec =
     HcaSpec { part_id: 4129, board_id: "MT_0000000838", firmware: "28.39.1002", lane_speed: LaneSpeed::Ndr, pcie_gen: 5, guid_oui: 0xa0_88_c2 };
@@ -255,7 +326,14 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         id: "hgx-a100",
         description: "HGX A100 8-GPU: 8 x A100-SXM4-80GB, NVSwitch, 8 x ConnectX-6 HDR 200 Gb/s",
-        host: HostSpec { cpu_model: "AMD EPYC 7742 64-Core Processor", sockets: 2, cores_per_socket: 64, threads_per_core: 2, memory_mib: 1_031_891 },
+        host: HostSpec {
+            cpu_model: "AMD EPYC 7742 64-Core Processor",
+            cpu_id: &EPYC_7742,
+            sockets: 2,
+            cores_per_socket: 64,
+            threads_per_core: 2,
+            memory_mib: 1_031_891,
+        },
         gpu: GpuSpec {
             name: "NVIDIA A100-SXM4-80GB",
             device_id: 0x20b2,

@@ -53,8 +53,10 @@ const FIXED: &[&str] = &[
     "/etc/nccl.conf",
     "/etc/os-release",
     "/etc/slurm/slurm.conf",
+    "/proc/cpuinfo",
     "/proc/driver/nvidia/version",
     "/proc/meminfo",
+    "/proc/mounts",
     "/sys/module/nvidia/version",
     "/var/log/apt/history.log",
     "/var/log/kern.log",
@@ -242,6 +244,15 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
         }
         "/etc/nccl.conf" => return Some(nccl_conf(cluster)),
         "/proc/meminfo" => return Some(meminfo(cluster, node)),
+        "/proc/cpuinfo" => return Some(cpuinfo(cluster)),
+        "/proc/mounts" => {
+            return Some(
+                crate::model::storage::mounts(cluster.preset.host.memory_mib * 1024)
+                    .iter()
+                    .map(|m| format!("{} {} {} {} 0 0\n", m.source, m.target, m.fstype, m.options))
+                    .collect(),
+            )
+        }
         "/etc/slurm/slurm.conf" => return Some(slurm_conf(cluster)),
         "/var/log/syslog" => return Some(syslog(cluster, node, false)),
         // The module loaded at boot, whatever the packages installed since.
@@ -400,6 +411,46 @@ fn counter_file(c: &PortCounters, file: &str) -> Option<u64> {
 
 /// The site's NCCL defaults, read by every NCCL job (after `~/.nccl.conf`
 /// and the environment, as NCCL reads them).
+/// `/proc/cpuinfo` as Linux 5.15's x86 `show_cpuinfo` writes it: a block
+/// per logical CPU, numbered as `HostSpec::socket_cpus` says (each
+/// socket's cores, then their hyperthread siblings), the CPU model's
+/// identity and features from the preset (`CpuId`).
+fn cpuinfo(cluster: &Cluster) -> String {
+    let host = &cluster.preset.host;
+    let id = host.cpu_id;
+    let vendor = if host.cpu_model.starts_with("AMD") { "AuthenticAMD" } else { "GenuineIntel" };
+    let cores = host.sockets * host.cores_per_socket;
+    let mut out = String::new();
+    for processor in 0..host.cpus() {
+        let (thread, slot) = (processor / cores, processor % cores);
+        let (socket, core) = (slot / host.cores_per_socket, slot % host.cores_per_socket);
+        let apicid = socket * id.apic_ids_per_socket + core * host.threads_per_core + thread;
+        out += &format!(
+            "processor\t: {processor}\nvendor_id\t: {vendor}\ncpu family\t: {}\nmodel\t\t: {}\nmodel name\t: {}\nstepping\t: {}\nmicrocode\t: {}\ncpu MHz\t\t: {}.000\ncache size\t: {} KB\n",
+            id.family, id.model, host.cpu_model, id.stepping, id.microcode, id.mhz, id.cache_kib
+        );
+        out += &format!(
+            "physical id\t: {socket}\nsiblings\t: {}\ncore id\t\t: {core}\ncpu cores\t: {}\napicid\t\t: {apicid}\ninitial apicid\t: {apicid}\n",
+            host.cores_per_socket * host.threads_per_core,
+            host.cores_per_socket
+        );
+        out += &format!("fpu\t\t: yes\nfpu_exception\t: yes\ncpuid level\t: {}\nwp\t\t: yes\nflags\t\t: {}\n", id.cpuid_level, id.flags);
+        if let Some(vmx) = id.vmx_flags {
+            out += &format!("vmx flags\t: {vmx}\n");
+        }
+        out += &format!("bugs\t\t: {}\nbogomips\t: {}\n", id.bugs, id.bogomips);
+        if let Some(pages) = id.tlb_pages {
+            out += &format!("TLB size\t: {pages} 4K pages\n");
+        }
+        let (physical, virtual_bits) = id.address_sizes;
+        out += &format!(
+            "clflush size\t: 64\ncache_alignment\t: 64\naddress sizes\t: {physical} bits physical, {virtual_bits} bits virtual\npower management:{}\n\n",
+            if id.power_management.is_empty() { String::new() } else { format!(" {}", id.power_management) }
+        );
+    }
+    out
+}
+
 /// `/proc/meminfo` (Linux 5.15's fields and widths), from the numbers
 /// `free` shows: free's buff/cache is Buffers + Cached + SReclaimable, its
 /// used is what is neither free nor cache, its shared is Shmem.

@@ -67,4 +67,24 @@ mod tests {
         assert!(out.contains("\n  NUMA node1 CPU(s):     56-111,168-223\n"));
         assert_eq!(run_on_first_node("lscpu -Q").status, 1);
     }
+
+    #[test]
+    fn proc_cpuinfo_tells_the_same_cpus() {
+        assert_eq!(run_on_first_node("grep -c ^processor /proc/cpuinfo").stdout, run_on_first_node("nproc").stdout);
+        let first = run_on_first_node("head -28 /proc/cpuinfo").stdout;
+        assert!(
+            first.starts_with(
+                "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\nmodel name\t: Intel(R) Xeon(R) Platinum 8480C\nstepping\t: 8\n"
+            ),
+            "{first}"
+        );
+        assert!(
+            first.contains("\ncpu cores\t: 56\n") && first.ends_with("address sizes\t: 46 bits physical, 57 bits virtual\npower management:\n\n"),
+            "{first}"
+        );
+        // CPU 56 is the second socket's first core; CPU 112 the first core's hyperthread.
+        let second_socket = run_on_first_node("grep -A11 '^processor.: 56$' /proc/cpuinfo").stdout;
+        assert!(second_socket.contains("physical id\t: 1\n") && second_socket.contains("core id\t\t: 0\n"), "{second_socket}");
+        assert!(run_on_first_node("grep -A14 '^processor.: 112$' /proc/cpuinfo").stdout.contains("apicid\t\t: 1\n"));
+    }
 }

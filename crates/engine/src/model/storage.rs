@@ -1,0 +1,180 @@
+//! The node image's disks and mounts, as a DGX-style node has them: two
+//! M.2 NVMe drives mirrored (md0, RAID-1) for the OS with the EFI
+//! partition on the first, eight U.2 NVMe drives striped (md1, RAID-0) as
+//! the `/raid` cache, and the kernel's virtual filesystems. `lsblk`,
+//! `mount` and `/proc/mounts` read them.
+
+/// A block device and what sits on it (`lsblk`'s tree).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockDevice {
+    pub name: String,
+    pub major: u32,
+    pub minor: u32,
+    pub bytes: u64,
+    /// `disk`, `part`, `raid1`, `raid0`.
+    pub kind: &'static str,
+    pub mountpoint: &'static str,
+    pub model: &'static str,
+    pub children: Vec<BlockDevice>,
+}
+
+/// One mounted filesystem, as `/proc/mounts` lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mount {
+    pub source: &'static str,
+    pub target: String,
+    pub fstype: &'static str,
+    pub options: String,
+}
+
+/// A 1.92 TB and a 3.84 TB PM9A3 (M.2 and U.2), in bytes.
+const OS_DRIVE_BYTES: u64 = 1_920_383_410_176;
+const DATA_DRIVE_BYTES: u64 = 3_840_755_982_336;
+const EFI_BYTES: u64 = 512 << 20;
+/// md's superblock and bitmap take the first 128 MiB of each member.
+const MD_OVERHEAD_BYTES: u64 = 128 << 20;
+const DATA_DRIVES: u32 = 8;
+
+/// The NVMe major number (block extended devt) and md's.
+const NVME_MAJOR: u32 = 259;
+const MD_MAJOR: u32 = 9;
+
+/// The drives in the order the kernel names them.
+pub fn block_devices() -> Vec<BlockDevice> {
+    let os_part = OS_DRIVE_BYTES - EFI_BYTES - (1 << 20);
+    let md0 = BlockDevice {
+        name: "md0".into(),
+        major: MD_MAJOR,
+        minor: 0,
+        bytes: os_part - MD_OVERHEAD_BYTES,
+        kind: "raid1",
+        mountpoint: "/",
+        model: "",
+        children: Vec::new(),
+    };
+    let md1 = BlockDevice {
+        name: "md1".into(),
+        major: MD_MAJOR,
+        minor: 1,
+        bytes: (DATA_DRIVE_BYTES - MD_OVERHEAD_BYTES) * u64::from(DATA_DRIVES),
+        kind: "raid0",
+        mountpoint: "/raid",
+        model: "",
+        children: Vec::new(),
+    };
+    let mut minor = 0;
+    let mut next = || {
+        let this = minor;
+        minor += 1;
+        this
+    };
+    let mut drives = Vec::new();
+    for drive in 0..2 {
+        let name = format!("nvme{drive}n1");
+        let disk_minor = next();
+        let efi = BlockDevice {
+            name: format!("{name}p1"),
+            major: NVME_MAJOR,
+            minor: next(),
+            bytes: EFI_BYTES,
+            kind: "part",
+            mountpoint: if drive == 0 { "/boot/efi" } else { "" },
+            model: "",
+            children: Vec::new(),
+        };
+        let root = BlockDevice {
+            name: format!("{name}p2"),
+            major: NVME_MAJOR,
+            minor: next(),
+            bytes: os_part,
+            kind: "part",
+            mountpoint: "",
+            model: "",
+            children: vec![md0.clone()],
+        };
+        drives.push(BlockDevice {
+            name,
+            major: NVME_MAJOR,
+            minor: disk_minor,
+            bytes: OS_DRIVE_BYTES,
+            kind: "disk",
+            mountpoint: "",
+            model: "SAMSUNG MZ1L21T9HCLS-00A07",
+            children: vec![efi, root],
+        });
+    }
+    for drive in 2..2 + DATA_DRIVES {
+        drives.push(BlockDevice {
+            name: format!("nvme{drive}n1"),
+            major: NVME_MAJOR,
+            minor: next(),
+            bytes: DATA_DRIVE_BYTES,
+            kind: "disk",
+            mountpoint: "",
+            model: "SAMSUNG MZQL23T8HCLS-00A07",
+            children: vec![md1.clone()],
+        });
+    }
+    drives
+}
+
+/// What is mounted, in `/proc/mounts`' order (Ubuntu 22.04 with systemd);
+/// the tmpfs sizes follow the memory as the kernel's defaults do
+/// (`memory_kib`: MemTotal).
+pub fn mounts(memory_kib: u64) -> Vec<Mount> {
+    let kernel = "rw,nosuid,nodev,noexec,relatime";
+    let mount = |source: &'static str, target: &str, fstype: &'static str, options: String| Mount { source, target: target.to_string(), fstype, options };
+    vec![
+        mount("sysfs", "/sys", "sysfs", kernel.into()),
+        mount("proc", "/proc", "proc", kernel.into()),
+        mount("udev", "/dev", "devtmpfs", format!("rw,nosuid,relatime,size={}k,nr_inodes={},mode=755,inode64", memory_kib / 2, memory_kib / 8)),
+        mount("devpts", "/dev/pts", "devpts", "rw,nosuid,noexec,relatime,gid=5,mode=620,ptmxmode=000".into()),
+        mount("tmpfs", "/run", "tmpfs", format!("rw,nosuid,nodev,noexec,relatime,size={}k,mode=755,inode64", memory_kib / 10)),
+        mount("/dev/md0", "/", "ext4", "rw,relatime".into()),
+        mount("securityfs", "/sys/kernel/security", "securityfs", kernel.into()),
+        mount("tmpfs", "/dev/shm", "tmpfs", "rw,nosuid,nodev,inode64".into()),
+        mount("tmpfs", "/run/lock", "tmpfs", "rw,nosuid,nodev,noexec,relatime,size=5120k,inode64".into()),
+        mount("cgroup2", "/sys/fs/cgroup", "cgroup2", format!("{kernel},nsdelegate,memory_recursiveprot")),
+        mount("pstore", "/sys/fs/pstore", "pstore", kernel.into()),
+        mount("efivarfs", "/sys/firmware/efi/efivars", "efivarfs", kernel.into()),
+        mount("bpf", "/sys/fs/bpf", "bpf", format!("{kernel},mode=700")),
+        mount("hugetlbfs", "/dev/hugepages", "hugetlbfs", "rw,relatime,pagesize=2M".into()),
+        mount("mqueue", "/dev/mqueue", "mqueue", kernel.into()),
+        mount("debugfs", "/sys/kernel/debug", "debugfs", kernel.into()),
+        mount("tracefs", "/sys/kernel/tracing", "tracefs", kernel.into()),
+        mount("fusectl", "/sys/fs/fuse/connections", "fusectl", kernel.into()),
+        mount("configfs", "/sys/kernel/config", "configfs", kernel.into()),
+        mount(
+            "/dev/nvme0n1p1",
+            "/boot/efi",
+            "vfat",
+            "rw,relatime,fmask=0077,dmask=0077,codepage=437,iocharset=iso8859-1,shortname=mixed,errors=remount-ro".into(),
+        ),
+        // A RAID-0 of eight drives with 512 KiB chunks: a 1024-block stride of 4 KiB blocks times 8.
+        mount("/dev/md1", "/raid", "ext4", "rw,relatime,stripe=1024".into()),
+        mount(
+            "tmpfs",
+            "/run/user/1000",
+            "tmpfs",
+            format!("rw,nosuid,nodev,relatime,size={}k,nr_inodes={},mode=700,uid=1000,gid=1000,inode64", memory_kib / 10, memory_kib / 40),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_raids_sit_on_their_members_and_the_mounts_agree() {
+        let devices = block_devices();
+        assert_eq!(devices.len(), 10);
+        assert_eq!(devices[0].children[1].children[0].name, "md0");
+        assert!(devices[2..].iter().all(|d| d.children[0].name == "md1"));
+        let minors: Vec<u32> =
+            devices.iter().flat_map(|d| std::iter::once(d.minor).chain(d.children.iter().filter(|c| c.kind == "part").map(|c| c.minor))).collect();
+        assert_eq!(minors, (0..14).collect::<Vec<_>>());
+        let mounted: Vec<&str> = mounts(1 << 30).iter().filter(|m| m.source.starts_with("/dev/")).map(|m| m.source).collect();
+        assert_eq!(mounted, ["/dev/md0", "/dev/nvme0n1p1", "/dev/md1"]);
+    }
+}
