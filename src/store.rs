@@ -519,7 +519,7 @@ impl Reducible for LabStore {
                 if next.shells.len() < MAX_SHELLS {
                     let id = next.shells.iter().map(|view| view.id.saturating_add(1)).max().unwrap_or(0);
                     let host = next.lab.lab.first_host().to_string();
-                    next.shells.push(ShellView { id, host, continuing: false, history: Vec::new() });
+                    next.shells.push(ShellView { id, env: clusterlab_engine::shell::login_env(&host), host, continuing: false, history: Vec::new() });
                     next.use_shell(id);
                 }
             }

@@ -118,9 +118,12 @@ impl Play {
             }
         }
         // `exit` at the login shell ends the rehearsal; on another node
-        // (after `ssh`) it comes back, as it does in the app.
+        // (after `ssh`) or in a root shell it comes back, as it does in the app.
         let word = line.split_whitespace().next();
-        let leaves = self.at_shell_prompt() && matches!(word, Some("exit" | "logout")) && self.session.borrow().snapshot().interactive.ssh_stack.is_empty();
+        let leaves = self.at_shell_prompt() && matches!(word, Some("exit" | "logout")) && {
+            let interactive = self.session.borrow().snapshot().interactive;
+            interactive.ssh_stack.is_empty() && interactive.root_shells.is_empty()
+        };
         let (host, prompt, at) = {
             let session = self.session.borrow();
             (session.host().to_string(), session.prompt(), session.now())

@@ -35,6 +35,11 @@ pub fn is_readonly(name: &str) -> bool {
 /// is the trainee's terminal (so `ssh HOST` logs in).
 pub fn run(interp: &mut Interp, argv: &[String], stdin: &str, from_terminal: bool) -> Option<Output> {
     let args = &argv[1..];
+    if argv[0] == "sudo" {
+        // Only a root shell at the terminal is the shell's business; sudo
+        // with a command is a program.
+        return open_root_shell(interp, args, from_terminal);
+    }
     Some(match argv[0].as_str() {
         "ssh" => ssh(interp, args, stdin, from_terminal),
         "exit" | "logout" => exit(interp),
@@ -60,11 +65,7 @@ pub fn run(interp: &mut Interp, argv: &[String], stdin: &str, from_terminal: boo
             }
             Output::default()
         }
-        "cd" => match args.first().map(String::as_str) {
-            None | Some("~") | Some(".") => Output::default(),
-            Some(dir) if dir == crate::model::node::HOME => Output::default(),
-            Some(dir) => Output::error(format!("-bash: cd: {dir}: No such file or directory\n"), 1),
-        },
+        "cd" => change_directory(interp, args),
         "pwd" => Output::ok(format!("{}\n", interp.shell.env.get("PWD").map_or("/", String::as_str))),
         "type" => type_of(interp, args),
         "command" => match args.first().map(String::as_str) {
@@ -321,10 +322,85 @@ fn ssh(interp: &mut Interp, args: &[String], stdin: &str, from_terminal: bool) -
     output
 }
 
+/// `cd [DIR|-]`: to a directory of the node (home without one), as bash
+/// says it: PWD and OLDPWD follow, `cd -` prints where it went.
+fn change_directory(interp: &mut Interp, args: &[String]) -> Output {
+    let env = &interp.shell.env;
+    let (target, announce) = match args {
+        [] => (env.get("HOME").cloned().unwrap_or_else(|| "/".to_string()), false),
+        [dash] if dash == "-" => match env.get("OLDPWD") {
+            Some(old) => (old.clone(), true),
+            None => return Output::error("-bash: cd: OLDPWD not set\n", 1),
+        },
+        [dir] => (dir.clone(), false),
+        _ => return Output::error("-bash: cd: too many arguments\n", 1),
+    };
+    let view = interp.file_view();
+    let path = view.resolve(&target);
+    match view.metadata(&path) {
+        None => return Output::error(format!("-bash: cd: {target}: No such file or directory\n"), 1),
+        Some(meta) if meta.kind != crate::commands::files::Kind::Directory => return Output::error(format!("-bash: cd: {target}: Not a directory\n"), 1),
+        // root's home is root's alone (0700).
+        Some(meta) if meta.mode & 0o001 == 0 && meta.owner == "root" && !crate::commands::is_root(&interp.shell.env) => {
+            return Output::error(format!("-bash: cd: {target}: Permission denied\n"), 1)
+        }
+        Some(_) => {}
+    }
+    let previous = interp.shell.env.insert("PWD".to_string(), path.clone());
+    if let Some(previous) = previous {
+        interp.shell.env.insert("OLDPWD".to_string(), previous);
+    }
+    if announce {
+        Output::ok(format!("{path}\n"))
+    } else {
+        Output::default()
+    }
+}
+
+/// `sudo -i`, `sudo -s`, `sudo su [-]`, `sudo bash` at the terminal: a
+/// root shell on this host until `exit` (a login shell starts in /root).
+/// None for anything else, which the `sudo` program runs.
+fn open_root_shell(interp: &mut Interp, args: &[String], from_terminal: bool) -> Option<Output> {
+    let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    let login = match words.as_slice() {
+        ["-i" | "--login"] | ["su", "-" | "-l" | "--login"] | ["su", "-" | "-l" | "--login", "root"] => true,
+        ["-s" | "--shell"] | ["-E" | "-H", "-s"] | ["-s", "-E" | "-H"] | ["su"] | ["su", "root"] | ["bash" | "sh"] => false,
+        _ => return None,
+    };
+    let session = interp.session.as_deref_mut().filter(|_| from_terminal)?;
+    let previous = interp.shell.env.clone();
+    session.root_shells.push(super::session::RootShell { depth: session.ssh_stack.len(), login, env: previous.clone() });
+    let user = crate::commands::user(&previous).to_string();
+    let env = &mut interp.shell.env;
+    for (key, value) in [
+        (crate::commands::EUID, "0"),
+        ("USER", "root"),
+        ("LOGNAME", "root"),
+        ("HOME", crate::commands::files::ROOT_HOME),
+        ("SUDO_UID", "1000"),
+        ("SUDO_GID", "1000"),
+        ("SUDO_COMMAND", "/bin/bash"),
+    ] {
+        env.insert(key.to_string(), value.to_string());
+    }
+    env.insert("SUDO_USER".to_string(), user);
+    if login {
+        env.insert("PWD".to_string(), crate::commands::files::ROOT_HOME.to_string());
+    }
+    Some(Output::default())
+}
+
 fn exit(interp: &mut Interp) -> Output {
     if interp.session.is_none() {
         interp.exit();
         return Output::default();
+    }
+    // The innermost root shell, if it was opened on this host, ends first.
+    if let Some(session) = interp.session.as_deref_mut() {
+        if let Some(root) = session.root_shells.pop_if(|root| root.depth == session.ssh_stack.len()) {
+            interp.shell.env = root.env;
+            return Output::ok(if root.login { "logout\n" } else { "exit\n" });
+        }
     }
     match interp.leave_ssh() {
         Some(left) => Output { stdout: "logout\n".to_string(), stderr: format!("Connection to {left} closed.\n"), ..Output::default() },
@@ -335,7 +411,47 @@ fn exit(interp: &mut Interp) -> Output {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::session;
+    use crate::testing::{reloaded, session};
+
+    #[test]
+    fn cd_moves_the_working_directory_and_the_prompt_shows_it() {
+        let mut shell = session();
+        assert_eq!(shell.run("cd /sys/class").status, 0);
+        assert_eq!(shell.prompt(), "user@gpu-001:/sys/class$ ");
+        assert_eq!(shell.run("cd -").stdout(), "/home/user\n");
+        assert_eq!(shell.prompt(), "user@gpu-001:~$ ");
+        assert_eq!(shell.run("cd /etc/hostname").stderr(), "-bash: cd: /etc/hostname: Not a directory\n");
+        assert_eq!(shell.run("cd /nowhere").stderr(), "-bash: cd: /nowhere: No such file or directory\n");
+        assert_eq!(shell.run("cd /root").stderr(), "-bash: cd: /root: Permission denied\n");
+        assert_eq!(shell.run("cd a b").stderr(), "-bash: cd: too many arguments\n");
+    }
+
+    #[test]
+    fn sudo_i_opens_a_root_login_shell_until_exit() {
+        let mut shell = session();
+        assert_eq!(shell.run("sudo -i").status, 0);
+        assert_eq!(shell.prompt(), "root@gpu-001:~# ");
+        assert_eq!(shell.run("pwd; whoami").stdout(), "/root\nroot\n");
+        // Root writes in its home; a reload keeps the root shell.
+        assert_eq!(shell.run("echo kept > notes").status, 0);
+        let mut shell = reloaded(&shell);
+        assert_eq!(shell.prompt(), "root@gpu-001:~# ");
+        assert_eq!(shell.run("cat /root/notes").stdout(), "kept\n");
+        // ssh from it, and back: the root shell is still there, then logout.
+        shell.run("ssh gpu-002");
+        assert_eq!(shell.prompt(), "root@gpu-002:~# ");
+        shell.run("exit");
+        assert_eq!(shell.run("exit").stdout(), "logout\n");
+        assert_eq!(shell.prompt(), "user@gpu-001:~$ ");
+        assert_eq!(shell.run("echo no > /root/x").stderr(), "-bash: /root/x: Permission denied\n");
+        // -s keeps the directory and says `exit`.
+        shell.run("cd /tmp");
+        shell.run("sudo -s");
+        assert_eq!(shell.prompt(), "root@gpu-001:/tmp# ");
+        assert_eq!(shell.run("exit").stdout(), "exit\n");
+        // With a command, sudo is the program it always was.
+        assert_eq!(shell.run("sudo -i whoami").stdout(), "root\n");
+    }
 
     #[test]
     fn ssh_moves_between_nodes_and_exit_returns() {

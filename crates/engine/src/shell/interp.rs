@@ -798,7 +798,14 @@ impl<'c, 's> Interp<'c, 's> {
     /// or a dropped connection): the host left, or None when the shell is
     /// on its first host.
     pub(super) fn leave_ssh(&mut self) -> Option<String> {
-        let previous = self.session.as_deref_mut()?.ssh_stack.pop()?;
+        let session = self.session.as_deref_mut()?;
+        // Root shells opened on the host being left end with it.
+        let depth = session.ssh_stack.len();
+        if let Some(first) = session.root_shells.iter().position(|root| root.depth >= depth) {
+            self.shell.env = session.root_shells[first].env.clone();
+            session.root_shells.truncate(first);
+        }
+        let previous = session.ssh_stack.pop()?;
         self.shell.env.insert("HOSTNAME".to_string(), previous.clone());
         Some(std::mem::replace(&mut self.shell.host, previous))
     }
@@ -1207,8 +1214,8 @@ impl<'c, 's> Interp<'c, 's> {
 
     // ---- files ----
 
-    fn file_view(&self) -> files::View<'_> {
-        files::View::new(&self.cluster, &self.shell.host, self.shell.cwd())
+    pub(super) fn file_view(&self) -> files::View<'_> {
+        files::View::new(&self.cluster, &self.shell.host, self.shell.cwd()).as_root(commands::is_root(&self.shell.env))
     }
 
     fn read_file(&self, path: &str) -> Result<String, &'static str> {

@@ -105,13 +105,28 @@ pub fn run_program(cluster: &crate::model::Cluster, host: &str, argv: &[String])
 
 pub use crate::model::node::USER;
 
-/// bash's prompt on `host` (PS1, `user@gpu-001:~$ `), or its `> ` (PS2)
-/// while a command is incomplete.
+/// bash's prompt on `host` for a fresh login (PS1, `user@gpu-001:~$ `),
+/// or its `> ` (PS2) while a command is incomplete.
 pub fn prompt(host: &str, continuing: bool) -> String {
+    prompt_in(host, &login_env(host), continuing)
+}
+
+/// Ubuntu's PS1 (`\u@\h:\w\$ `) for a shell with `env`: its user, the
+/// working directory with the home shown as `~`, `#` for root.
+pub fn prompt_in(host: &str, env: &crate::commands::Env, continuing: bool) -> String {
     if continuing {
         return "> ".to_string();
     }
-    format!("{USER}@{host}:~$ ")
+    let user = crate::commands::user(env);
+    let home = env.get("HOME").map_or("", String::as_str);
+    let cwd = env.get("PWD").map_or(home, String::as_str);
+    let shown = match cwd.strip_prefix(home) {
+        Some("") if !home.is_empty() => "~".to_string(),
+        Some(rest) if !home.is_empty() && rest.starts_with('/') => format!("~{rest}"),
+        _ => cwd.to_string(),
+    };
+    let sigil = if crate::commands::is_root(env) { '#' } else { '$' };
+    format!("{user}@{host}:{shown}{sigil} ")
 }
 
 /// The environment a login shell on `host` starts with.

@@ -32,6 +32,11 @@ use std::rc::Rc;
 pub struct Interactive {
     /// Hosts left by `ssh HOST`, for `exit` to return to.
     pub ssh_stack: Vec<String>,
+    /// Root shells opened by `sudo -i` or `sudo -s`, innermost last: how
+    /// many ssh sessions deep each was opened, and the environment `exit`
+    /// goes back to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub root_shells: Vec<RootShell>,
     pub history: Vec<String>,
     /// Background jobs (`cmd &`), running or finished but not yet reported.
     pub jobs: Vec<Job>,
@@ -43,6 +48,17 @@ pub struct Interactive {
     /// what they print when a client ends them is printed here.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub serving: Vec<(String, u16)>,
+}
+
+/// A root shell opened in an interactive shell (`sudo -i`, `sudo -s`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RootShell {
+    /// How many ssh sessions deep it was opened (`Interactive::ssh_stack`'s length).
+    pub depth: usize,
+    /// A login shell (`-i`, `su -`): `exit` says `logout`, not `exit`.
+    pub login: bool,
+    /// The environment of the shell it was opened from.
+    pub env: crate::commands::Env,
 }
 
 /// A shell of the lab other than the one running now.
@@ -264,7 +280,7 @@ impl Session {
 
     /// `user@gpu-001:~$ `, or bash's `> ` while a command is incomplete.
     pub fn prompt(&self) -> String {
-        super::prompt(&self.shell.host, !self.interactive.pending.is_empty())
+        super::prompt_in(&self.shell.host, &self.shell.env, !self.interactive.pending.is_empty())
     }
 
     /// Ctrl-C at the `> ` prompt: the incomplete command is dropped.
@@ -612,6 +628,8 @@ struct Outline {
 #[derive(Serialize, Deserialize)]
 struct InteractiveOutline {
     ssh_stack: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    root_shells: Option<Box<serde_json::value::RawValue>>,
     history: Vec<String>,
     jobs: Box<serde_json::value::RawValue>,
     #[serde(default)]
@@ -632,6 +650,8 @@ struct OtherOutline {
 pub struct ShellView {
     pub id: usize,
     pub host: String,
+    /// The variables its prompt shows (USER, HOME, PWD, EUID).
+    pub env: crate::commands::Env,
     /// bash waits for the rest of an incomplete command (`> `).
     pub continuing: bool,
     pub history: Vec<String>,
@@ -639,19 +659,22 @@ pub struct ShellView {
 
 impl ShellView {
     fn of(id: usize, shell: &serde_json::value::RawValue, interactive: &InteractiveOutline) -> ShellView {
-        let host = serde_json::from_str::<HostField>(shell.get()).map(|field| field.host).unwrap_or_default();
-        ShellView { id, host, continuing: !interactive.pending.is_empty(), history: interactive.history.clone() }
+        let (host, env) = serde_json::from_str::<HostField>(shell.get()).map(|field| (field.host, field.env)).unwrap_or_default();
+        let env = env.into_iter().filter(|(name, _)| matches!(name.as_str(), "USER" | "HOME" | "PWD" | crate::commands::EUID)).collect();
+        ShellView { id, host, env, continuing: !interactive.pending.is_empty(), history: interactive.history.clone() }
     }
 
     /// `user@HOST:~$ `, or `> ` while a command is incomplete.
     pub fn prompt(&self) -> String {
-        super::prompt(&self.host, self.continuing)
+        super::prompt_in(&self.host, &self.env, self.continuing)
     }
 }
 
 #[derive(Deserialize)]
 struct HostField {
     host: String,
+    #[serde(default)]
+    env: crate::commands::Env,
 }
 
 fn raw(json: String) -> Box<serde_json::value::RawValue> {
@@ -667,7 +690,14 @@ impl SessionJson {
     pub fn initial(host: &str) -> SessionJson {
         let outline = Outline {
             shell: raw(serde_json::to_string(&ShellState::login(host)).expect("a shell state always serializes")),
-            interactive: InteractiveOutline { ssh_stack: Vec::new(), history: Vec::new(), jobs: raw("[]".into()), pending: String::new(), serving: None },
+            interactive: InteractiveOutline {
+                ssh_stack: Vec::new(),
+                root_shells: None,
+                history: Vec::new(),
+                jobs: raw("[]".into()),
+                pending: String::new(),
+                serving: None,
+            },
             elapsed_ms: 0,
             changes: raw("[]".into()),
             active: 0,

@@ -21,13 +21,17 @@ pub use generated::port_file;
 pub const MAX_FILE_BYTES: usize = 1 << 20;
 pub const MAX_FILES_PER_NODE: usize = 256;
 
-/// Where the trainee may write: their home and /tmp.
-fn writable(path: &str) -> bool {
-    path.strip_prefix(HOME).is_some_and(|rest| rest.starts_with('/')) || path.starts_with("/tmp/")
+/// root's home (`sudo -i` starts there).
+pub const ROOT_HOME: &str = "/root";
+
+/// Where the trainee may write: their home and /tmp, and as root root's home.
+fn writable(path: &str, root: bool) -> bool {
+    let under = |dir: &str| path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'));
+    under(HOME) || path.starts_with("/tmp/") || (root && under(ROOT_HOME))
 }
 
 /// Directories every node has, beyond those that hold a generated or written file.
-const DIRECTORIES: &[&str] = &["/", "/dev", "/etc", "/home", HOME, "/proc", "/proc/driver", "/sys", "/sys/class", "/tmp", "/var", "/var/log"];
+const DIRECTORIES: &[&str] = &["/", "/dev", "/etc", "/home", HOME, "/proc", "/proc/driver", "/root", "/sys", "/sys/class", "/tmp", "/var", "/var/log"];
 
 /// What a file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,6 +114,8 @@ pub struct View<'a> {
     cluster: &'a Cluster,
     node: Option<&'a Node>,
     cwd: &'a str,
+    /// Whether the one looking is root (who may also write in /root).
+    root: bool,
     /// The generated files' paths, worked out once per view: a walk
     /// (`find`, `ls -R`) asks for every entry whether it is a directory.
     generated: std::cell::OnceCell<Vec<String>>,
@@ -117,18 +123,23 @@ pub struct View<'a> {
 
 impl<'a> View<'a> {
     pub fn new(cluster: &'a Cluster, host: &str, cwd: &'a str) -> View<'a> {
-        View { cluster, node: cluster.node(host), cwd, generated: Default::default() }
+        View { cluster, node: cluster.node(host), cwd, root: false, generated: Default::default() }
     }
 
     pub fn of(cluster: &'a Cluster, node: &'a Node, cwd: &'a str) -> View<'a> {
-        View { cluster, node: Some(node), cwd, generated: Default::default() }
+        View { cluster, node: Some(node), cwd, root: false, generated: Default::default() }
+    }
+
+    /// The same files, seen by root or not.
+    pub fn as_root(self, root: bool) -> View<'a> {
+        View { root, ..self }
     }
 
     /// The files a command sees: its node's, relative paths from the shell's
     /// working directory.
     pub fn for_command(invocation: &crate::commands::Invocation<'a>) -> View<'a> {
         let cwd = invocation.env.get("PWD").map_or("/", String::as_str);
-        View::of(invocation.cluster, invocation.node, cwd)
+        View::of(invocation.cluster, invocation.node, cwd).as_root(crate::commands::is_root(invocation.env))
     }
 
     /// `2026-03-09 08:40:00.000000000 +0000`: a file's time as `stat` and
@@ -233,6 +244,7 @@ impl<'a> View<'a> {
             Kind::CharDevice => device.as_ref().map_or(0o666, |device| device.mode),
             Kind::Directory if path == "/tmp" => 0o1777,
             Kind::Directory if path == HOME => 0o750,
+            Kind::Directory if path == ROOT_HOME => 0o700,
             Kind::Directory => 0o755,
             Kind::File if user_owned => 0o664,
             Kind::File if path.starts_with("/var/log/") => 0o640,
@@ -310,7 +322,7 @@ impl<'a> View<'a> {
         if self.is_directory(path) {
             return Err("Is a directory");
         }
-        if !writable(path) {
+        if !writable(path, self.root) {
             return Err("Permission denied");
         }
         let parent = &path[..path.rfind('/').unwrap_or(0).max(1)];

@@ -2,7 +2,9 @@
 //! as root (the lab's user may: no password is asked), with sudo's
 //! variables (`USER=root`, `HOME=/root`, `SUDO_USER`, ...); what CMD
 //! changes is returned as CMD returned it. Builtins are not programs, so
-//! sudo cannot run them, as with the real sudo.
+//! sudo cannot run them, as with the real sudo. Without a command at the
+//! terminal (`sudo -i`, `sudo -s`, `sudo su -`) it opens a root shell,
+//! which is the shell's business (`shell::builtins::open_root_shell`).
 
 use crate::commands::{Command, Example, Invocation, Output, Signature};
 
@@ -22,7 +24,7 @@ fn list(host: &str) -> String {
 static SIGNATURE: Signature = Signature {
     name: "sudo",
     summary: "execute a command as the superuser",
-    usage: "sudo COMMAND [ARG]...",
+    usage: "sudo COMMAND [ARG]...\n       sudo -i | -s",
     flags: &[],
     examples: &[Example { command: "sudo dmesg", description: "the kernel log, as root" }],
 };
