@@ -397,7 +397,8 @@ fn exit(interp: &mut Interp) -> Output {
     }
     // The innermost root shell, if it was opened on this host, ends first.
     if let Some(session) = interp.session.as_deref_mut() {
-        if let Some(root) = session.root_shells.pop_if(|root| root.depth == session.ssh_stack.len()) {
+        let depth = session.ssh_stack.len();
+        if let Some(root) = session.root_shells.last().is_some_and(|root| root.depth == depth).then(|| session.root_shells.pop()).flatten() {
             interp.shell.env = root.env;
             return Output::ok(if root.login { "logout\n" } else { "exit\n" });
         }
