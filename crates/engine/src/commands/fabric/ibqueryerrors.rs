@@ -1,6 +1,7 @@
 //! `ibqueryerrors`: the fabric-wide sweep of port error counters, as
 //! infiniband-diags prints it: for each node with a counter above its
-//! threshold (0 unless a threshold file says otherwise), `Errors for
+//! threshold (0 unless the threshold file, `/etc/infiniband-diags/
+//! error_thresholds` or `--threshold-file`, sets one), `Errors for
 //! "NODE"` and one `   GUID 0x... port N: [Counter == value]` line per
 //! port, then the summary. It exits 1 when a port has errors.
 //!
@@ -32,6 +33,12 @@ static SIGNATURE: Signature = Signature {
         Flag { short: None, long: Some("ca"), value: None, help: "print data for CA's only" },
         Flag { short: Some('k'), long: Some("clear-errors"), value: None, help: "Clear error counters after read" },
         Flag { short: Some('K'), long: Some("clear-counts"), value: None, help: "Clear data counters after read" },
+        Flag {
+            short: None,
+            long: Some("threshold-file"),
+            value: Some("<val>"),
+            help: "specify an alternate threshold file, default: /etc/infiniband-diags/error_thresholds",
+        },
         common::CONFIG,
         common::CA,
         common::PORT,
@@ -67,11 +74,53 @@ fn errors(counters: &PortCounters) -> [(&'static str, u64); 7] {
     ]
 }
 
-/// ` [Counter == value]` for each counter above 0 and not suppressed.
-fn above_threshold(counters: &PortCounters, suppressed: &[String]) -> String {
+/// Where the sweep reads its thresholds unless told otherwise.
+pub const THRESHOLD_FILE: &str = "/etc/infiniband-diags/error_thresholds";
+
+/// The counters a threshold file may name, in PortCountersExtended's order.
+pub const THRESHOLD_NAMES: [&str; 13] = [
+    "SymbolErrorCounter",
+    "LinkErrorRecoveryCounter",
+    "LinkDownedCounter",
+    "PortRcvErrors",
+    "PortRcvRemotePhysicalErrors",
+    "PortRcvSwitchRelayErrors",
+    "PortXmitDiscards",
+    "PortXmitConstraintErrors",
+    "PortRcvConstraintErrors",
+    "LocalLinkIntegrityErrors",
+    "ExcessiveBufferOverrunErrors",
+    "VL15Dropped",
+    "PortXmitWait",
+];
+
+/// A threshold file's `NAME=VALUE` lines (blank lines and `#` comments
+/// skipped, unknown names ignored, values read as strtoul reads them), and
+/// the summary's `Thresholds: [NAME = VALUE]...` line; None without a file
+/// (the summary then prints glibc's `(null)`, as the real one does).
+fn thresholds(text: Option<&str>) -> (Vec<(&'static str, u64)>, String) {
+    let Some(text) = text else { return (Vec::new(), "(null)".to_string()) };
+    let mut set: Vec<(&'static str, u64)> = Vec::new();
+    let mut line = "Thresholds: ".to_string();
+    for entry in text.lines().filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        let (name, value) = entry.split_once('=').unwrap_or((entry, ""));
+        if let Some(known) = THRESHOLD_NAMES.iter().find(|known| **known == name) {
+            let value = u64::try_from(super::ib_common::strtol(value)).unwrap_or(0);
+            set.retain(|(n, _)| n != known);
+            set.push((known, value));
+            line += &format!("[{name} = {value}]");
+        }
+    }
+    (set, line)
+}
+
+/// ` [Counter == value]` for each counter above its threshold (0 unless
+/// set) and not suppressed.
+fn above_threshold(counters: &PortCounters, suppressed: &[String], thresholds: &[(&str, u64)]) -> String {
+    let limit = |name: &str| thresholds.iter().find(|(n, _)| *n == name).map_or(0, |(_, at)| *at);
     errors(counters)
         .iter()
-        .filter(|(name, value)| *value > 0 && !suppressed.iter().any(|s| s == name))
+        .filter(|(name, value)| *value > limit(name) && !suppressed.iter().any(|s| s == name))
         .map(|(name, value)| format!(" [{name} == {value}]"))
         .collect()
 }
@@ -82,7 +131,7 @@ impl Command for Ibqueryerrors {
     }
 
     fn run(&self, invocation: &Invocation) -> Output {
-        let (mut suppressed, mut ca) = (Vec::new(), None);
+        let (mut suppressed, mut ca, mut threshold_file) = (Vec::new(), None, THRESHOLD_FILE.to_string());
         let (mut switches_only, mut cas_only, mut clear) = (false, false, false);
         for arg in scan(&SIGNATURE, invocation.args()) {
             match arg {
@@ -93,6 +142,7 @@ impl Command for Ibqueryerrors {
                     (_, Some("ca")) => cas_only = true,
                     (Some('k' | 'K'), _) => clear = true,
                     (Some('C'), _) => ca = value,
+                    (_, Some("threshold-file")) => threshold_file = value.unwrap_or_default(),
                     (Some('h'), _) => return Output::error(usage(), 2),
                     _ => {}
                 },
@@ -104,6 +154,8 @@ impl Command for Ibqueryerrors {
         }
         let cluster = invocation.cluster;
         let Some(fabric) = Fabric::of(cluster) else { return Output::default() };
+        let view = crate::commands::files::View::for_command(invocation);
+        let (thresholds, threshold_line) = thresholds(view.read(&threshold_file).ok().as_deref());
         let (print_switches, print_cas) = if switches_only || cas_only { (switches_only, cas_only) } else { (true, true) };
         let (mut nodes, mut bad_nodes, mut ports, mut bad_ports) = (0, 0, 0, 0);
         let mut out = String::new();
@@ -121,7 +173,7 @@ impl Command for Ibqueryerrors {
                         _ => None,
                     }));
                 }
-                let found = above_threshold(&all, &suppressed);
+                let found = above_threshold(&all, &suppressed, &thresholds);
                 if found.is_empty() {
                     // The sum is clean: one query checked them all.
                     ports += switch.ports + 1;
@@ -131,7 +183,7 @@ impl Command for Ibqueryerrors {
                 out += &format!("Errors for 0x{:x} \"{}\"\n   GUID 0x{:x} port ALL:{found}\n", switch.guid, switch.name, switch.guid);
                 for (port, counters) in each.iter().enumerate() {
                     ports += 1;
-                    let found = above_threshold(counters, &suppressed);
+                    let found = above_threshold(counters, &suppressed, &thresholds);
                     if !found.is_empty() {
                         bad_ports += 1;
                         out += &format!("   GUID 0x{:x} port {port}:{found}\n", switch.guid);
@@ -145,7 +197,7 @@ impl Command for Ibqueryerrors {
                 for hca in node.hcas.iter().filter(|hca| hca.port.link_layer == LinkLayer::InfiniBand && hca.port.is_up()) {
                     nodes += 1;
                     ports += 1;
-                    let found = above_threshold(&counters_now(cluster, &hca.port), &suppressed);
+                    let found = above_threshold(&counters_now(cluster, &hca.port), &suppressed, &thresholds);
                     if clear {
                         changes.push(Change::ResetPortCounters { node: node.hostname.clone(), hca: hca.name.clone() });
                     }
@@ -160,7 +212,7 @@ impl Command for Ibqueryerrors {
         }
         out += &format!("\n## Summary: {nodes} nodes checked, {bad_nodes} bad nodes found\n");
         out += &format!("##          {ports} ports checked, {bad_ports} ports have errors beyond threshold\n");
-        out += "## Thresholds: \n";
+        out += &format!("## {threshold_line}\n");
         out += &format!("## Suppressed:{}\n", suppressed.iter().map(|name| format!(" {name}")).collect::<String>());
         Output { stdout: out, status: i32::from(bad_ports > 0), duration_ms: 500 + 6 * cluster.nodes.len() as u64, changes, ..Output::default() }
     }
@@ -206,5 +258,20 @@ mod tests {
         shell.run("sudo ibqueryerrors -k");
         assert_eq!(shell.run("sudo ibqueryerrors").status, 0);
         assert_eq!(shell.run("ibqueryerrors").status, 255);
+    }
+
+    #[test]
+    fn a_threshold_file_raises_the_bar() {
+        let mut cluster = cluster();
+        Fault::HcaSymbolErrors { node: "gpu-002".into(), hca: "mlx5_3".into(), count: 7 }.apply(&mut cluster).unwrap();
+        let mut shell = shell(cluster);
+        assert_eq!(shell.run("sudo ibqueryerrors").status, 1);
+        shell.run("printf '# mine\\nSymbolErrorCounter=0x10\\nLinkErrorRecoveryCounter=5\\nBogus=1\\n' > ~/thresholds");
+        let quiet = shell.run("sudo ibqueryerrors --threshold-file /home/user/thresholds");
+        assert_eq!(quiet.status, 0, "{}", quiet.stdout());
+        assert!(quiet.stdout().contains("\n## Thresholds: [SymbolErrorCounter = 16][LinkErrorRecoveryCounter = 5]\n"), "{}", quiet.stdout());
+        // No such file: glibc prints the missing string as (null).
+        assert!(shell.run("sudo ibqueryerrors --threshold-file /nowhere").stdout().contains("\n## (null)\n"));
+        assert!(shell.run("cat /etc/infiniband-diags/error_thresholds").stdout().contains("\n#SymbolErrorCounter=10\n"));
     }
 }

@@ -50,6 +50,7 @@ const NET_FILES: &[&str] = &["address", "carrier", "mtu", "operstate", "type"];
 const FIXED: &[&str] = &[
     "/etc/hostname",
     "/etc/hosts",
+    "/etc/infiniband-diags/error_thresholds",
     "/etc/nccl.conf",
     "/etc/os-release",
     "/etc/slurm/slurm.conf",
@@ -245,6 +246,7 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
         "/etc/nccl.conf" => return Some(nccl_conf(cluster)),
         "/proc/meminfo" => return Some(meminfo(cluster, node)),
         "/proc/cpuinfo" => return Some(cpuinfo(cluster)),
+        "/etc/infiniband-diags/error_thresholds" => return Some(error_thresholds()),
         "/proc/mounts" => {
             return Some(
                 crate::model::storage::mounts(cluster.preset.host.memory_mib * 1024)
@@ -411,6 +413,19 @@ fn counter_file(c: &PortCounters, file: &str) -> Option<u64> {
 
 /// The site's NCCL defaults, read by every NCCL job (after `~/.nccl.conf`
 /// and the environment, as NCCL reads them).
+/// ibqueryerrors' default threshold file as infiniband-diags installs
+/// it: every counter it may name, commented out (so each threshold is 0).
+fn error_thresholds() -> String {
+    use crate::commands::fabric::ibqueryerrors::THRESHOLD_NAMES;
+    // The package's suggested values, in the order of the names.
+    const SUGGESTED: [u32; 13] = [10, 10, 10, 10, 100, 100, 100, 100, 100, 10, 10, 100, 1000];
+    let mut out = "# Define error thresholds here\n\n".to_string();
+    for (name, value) in THRESHOLD_NAMES.iter().zip(SUGGESTED) {
+        out += &format!("#{name}={value}\n");
+    }
+    out
+}
+
 /// `/proc/cpuinfo` as Linux 5.15's x86 `show_cpuinfo` writes it: a block
 /// per logical CPU, numbered as `HostSpec::socket_cpus` says (each
 /// socket's cores, then their hyperthread siblings), the CPU model's
