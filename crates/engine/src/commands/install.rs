@@ -14,6 +14,7 @@ const SBIN: &[&str] = &[
     "ibstatus",
     "ibswitches",
     "ip",
+    "netplan",
     "perfquery",
     "reboot",
     "shutdown",

@@ -294,6 +294,7 @@ static COMMANDS: &[&dyn Command] = &[
     &text::pager::More,
     &host::mount::Mount,
     &collectives::launch::Mpirun,
+    &host::netplan::Netplan,
     &host::nproc::Nproc,
     &host::numactl::Numactl,
     &gpu::nvidia_smi::NvidiaSmi,

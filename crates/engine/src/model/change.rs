@@ -288,6 +288,7 @@ impl Cluster {
                     injected.repaired = true;
                 }
             }
+            self.settle_configured_faults(node);
             let drained = self.node(node).is_some_and(|n| matches!(n.scheduler, SchedulerState::Drained | SchedulerState::Down));
             self.rebuild_node(node, true);
             for workload in &mut self.workloads {
@@ -319,6 +320,9 @@ impl Cluster {
                     injected.repaired = true;
                     repaired = true;
                 }
+            }
+            if reboots(action) {
+                self.settle_configured_faults(node);
             }
             // A repair, a reboot or a replaced part builds the node again,
             // replaying the history (this work's effects included).
@@ -482,6 +486,30 @@ impl Cluster {
             .max()
             .unwrap_or(0);
         self.start_workload(spec, id, submitted, at, resumed_from);
+    }
+
+    /// A boot of `node` applies its configuration: a RoCE rail's lost MTU
+    /// (`hca-mtu`) is repaired exactly when netplan now gives the rail
+    /// jumbo frames, however it was set at runtime before.
+    fn settle_configured_faults(&mut self, node: &str) {
+        let Some(found) = self.node(node) else { return };
+        let mtus = super::network::netplan_mtus(&super::network::netplan_text(self, found));
+        let jumbo: Vec<(String, bool)> = found
+            .hcas
+            .iter()
+            .filter(|hca| hca.port.link_layer == super::fabric::LinkLayer::Ethernet)
+            .map(|hca| {
+                let mtu = mtus.iter().find(|(name, _)| *name == hca.netdev).map_or(1500, |(_, mtu)| *mtu);
+                (hca.name.clone(), super::fabric::roce_active_mtu(mtu) >= hca.port.max_mtu)
+            })
+            .collect();
+        for injected in &mut self.injected {
+            if let super::fault::Fault::HcaMtu { node: on, hca, .. } = &injected.fault {
+                if let Some((_, fixed)) = jumbo.iter().find(|(name, _)| on == node && name == hca) {
+                    injected.repaired = *fixed;
+                }
+            }
+        }
     }
 
     /// The counters of HCA `hca` of `node` (every HCA of it when None)

@@ -213,6 +213,8 @@ impl Fault {
             // A limit set with nvidia-smi lasts until the driver reloads.
             Fault::GpuFallenOffBus { dead, .. } => !dead,
             Fault::FabricManagerDown { .. } | Fault::DriverMismatch { .. } | Fault::GpuXid { xid: 79, .. } | Fault::GpuPowerCap { .. } => true,
+            // mlx5 turns DCQCN on at every priority when it loads.
+            Fault::HcaEcnOff { .. } => true,
             Fault::GpuRowRemapPending { gpu, .. } | Fault::GpuEccUncorrectable { gpu, .. } | Fault::GpuXid { gpu, .. } => self.cleared_by_reset(*gpu),
             _ => false,
         }

@@ -400,6 +400,23 @@ impl Cluster {
     /// in the probe-time form of dmesg_fallen-off-bus_no-xid_drv570.txt.
     /// (Other faults the work did not repair keep their state, but their
     /// lines are not logged again.)
+    /// What a boot sets from the node's configuration: each interface's
+    /// MTU from netplan (`network::netplan_text`).
+    fn apply_boot_configuration(&mut self, hostname: &str) {
+        let Some(node) = self.node(hostname) else { return };
+        let mtus = network::netplan_mtus(&network::netplan_text(self, node));
+        let Some(node) = self.node_mut(hostname) else { return };
+        for (name, mtu) in mtus {
+            match node.hcas.iter_mut().find(|hca| hca.netdev == name) {
+                Some(hca) => hca.port.set_netdev_mtu(mtu),
+                None => {
+                    node.netdev_mtus.retain(|(set, _)| *set != name);
+                    node.netdev_mtus.push((name, mtu));
+                }
+            }
+        }
+    }
+
     pub(crate) fn rebuild_node(&mut self, hostname: &str, rebooted: bool) {
         let Some(index) = self.config.hostnames.iter().position(|h| h == hostname) else {
             return;
@@ -428,16 +445,38 @@ impl Cluster {
             let _ = fault.apply(self);
         }
         self.striking = None;
-        let replay: Vec<(EpochSeconds, change::Change)> = self.history.iter().filter(|(_, c)| c.node() == hostname).cloned().collect();
-        for (when, change) in replay {
-            self.apply_change_at(&change, when);
-        }
         // Still the same boot, unless a reboot in the history made a new one.
         let last_boot = self.history.iter().rev().find_map(|(at, c)| match c {
             change::Change::Repair { node, action, .. } if node == hostname && change::reboots(action) => Some((*at - REBOOT_BEFORE_DONE, false)),
             change::Change::Reboot { node, by_slurm, .. } if node == hostname => Some((*at + change::BOOT_SECONDS, *by_slurm)),
             _ => None,
         });
+        let replay: Vec<(usize, EpochSeconds, change::Change)> =
+            self.history.iter().enumerate().filter(|(_, (_, c))| c.node() == hostname).map(|(i, (at, c))| (i, *at, c.clone())).collect();
+        // What was set at runtime (an MTU, DCQCN's switches) is gone after
+        // a boot, which applies the node's configuration instead. The boot
+        // is the last reboot in the history, in its order (a setting made
+        // the same second before it is still gone).
+        let boot = self.history.iter().rposition(|(_, c)| match c {
+            change::Change::Repair { node, action, .. } => node == hostname && change::reboots(action),
+            change::Change::Reboot { node, .. } => node == hostname,
+            _ => false,
+        });
+        let mut booted = false;
+        for (index, when, change) in replay {
+            if boot.is_some_and(|boot| index >= boot) && !booted {
+                self.apply_boot_configuration(hostname);
+                booted = true;
+            }
+            let runtime = matches!(change, change::Change::SetNetdevMtu { .. } | change::Change::SetEcn { .. });
+            if runtime && boot.is_some_and(|boot| index < boot) {
+                continue;
+            }
+            self.apply_change_at(&change, when);
+        }
+        if boot.is_some() && !booted {
+            self.apply_boot_configuration(hostname);
+        }
         let node = Rc::make_mut(&mut self.nodes[at]);
         node.scheduler = old.scheduler;
         node.scheduler_reason = old.scheduler_reason.clone();

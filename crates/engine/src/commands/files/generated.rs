@@ -51,6 +51,7 @@ const FIXED: &[&str] = &[
     "/etc/hostname",
     "/etc/hosts",
     "/etc/infiniband-diags/error_thresholds",
+    crate::model::network::NETPLAN_FILE,
     "/etc/nccl.conf",
     "/etc/os-release",
     "/etc/slurm/slurm.conf",
@@ -247,6 +248,7 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
         "/proc/meminfo" => return Some(meminfo(cluster, node)),
         "/proc/cpuinfo" => return Some(cpuinfo(cluster)),
         "/etc/infiniband-diags/error_thresholds" => return Some(error_thresholds()),
+        crate::model::network::NETPLAN_FILE => return Some(crate::model::network::netplan_installed(cluster, node)),
         "/proc/mounts" => {
             return Some(
                 crate::model::storage::mounts(cluster.preset.host.memory_mib * 1024)

@@ -24,10 +24,11 @@ pub const MAX_FILES_PER_NODE: usize = 256;
 /// root's home (`sudo -i` starts there).
 pub const ROOT_HOME: &str = "/root";
 
-/// Where the trainee may write: their home and /tmp, and as root root's home.
+/// Where the trainee may write: their home and /tmp, and as root root's
+/// home and the network configuration (`model::network::NETPLAN_FILE`).
 fn writable(path: &str, root: bool) -> bool {
     let under = |dir: &str| path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'));
-    under(HOME) || path.starts_with("/tmp/") || (root && under(ROOT_HOME))
+    under(HOME) || path.starts_with("/tmp/") || (root && (under(ROOT_HOME) || under("/etc/netplan")))
 }
 
 /// Directories every node has, beyond those that hold a generated or written file.

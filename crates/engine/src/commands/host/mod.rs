@@ -20,6 +20,7 @@ pub mod lscpu;
 pub mod lspci;
 pub mod man;
 pub mod mount;
+pub mod netplan;
 pub mod nproc;
 pub mod numactl;
 pub mod pci_ids;
