@@ -85,9 +85,15 @@ fn pieces(text: &str) -> Vec<(bool, String)> {
 const SPOKEN_LINES: usize = 12;
 
 /// What the live region says of an output: its first lines, then how many
-/// more the terminal holds.
+/// more the terminal holds. Only the last screen a redrawing command
+/// (`watch`) drew, without escape codes; table borders are left out and
+/// cell separators read as commas, so nvidia-smi's box is its words.
 fn spoken(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
+    let screen = pieces(text).pop().map(|(_, text)| text).unwrap_or_default();
+    let border = |line: &str| line.chars().all(|c| c.is_whitespace() || "+-=|\u{2500}\u{2502}\u{2550}".contains(c));
+    let cells = |line: &str| line.split(['|', '\u{2502}']).map(str::trim).filter(|cell| !cell.is_empty()).collect::<Vec<_>>().join(", ");
+    let readable: Vec<String> = screen.lines().filter(|line| !line.trim().is_empty() && !border(line)).map(cells).collect();
+    let lines: Vec<&str> = readable.iter().map(String::as_str).collect();
     match lines.len() {
         0 => "No output.".to_string(),
         n if n <= SPOKEN_LINES => lines.join("\n"),
@@ -902,15 +908,23 @@ pub fn terminal(props: &TerminalProps) -> Html {
         let last = store.state.transcript.len().checked_sub(1);
         let settled = last.filter(|at| *at >= store.live_from && store.revealing.is_none() && !store.busy());
         // This tab's output, and which other tabs printed (a server's results).
+        // Who and where the prompt is (`user@gpu-002`): after `ssh` or `sudo -i` it is said.
+        let identity = store.prompt.split(':').next().unwrap_or_default().to_string();
+        let spoken_identity = use_mut_ref(|| identity.clone());
         let text = settled.map(|_| {
             let mine = store.last_entry().map_or_else(String::new, |entry| spoken(&entry.text()));
             let others: String = store.unseen.iter().map(|shell| format!("\nShell {} has new output.", shell + 1)).collect();
             mine + &others
         });
         use_effect_with(settled, move |settled| {
-            if let (Some(at), Some(text)) = (*settled, text) {
+            if let (Some(at), Some(mut text)) = (*settled, text) {
                 if *announced.borrow() != Some(at) {
                     *announced.borrow_mut() = Some(at);
+                    if *spoken_identity.borrow() != identity && identity.contains('@') {
+                        let (user, host) = identity.split_once('@').unwrap_or_default();
+                        text += &format!("\nNow {user} on {host}.");
+                        *spoken_identity.borrow_mut() = identity;
+                    }
                     announcement.set(text);
                 }
             }
@@ -1074,6 +1088,9 @@ mod tests {
     fn long_outputs_are_spoken_in_part() {
         assert_eq!(spoken(""), "No output.");
         assert_eq!(spoken("a\nb\n"), "a\nb");
+        // Borders go, cells are read as a list, only watch's last screen counts.
+        assert_eq!(spoken("+-----+----+\n| GPU | On |\n|=====+====|\n"), "GPU, On");
+        assert_eq!(spoken("Every 2.0s: x\n\nold\x1b[H\x1b[2JEvery 2.0s: x\n\nnew\n"), "Every 2.0s: x\nnew");
         let long: String = (0..40).map(|n| format!("line {n}\n")).collect();
         assert!(spoken(&long).ends_with("line 11\n\u{2026} and 28 more lines in the terminal."));
     }
