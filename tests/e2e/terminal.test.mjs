@@ -131,6 +131,22 @@ test('an unknown command answers like bash', async () => {
   await context.close();
 });
 
+test('a screen reader hears nvidia-smi as words, and the new user or host after ssh', async () => {
+  const context = await app.browser.newContext();
+  const page = await open(context, `${app.base}#/lab/first-look`);
+  const input = await terminal(page);
+  const said = () => page.locator('p.visually-hidden[role="status"]').textContent();
+  await run(page, input, 'nvidia-smi');
+  await page.waitForFunction(() => document.querySelector('p.visually-hidden[role="status"]').textContent.includes('NVIDIA-SMI'));
+  const table = await said();
+  // Cells read as a list: no box borders, no separators.
+  assert.doesNotMatch(table, /[+|]|---|===/);
+  assert.match(table, /NVIDIA-SMI [0-9.]+ +Driver Version: /);
+  await run(page, input, 'ssh gpu-002');
+  await page.waitForFunction(() => document.querySelector('p.visually-hidden[role="status"]').textContent.endsWith('Now user on gpu-002.'));
+  await context.close();
+});
+
 test('long commands stream their output, keys typed meanwhile run next, and Ctrl-C stops the clock', async () => {
   const context = await app.browser.newContext();
   const page = await open(context, `${app.base}#/lab/first-look`);
