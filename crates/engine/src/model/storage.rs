@@ -39,81 +39,33 @@ const DATA_DRIVES: u32 = 8;
 const NVME_MAJOR: u32 = 259;
 const MD_MAJOR: u32 = 9;
 
+/// A device of `kind` with nothing of the model's own (no drive model).
+fn device(name: String, major: u32, minor: u32, bytes: u64, kind: &'static str, mountpoint: &'static str, children: Vec<BlockDevice>) -> BlockDevice {
+    BlockDevice { name, major, minor, bytes, kind, mountpoint, model: "", children }
+}
+
 /// The drives in the order the kernel names them.
 pub fn block_devices() -> Vec<BlockDevice> {
     let os_part = OS_DRIVE_BYTES - EFI_BYTES - (1 << 20);
-    let md0 = BlockDevice {
-        name: "md0".into(),
-        major: MD_MAJOR,
-        minor: 0,
-        bytes: os_part - MD_OVERHEAD_BYTES,
-        kind: "raid1",
-        mountpoint: "/",
-        model: "",
-        children: Vec::new(),
-    };
-    let md1 = BlockDevice {
-        name: "md1".into(),
-        major: MD_MAJOR,
-        minor: 1,
-        bytes: (DATA_DRIVE_BYTES - MD_OVERHEAD_BYTES) * u64::from(DATA_DRIVES),
-        kind: "raid0",
-        mountpoint: "/raid",
-        model: "",
-        children: Vec::new(),
-    };
+    let md0 = device("md0".into(), MD_MAJOR, 0, os_part - MD_OVERHEAD_BYTES, "raid1", "/", Vec::new());
+    let md1 = device("md1".into(), MD_MAJOR, 1, (DATA_DRIVE_BYTES - MD_OVERHEAD_BYTES) * u64::from(DATA_DRIVES), "raid0", "/raid", Vec::new());
     let mut minor = 0;
     let mut next = || {
-        let this = minor;
         minor += 1;
-        this
+        minor - 1
     };
     let mut drives = Vec::new();
     for drive in 0..2 {
         let name = format!("nvme{drive}n1");
         let disk_minor = next();
-        let efi = BlockDevice {
-            name: format!("{name}p1"),
-            major: NVME_MAJOR,
-            minor: next(),
-            bytes: EFI_BYTES,
-            kind: "part",
-            mountpoint: if drive == 0 { "/boot/efi" } else { "" },
-            model: "",
-            children: Vec::new(),
-        };
-        let root = BlockDevice {
-            name: format!("{name}p2"),
-            major: NVME_MAJOR,
-            minor: next(),
-            bytes: os_part,
-            kind: "part",
-            mountpoint: "",
-            model: "",
-            children: vec![md0.clone()],
-        };
-        drives.push(BlockDevice {
-            name,
-            major: NVME_MAJOR,
-            minor: disk_minor,
-            bytes: OS_DRIVE_BYTES,
-            kind: "disk",
-            mountpoint: "",
-            model: "SAMSUNG MZ1L21T9HCLS-00A07",
-            children: vec![efi, root],
-        });
+        let efi = device(format!("{name}p1"), NVME_MAJOR, next(), EFI_BYTES, "part", if drive == 0 { "/boot/efi" } else { "" }, Vec::new());
+        let root = device(format!("{name}p2"), NVME_MAJOR, next(), os_part, "part", "", vec![md0.clone()]);
+        let disk = device(name, NVME_MAJOR, disk_minor, OS_DRIVE_BYTES, "disk", "", vec![efi, root]);
+        drives.push(BlockDevice { model: "SAMSUNG MZ1L21T9HCLS-00A07", ..disk });
     }
     for drive in 2..2 + DATA_DRIVES {
-        drives.push(BlockDevice {
-            name: format!("nvme{drive}n1"),
-            major: NVME_MAJOR,
-            minor: next(),
-            bytes: DATA_DRIVE_BYTES,
-            kind: "disk",
-            mountpoint: "",
-            model: "SAMSUNG MZQL23T8HCLS-00A07",
-            children: vec![md1.clone()],
-        });
+        let disk = device(format!("nvme{drive}n1"), NVME_MAJOR, next(), DATA_DRIVE_BYTES, "disk", "", vec![md1.clone()]);
+        drives.push(BlockDevice { model: "SAMSUNG MZQL23T8HCLS-00A07", ..disk });
     }
     drives
 }
