@@ -664,14 +664,7 @@ impl Cluster {
             | Change::Reboot { .. } => {}
             // Applied above, with the cluster's job traffic.
             Change::ResetPortCounters { .. } | Change::ResetLeafPortCounters { .. } => {}
-            Change::SetNetdevMtu { netdev, mtu, .. } => {
-                if let Some(hca) = node.hcas.iter_mut().find(|h| h.netdev == *netdev) {
-                    hca.port.set_netdev_mtu(*mtu);
-                } else {
-                    node.netdev_mtus.retain(|(name, _)| name != netdev);
-                    node.netdev_mtus.push((netdev.clone(), *mtu));
-                }
-            }
+            Change::SetNetdevMtu { netdev, mtu, .. } => node.set_netdev_mtu(netdev, *mtu),
             Change::SetHealthWatches { systems, .. } => node.health_watches = *systems,
             Change::CreateDcgmGroup { name, gpus, .. } => {
                 let id = super::node::next_dcgm_group(&node.dcgm_groups, node.dcgm_next_group);

@@ -390,6 +390,17 @@ impl Cluster {
         }
     }
 
+    /// What a boot sets from the node's configuration: each interface's
+    /// MTU from netplan (`network::netplan_text`).
+    fn apply_boot_configuration(&mut self, hostname: &str) {
+        let Some(node) = self.node(hostname) else { return };
+        let mtus = network::netplan_mtus(&network::netplan_text(self, node));
+        let Some(node) = self.node_mut(hostname) else { return };
+        for (name, mtu) in mtus {
+            node.set_netdev_mtu(&name, mtu);
+        }
+    }
+
     /// Rebuilds a node as it left the factory, then replays its faults that
     /// are not repaired and every change made to it; what operators see of
     /// its past (kernel log, scheduler state) stays.
@@ -400,23 +411,6 @@ impl Cluster {
     /// in the probe-time form of dmesg_fallen-off-bus_no-xid_drv570.txt.
     /// (Other faults the work did not repair keep their state, but their
     /// lines are not logged again.)
-    /// What a boot sets from the node's configuration: each interface's
-    /// MTU from netplan (`network::netplan_text`).
-    fn apply_boot_configuration(&mut self, hostname: &str) {
-        let Some(node) = self.node(hostname) else { return };
-        let mtus = network::netplan_mtus(&network::netplan_text(self, node));
-        let Some(node) = self.node_mut(hostname) else { return };
-        for (name, mtu) in mtus {
-            match node.hcas.iter_mut().find(|hca| hca.netdev == name) {
-                Some(hca) => hca.port.set_netdev_mtu(mtu),
-                None => {
-                    node.netdev_mtus.retain(|(set, _)| *set != name);
-                    node.netdev_mtus.push((name, mtu));
-                }
-            }
-        }
-    }
-
     pub(crate) fn rebuild_node(&mut self, hostname: &str, rebooted: bool) {
         let Some(index) = self.config.hostnames.iter().position(|h| h == hostname) else {
             return;

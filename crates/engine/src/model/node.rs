@@ -152,6 +152,18 @@ pub struct Node {
 }
 
 impl Node {
+    /// The netdev's MTU: an HCA's port follows it (RoCE's active MTU),
+    /// another interface keeps it in `netdev_mtus`.
+    pub fn set_netdev_mtu(&mut self, netdev: &str, mtu: u32) {
+        match self.hcas.iter_mut().find(|hca| hca.netdev == netdev) {
+            Some(hca) => hca.port.set_netdev_mtu(mtu),
+            None => {
+                self.netdev_mtus.retain(|(name, _)| name != netdev);
+                self.netdev_mtus.push((netdev.to_string(), mtu));
+            }
+        }
+    }
+
     /// Whether the node answers at `now`: it is not down, and not between
     /// a reboot and its next boot.
     pub fn up(&self, now: super::time::EpochSeconds) -> bool {
