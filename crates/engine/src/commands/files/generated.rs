@@ -413,15 +413,14 @@ fn counter_file(c: &PortCounters, file: &str) -> Option<u64> {
     })
 }
 
-/// The site's NCCL defaults, read by every NCCL job (after `~/.nccl.conf`
-/// and the environment, as NCCL reads them).
-/// ibqueryerrors' default threshold file as infiniband-diags installs
-/// it: every counter it may name, commented out (so each threshold is 0).
+/// ibqueryerrors' default threshold file, laid out as infiniband-diags
+/// installs it: every counter it may name with a suggested value,
+/// commented out (so each threshold is 0). The header is our own words.
 fn error_thresholds() -> String {
     use crate::commands::fabric::ibqueryerrors::THRESHOLD_NAMES;
     // The package's suggested values, in the order of the names.
     const SUGGESTED: [u32; 13] = [10, 10, 10, 10, 100, 100, 100, 100, 100, 10, 10, 100, 1000];
-    let mut out = "# Define error thresholds here\n\n".to_string();
+    let mut out = "# Error thresholds for ibqueryerrors, one NAME=VALUE per line\n\n".to_string();
     for (name, value) in THRESHOLD_NAMES.iter().zip(SUGGESTED) {
         out += &format!("#{name}={value}\n");
     }
@@ -538,6 +537,8 @@ fn meminfo(cluster: &Cluster, node: &Node) -> String {
     text
 }
 
+/// The site's NCCL defaults, read by every NCCL job (after `~/.nccl.conf`
+/// and the environment, as NCCL reads them).
 fn nccl_conf(cluster: &Cluster) -> String {
     let mut text = format!("# Site defaults for NCCL jobs (read after ~/.nccl.conf and the environment)\nNCCL_SOCKET_IFNAME={FRONTEND_NIC}\n");
     if cluster.fabric == LinkLayer::Ethernet {
