@@ -1,5 +1,6 @@
 //! `systemctl status|is-active|is-failed UNIT`, `start|stop|restart UNIT`,
-//! `--failed` and `reboot`: the node image's services (`model::service`:
+//! `--failed`, `reboot`, and `status`/`is-system-running` for the whole
+//! system (degraded while a unit has failed): the node image's services (`model::service`:
 //! DCGM's host engine and exporter, nvidia-persistenced, slurmd, kubelet,
 //! containerd, sshd and the rest), each started at boot and changed by
 //! `Change::SetUnit` (a restart is a new process, with its journal lines),
@@ -34,7 +35,7 @@ pub struct Systemctl;
 static SIGNATURE: Signature = Signature {
     name: "systemctl",
     summary: "query and control systemd services: Fabric Manager, DCGM, slurmd, kubelet",
-    usage: "systemctl [OPTIONS...] status|is-active|is-failed UNIT...\n       systemctl start|stop|restart UNIT...",
+    usage: "systemctl [OPTIONS...] status|is-active|is-failed UNIT...\n       systemctl start|stop|restart UNIT...\n       systemctl status|is-system-running",
     flags: &[
         Flag { short: Some('l'), long: Some("full"), value: None, help: "Don't ellipsize unit names on output" },
         Flag { short: None, long: Some("no-pager"), value: None, help: "Do not pipe output into a pager" },
@@ -89,8 +90,10 @@ impl Command for Systemctl {
         let node = invocation.node;
         match verb.as_str() {
             "status" | "is-active" | "is-failed" if units.is_empty() && verb != "status" => Output::error("Too few arguments.\n", 1),
-            "status" if units.is_empty() => {
-                Output::error("This emulator shows the status of named units only, e.g. systemctl status nvidia-fabricmanager\n", 1)
+            "status" if units.is_empty() => system_status(cluster, node),
+            "is-system-running" => {
+                let state = system_state(node);
+                Output { stdout: format!("{state}\n"), status: i32::from(state != "running"), ..Output::default() }
             }
             "status" => status(cluster, node, units),
             "is-active" | "is-failed" => is_state(node, verb, units),
@@ -200,6 +203,84 @@ fn status(cluster: &Cluster, node: &Node, units: &[String]) -> Output {
         }
     }
     Output { stdout: stdout.join("\n"), stderr, status, duration_ms: 40, ..Output::default() }
+}
+
+/// The system's state as systemd sums it up: `degraded` while a unit has failed.
+fn system_state(node: &Node) -> &'static str {
+    let failed = std::iter::once(FABRIC_MANAGER_UNIT)
+        .chain(service::UNITS.iter().map(|unit| unit.name))
+        .any(|unit| service_state(node, unit) == Some(ServiceState::Failed));
+    if failed {
+        "degraded"
+    } else {
+        "running"
+    }
+}
+
+/// `systemctl status` without a unit (systemd 249): the host, the
+/// system's state, its failed units, the boot, and the control group tree
+/// of every process (`service::processes`): init's scope, each service
+/// under system.slice, the jobs' ranks under slurmstepd's scope, the
+/// login session under user.slice.
+fn system_status(cluster: &Cluster, node: &Node) -> Output {
+    let state = system_state(node);
+    let failed = std::iter::once(FABRIC_MANAGER_UNIT)
+        .chain(service::UNITS.iter().map(|unit| unit.name))
+        .filter(|unit| service_state(node, unit) == Some(ServiceState::Failed))
+        .count();
+    let mut out = format!("\u{25cf} {}\n    State: {state}\n     Jobs: 0 queued\n   Failed: {failed} units\n", node.hostname);
+    out += &format!("    Since: {}; {}\n   CGroup: /\n", long_time(node.booted_at), ago(cluster.now - node.booted_at));
+    let processes = service::processes(cluster, node);
+    // (slice, scope or service, processes), in systemd's order.
+    let mut groups: Vec<(&str, String, Vec<String>)> = Vec::new();
+    let mut add = |slice: &'static str, group: String, line: String| match groups.iter_mut().find(|(s, g, _)| *s == slice && *g == group) {
+        Some((_, _, lines)) => lines.push(line),
+        None => groups.push((slice, group, vec![line])),
+    };
+    for process in processes.iter().filter(|p| p.ppid != 0 || p.pid == 1) {
+        let line = format!("{} {}", process.pid, process.args);
+        match (process.unit, process.pid, process.user.as_str()) {
+            (Some(unit), _, _) => add("system.slice", unit.to_string(), line),
+            (None, 1, _) => add("", "init.scope".to_string(), line),
+            (None, _, user) if process.gpus.is_empty() && (user == crate::model::node::USER || process.comm == "sshd") => {
+                add("user.slice", "user-1000.slice/session-1.scope".to_string(), line)
+            }
+            (None, _, _) => add("system.slice", "slurmstepd.scope".to_string(), line),
+        }
+    }
+    crate::sort::sort_by(&mut groups, |a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    // Top level: init.scope, then each slice with its groups.
+    let mut top: Vec<(String, Vec<(String, Vec<String>)>)> = Vec::new();
+    for (slice, group, lines) in groups {
+        if slice.is_empty() {
+            top.push((group, vec![(String::new(), lines)]));
+        } else if let Some((_, members)) = top.iter_mut().find(|(name, _)| name == slice) {
+            members.push((group, lines));
+        } else {
+            top.push((slice.to_string(), vec![(group, lines)]));
+        }
+    }
+    let indent = "           ";
+    for (i, (name, members)) in top.iter().enumerate() {
+        let last_top = i + 1 == top.len();
+        out += &format!("{indent}{}{name}\n", if last_top { "\u{2514}\u{2500}" } else { "\u{251c}\u{2500}" });
+        let bar = if last_top { "  " } else { "\u{2502} " };
+        for (j, (group, lines)) in members.iter().enumerate() {
+            let last_member = j + 1 == members.len();
+            // A scope straight under the root lists its processes itself.
+            let deeper = if group.is_empty() {
+                bar.to_string()
+            } else {
+                out += &format!("{indent}{bar}{}{group}\n", if last_member { "\u{2514}\u{2500}" } else { "\u{251c}\u{2500}" });
+                format!("{bar}{}", if last_member { "  " } else { "\u{2502} " })
+            };
+            for (k, line) in lines.iter().enumerate() {
+                let branch = if k + 1 == lines.len() { "\u{2514}\u{2500}" } else { "\u{251c}\u{2500}" };
+                out += &format!("{indent}{deeper}{branch}{line}\n");
+            }
+        }
+    }
+    Output { stdout: out, status: 0, duration_ms: 40, ..Output::default() }
 }
 
 /// `restart`/`start`: Fabric Manager (re)starts, and fails again while a GPU
@@ -391,6 +472,20 @@ mod tests {
     use crate::model::fault::Fault;
     use crate::testing::run_on_first_node;
     use crate::testing::{cluster, shell};
+
+    #[test]
+    fn the_system_status_sums_up_and_draws_the_control_groups() {
+        let mut cluster = crate::testing::cluster();
+        crate::model::fault::Fault::FabricManagerDown { node: "gpu-001".into() }.apply(&mut cluster).unwrap();
+        let mut shell = crate::testing::shell(cluster);
+        let out = shell.run("systemctl status").stdout();
+        assert!(out.starts_with("\u{25cf} gpu-001\n    State: degraded\n     Jobs: 0 queued\n   Failed: 1 units\n    Since: "), "{out}");
+        assert!(out.contains("\n   CGroup: /\n           \u{251c}\u{2500}init.scope\n           \u{2502} \u{2514}\u{2500}1 /sbin/init\n"), "{out}");
+        assert!(out.contains("\u{2502} \u{251c}\u{2500}nvidia-dcgm.service\n"), "{out}");
+        let state = shell.run("systemctl is-system-running");
+        assert_eq!((state.stdout(), state.status), ("degraded\n".to_string(), 1));
+        assert_eq!(crate::testing::run_on_first_node("systemctl is-system-running").stdout, "running\n");
+    }
 
     #[test]
     fn the_schedulers_hear_from_their_daemons() {
