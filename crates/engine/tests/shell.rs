@@ -57,7 +57,7 @@ fn prompt_history_and_completion() {
     assert_eq!(shell.complete("ssh gpu-00"), ["gpu-001", "gpu-002"]);
     assert_eq!(shell.complete("ibstat mlx5_7"), ["mlx5_7"]);
     assert_eq!(shell.complete("nvidia-smi -L | gre"), ["grep"]);
-    assert_eq!(shell.complete("hostname && ss"), ["ssh"]);
+    assert_eq!(shell.complete("hostname && ss"), ["ssh", "sstat"]);
     assert!(shell.complete("nosuchcommand -").is_empty());
 }
 

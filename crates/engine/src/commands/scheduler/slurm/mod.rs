@@ -16,6 +16,7 @@ pub mod scancel;
 pub mod scontrol;
 pub mod sinfo;
 pub mod squeue;
+pub mod unemulated;
 
 use crate::model::node::SlurmShown;
 use crate::model::service::slurmd_responds;

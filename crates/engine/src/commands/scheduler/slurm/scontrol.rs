@@ -238,8 +238,19 @@ impl Command for Scontrol {
             "update" => return update(cluster, &words[1..], crate::commands::is_root(invocation.env)),
             "reboot" => return reboot(cluster, &words[1..], crate::commands::is_root(invocation.env)),
             "hold" | "holdu" | "uhold" | "release" => return hold(invocation, &words),
-            "create" | "delete" | "reconfigure" | "shutdown" | "takeover" | "requeue" | "suspend" | "resume" | "cancel_reboot" => {
-                return Output::error("slurm_update error: Invalid user id\n", 1)
+            // The controller's own operations are SlurmUser's and root's alone.
+            verb @ ("reconfigure" | "shutdown" | "takeover") if !crate::commands::is_root(invocation.env) => {
+                return Output::error(format!("slurm_{verb} error: Invalid user id\n"), 1)
+            }
+            "suspend" | "resume" if !crate::commands::is_root(invocation.env) => return Output::error("slurm_suspend error: Access/permission denied\n", 1),
+            "requeue" | "suspend" | "resume" => {
+                return Output::error(format!("scontrol: {keyword} is not emulated; try scancel, then sbatch or srun again\n"), 1)
+            }
+            "create" | "delete" | "reconfigure" | "shutdown" | "takeover" | "cancel_reboot" => {
+                return Output::error(
+                    format!("scontrol: {keyword} is not emulated; try scontrol show node or scontrol show job to read the controller's state\n"),
+                    1,
+                )
             }
             "version" | "--version" | "-V" => return Output::ok(format!("slurm {}\n", cluster.versions.slurm)),
             other => return Output::error(format!("invalid keyword: {other}\n"), 1),
@@ -538,6 +549,15 @@ fn update(cluster: &Cluster, words: &[&str], root: bool) -> Output {
 #[cfg(test)]
 mod tests {
     use crate::testing::run_on_first_node;
+
+    #[test]
+    fn controller_operations_are_refused_as_slurm_refuses_them() {
+        assert_eq!(run_on_first_node("scontrol reconfigure").stderr, "slurm_reconfigure error: Invalid user id\n");
+        assert_eq!(run_on_first_node("scontrol suspend 12").stderr, "slurm_suspend error: Access/permission denied\n");
+        let requeue = run_on_first_node("scontrol requeue 12");
+        assert_eq!((requeue.status, requeue.stderr.as_str()), (1, "scontrol: requeue is not emulated; try scancel, then sbatch or srun again\n"));
+        assert!(run_on_first_node("sudo scontrol shutdown").stderr.starts_with("scontrol: shutdown is not emulated; try scontrol show node"));
+    }
 
     #[test]
     fn shows_nodes() {
