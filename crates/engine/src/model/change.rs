@@ -173,6 +173,15 @@ impl RepairTarget {
 }
 
 impl Change {
+    /// Whether this boots `hostname` again: a reboot, or work done with its power off.
+    pub fn is_boot_of(&self, hostname: &str) -> bool {
+        match self {
+            Change::Reboot { node, .. } => node == hostname,
+            Change::Repair { node, action, .. } => node == hostname && reboots(action),
+            _ => false,
+        }
+    }
+
     pub fn node(&self) -> &str {
         match self {
             Change::ResetGpu { node, .. }
@@ -493,7 +502,7 @@ impl Cluster {
     /// jumbo frames, however it was set at runtime before.
     fn settle_configured_faults(&mut self, node: &str) {
         let Some(found) = self.node(node) else { return };
-        let mtus = super::network::netplan_mtus(&super::network::netplan_text(self, found));
+        let mtus = super::network::configured_mtus(self, found);
         let jumbo: Vec<(String, bool)> = found
             .hcas
             .iter()

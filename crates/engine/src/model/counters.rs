@@ -6,7 +6,6 @@
 //! HCA leaves the switch's evidence, and a reboot drops the link once more
 //! as the switch counts it).
 
-use super::change::{reboots, Change};
 use super::fabric::{Port, PortCounters};
 use super::node::Node;
 use super::time::EpochSeconds;
@@ -79,18 +78,7 @@ impl Cluster {
             .saturating_add(accrued(port, self.started_at, at));
         let permille = Rng::derive(self.seed, &["leaf receiver", &node.hostname, &port.guid.to_string()]).range_u64(300, 1_000);
         let share = |count: u64| count.saturating_mul(permille) / 1_000;
-        let boots = self
-            .history
-            .iter()
-            .filter(|(when, change)| {
-                *when <= at
-                    && match change {
-                        Change::Reboot { node: rebooted, .. } => *rebooted == node.hostname,
-                        Change::Repair { node: worked_on, action, .. } => *worked_on == node.hostname && reboots(action),
-                        _ => false,
-                    }
-            })
-            .count() as u64;
+        let boots = self.history.iter().filter(|(when, change)| *when <= at && change.is_boot_of(&node.hostname)).count() as u64;
         let mut leaf = hca_side.from_the_far_end();
         leaf.symbol_errors = share(hca_side.symbol_errors);
         leaf.link_error_recovery = share(hca_side.link_error_recovery);

@@ -394,7 +394,7 @@ impl Cluster {
     /// MTU from netplan (`network::netplan_text`).
     fn apply_boot_configuration(&mut self, hostname: &str) {
         let Some(node) = self.node(hostname) else { return };
-        let mtus = network::netplan_mtus(&network::netplan_text(self, node));
+        let mtus = network::configured_mtus(self, node);
         let Some(node) = self.node_mut(hostname) else { return };
         for (name, mtu) in mtus {
             node.set_netdev_mtu(&name, mtu);
@@ -451,11 +451,7 @@ impl Cluster {
         // a boot, which applies the node's configuration instead. The boot
         // is the last reboot in the history, in its order (a setting made
         // the same second before it is still gone).
-        let boot = self.history.iter().rposition(|(_, c)| match c {
-            change::Change::Repair { node, action, .. } => node == hostname && change::reboots(action),
-            change::Change::Reboot { node, .. } => node == hostname,
-            _ => false,
-        });
+        let boot = self.history.iter().rposition(|(_, c)| c.is_boot_of(hostname));
         let mut booted = false;
         for (index, when, change) in replay {
             if boot.is_some_and(|boot| index >= boot) && !booted {

@@ -84,6 +84,11 @@ pub fn netplan_text(cluster: &super::Cluster, node: &super::Node) -> String {
     node.files.get(NETPLAN_FILE).cloned().unwrap_or_else(|| netplan_installed(cluster, node))
 }
 
+/// The MTU the node's netplan sets on each interface it names, now.
+pub fn configured_mtus(cluster: &super::Cluster, node: &super::Node) -> Vec<(String, u32)> {
+    netplan_mtus(&netplan_text(cluster, node))
+}
+
 /// The MTU netplan sets on each interface it names (`mtu:` under an
 /// interface of `ethernets:`); an interface without one keeps the
 /// kernel's default, 1500. Lines it cannot read are skipped.

@@ -13,6 +13,7 @@
 //! first), below the HCAs' (from 100); past 98 switches they go on from
 //! 40,000.
 
+use super::change::Change;
 use super::fabric::{LaneSpeed, LinkLayer, PortCounters};
 use super::Cluster;
 use crate::rng::Rng;
@@ -143,6 +144,26 @@ impl Fabric {
             Peer::Host { node, rail } => cluster.leaf_port_counters(&cluster.nodes[node], rail),
             _ => PortCounters::default(),
         }
+    }
+
+    /// The changes that clear `ports` of switch `switch`: one for each port
+    /// a host is cabled to (the others count nothing to clear).
+    pub fn clear_ports(&self, cluster: &Cluster, switch: usize, ports: impl IntoIterator<Item = usize>) -> Vec<Change> {
+        ports
+            .into_iter()
+            .filter_map(|port| match self.peer(switch, port, cluster.nodes.len()) {
+                Peer::Host { node, rail } => {
+                    let node = &cluster.nodes[node];
+                    Some(Change::ResetLeafPortCounters { node: node.hostname.clone(), hca: node.hcas[rail].name.clone() })
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The switch whose LID is `lid`.
+    pub fn switch_with_lid(&self, lid: i64) -> Option<usize> {
+        self.switches.iter().position(|switch| i64::from(switch.lid) == lid)
     }
 
     /// The switch running the subnet manager.

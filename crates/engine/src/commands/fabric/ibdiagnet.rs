@@ -34,7 +34,7 @@ use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
 use crate::model::fabric::{LaneSpeed, PortCounters};
-use crate::model::switches::{Fabric, Peer};
+use crate::model::switches::Fabric;
 use crate::model::Cluster;
 
 pub struct Ibdiagnet;
@@ -407,22 +407,13 @@ impl Command for Ibdiagnet {
         ];
         changes.push(write("ibnetdiscover", topology(cluster, &fabric, start, &order)));
         if run.clear {
-            let hca = |node: usize, rail: usize| (cluster.nodes[node].hostname.clone(), cluster.nodes[node].hcas[rail].name.clone());
             for found in &order {
                 match *found {
                     Found::Ca { node, rail } => {
-                        let (node, hca) = hca(node, rail);
-                        changes.push(Change::ResetPortCounters { node, hca });
+                        let node = &cluster.nodes[node];
+                        changes.push(Change::ResetPortCounters { node: node.hostname.clone(), hca: node.hcas[rail].name.clone() });
                     }
-                    Found::Switch(index) => {
-                        changes.extend((1..=fabric.switches[index].ports).filter_map(|port| match fabric.peer(index, port, cluster.nodes.len()) {
-                            Peer::Host { node, rail } => {
-                                let (node, hca) = hca(node, rail);
-                                Some(Change::ResetLeafPortCounters { node, hca })
-                            }
-                            _ => None,
-                        }))
-                    }
+                    Found::Switch(index) => changes.extend(fabric.clear_ports(cluster, index, 1..=fabric.switches[index].ports)),
                 }
             }
         }

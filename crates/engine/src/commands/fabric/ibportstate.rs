@@ -83,7 +83,7 @@ fn device_at(cluster: &Cluster, fabric: &Fabric, lid: u16) -> Option<Device> {
     let ca = cluster.nodes.iter().enumerate().filter(|(_, node)| node.up(cluster.now)).find_map(|(n, node)| {
         node.hcas.iter().position(|hca| is_infiniband(&hca.port) && hca.port.is_up() && base_lid(&hca.port) == lid).map(|rail| Device::Ca { node: n, rail })
     });
-    ca.or_else(|| fabric.switches.iter().position(|switch| switch.lid == lid).map(Device::Switch))
+    ca.or_else(|| fabric.switch_with_lid(i64::from(lid)).map(Device::Switch))
 }
 
 /// The PortInfo fields ibportstate shows, as libibmad decodes them.

@@ -18,7 +18,7 @@ use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
 use crate::model::fabric::{LinkLayer, PortCounters};
-use crate::model::switches::{Fabric, Peer};
+use crate::model::switches::Fabric;
 
 pub struct Ibqueryerrors;
 
@@ -166,12 +166,7 @@ impl Command for Ibqueryerrors {
                 let each: Vec<PortCounters> = (0..=switch.ports + 1).map(|port| fabric.port_counters(cluster, index, port)).collect();
                 let all = each.iter().fold(PortCounters::default(), |sum, counters| sum.saturating_add(*counters));
                 if clear {
-                    changes.extend((1..=switch.ports).filter_map(|port| match fabric.peer(index, port, cluster.nodes.len()) {
-                        Peer::Host { node, rail } => {
-                            Some(Change::ResetLeafPortCounters { node: cluster.nodes[node].hostname.clone(), hca: cluster.nodes[node].hcas[rail].name.clone() })
-                        }
-                        _ => None,
-                    }));
+                    changes.extend(fabric.clear_ports(cluster, index, 1..=switch.ports));
                 }
                 let found = above_threshold(&all, &suppressed, &thresholds);
                 if found.is_empty() {

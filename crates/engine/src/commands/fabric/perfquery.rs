@@ -14,7 +14,7 @@ use crate::commands::options::{scan, Arg};
 use crate::commands::{is_root, Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
 use crate::model::fabric::{Hca, LinkLayer, PortCounters};
-use crate::model::switches::{Fabric, Peer};
+use crate::model::switches::Fabric;
 
 pub struct Perfquery;
 
@@ -175,7 +175,7 @@ impl Command for Perfquery {
                     .flat_map(|n| n.hcas.iter())
                     .find(|hca| hca.port.link_layer == LinkLayer::InfiniBand && i64::from(hca.port.lid) == lid && hca.port.is_up());
                 let fabric = Fabric::of(cluster);
-                let switch = fabric.as_ref().and_then(|fabric| fabric.switches.iter().position(|s| i64::from(s.lid) == lid));
+                let switch = fabric.as_ref().and_then(|fabric| fabric.switch_with_lid(lid));
                 match (found, switch, fabric) {
                     (Some(hca), _, _) if source.port.is_up() => (hca, hca.port.lid),
                     (None, Some(switch), Some(fabric)) if source.port.is_up() => {
@@ -289,12 +289,7 @@ impl SwitchQuery {
         let mut output = Output { duration_ms: 15 * listed.len() as u64, ..Output::ok(text) };
         if self.reset {
             let every = |port: i64| if port == i64::from(ALL_PORTS) { (1..=switch.ports).collect() } else { vec![port as usize] };
-            for port in listed.iter().flat_map(|&p| every(p)) {
-                if let Peer::Host { node, rail } = fabric.peer(index, port, cluster.nodes.len()) {
-                    let node = &cluster.nodes[node];
-                    output.changes.push(Change::ResetLeafPortCounters { node: node.hostname.clone(), hca: node.hcas[rail].name.clone() });
-                }
-            }
+            output.changes = fabric.clear_ports(cluster, index, listed.iter().flat_map(|&p| every(p)));
         }
         output
     }

@@ -6,7 +6,7 @@
 
 use crate::commands::{is_root, Command, Example, Invocation, Output, Signature};
 use crate::model::change::Change;
-use crate::model::network::{netplan_mtus, netplan_text};
+use crate::model::network::configured_mtus;
 
 pub struct Netplan;
 
@@ -31,13 +31,12 @@ impl Command for Netplan {
     fn run(&self, invocation: &Invocation) -> Output {
         let words: Vec<&str> = invocation.args().iter().map(String::as_str).filter(|w| *w != "--debug").collect();
         let node = invocation.node;
-        let text = netplan_text(invocation.cluster, node);
         match words.first().copied() {
             None | Some("help" | "-h" | "--help") => Output::ok(USAGE),
             Some("generate") if is_root(invocation.env) => Output::default(),
             Some("apply") if is_root(invocation.env) => {
                 let current = crate::commands::host::ip::interfaces(node);
-                let changes = netplan_mtus(&text)
+                let changes = configured_mtus(invocation.cluster, node)
                     .into_iter()
                     .filter(|(name, mtu)| current.iter().any(|iface| iface.name == *name && iface.mtu != *mtu))
                     .map(|(netdev, mtu)| Change::SetNetdevMtu { node: node.hostname.clone(), netdev, mtu })
@@ -48,7 +47,7 @@ impl Command for Netplan {
                 Output::error(format!("PermissionError: [Errno 13] Permission denied: '{}'\n", crate::model::network::NETPLAN_FILE), 1)
             }
             Some("get") => {
-                let mtus = netplan_mtus(&text);
+                let mtus = configured_mtus(invocation.cluster, node);
                 let out: String = mtus.iter().map(|(name, mtu)| format!("{name}:\n  mtu: {mtu}\n")).collect();
                 Output::ok(out)
             }

@@ -92,7 +92,7 @@ impl Command for Systemctl {
             "status" | "is-active" | "is-failed" if units.is_empty() && verb != "status" => Output::error("Too few arguments.\n", 1),
             "status" if units.is_empty() => system_status(cluster, node),
             "is-system-running" => {
-                let state = system_state(node);
+                let state = system_state(failed_units(node));
                 Output { stdout: format!("{state}\n"), status: i32::from(state != "running"), ..Output::default() }
             }
             "status" => status(cluster, node, units),
@@ -205,12 +205,17 @@ fn status(cluster: &Cluster, node: &Node, units: &[String]) -> Output {
     Output { stdout: stdout.join("\n"), stderr, status, duration_ms: 40, ..Output::default() }
 }
 
-/// The system's state as systemd sums it up: `degraded` while a unit has failed.
-fn system_state(node: &Node) -> &'static str {
-    let failed = std::iter::once(FABRIC_MANAGER_UNIT)
+/// How many of the node image's units have failed (Fabric Manager's among them).
+fn failed_units(node: &Node) -> usize {
+    std::iter::once(FABRIC_MANAGER_UNIT)
         .chain(service::UNITS.iter().map(|unit| unit.name))
-        .any(|unit| service_state(node, unit) == Some(ServiceState::Failed));
-    if failed {
+        .filter(|unit| service_state(node, unit) == Some(ServiceState::Failed))
+        .count()
+}
+
+/// The system's state as systemd sums it up: `degraded` while a unit has failed.
+fn system_state(failed: usize) -> &'static str {
+    if failed > 0 {
         "degraded"
     } else {
         "running"
@@ -223,11 +228,8 @@ fn system_state(node: &Node) -> &'static str {
 /// under system.slice, the jobs' ranks under slurmstepd's scope, the
 /// login session under user.slice.
 fn system_status(cluster: &Cluster, node: &Node) -> Output {
-    let state = system_state(node);
-    let failed = std::iter::once(FABRIC_MANAGER_UNIT)
-        .chain(service::UNITS.iter().map(|unit| unit.name))
-        .filter(|unit| service_state(node, unit) == Some(ServiceState::Failed))
-        .count();
+    let failed = failed_units(node);
+    let state = system_state(failed);
     let mut out = format!("\u{25cf} {}\n    State: {state}\n     Jobs: 0 queued\n   Failed: {failed} units\n", node.hostname);
     out += &format!("    Since: {}; {}\n   CGroup: /\n", long_time(node.booted_at), ago(cluster.now - node.booted_at));
     let processes = service::processes(cluster, node);
