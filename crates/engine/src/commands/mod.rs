@@ -238,6 +238,7 @@ static COMMANDS: &[&dyn Command] = &[
     &host::clear::Clear,
     &remote::clush::Clush,
     &text::column::Column,
+    &host::curl::Curl,
     &text::cut::Cut,
     &host::date::Date,
     &gpu::dcgmi::Dcgmi,

@@ -61,6 +61,13 @@ pub fn ctime(epoch: EpochSeconds) -> String {
     )
 }
 
+/// HTTP's date (RFC 9110's IMF-fixdate): `Fri, 04 Dec 2026 21:40:00 GMT`.
+pub fn http_date(epoch: EpochSeconds) -> String {
+    let c = civil(epoch);
+    let (weekday, month) = (WEEKDAYS[c.weekday_from_thursday as usize], MONTHS[(c.month - 1) as usize]);
+    format!("{weekday}, {:02} {month} {} {:02}:{:02}:{:02} GMT", c.day, c.year, c.hour, c.minute, c.second)
+}
+
 /// A lab's offset from its start: `90s`, `10m`, `2h`, or whole seconds, at
 /// most a week on; `-12m` is before the start (at most a day).
 pub fn parse_duration(text: &str) -> Option<EpochSeconds> {

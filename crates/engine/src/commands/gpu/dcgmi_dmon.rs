@@ -5,19 +5,15 @@
 //! spaces kept; doubles with three decimals, blank values `N/A`; the two
 //! header lines again after the 15th sample and every 14 after.
 //!
-//! Values come from the model at each sample's instant. The profiling
-//! fields (1001-1005) follow the job on the GPU: while it computes, the
-//! tensor cores are busy for the share of the step that is compute; while
-//! it waits on the network or on a lost peer, the graphics engine stays
-//! active (NCCL's kernels are resident: `GPUTL` and nvidia-smi's
-//! utilization stay near 100%) but SMs and tensor cores idle. That split is
-//! this model's, not a capture's. Without `-c` the real tool runs until
+//! Values come from the model at each sample's instant (`dcgm_fields`).
+//! Without `-c` the real tool runs until
 //! Ctrl-C; this one prints 10 samples. The parse error for a missing `-e`
 //! is TCLAP's form, unverified.
 
+use super::dcgm_fields::{self, FieldValue};
 use crate::commands::sampling::Sampling;
 use crate::commands::{Invocation, Output};
-use crate::model::{Cluster, Gpu, GpuHealth};
+use crate::model::{Cluster, Gpu};
 use crate::rng::Rng;
 
 /// (field id, short name, unit, column format width, is a double).
@@ -60,52 +56,12 @@ fn header(fields: &[Field]) -> String {
     format!("{names}\n{units}\n")
 }
 
-/// What the GPU's job does with it: (computing share, waiting on a lost
-/// peer), or None when no job holds it.
-fn activity(cluster: &Cluster, host: &str, gpu: &Gpu) -> Option<(f64, bool)> {
-    let workload = cluster.workload_on(host, gpu.index)?;
-    match workload.segments.last() {
-        Some((_, Ok(pace))) => Some((pace.compute_ms / pace.step_ms.max(1e-9), false)),
-        _ => Some((0.0, true)),
-    }
-}
-
+/// A field's cell: doubles with three decimals, blanks `N/A`.
 fn value(cluster: &Cluster, host: &str, gpu: &Gpu, id: u32, rng: &mut Rng) -> String {
-    if gpu.health == GpuHealth::Unresponsive {
-        return "N/A".to_string();
-    }
-    let jitter = |rng: &mut Rng, spread: f64| 1.0 + (rng.unit_f64() - 0.5) * spread;
-    let job = activity(cluster, host, gpu);
-    let share = job.map_or(0.0, |(share, _)| share);
-    let fraction = |busy: f64, rng: &mut Rng| format!("{:.3}", (busy * jitter(rng, 0.04)).clamp(0.0, 1.0));
-    match id {
-        100 => gpu.sm_clock_mhz.to_string(),
-        101 => gpu.mem_clock_mhz.to_string(),
-        150 => gpu.temperature_c.to_string(),
-        155 => format!("{:.3}", f64::from(gpu.power_draw_w) * jitter(rng, 0.01)),
-        203 => gpu.utilization_pct.to_string(),
-        204 => gpu.memory_utilization_pct.to_string(),
-        252 => gpu.memory_used_mib.to_string(),
-        1001 => fraction(if job.is_some() { 0.985 } else { 0.0 }, rng),
-        1002 => fraction(if job.is_some() { 0.9 * share + 0.06 } else { 0.0 }, rng),
-        1003 => fraction(if job.is_some() { 0.42 * share + 0.03 } else { 0.0 }, rng),
-        1004 => fraction(0.68 * share, rng),
-        1005 => fraction(0.34 * share + if job.is_some() { 0.02 } else { 0.0 }, rng),
-        // Bytes per second: a rank's gradients through its rail's HCA over
-        // PCIe, and through NVLink to the node's other GPUs.
-        1009..=1012 => {
-            let Some(workload) = cluster.workload_on(host, gpu.index) else { return "0".to_string() };
-            let Some((_, Ok(pace))) = workload.segments.last() else { return "0".to_string() };
-            let spec = &workload.spec;
-            // Through its rail's HCA: the node's rail traffic over its GPUs' rails.
-            let per_step = if id <= 1010 {
-                spec.rail_bytes_per_step(cluster.node(host).map_or(1, |node| node.hcas.len()))
-            } else {
-                2.0 * spec.gradient_bytes() * f64::from(spec.gpus_per_node.saturating_sub(1)) / f64::from(spec.gpus_per_node.max(1))
-            };
-            format!("{}", (per_step / (pace.step_ms / 1e3) * jitter(rng, 0.02)) as u64)
-        }
-        _ => "N/A".to_string(),
+    match dcgm_fields::value(cluster, host, gpu, id, rng) {
+        FieldValue::Int(value) => value.to_string(),
+        FieldValue::Double(value) => format!("{value:.3}"),
+        FieldValue::Blank => "N/A".to_string(),
     }
 }
 

@@ -2,6 +2,7 @@
 //! disks, CPUs and the network, and the data-centre technician (`dctech`).
 
 pub mod clear;
+pub mod curl;
 pub mod date;
 pub mod dctech;
 pub mod df;

@@ -1,0 +1,485 @@
+//! `curl [options] URL...` as Ubuntu 22.04's curl 7.81.0 answers: HTTP to
+//! the services the nodes run (dcgm-exporter on port 9400). A port nothing
+//! listens on refuses the connection, a node that is down lets it time out,
+//! a name the lab does not know fails to resolve; TLS to a plain-HTTP port
+//! fails as OpenSSL 3 does. The server's headers are Go net/http's: the
+//! handler's own sorted, then `Date`, `Content-Length` (a body under 2 KiB,
+//! which Go buffers) or `Transfer-Encoding: chunked`, and the sniffed
+//! `Content-Type`.
+//!
+//! The progress meter goes to standard error when the body does not go to
+//! the terminal and `-s` is not given: its first line at the start of the
+//! transfer, `\r`, and its last when it ends, as curl redraws it.
+
+use crate::commands::files::View;
+use crate::commands::gpu::dcgm_exporter;
+use crate::commands::options::{scan, Arg};
+use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::change::Change;
+use crate::model::network::frontend_ip;
+use crate::model::service::{self, EXPORTER_UNIT};
+use crate::model::time::http_date;
+use crate::model::Node;
+use crate::rng::Rng;
+
+pub struct Curl;
+
+static SIGNATURE: Signature = Signature {
+    name: "curl",
+    summary: "transfer a URL",
+    usage: "curl [options...] <url>",
+    flags: &[
+        Flag { short: Some('s'), long: Some("silent"), value: None, help: "Silent mode" },
+        Flag { short: Some('S'), long: Some("show-error"), value: None, help: "Show error even when -s is used" },
+        Flag { short: Some('f'), long: Some("fail"), value: None, help: "Fail silently (no output at all) on HTTP errors" },
+        Flag { short: Some('o'), long: Some("output"), value: Some("file"), help: "Write to file instead of stdout" },
+        Flag { short: Some('i'), long: Some("include"), value: None, help: "Include protocol response headers in the output" },
+        Flag { short: Some('I'), long: Some("head"), value: None, help: "Show document info only" },
+        Flag { short: Some('L'), long: Some("location"), value: None, help: "Follow redirects" },
+        Flag { short: Some('k'), long: Some("insecure"), value: None, help: "Allow insecure server connections when using SSL" },
+        Flag { short: Some('m'), long: Some("max-time"), value: Some("seconds"), help: "Maximum time allowed for transfer" },
+        Flag { short: None, long: Some("connect-timeout"), value: Some("seconds"), help: "Maximum time allowed for connection" },
+        Flag { short: Some('H'), long: Some("header"), value: Some("header/@file"), help: "Pass custom header(s) to server" },
+        Flag { short: Some('X'), long: Some("request"), value: Some("method"), help: "Specify request method to use" },
+        Flag { short: Some('w'), long: Some("write-out"), value: Some("format"), help: "Use output FORMAT after completion" },
+        Flag { short: Some('v'), long: Some("verbose"), value: None, help: "Make the operation more talkative" },
+    ],
+    examples: &[
+        Example { command: "curl -s localhost:9400/metrics | grep XID", description: "read a node's GPU metrics from dcgm-exporter" },
+        Example { command: "curl -s -o /dev/null -w '%{http_code}\\n' gpu-002:9400/health", description: "whether a node's exporter answers" },
+    ],
+};
+
+const TRY: &str = "curl: try 'curl --help' or 'curl --manual' for more information\n";
+
+/// An HTTP response as a server on a node writes it.
+pub struct Response {
+    pub status: u16,
+    /// The handler's own headers, sorted as Go writes them.
+    headers: &'static [(&'static str, &'static str)],
+    /// What Go sniffs from the body, or the handler set.
+    pub content_type: &'static str,
+    pub body: String,
+}
+
+impl Response {
+    pub fn ok(content_type: &'static str, body: String) -> Response {
+        Response { status: 200, headers: &[("X-Content-Type-Options", "nosniff")], content_type, body }
+    }
+
+    /// Go's `http.NotFound`, which gorilla/mux answers for a route it lacks.
+    pub fn not_found() -> Response {
+        Response {
+            status: 404,
+            headers: &[("Content-Type", "text/plain; charset=utf-8"), ("X-Content-Type-Options", "nosniff")],
+            content_type: "",
+            body: "404 page not found\n".to_string(),
+        }
+    }
+
+    /// Go sends a body it could buffer whole (under 2048 bytes) with its length.
+    fn chunked(&self) -> bool {
+        self.body.len() >= 2048
+    }
+
+    fn head(&self, now: i64) -> String {
+        let reason = if self.status == 200 { "OK" } else { "Not Found" };
+        let mut text = format!("HTTP/1.1 {} {reason}\r\n", self.status);
+        for (name, value) in self.headers {
+            text += &format!("{name}: {value}\r\n");
+        }
+        text += &format!("Date: {}\r\n", http_date(now));
+        if !self.chunked() {
+            text += &format!("Content-Length: {}\r\n", self.body.len());
+        }
+        if !self.content_type.is_empty() {
+            text += &format!("Content-Type: {}\r\n", self.content_type);
+        }
+        if self.chunked() {
+            text += "Transfer-Encoding: chunked\r\n";
+        }
+        text + "\r\n"
+    }
+}
+
+/// What a node listening on `port` answers for `path`, or None when
+/// nothing listens there.
+fn listener(invocation: &Invocation, node: &Node, port: u16, path: &str) -> Option<Response> {
+    let cluster = invocation.cluster;
+    let (state, since) = service::state_of(node, EXPORTER_UNIT)?;
+    let exporter = port == dcgm_exporter::PORT && state == crate::model::node::ServiceState::Active && cluster.now >= since;
+    exporter.then(|| dcgm_exporter::serve(cluster, node, path))
+}
+
+/// A URL as curl takes it apart: scheme, host, port, path.
+struct Url {
+    scheme: String,
+    host: String,
+    port: u16,
+    path: String,
+}
+
+fn parse_url(text: &str) -> Result<Url, Output> {
+    let bad = || Output::error("curl: (3) URL using bad/illegal format or missing URL\n", 3);
+    let (scheme, rest) = match text.split_once("://") {
+        Some((scheme, rest)) => (scheme.to_ascii_lowercase(), rest),
+        None => ("http".to_string(), text),
+    };
+    if scheme != "http" && scheme != "https" {
+        return Err(Output::error(format!("curl: (1) Protocol \"{scheme}\" not supported or disabled in libcurl\n"), 1));
+    }
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, "")) => (host, None),
+        Some((host, port)) if !host.ends_with(']') || authority.starts_with('[') => match port.parse::<u16>() {
+            Ok(port) if port > 0 => (host, Some(port)),
+            _ => return Err(bad()),
+        },
+        _ => (authority, None),
+    };
+    if host.is_empty() {
+        return Err(bad());
+    }
+    let port = port.unwrap_or(if scheme == "https" { 443 } else { 80 });
+    let path = if path.starts_with('/') { path.to_string() } else { format!("/{path}") };
+    Ok(Url { scheme, host: host.trim_matches(['[', ']']).to_string(), port, path })
+}
+
+/// curl's five-column size: bytes, then k, then M with a decimal.
+fn max5(bytes: u64) -> String {
+    const KB: u64 = 1024;
+    const MB: u64 = 1024 * KB;
+    if bytes < 100_000 {
+        format!("{bytes:5}")
+    } else if bytes < 10_000 * KB {
+        format!("{:4}k", bytes / KB)
+    } else if bytes < 100 * MB {
+        format!("{:2}.{}M", bytes / MB, bytes % MB / (MB / 10))
+    } else {
+        format!("{:4}M", bytes / MB)
+    }
+}
+
+/// The meter's last line for `received` bytes in `micros`; `known` when
+/// the server sent the length.
+fn meter_line(received: u64, known: bool, micros: u64) -> String {
+    let speed = received.saturating_mul(1_000_000) / micros.max(1);
+    let percent = if received > 0 || known { 100 } else { 0 };
+    let received_percent = if known { percent } else { 0 };
+    let dashes = "--:--:--";
+    format!(
+        "\r{percent:3} {}  {received_percent:3} {}    0     0  {}      0 {dashes} {dashes} {dashes} {}",
+        max5(received),
+        max5(received),
+        max5(speed),
+        max5(speed)
+    )
+}
+
+const METER_HEADER: &str =
+    "  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n                                 Dload  Upload   Total   Spent    Left  Speed\n";
+
+struct Options {
+    silent: bool,
+    show_error: bool,
+    fail: bool,
+    include: bool,
+    head: bool,
+    output: Option<String>,
+    write_out: Option<String>,
+    timeout_ms: Option<u64>,
+}
+
+fn seconds(flag: &Flag, value: Option<String>) -> Result<u64, Output> {
+    match value.as_deref().and_then(|v| v.parse::<f64>().ok()).filter(|s| s.is_finite() && *s >= 0.0) {
+        Some(seconds) => Ok((seconds.min(1e9) * 1000.0) as u64),
+        None => {
+            let name = flag.short.map_or_else(|| format!("--{}", flag.long.unwrap_or_default()), |c| format!("-{c}"));
+            Err(Output::error(format!("curl: option {name}: expected a proper numerical parameter\n{TRY}"), 2))
+        }
+    }
+}
+
+/// `-w`'s variables and escapes, for a transfer that got `status` (0: none).
+fn write_out(format: &str, status: u16, received: usize, micros: u64, url: &str, content_type: &str) -> String {
+    let mut out = String::new();
+    let mut rest = format;
+    while let Some(c) = rest.chars().next() {
+        if let Some(after) = rest.strip_prefix("%{") {
+            if let Some((name, tail)) = after.split_once('}') {
+                match name {
+                    "http_code" | "response_code" => out += &format!("{status:03}"),
+                    "size_download" => out += &received.to_string(),
+                    "time_total" => out += &format!("{}.{:06}", micros / 1_000_000, micros % 1_000_000),
+                    "url_effective" => out += url,
+                    "content_type" => out += content_type,
+                    _ => {}
+                }
+                rest = tail;
+                continue;
+            }
+        }
+        let escaped = match rest.get(..2) {
+            Some("\\n") => Some('\n'),
+            Some("\\t") => Some('\t'),
+            Some("\\r") => Some('\r'),
+            _ => None,
+        };
+        match escaped {
+            Some(e) => {
+                out.push(e);
+                rest = &rest[2..];
+            }
+            None => {
+                out.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    out
+}
+
+impl Command for Curl {
+    fn signature(&self) -> &'static Signature {
+        &SIGNATURE
+    }
+
+    fn run(&self, invocation: &Invocation) -> Output {
+        let mut options =
+            Options { silent: false, show_error: false, fail: false, include: false, head: false, output: None, write_out: None, timeout_ms: None };
+        let mut urls = Vec::new();
+        for arg in scan(&SIGNATURE, invocation.args()) {
+            match arg {
+                Arg::Flag(flag, value) => match (flag.short, flag.long) {
+                    (Some('s'), _) => options.silent = true,
+                    (Some('S'), _) => options.show_error = true,
+                    (Some('f'), _) => options.fail = true,
+                    (Some('i'), _) => options.include = true,
+                    (Some('I'), _) => options.head = true,
+                    (Some('o'), _) => options.output = value,
+                    (Some('w'), _) => options.write_out = value,
+                    (Some('v'), _) => return Output::error("curl: --verbose is not emulated; try -i to see the response headers\n", 2),
+                    (Some('m'), _) | (None, Some("connect-timeout")) => match seconds(flag, value) {
+                        Ok(ms) => options.timeout_ms = Some(options.timeout_ms.map_or(ms, |t| t.min(ms))),
+                        Err(output) => return output,
+                    },
+                    _ => {}
+                },
+                Arg::Positional(url) => urls.push(url),
+                Arg::Unknown(text) => {
+                    let name = text.split('=').next().unwrap_or(&text).to_string();
+                    return Output::error(format!("curl: option {name}: is unknown\n{TRY}"), 2);
+                }
+                Arg::MissingValue(flag) => {
+                    let name = flag.short.map_or_else(|| format!("--{}", flag.long.unwrap_or_default()), |c| format!("-{c}"));
+                    return Output::error(format!("curl: option {name}: requires parameter\n{TRY}"), 2);
+                }
+            }
+        }
+        if urls.is_empty() {
+            return Output::error(format!("curl: no URL specified!\n{TRY}"), 2);
+        }
+        let mut output = Output::default();
+        for url in &urls {
+            let status = transfer(invocation, &options, url, &mut output);
+            output.status = status;
+        }
+        output
+    }
+}
+
+/// One URL's transfer into `output`; its exit status.
+fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut Output) -> i32 {
+    let to_file = options.output.as_deref().is_some_and(|path| path != "-");
+    let meter = !options.silent && (to_file || !invocation.to_terminal);
+    let show_error = !options.silent || options.show_error;
+    let mut micros = 0;
+    let finish = |output: &mut Output, status: u16, received: usize, micros: u64, content_type: &str| {
+        if let Some(format) = &options.write_out {
+            output.stdout += &write_out(format, status, received, micros, text, content_type);
+        }
+        output.duration_ms += micros.div_ceil(1000);
+    };
+    let failed = |output: &mut Output, message: String, code: i32| {
+        if show_error {
+            output.stderr += &format!("curl: ({code}) {message}\n");
+        }
+        code
+    };
+    if meter {
+        output.stderr += METER_HEADER;
+        output.stderr += &meter_line(0, false, 1).replacen("100", "  0", 1);
+    }
+    let url = match parse_url(text) {
+        Ok(url) => url,
+        Err(error) => {
+            if meter {
+                output.stderr.push('\n');
+            }
+            if show_error {
+                output.stderr += &error.stderr;
+            }
+            finish(output, 0, 0, 0, "");
+            return error.status;
+        }
+    };
+    let cluster = invocation.cluster;
+    let me = invocation.node;
+    let local = matches!(url.host.as_str(), "localhost" | "127.0.0.1" | "::1") || url.host == me.hostname;
+    let node = if local {
+        Some(me)
+    } else {
+        cluster.nodes.iter().map(AsRef::as_ref).find(|node: &&Node| node.hostname == url.host || frontend_ip(&node.hostname) == url.host)
+    };
+    let close_meter = |output: &mut Output| {
+        if meter {
+            output.stderr.push('\n');
+        }
+    };
+    let Some(node) = node else {
+        close_meter(output);
+        finish(output, 0, 0, 2_000, "");
+        return failed(output, format!("Could not resolve host: {}", url.host), 6);
+    };
+    if !node.up(cluster.now) {
+        // Linux gives up a SYN nobody answers after about 130 s.
+        let waited = options.timeout_ms.unwrap_or(129_000 + Rng::derive(cluster.seed, &[&me.hostname, &node.hostname, "syn"]).range_u64(0, 3_000));
+        close_meter(output);
+        finish(output, 0, 0, waited * 1000, "");
+        let message = match options.timeout_ms {
+            Some(ms) => format!("Connection timed out after {} milliseconds", ms + 1),
+            None => format!("Failed to connect to {} port {} after {waited} ms: Connection timed out", url.host, url.port),
+        };
+        return failed(output, message, 28);
+    }
+    let Some(response) = listener(invocation, node, url.port, &url.path) else {
+        close_meter(output);
+        finish(output, 0, 0, 300, "");
+        return failed(output, format!("Failed to connect to {} port {} after 0 ms: Connection refused", url.host, url.port), 7);
+    };
+    if url.scheme == "https" {
+        close_meter(output);
+        finish(output, 0, 0, 900, "");
+        return failed(output, "error:0A00010B:SSL routines::wrong version number".to_string(), 35);
+    }
+    // Collecting the page is the server's work; sending it is about 1 GB/s.
+    micros += 2_000 + response.body.len() as u64 / 1000;
+    let content_type = if response.content_type.is_empty() { "text/plain; charset=utf-8" } else { response.content_type };
+    if options.fail && response.status >= 400 {
+        close_meter(output);
+        finish(output, response.status, 0, micros, content_type);
+        return failed(output, format!("The requested URL returned error: {}", response.status), 22);
+    }
+    let mut page = String::new();
+    if options.include || options.head {
+        page += &response.head(cluster.now);
+    }
+    if !options.head {
+        page += &response.body;
+    }
+    let received = if options.head { 0 } else { response.body.len() };
+    if meter {
+        output.stderr += &meter_line(received as u64, !response.chunked() || options.head, micros);
+        output.stderr.push('\n');
+    }
+    match options.output.as_deref() {
+        None | Some("-") => output.stdout += &page,
+        Some("/dev/null") => {}
+        Some(path) => {
+            let view = View::for_command(invocation);
+            let resolved = view.resolve(path);
+            match view.check_writable(&resolved).and_then(|()| view.check_room(&resolved, page.len(), false)) {
+                Ok(()) => output.changes.push(Change::WriteFile { node: me.hostname.clone(), path: resolved, text: page, append: false }),
+                Err(reason) => {
+                    output.stderr += &format!("Warning: Failed to create the file {path}: {reason}\n");
+                    finish(output, response.status, received, micros, content_type);
+                    return failed(output, "Failure writing output to destination".to_string(), 23);
+                }
+            }
+        }
+    }
+    finish(output, response.status, received, micros, content_type);
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{run_on_first_node, session};
+
+    #[test]
+    fn reads_the_exporter_and_fails_as_curl_does() {
+        let out = run_on_first_node("curl -s localhost:9400/metrics");
+        assert_eq!(out.status, 0, "{}", out.stderr);
+        assert!(
+            out.stdout.starts_with(
+                "# HELP DCGM_FI_DEV_SM_CLOCK SM clock frequency (in MHz).\n# TYPE DCGM_FI_DEV_SM_CLOCK gauge\nDCGM_FI_DEV_SM_CLOCK{gpu=\"0\",UUID=\"GPU-"
+            ),
+            "{}",
+            out.stdout
+        );
+        assert_eq!(run_on_first_node("curl -s gpu-002:9400/health").stdout, "OK");
+        assert_eq!(run_on_first_node("curl -s localhost:9400/nothing").stdout, "404 page not found\n");
+        let out = run_on_first_node("curl -sf localhost:9400/nothing");
+        assert_eq!((out.stdout.as_str(), out.stderr.as_str(), out.status), ("", "", 22));
+        let out = run_on_first_node("curl -sSf localhost:9400/nothing");
+        assert_eq!(out.stderr, "curl: (22) The requested URL returned error: 404\n");
+        let out = run_on_first_node("curl localhost:9100/metrics");
+        assert_eq!((out.stderr.as_str(), out.status), ("curl: (7) Failed to connect to localhost port 9100 after 0 ms: Connection refused\n", 7));
+        let out = run_on_first_node("curl nosuch:9400");
+        assert_eq!((out.stderr.as_str(), out.status), ("curl: (6) Could not resolve host: nosuch\n", 6));
+        let out = run_on_first_node("curl");
+        assert_eq!((out.stderr.as_str(), out.status), ("curl: no URL specified!\ncurl: try 'curl --help' or 'curl --manual' for more information\n", 2));
+        let out = run_on_first_node("curl -Z x");
+        assert_eq!(out.stderr, "curl: option -Z: is unknown\ncurl: try 'curl --help' or 'curl --manual' for more information\n");
+        let out = run_on_first_node("curl ftp://gpu-002/");
+        assert_eq!((out.stderr.as_str(), out.status), ("curl: (1) Protocol \"ftp\" not supported or disabled in libcurl\n", 1));
+        assert_eq!(run_on_first_node("curl https://localhost:9400/metrics").status, 35);
+        assert_eq!(run_on_first_node("curl localhost:99999").status, 3);
+        assert_eq!(run_on_first_node("curl -s -o /dev/null -w '%{http_code}\\n' localhost:9400/health").stdout, "200\n");
+        assert_eq!(run_on_first_node("curl -s -o /dev/null -w '%{http_code}\\n' localhost:1").stdout, "000\n");
+    }
+
+    #[test]
+    fn headers_and_the_progress_meter() {
+        let out = run_on_first_node("curl -si localhost:9400/health");
+        let head = out.stdout.split("\r\n").collect::<Vec<_>>();
+        assert_eq!(head[0], "HTTP/1.1 200 OK");
+        assert_eq!(head[1], "X-Content-Type-Options: nosniff");
+        assert!(head[2].starts_with("Date: ") && head[2].ends_with(" GMT"), "{head:?}");
+        assert_eq!(&head[3..], ["Content-Length: 2", "Content-Type: text/plain; charset=utf-8", "", "OK"]);
+        let out = run_on_first_node("curl localhost:9400/metrics | head -1");
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert_eq!(lines[0], "  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current");
+        assert!(lines[2].starts_with("\r  0     0    0     0    0     0      0      0 --:--:-- --:--:-- --:--:--     0\r100 "), "{lines:?}");
+        let out = run_on_first_node("curl -s localhost:9400/metrics");
+        let mut shell = session();
+        shell.run("curl -s localhost:9400/metrics -o metrics.txt");
+        assert_eq!(shell.run("cat metrics.txt").stdout(), out.stdout);
+    }
+
+    #[test]
+    fn a_stopped_exporter_or_a_down_node_does_not_answer() {
+        let mut shell = session();
+        shell.run("sudo systemctl stop dcgm-exporter");
+        assert_eq!(shell.run("curl -s localhost:9400/metrics").status, 7);
+        shell.cluster.node_mut("gpu-002").unwrap().hang();
+        let out = shell.run("curl -m 5 gpu-002:9400/metrics");
+        assert_eq!((out.stderr(), out.status), ("curl: (28) Connection timed out after 5001 milliseconds\n".to_string(), 28));
+    }
+
+    #[test]
+    fn an_exporter_left_stopped_is_a_gap_until_it_starts() {
+        use crate::model::fault::Fault;
+        let mut shell = session();
+        let fault = Fault::ServiceStopped { node: "gpu-001".into(), unit: "dcgm-exporter.service".into() };
+        shell.cluster.inject(fault, Vec::new()).expect("the fault applies");
+        assert_eq!(shell.run("curl -s localhost:9400/metrics").status, 7);
+        assert!(shell.run("systemctl is-active dcgm-exporter").stdout().starts_with("inactive"));
+        assert!(!shell.cluster.injected[0].repaired);
+        shell.run("sudo systemctl start dcgm-exporter");
+        assert!(shell.cluster.injected[0].repaired);
+        assert_eq!(shell.run("curl -s localhost:9400/health").stdout(), "OK");
+    }
+}
