@@ -61,8 +61,22 @@ pub enum Device {
     Hca(String),
 }
 
-/// The services a node runs that facts may name.
-pub const SERVICES: &[&str] = &["nvidia-fabricmanager"];
+/// The services a node runs that facts may name: Fabric Manager and the
+/// node image's units (`model::service::UNITS`), without `.service`.
+pub const SERVICES: &[&str] = &[
+    "nvidia-fabricmanager",
+    "containerd",
+    "cron",
+    "dcgm-exporter",
+    "kubelet",
+    "nvidia-dcgm",
+    "nvidia-persistenced",
+    "rsyslog",
+    "slurmd",
+    "ssh",
+    "systemd-journald",
+    "systemd-logind",
+];
 
 /// What a fact's judgement saw.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -209,7 +223,10 @@ impl Fact {
                 let Some(found) = cluster.node(node) else { return no_node(node) };
                 let state = match service.as_str() {
                     "nvidia-fabricmanager" => found.fabric_manager,
-                    other => return seen(false, format!("{other} is not a service this lab models")),
+                    other => match crate::model::service::state_of(found, &format!("{other}.service")) {
+                        Some((state, _)) => state,
+                        None => return seen(false, format!("{other} is not a service this lab models")),
+                    },
                 };
                 let word = match state {
                     ServiceState::Active => "active",
@@ -375,5 +392,14 @@ impl crate::commands::execution::Observer for Watch {
 
     fn outputs(&self, stdout: &str) -> Vec<String> {
         self.outputs.iter().filter(|(_, pattern)| crate::pattern::matches(pattern, stdout)).map(|(id, _)| id.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod service_names {
+    #[test]
+    fn facts_name_every_unit_of_the_image() {
+        let units: Vec<String> = crate::model::service::UNITS.iter().map(|unit| unit.name.trim_end_matches(".service").to_string()).collect();
+        assert_eq!(super::SERVICES[1..], units[..]);
     }
 }

@@ -350,6 +350,7 @@ pub const FAULT_KINDS: &[(&str, &[&str], &[&str])] = &[
     ("gpu-pcie-degraded", &["node", "gpu"], &["gen", "width"]),
     ("nvlink-down", &["node", "gpu", "links"], &[]),
     ("fabric-manager-down", &["node"], &[]),
+    ("service-stopped", &["node", "service"], &[]),
     ("driver-mismatch", &["node", "installed"], &[]),
     ("hca-port-down", &["node", "hca"], &["state"]),
     ("hca-link-degraded", &["node", "hca"], &["rate", "width"]),

@@ -83,6 +83,9 @@ pub struct FaultSpec {
     /// The driver version a package update installed (`driver-mismatch`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub installed: Option<String>,
+    /// The unit left stopped (`service-stopped`): `dcgm-exporter` or `dcgm-exporter.service`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
     /// Hands-on actions that repair the fault.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub repair: Vec<String>,
@@ -140,6 +143,12 @@ impl FaultSpec {
                 Fault::NvlinkDown { node, gpu: gpu()?, links }
             }
             "fabric-manager-down" => Fault::FabricManagerDown { node },
+            "service-stopped" => {
+                let name = text("service", &required("service", &self.service)?, values)?;
+                let unit = if name.contains('.') { name } else { format!("{name}.service") };
+                let unit = crate::model::service::unit(&unit).map_or(unit, |known| known.name.to_string());
+                Fault::ServiceStopped { node, unit }
+            }
             "driver-mismatch" => Fault::DriverMismatch { node, installed: text("installed", &required("installed", &self.installed)?, values)? },
             "hca-port-down" => {
                 let state = match &self.state {

@@ -167,7 +167,9 @@ impl RepairTarget {
             | HcaPfcOff { hca, .. }
             | HcaEcnOff { hca, .. }
             | HcaPcieDegraded { hca, .. } => (RepairTarget::Hca, hca.clone()),
-            FabricManagerDown { .. } | DriverMismatch { .. } | NodeDown { .. } | NodeDrain { .. } => (RepairTarget::Node, String::new()),
+            FabricManagerDown { .. } | ServiceStopped { .. } | DriverMismatch { .. } | NodeDown { .. } | NodeDrain { .. } => {
+                (RepairTarget::Node, String::new())
+            }
         }
     }
 }
@@ -257,6 +259,14 @@ impl Cluster {
             // What a reset clears is repaired by it: a lab can expect it done.
             for injected in &mut self.injected {
                 if injected.fault.node() == node && injected.fault.cleared_by_reset(*gpu) {
+                    injected.repaired = true;
+                }
+            }
+        }
+        if let Change::SetUnit { node, unit, state: super::node::ServiceState::Active } = change {
+            // The service runs again: leaving it stopped is over.
+            for injected in &mut self.injected {
+                if matches!(&injected.fault, super::fault::Fault::ServiceStopped { node: n, unit: u } if n == node && u == unit) {
                     injected.repaired = true;
                 }
             }

@@ -30,27 +30,108 @@ pub enum PortDown {
 /// neither pauses its switch when its buffer fills nor is lossless.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fault {
-    GpuXid { node: String, gpu: u32, xid: u32 },
-    GpuFallenOffBus { node: String, gpu: u32, dead: bool },
-    GpuEccUncorrectable { node: String, gpu: u32, count: u64 },
-    GpuRowRemapPending { node: String, gpu: u32 },
-    GpuThermalSlowdown { node: String, gpu: u32 },
-    GpuPowerBrake { node: String, gpu: u32 },
-    GpuPowerCap { node: String, gpu: u32, watts: u32 },
-    GpuPcieDegraded { node: String, gpu: u32, gen: Option<u8>, width: Option<u8> },
-    NvlinkDown { node: String, gpu: u32, links: Vec<u32> },
-    FabricManagerDown { node: String },
-    DriverMismatch { node: String, installed: String },
-    HcaPortDown { node: String, hca: String, state: PortDown },
-    HcaLinkDegraded { node: String, hca: String, rate: Option<u32>, width: Option<u8> },
-    HcaSymbolErrors { node: String, hca: String, count: u64 },
-    HcaLinkFlap { node: String, hca: String },
-    HcaMtu { node: String, hca: String, mtu: u32 },
-    HcaPfcOff { node: String, hca: String },
-    HcaEcnOff { node: String, hca: String },
-    HcaPcieDegraded { node: String, hca: String, gen: Option<u8>, width: Option<u8> },
-    NodeDown { node: String, reason: String },
-    NodeDrain { node: String, reason: String },
+    GpuXid {
+        node: String,
+        gpu: u32,
+        xid: u32,
+    },
+    GpuFallenOffBus {
+        node: String,
+        gpu: u32,
+        dead: bool,
+    },
+    GpuEccUncorrectable {
+        node: String,
+        gpu: u32,
+        count: u64,
+    },
+    GpuRowRemapPending {
+        node: String,
+        gpu: u32,
+    },
+    GpuThermalSlowdown {
+        node: String,
+        gpu: u32,
+    },
+    GpuPowerBrake {
+        node: String,
+        gpu: u32,
+    },
+    GpuPowerCap {
+        node: String,
+        gpu: u32,
+        watts: u32,
+    },
+    GpuPcieDegraded {
+        node: String,
+        gpu: u32,
+        gen: Option<u8>,
+        width: Option<u8>,
+    },
+    NvlinkDown {
+        node: String,
+        gpu: u32,
+        links: Vec<u32>,
+    },
+    FabricManagerDown {
+        node: String,
+    },
+    /// A service of the node image left stopped (`unit` as systemd names it).
+    ServiceStopped {
+        node: String,
+        unit: String,
+    },
+    DriverMismatch {
+        node: String,
+        installed: String,
+    },
+    HcaPortDown {
+        node: String,
+        hca: String,
+        state: PortDown,
+    },
+    HcaLinkDegraded {
+        node: String,
+        hca: String,
+        rate: Option<u32>,
+        width: Option<u8>,
+    },
+    HcaSymbolErrors {
+        node: String,
+        hca: String,
+        count: u64,
+    },
+    HcaLinkFlap {
+        node: String,
+        hca: String,
+    },
+    HcaMtu {
+        node: String,
+        hca: String,
+        mtu: u32,
+    },
+    HcaPfcOff {
+        node: String,
+        hca: String,
+    },
+    HcaEcnOff {
+        node: String,
+        hca: String,
+    },
+    HcaPcieDegraded {
+        node: String,
+        hca: String,
+        gen: Option<u8>,
+        width: Option<u8>,
+    },
+    NodeDown {
+        node: String,
+        reason: String,
+    },
+    NodeDrain {
+        node: String,
+        reason: String,
+    },
 }
 
 /// Why a fault cannot apply to a cluster, and which of its fields is at fault.
@@ -120,6 +201,7 @@ impl Fault {
             Fault::GpuPcieDegraded { .. } => "gpu-pcie-degraded",
             Fault::NvlinkDown { .. } => "nvlink-down",
             Fault::FabricManagerDown { .. } => "fabric-manager-down",
+            Fault::ServiceStopped { .. } => "service-stopped",
             Fault::DriverMismatch { .. } => "driver-mismatch",
             Fault::HcaPortDown { .. } => "hca-port-down",
             Fault::HcaLinkDegraded { .. } => "hca-link-degraded",
@@ -155,6 +237,7 @@ impl Fault {
             | Fault::HcaPfcOff { hca, .. }
             | Fault::HcaEcnOff { hca, .. }
             | Fault::HcaPcieDegraded { hca, .. } => hca.clone(),
+            Fault::ServiceStopped { unit, .. } => unit.clone(),
             Fault::FabricManagerDown { .. } | Fault::DriverMismatch { .. } | Fault::NodeDown { .. } | Fault::NodeDrain { .. } => String::new(),
         }
     }
@@ -171,6 +254,7 @@ impl Fault {
             | Fault::GpuPcieDegraded { node, .. }
             | Fault::NvlinkDown { node, .. }
             | Fault::FabricManagerDown { node }
+            | Fault::ServiceStopped { node, .. }
             | Fault::DriverMismatch { node, .. }
             | Fault::HcaPortDown { node, .. }
             | Fault::HcaLinkDegraded { node, .. }
@@ -213,6 +297,8 @@ impl Fault {
             // A limit set with nvidia-smi lasts until the driver reloads.
             Fault::GpuFallenOffBus { dead, .. } => !dead,
             Fault::FabricManagerDown { .. } | Fault::DriverMismatch { .. } | Fault::GpuXid { xid: 79, .. } | Fault::GpuPowerCap { .. } => true,
+            // Every unit of the image is enabled: the boot starts it.
+            Fault::ServiceStopped { .. } => true,
             // mlx5 turns DCQCN on at every priority when it loads.
             Fault::HcaEcnOff { .. } => true,
             Fault::GpuRowRemapPending { gpu, .. } | Fault::GpuEccUncorrectable { gpu, .. } | Fault::GpuXid { gpu, .. } => self.cleared_by_reset(*gpu),
@@ -389,6 +475,17 @@ impl Fault {
                 for gpu in &mut node.gpus {
                     gpu.fabric = FabricState::InProgress;
                 }
+            }
+            Fault::ServiceStopped { unit, .. } => {
+                let known = super::service::unit(unit).filter(|u| u.name != "nvidia-fabricmanager.service");
+                let Some(known) = known else {
+                    let names: Vec<&str> = super::service::UNITS.iter().map(|u| u.name).filter(|n| *n != "nvidia-fabricmanager.service").collect();
+                    return Err(FaultError::new(
+                        "service",
+                        format!("`service` must be a unit of the node image ({}; Fabric Manager has its own fault), not `{unit}`", names.join(", ")),
+                    ));
+                };
+                node.units.insert(known.name.to_string(), (ServiceState::Inactive, at));
             }
             Fault::DriverMismatch { installed, .. } => {
                 let loaded = node.driver_loaded.clone();

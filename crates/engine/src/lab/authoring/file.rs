@@ -186,6 +186,7 @@ pub struct FaultTable {
     pub state: Option<Spanned<String>>,
     pub reason: Option<Spanned<String>>,
     pub installed: Option<Spanned<String>>,
+    pub service: Option<Spanned<String>>,
     /// Hands-on actions that repair the fault (`repair = "reseat-cable"` or a list).
     pub repair: Option<Spanned<Vec<String>>>,
     pub at: Option<Spanned<String>>,
@@ -291,7 +292,7 @@ pub(crate) const CLUSTER_KEYS: &[&str] =
     &["preset", "nodes", "count", "driver", "cuda", "nccl", "dcgm", "fabric", "hcas", "persistence", "slurm", "kubernetes", "storage_gb_per_s"];
 pub(crate) const VAR_KEYS: &[&str] = &["one_of", "range"];
 pub(crate) const FAULT_KEYS: &[&str] =
-    &["kind", "node", "gpu", "hca", "xid", "count", "gen", "width", "rate", "mtu", "watts", "links", "state", "reason", "installed", "repair", "at"];
+    &["kind", "node", "gpu", "hca", "xid", "count", "gen", "width", "rate", "mtu", "watts", "links", "state", "reason", "installed", "service", "repair", "at"];
 pub(crate) const JOB_KEYS: &[&str] = &[
     "name",
     "kind",
@@ -874,6 +875,7 @@ fn fault_table(t: &Table, problems: &mut Vec<Problem>) -> FaultTable {
         state: t.optional(problems, "state", spanned_string),
         reason: t.optional(problems, "reason", spanned_string),
         installed: t.optional(problems, "installed", spanned_string),
+        service: t.optional(problems, "service", spanned_string),
         repair: t.optional(problems, "repair", |v| {
             let actions = match v.get_ref() {
                 DeValue::Array(_) => list(v, string)?,

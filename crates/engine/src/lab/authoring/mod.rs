@@ -398,6 +398,7 @@ fn fault_spec(table: &FaultTable) -> FaultSpec {
         state: text(&table.state),
         reason: text(&table.reason),
         installed: text(&table.installed),
+        service: text(&table.service),
         repair: table.repair.as_ref().map(|r| r.get_ref().clone()).unwrap_or_default(),
         at: text(&table.at),
     }
@@ -666,6 +667,7 @@ fn present_fields(fault: &FaultTable) -> Vec<(&'static str, Range<usize>)> {
     field!(state);
     field!(reason);
     field!(installed);
+    field!(service);
     field!(repair);
     field!(at);
     fields

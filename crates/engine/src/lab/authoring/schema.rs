@@ -151,6 +151,7 @@ pub fn json_schema() -> String {
           "state": {{ "enum": {port_states} }},
           "reason": {{ "type": "string" }},
           "installed": {{ "type": "string", "pattern": "^[0-9]+\\.[0-9]+\\.[0-9]+$", "description": "driver-mismatch: the driver version the package update installed" }},
+          "service": {{ "type": "string", "description": "service-stopped: the unit left stopped, e.g. dcgm-exporter" }},
           "repair": {{ "oneOf": [{{ "enum": {repairs} }}, {{ "type": "array", "items": {{ "enum": {repairs} }} }}] }},
           "at": {{ "type": "string", "pattern": "^[0-9]+[smh]?$", "description": "when it strikes after the lab starts: 90s, 10m, 2h" }}
         }},
