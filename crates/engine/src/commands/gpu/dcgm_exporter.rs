@@ -101,3 +101,85 @@ pub fn serve(cluster: &Cluster, node: &Node, path: &str) -> Response {
 
 /// The landing page, as the exporter's Go source writes it (tabs included).
 const LANDING: &str = "<html>\n\t\t\t<head><title>GPU Exporter</title></head>\n\t\t\t<body>\n\t\t\t<h1>GPU Exporter</h1>\n\t\t\t<p><a href=\"./metrics\">Metrics</a></p>\n\t\t\t</body>\n\t\t\t</html>";
+
+/// No capture of dcgm-exporter is in `shared/reference`: the layout is
+/// pinned against its source (tag 3.3.9-3.6.1: `etc/default-counters.csv`,
+/// the template in `pkg/dcgmexporter/pipeline.go`) and the public scrape in
+/// NVIDIA/dcgm-exporter issue 512 (H100, driver 535), whose lines carry
+/// the same labels in the same order.
+#[cfg(test)]
+mod tests {
+    use crate::load;
+    use crate::testing::{session, TWO_NODE_LAB};
+
+    fn scrape(shell: &mut crate::Session, host: &str) -> String {
+        shell.run(&format!("curl -s {host}:9400/metrics")).stdout()
+    }
+
+    #[test]
+    fn counters_in_field_order_with_the_exporters_labels() {
+        let mut shell = session();
+        let text = scrape(&mut shell, "gpu-001");
+        let names: Vec<&str> = text.lines().filter_map(|line| line.strip_prefix("# TYPE ")).collect();
+        let expected = [
+            "DCGM_FI_DEV_SM_CLOCK gauge",
+            "DCGM_FI_DEV_MEM_CLOCK gauge",
+            "DCGM_FI_DEV_MEMORY_TEMP gauge",
+            "DCGM_FI_DEV_GPU_TEMP gauge",
+            "DCGM_FI_DEV_POWER_USAGE gauge",
+            "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter",
+            "DCGM_FI_DEV_PCIE_REPLAY_COUNTER counter",
+            "DCGM_FI_DEV_GPU_UTIL gauge",
+            "DCGM_FI_DEV_MEM_COPY_UTIL gauge",
+            "DCGM_FI_DEV_ENC_UTIL gauge",
+            "DCGM_FI_DEV_DEC_UTIL gauge",
+            "DCGM_FI_DEV_XID_ERRORS gauge",
+            "DCGM_FI_DEV_FB_FREE gauge",
+            "DCGM_FI_DEV_FB_USED gauge",
+            "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS counter",
+            "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS counter",
+            "DCGM_FI_DEV_ROW_REMAP_FAILURE gauge",
+            "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL counter",
+            "DCGM_FI_DEV_VGPU_LICENSE_STATUS gauge",
+            "DCGM_FI_PROF_PCIE_TX_BYTES counter",
+            "DCGM_FI_PROF_PCIE_RX_BYTES counter",
+        ];
+        assert_eq!(names, expected);
+        // HELP, TYPE, then one line per GPU.
+        assert_eq!(text.lines().count(), expected.len() * (2 + 8));
+        let power = text.lines().find(|line| line.starts_with("DCGM_FI_DEV_POWER_USAGE{gpu=\"3\"")).expect("GPU 3's power");
+        let labels = power.split_once('{').unwrap().1.split_once('}').unwrap().0;
+        let names: Vec<&str> = labels.split(',').map(|label| label.split('=').next().unwrap()).collect();
+        assert_eq!(names, ["gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION"]);
+        assert!(labels.contains("device=\"nvidia3\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"gpu-001\""), "{labels}");
+        let value = power.rsplit_once(' ').unwrap().1;
+        assert_eq!(value.split_once('.').map(|(_, decimals)| decimals.len()), Some(6), "{value}");
+        // One collection per 30 s: a second read in the same interval agrees.
+        assert_eq!(scrape(&mut shell, "gpu-001"), text);
+    }
+
+    #[test]
+    fn faults_show_in_the_series() {
+        let lab = load(&format!(
+            "{TWO_NODE_LAB}\n[[faults]]\nkind = \"gpu-xid\"\nnode = \"gpu-002\"\ngpu = 4\nxid = 119\n\n[[faults]]\nkind = \"gpu-fallen-off-bus\"\nnode = \"gpu-002\"\ngpu = 6\n"
+        ))
+        .expect("the lab is valid");
+        let mut shell = crate::Session::new(lab.instantiate(1), "gpu-001");
+        let text = scrape(&mut shell, "gpu-002");
+        // The GPU the driver cannot read reports its Xid and nothing else;
+        // the one off the bus is gone from every series.
+        let gpu4: Vec<&str> = text.lines().filter(|line| line.contains("{gpu=\"4\"")).collect();
+        assert_eq!(gpu4.len(), 1);
+        assert!(gpu4[0].starts_with("DCGM_FI_DEV_XID_ERRORS{") && gpu4[0].ends_with(" 119"), "{gpu4:?}");
+        assert!(!text.contains("{gpu=\"6\""));
+    }
+
+    #[test]
+    fn an_older_exporter_reads_pcie_through_nvml() {
+        let lab = load(&TWO_NODE_LAB.replace("hgx-h100", "hgx-a100")).expect("the lab is valid");
+        let mut shell = crate::Session::new(lab.instantiate(1), "gpu-001");
+        let text = scrape(&mut shell, "gpu-001");
+        assert!(text.contains("# TYPE DCGM_FI_DEV_PCIE_TX_THROUGHPUT counter\n"));
+        assert!(!text.contains("DCGM_FI_PROF_"));
+    }
+}
