@@ -110,9 +110,9 @@ const LANDING: &str = "<html>\n\t\t\t<head><title>GPU Exporter</title></head>\n\
 #[cfg(test)]
 mod tests {
     use crate::load;
-    use crate::testing::{session, TWO_NODE_LAB};
+    use crate::testing::{session, shell, Shell, TWO_NODE_LAB};
 
-    fn scrape(shell: &mut crate::Session, host: &str) -> String {
+    fn scrape(shell: &mut Shell, host: &str) -> String {
         shell.run(&format!("curl -s {host}:9400/metrics")).stdout()
     }
 
@@ -164,7 +164,7 @@ mod tests {
             "{TWO_NODE_LAB}\n[[faults]]\nkind = \"gpu-xid\"\nnode = \"gpu-002\"\ngpu = 4\nxid = 119\n\n[[faults]]\nkind = \"gpu-fallen-off-bus\"\nnode = \"gpu-002\"\ngpu = 6\n"
         ))
         .expect("the lab is valid");
-        let mut shell = crate::Session::new(lab.instantiate(1), "gpu-001");
+        let mut shell = shell(lab.instantiate(1));
         let text = scrape(&mut shell, "gpu-002");
         // The GPU the driver cannot read reports its Xid and nothing else;
         // the one off the bus is gone from every series.
@@ -177,7 +177,7 @@ mod tests {
     #[test]
     fn an_older_exporter_reads_pcie_through_nvml() {
         let lab = load(&TWO_NODE_LAB.replace("hgx-h100", "hgx-a100")).expect("the lab is valid");
-        let mut shell = crate::Session::new(lab.instantiate(1), "gpu-001");
+        let mut shell = shell(lab.instantiate(1));
         let text = scrape(&mut shell, "gpu-001");
         assert!(text.contains("# TYPE DCGM_FI_DEV_PCIE_TX_THROUGHPUT counter\n"));
         assert!(!text.contains("DCGM_FI_PROF_"));

@@ -469,15 +469,24 @@ impl Workload {
         (gpu < self.spec.gpus_per_node).then(|| at * self.spec.gpus_per_node + gpu)
     }
 
-    /// Memory each rank holds (MiB): BF16 weights and gradients of its
-    /// model shard, its share of the optimizer, activations of a micro-batch.
+    /// Memory each rank holds (MiB), as Megatron-LM's BF16 training lays it
+    /// out: BF16 weights and FP32 gradient buffers of its model shard (6
+    /// bytes a parameter; Megatron accumulates BF16 gradients in FP32), its
+    /// data-parallel share of the distributed optimizer (FP32 master
+    /// weights and Adam's two moments, 12 bytes a parameter), one
+    /// micro-batch's activations with flash attention (34·s·h bytes a layer,
+    /// Korthikanti et al. 2022, without the attention scores), the FP32
+    /// logits over Llama 3's 128,256-token vocabulary, and about 1.5 GiB of
+    /// CUDA context, NCCL buffers and workspaces. An 8B model at DP16 holds
+    /// about 61 GiB.
     pub fn rank_memory_mib(&self, total_mib: u64) -> u64 {
         let spec = &self.spec;
         let shard = spec.params_b * 1e9 / f64::from(spec.model_parallel());
         let (layers, hidden) = pace::shape(spec.params_b);
-        let activations =
-            f64::from(spec.seq_len) * f64::from(hidden) * f64::from(layers) * 34.0 / f64::from(spec.tensor.max(1)) / f64::from(spec.pipeline.max(1));
-        let bytes = shard * 4.0 + shard * 12.0 / f64::from(spec.data_parallel()) + activations + 600.0 * 1_048_576.0;
+        let tensor = f64::from(spec.tensor.max(1));
+        let activations = f64::from(spec.seq_len) * f64::from(hidden) * f64::from(layers) * 34.0 / tensor / f64::from(spec.pipeline.max(1));
+        let logits = f64::from(spec.seq_len) * 128_256.0 * 4.0 / tensor;
+        let bytes = shard * 6.0 + shard * 12.0 / f64::from(spec.data_parallel()) + activations + logits + 1536.0 * 1_048_576.0;
         ((bytes / 1_048_576.0) as u64).min(total_mib.saturating_sub(1_600))
     }
 }
