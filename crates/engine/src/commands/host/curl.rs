@@ -310,7 +310,7 @@ fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut
     };
     if meter {
         output.stderr += METER_HEADER;
-        output.stderr += &meter_line(0, false, 1).replacen("100", "  0", 1);
+        output.stderr += &meter_line(0, false, 1);
     }
     let url = match parse_url(text) {
         Ok(url) => url,
