@@ -96,6 +96,9 @@ pub enum Change {
     /// `sbatch` of a workload's script: the training job starts (from its
     /// last checkpoint, if it saved one).
     LaunchWorkload { node: String, name: String, job: i64 },
+    /// `sbatch` of a workload's script whose Megatron arguments the trainee
+    /// changed: the workload runs with that parallelism from then on.
+    ConfigureWorkload { node: String, name: String, tensor: u32, pipeline: u32 },
     /// An operator rebooted the node from its OS (`reboot`, `systemctl
     /// reboot`, `shutdown -r`) or its BMC (`ipmitool chassis power cycle`,
     /// `power_cycle`): it is down for [`BOOT_SECONDS`], then boots again,
@@ -213,6 +216,7 @@ impl Change {
             | Change::HoldJob { node, .. }
             | Change::CancelJob { node, .. }
             | Change::LaunchWorkload { node, .. }
+            | Change::ConfigureWorkload { node, .. }
             | Change::Reboot { node, .. } => node,
         }
     }
@@ -398,6 +402,13 @@ impl Cluster {
                 }
             }
             Change::LaunchWorkload { name, job, .. } => self.launch_workload(name, *job, at),
+            Change::ConfigureWorkload { name, tensor, pipeline, .. } => {
+                if let Some(spec) = self.workload_specs.iter_mut().find(|spec| spec.name == *name) {
+                    let mut changed = (**spec).clone();
+                    (changed.tensor, changed.pipeline) = (*tensor, *pipeline);
+                    *spec = std::rc::Rc::new(changed);
+                }
+            }
             _ => {}
         }
         self.apply_change_at(change, at);
@@ -680,6 +691,7 @@ impl Cluster {
             | Change::JobStep { .. }
             | Change::HoldJob { .. }
             | Change::LaunchWorkload { .. }
+            | Change::ConfigureWorkload { .. }
             | Change::Reboot { .. } => {}
             // Applied above, with the cluster's job traffic.
             Change::ResetPortCounters { .. } | Change::ResetLeafPortCounters { .. } => {}

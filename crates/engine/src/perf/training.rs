@@ -58,9 +58,14 @@ fn clock_share(gpu: &Gpu) -> f64 {
 
 /// One step of `spec` on the cluster as it is, or what stops it.
 pub fn pace(cluster: &Cluster, spec: &WorkloadSpec, storage_gb_per_s: f64) -> Result<Pace, Stop> {
-    if let Some(stop) = stop(cluster, spec) {
-        return Err(stop);
+    match stop(cluster, spec) {
+        Some(stop) => Err(stop),
+        None => Ok(step(cluster, spec, storage_gb_per_s)),
     }
+}
+
+/// One step of `spec` on the cluster as it is, whatever would stop it.
+fn step(cluster: &Cluster, spec: &WorkloadSpec, storage_gb_per_s: f64) -> Pace {
     let nodes: Vec<&Node> = spec.nodes.iter().filter_map(|name| cluster.node(name)).collect();
     let gpus = spec.gpus_per_node * nodes.len() as u32;
     let model_parallel = spec.model_parallel();
@@ -91,7 +96,7 @@ pub fn pace(cluster: &Cluster, spec: &WorkloadSpec, storage_gb_per_s: f64) -> Re
     let prepare_ms = samples * SAMPLE_CPU_MS / f64::from(spec.loader_workers.max(1));
     let input_ms = INPUT_FLOOR_MS + (read_ms + prepare_ms - compute_ms).max(0.0);
     let step_ms = compute_ms + exposed_comm_ms + input_ms;
-    Ok(Pace { compute_ms, all_reduce_ms, exposed_comm_ms, input_ms, step_ms, flops, gpus, clock })
+    Pace { compute_ms, all_reduce_ms, exposed_comm_ms, input_ms, step_ms, flops, gpus, clock }
 }
 
 #[cfg(test)]
@@ -108,7 +113,10 @@ mod tests {
         let config = ClusterConfig::new(preset::find("hgx-h100").unwrap(), hosts(nodes));
         let cluster = Cluster::build(&config, 1);
         let spec = WorkloadSpec { nodes: hosts(nodes), global_batch, seq_len: 8192, tensor, pipeline, loader_workers: 8, ..WorkloadSpec::example(params_b) };
-        pace(&cluster, &spec, 10.0).unwrap().step_ms / 1e3
+        // The published runs fit at 8,192 tokens by recomputing activations
+        // or splitting the sequence, which the memory model leaves out: their
+        // step time is what is calibrated here.
+        step(&cluster, &spec, 10.0).step_ms / 1e3
     }
 
     #[test]

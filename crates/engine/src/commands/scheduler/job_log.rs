@@ -25,6 +25,12 @@ pub fn render(cluster: &Cluster, workload: &Workload, now: i64) -> String {
     let spec = &workload.spec;
     let mut out = String::new();
     let world = spec.world();
+    let mut rng = Rng::derive(workload.job_id as u64, &["log"]);
+    let events = workload.timeline(now);
+    // Megatron checks its arguments before it prints the sizes they give.
+    if let Some(Event::Stopped { at, stop: stop @ Stop::Arguments { .. }, ends }) = events.first() {
+        return stopped(cluster, workload, *at, stop, *ends, now, false);
+    }
     out += &format!(
         "using world size: {world}, data-parallel size: {}, context-parallel size: 1, tensor-model-parallel size: {}, pipeline-model-parallel size: {}\n",
         spec.data_parallel(),
@@ -32,9 +38,12 @@ pub fn render(cluster: &Cluster, workload: &Workload, now: i64) -> String {
         spec.pipeline
     );
     out += "> initializing torch distributed ...\n";
-    let mut rng = Rng::derive(workload.job_id as u64, &["log"]);
-    let events = workload.timeline(now);
-    if !matches!(events.first(), Some(Event::Stopped { .. })) {
+    // A job out of memory built its model first: it fails in its first step.
+    let built = match events.first() {
+        Some(Event::Stopped { stop, .. }) => matches!(stop, Stop::OutOfMemory { .. }),
+        _ => true,
+    };
+    if built {
         out += "> setting random seeds to 1234 ...\n";
         out += "building GPT model ...\n";
         let shard = crate::model::workload::pace::parameter_count(spec.params_b) / u64::from(spec.model_parallel());
@@ -68,7 +77,12 @@ pub fn render(cluster: &Cluster, workload: &Workload, now: i64) -> String {
                     out += &timers(&[("save-checkpoint", seconds * 1e3)], &mut rng);
                 }
             }
-            Event::Stopped { at, stop, ends } => out += &stopped(cluster, workload, *at, stop, *ends, now, trained),
+            Event::Stopped { at, stop, ends } => {
+                if matches!(stop, Stop::OutOfMemory { .. }) && !trained {
+                    out += &setup_lines(workload, *at, &mut rng);
+                }
+                out += &stopped(cluster, workload, *at, stop, *ends, now, trained);
+            }
             Event::Cancelled { at } => {
                 let first = spec.nodes.first().map_or("", String::as_str);
                 out += &format!("slurmstepd: error: *** JOB {} ON {first} CANCELLED AT {} ***\n", workload.job_id, timestamp(*at));
@@ -196,6 +210,9 @@ fn torch_prefix(rank: u32, at: i64, nanos: u64, line: u32) -> String {
 fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i64, now: i64, trained: bool) -> String {
     let spec = &workload.spec;
     let mut rng = Rng::derive(workload.job_id as u64, &["stop"]);
+    if matches!(stop, Stop::OutOfMemory { .. } | Stop::Arguments { .. }) {
+        return refused(cluster, workload, stop, &mut rng);
+    }
     let mut out = String::new();
     let iteration = workload.iteration_at(at);
     // The collective the other ranks wait in: a step's gradient all-reduce,
@@ -204,6 +221,8 @@ fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i
     let (failed_node, failed_gpu) = match stop {
         Stop::GpuLost { node, gpu } | Stop::GpuHung { node, gpu } | Stop::GpuEcc { node, gpu } => (node.clone(), Some(*gpu)),
         Stop::NodeDown { node } | Stop::DriverMismatch { node } => (node.clone(), None),
+        Stop::OutOfMemory { node, gpu } => (node.clone(), Some(*gpu)),
+        Stop::Arguments { .. } => (String::new(), None),
         Stop::RailDown { node, hca } => (node.clone(), hca.trim_start_matches("mlx5_").parse().ok()),
     };
     let failed_rank = failed_gpu.and_then(|gpu| workload.rank(&failed_node, gpu));
@@ -254,7 +273,7 @@ fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i
             let tasks = if ranks.len() == 1 { "task" } else { "tasks" };
             out += &format!("srun: error: {failed_node}: {tasks} {}: Exited with exit code 1\n", task_list(&ranks));
         }
-        Stop::NodeDown { .. } => {}
+        Stop::NodeDown { .. } | Stop::OutOfMemory { .. } | Stop::Arguments { .. } => {}
     }
     if ends > now {
         return out;
@@ -300,6 +319,84 @@ fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i
         let list = task_list(&names);
         let tasks = if ranks.len() == 1 { "task" } else { "tasks" };
         out += &format!("srun: error: {node}: {tasks} {list}: Aborted (core dumped)\n");
+    }
+    out
+}
+
+/// PyTorch's size as its allocator messages print it: MiB below a GiB.
+fn torch_size(mib: f64) -> String {
+    if mib < 1024.0 {
+        format!("{mib:.2} MiB")
+    } else {
+        format!("{:.2} GiB", mib / 1024.0)
+    }
+}
+
+/// Every rank of a job refused by Megatron's argument checks, or out of
+/// memory in its first step, fails the same way: rank 0's traceback (the
+/// others interleave the same), then srun's line for each node.
+fn refused(cluster: &Cluster, workload: &Workload, stop: &Stop, rng: &mut Rng) -> String {
+    let spec = &workload.spec;
+    let home = crate::model::node::HOME;
+    let torch = "/usr/local/lib/python3.10/dist-packages/torch";
+    let mut lines = vec![
+        "Traceback (most recent call last):".to_string(),
+        format!("  File \"{home}/pretrain_gpt.py\", line 276, in <module>"),
+        "    pretrain(".to_string(),
+    ];
+    match stop {
+        Stop::Arguments { message } => lines.extend([
+            format!("  File \"{home}/megatron/training/training.py\", line 239, in pretrain"),
+            "    initialize_megatron(extra_args_provider=extra_args_provider,".to_string(),
+            format!("  File \"{home}/megatron/training/initialize.py\", line 51, in initialize_megatron"),
+            "    validate_args(args, args_defaults)".to_string(),
+            format!("  File \"{home}/megatron/training/arguments.py\", line 244, in validate_args"),
+            "    assert args.world_size % total_model_size == 0, (".to_string(),
+            format!("AssertionError: {message}"),
+        ]),
+        _ => {
+            let gpu = spec.nodes.first().and_then(|n| cluster.node(n)).and_then(|node| crate::model::workload::pace::job_gpus(node, spec.gpus_per_node).next());
+            let capacity = gpu.map_or(0, |gpu| crate::model::workload::pace::usable_memory_mib(cluster, gpu)) as f64;
+            let free = 300.0 + rng.unit_f64() * 1200.0;
+            let outside = 900.0 + rng.unit_f64() * 300.0;
+            let cached = 200.0 + rng.unit_f64() * 1300.0;
+            let in_use = capacity - free;
+            // The logits of a micro-batch in FP32: where a step's peak often tips over.
+            let tried = (f64::from(spec.seq_len) * 128_256.0 * 4.0 / f64::from(spec.tensor.max(1)) / 1_048_576.0).max(free + 64.0);
+            let schedule = if spec.pipeline > 1 { "forward_backward_pipelining_without_interleaving" } else { "forward_backward_no_pipelining" };
+            lines.extend([
+                format!("  File \"{home}/megatron/training/training.py\", line 380, in pretrain"),
+                "    iteration, num_floating_point_operations_so_far = train(".to_string(),
+                format!("  File \"{home}/megatron/training/training.py\", line 1263, in train"),
+                "    train_step(forward_step_func,".to_string(),
+                format!("  File \"{home}/megatron/training/training.py\", line 730, in train_step"),
+                "    losses_reduced = forward_backward_func(".to_string(),
+                format!("  File \"{home}/megatron/core/pipeline_parallel/schedules.py\", line 468, in {schedule}"),
+                "    backward_step(input_tensor, output_tensor, output_tensor_grad, model_type, config)".to_string(),
+                format!("  File \"{home}/megatron/core/pipeline_parallel/schedules.py\", line 366, in backward_step"),
+                "    torch.autograd.backward(output_tensor[0], grad_tensors=output_tensor_grad[0])".to_string(),
+                format!("  File \"{torch}/autograd/__init__.py\", line 289, in backward"),
+                "    _engine_run_backward(".to_string(),
+                format!("  File \"{torch}/autograd/graph.py\", line 768, in _engine_run_backward"),
+                "    return Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass".to_string(),
+                format!(
+                    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {}. GPU 0 has a total capacity of {} of which {} is free. Including non-PyTorch memory, this process has {} memory in use. Of the allocated memory {} is allocated by PyTorch, and {} is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+                    torch_size(tried),
+                    torch_size(capacity),
+                    torch_size(free),
+                    torch_size(in_use),
+                    torch_size(in_use - outside - cached),
+                    torch_size(cached)
+                ),
+            ]);
+        }
+    }
+    let mut out: String = lines.iter().map(|line| format!("[rank0]: {line}\n")).collect();
+    for (node_at, node) in spec.nodes.iter().enumerate() {
+        let first = node_at as u32 * spec.gpus_per_node;
+        let ranks: Vec<String> = (first..first + spec.gpus_per_node).map(|r| r.to_string()).collect();
+        let tasks = if ranks.len() == 1 { "task" } else { "tasks" };
+        out += &format!("srun: error: {node}: {tasks} {}: Exited with exit code 1\n", task_list(&ranks));
     }
     out
 }

@@ -139,6 +139,27 @@ impl WorkloadSpec {
         }
     }
 
+    /// Memory each rank holds (MiB), as Megatron-LM's BF16 training lays it
+    /// out: BF16 weights and FP32 gradient buffers of its model shard (6
+    /// bytes a parameter; Megatron accumulates BF16 gradients in FP32), its
+    /// data-parallel share of the distributed optimizer (FP32 master
+    /// weights and Adam's two moments, 12 bytes a parameter), one
+    /// micro-batch's activations with flash attention (34·s·h bytes a layer,
+    /// Korthikanti et al. 2022, without the attention scores), the FP32
+    /// logits over Llama 3's 128,256-token vocabulary, and about 1.5 GiB of
+    /// CUDA context, NCCL buffers and workspaces. An 8B model at DP16 holds
+    /// about 61 GiB.
+    pub fn rank_memory_mib(&self) -> u64 {
+        let spec = self;
+        let shard = spec.params_b * 1e9 / f64::from(spec.model_parallel());
+        let (layers, hidden) = pace::shape(spec.params_b);
+        let tensor = f64::from(spec.tensor.max(1));
+        let activations = f64::from(spec.seq_len) * f64::from(hidden) * f64::from(layers) * 34.0 / tensor / f64::from(spec.pipeline.max(1));
+        let logits = f64::from(spec.seq_len) * 128_256.0 * 4.0 / tensor;
+        let bytes = shard * 6.0 + shard * 12.0 / f64::from(spec.data_parallel()) + activations + logits + 1536.0 * 1_048_576.0;
+        (bytes / 1_048_576.0) as u64
+    }
+
     pub fn world(&self) -> u32 {
         self.gpus_per_node.saturating_mul(self.nodes.len() as u32)
     }
@@ -268,6 +289,8 @@ const SETUP_SECONDS: f64 = 95.0;
 /// Seconds from the job's start to its ranks' first CUDA call, where a
 /// GPU that needs a reset fails them.
 const SETUP_ERROR_SECONDS: EpochSeconds = 9;
+/// Seconds from the job's start to Megatron's argument checks.
+const ARGUMENTS_SECONDS: EpochSeconds = 4;
 /// PyTorch's process-group timeout as Megatron sets it (10 minutes): ranks
 /// left waiting on a lost peer time out after it.
 pub const WATCHDOG_MS: i64 = 600_000;
@@ -338,7 +361,13 @@ impl Workload {
         let setup_stop =
             self.segments.iter().take_while(|(from, _)| (*from as f64) < ready).find_map(|(from, pace)| pace.as_ref().err().map(|stop| (*from, stop)));
         if let Some((from, stop)) = setup_stop {
-            let at = from.max(self.started + SETUP_ERROR_SECONDS).min(ready.floor() as EpochSeconds);
+            let at = match stop {
+                // The arguments are checked before any GPU work; memory runs
+                // out in the first step, once the model is built.
+                Stop::Arguments { .. } => self.started + ARGUMENTS_SECONDS,
+                Stop::OutOfMemory { .. } => ready.floor() as EpochSeconds,
+                _ => from.max(self.started + SETUP_ERROR_SECONDS).min(ready.floor() as EpochSeconds),
+            };
             if cancel.is_none_or(|cancelled| at < cancelled) {
                 stopped(&mut events, at, stop, self.spec.nodes.len(), cancel, until);
                 return events;
@@ -469,25 +498,10 @@ impl Workload {
         (gpu < self.spec.gpus_per_node).then(|| at * self.spec.gpus_per_node + gpu)
     }
 
-    /// Memory each rank holds (MiB), as Megatron-LM's BF16 training lays it
-    /// out: BF16 weights and FP32 gradient buffers of its model shard (6
-    /// bytes a parameter; Megatron accumulates BF16 gradients in FP32), its
-    /// data-parallel share of the distributed optimizer (FP32 master
-    /// weights and Adam's two moments, 12 bytes a parameter), one
-    /// micro-batch's activations with flash attention (34·s·h bytes a layer,
-    /// Korthikanti et al. 2022, without the attention scores), the FP32
-    /// logits over Llama 3's 128,256-token vocabulary, and about 1.5 GiB of
-    /// CUDA context, NCCL buffers and workspaces. An 8B model at DP16 holds
-    /// about 61 GiB.
+    /// Memory each rank holds (MiB), as nvidia-smi shows it (a job that
+    /// does not fit fails before it fills the GPU).
     pub fn rank_memory_mib(&self, total_mib: u64) -> u64 {
-        let spec = &self.spec;
-        let shard = spec.params_b * 1e9 / f64::from(spec.model_parallel());
-        let (layers, hidden) = pace::shape(spec.params_b);
-        let tensor = f64::from(spec.tensor.max(1));
-        let activations = f64::from(spec.seq_len) * f64::from(hidden) * f64::from(layers) * 34.0 / tensor / f64::from(spec.pipeline.max(1));
-        let logits = f64::from(spec.seq_len) * 128_256.0 * 4.0 / tensor;
-        let bytes = shard * 6.0 + shard * 12.0 / f64::from(spec.data_parallel()) + activations + logits + 1536.0 * 1_048_576.0;
-        ((bytes / 1_048_576.0) as u64).min(total_mib.saturating_sub(1_600))
+        self.spec.rank_memory_mib().min(total_mib.saturating_sub(1_600))
     }
 }
 
@@ -516,6 +530,8 @@ fn stop_end(at: EpochSeconds, stop: &Stop, nodes: usize) -> EpochSeconds {
         Stop::RailDown { .. } => at + NETWORK_ERROR_SECONDS,
         // Every rank of a one-node job failed: srun ends the step at once.
         Stop::DriverMismatch { .. } if nodes == 1 => at + 1,
+        // Every rank fails the same way: srun ends the step at once.
+        Stop::OutOfMemory { .. } | Stop::Arguments { .. } => at + 1,
         _ => at + WATCHDOG_MS / 1000 + 5,
     }
 }

@@ -61,6 +61,17 @@ pub enum Stop {
         node: String,
         hca: String,
     },
+    /// A rank needs more memory than its GPU has: PyTorch's allocator
+    /// fails every rank in the first step.
+    OutOfMemory {
+        node: String,
+        gpu: u32,
+    },
+    /// Megatron's argument checks refuse the job's parallelism before any
+    /// GPU work (`message` is the assertion's).
+    Arguments {
+        message: String,
+    },
 }
 
 impl Pace {
@@ -153,7 +164,34 @@ pub fn stop(cluster: &Cluster, spec: &WorkloadSpec) -> Option<Stop> {
             }
         }
     }
+    if let Some(message) = refused_arguments(spec) {
+        return Some(Stop::Arguments { message });
+    }
+    let first = spec.nodes.first().and_then(|name| cluster.node(name)).and_then(|node| job_gpus(node, spec.gpus_per_node).next().map(|gpu| (node, gpu)));
+    if let Some((node, gpu)) = first {
+        if spec.rank_memory_mib() > usable_memory_mib(cluster, gpu) {
+            return Some(Stop::OutOfMemory { node: node.hostname.clone(), gpu: gpu.index });
+        }
+    }
     None
+}
+
+/// What CUDA lets a process allocate on `gpu` (MiB): the board's memory
+/// less what the driver reserves (PyTorch reports 79.11 GiB on an H100 80GB).
+pub fn usable_memory_mib(cluster: &Cluster, gpu: &Gpu) -> u64 {
+    gpu.memory_total_mib.saturating_sub(cluster.preset.gpu.fb_reserved_mib + 100)
+}
+
+/// Megatron-LM's `validate_args` assertion that refuses `spec`'s
+/// parallelism, if one does.
+fn refused_arguments(spec: &WorkloadSpec) -> Option<String> {
+    let (world, model) = (spec.world(), spec.model_parallel());
+    if world % model != 0 {
+        return Some(format!("world size ({world}) is not divisible by total_model_size (total_model_size={model})"));
+    }
+    let data = world / model;
+    (spec.global_batch % data != 0)
+        .then(|| format!("global batch size ({}) is not divisible by micro batch size (1) times data parallel size ({data})", spec.global_batch))
 }
 
 #[cfg(test)]

@@ -351,6 +351,15 @@ fn expand_pattern(pattern: &str, id: i64, node: &str, name: &str, user: &str) ->
     out
 }
 
+/// A whole-number Megatron argument in a batch script (`--tensor-model-parallel-size 4`),
+/// within what Megatron accepts here.
+fn megatron_argument(script: &str, name: &str) -> Option<u32> {
+    let words: Vec<&str> = script.split(|c: char| c.is_whitespace() || c == '\\').filter(|w| !w.is_empty()).collect();
+    let at = words.iter().rposition(|word| *word == name || word.strip_prefix(name).is_some_and(|rest| rest.starts_with('=')))?;
+    let value = words[at].split_once('=').map(|(_, v)| v).or_else(|| words.get(at + 1).copied())?;
+    value.parse::<u32>().ok().filter(|n| (1..=128).contains(n))
+}
+
 /// `sbatch SCRIPT` for a script the lab provides: the workload starts, on
 /// its nodes, when they are free; otherwise the script cannot be opened, as
 /// for any file the simulation does not have.
@@ -369,6 +378,14 @@ fn launch(invocation: &Invocation, file: &str) -> Output {
     let busy = cluster.workloads.iter().any(|w| w.running_at(cluster.now) && w.spec.nodes.iter().any(|n| spec.nodes.contains(n)));
     let id = super::next_job_id(cluster);
     let mut out = Output { stdout: format!("Submitted batch job {id}\n"), duration_ms: 1000, ..Output::default() };
+    // The script as it is now: the trainee may have changed its parallelism.
+    let text = crate::commands::files::View::for_command(invocation).read(&path).map(|text| text.into_owned()).unwrap_or_default();
+    let (tensor, pipeline) = (megatron_argument(&text, "--tensor-model-parallel-size"), megatron_argument(&text, "--pipeline-model-parallel-size"));
+    let (tensor, pipeline) = (tensor.unwrap_or(spec.tensor), pipeline.unwrap_or(spec.pipeline));
+    if (tensor, pipeline) != (spec.tensor, spec.pipeline) {
+        let (node, name) = (invocation.node.hostname.clone(), spec.name.clone());
+        out.changes.push(Change::ConfigureWorkload { node, name, tensor, pipeline });
+    }
     if spec.nodes.iter().all(usable) && !busy {
         out.changes.push(Change::LaunchWorkload { node: invocation.node.hostname.clone(), name: spec.name.clone(), job: id });
         return out;
@@ -486,5 +503,38 @@ mod tests {
         assert!(shell.run("squeue -h -o %t").stdout().starts_with("PD"));
         shell.run("sleep 300");
         assert_eq!(shell.run("cat booted.out").stdout(), "gpu-002\n");
+    }
+
+    #[test]
+    fn a_job_that_does_not_fit_fails_until_its_script_splits_the_model() {
+        let lab = format!(
+            "{}\n[[jobs]]\nname = \"big\"\nparams = \"70B\"\ntensor = 4\nglobal_batch = 32\nseq_len = 2048\nstart = \"launch\"\n",
+            crate::testing::TWO_NODE_LAB
+        );
+        let mut shell = crate::testing::shell(crate::load(&lab).expect("the lab is valid").instantiate(1));
+        // Each run's own log: `sbatch` names its job.
+        let mut run = |line: &str, wait: u32| {
+            let submitted = shell.run(line).stdout();
+            let id = submitted.trim().rsplit(' ').next().unwrap_or_default().to_string();
+            shell.run(&format!("sleep {wait}"));
+            shell.run(&format!("cat ~/slurm-{id}.out")).stdout()
+        };
+        let log = run("sbatch ~/big.sbatch", 200);
+        assert!(log.contains("number of parameters on (tensor, pipeline) model parallel rank (0, 0): 17638426624\n"), "{log}");
+        assert!(log.contains("[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "), "{log}");
+        assert!(log.contains(". GPU 0 has a total capacity of 79.11 GiB of which "), "{log}");
+        assert!(
+            log.ends_with("srun: error: gpu-001: tasks 0-7: Exited with exit code 1\nsrun: error: gpu-002: tasks 8-15: Exited with exit code 1\n"),
+            "{log}"
+        );
+        // A split Megatron refuses fails at once with its assertion.
+        let log = run("sed -i 's/--tensor-model-parallel-size 4/--tensor-model-parallel-size 3/' ~/big.sbatch; sbatch ~/big.sbatch", 30);
+        assert!(log.starts_with("[rank0]: Traceback (most recent call last):\n"), "{log}");
+        assert!(log.contains("[rank0]: AssertionError: world size (16) is not divisible by total_model_size (total_model_size=3)\n"), "{log}");
+        // Sixteen-way model parallelism fits: the job steps and holds most of each GPU.
+        let log = run("sed -i 's/--tensor-model-parallel-size 3/--tensor-model-parallel-size 8/; s/--pipeline-model-parallel-size 1/--pipeline-model-parallel-size 2/' ~/big.sbatch; sbatch ~/big.sbatch", 300);
+        assert!(log.contains(" iteration ") && !log.contains("Error"), "{log}");
+        let used = shell.run("nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0").stdout();
+        assert!(used.trim().parse::<u64>().is_ok_and(|mib| (75_000..81_000).contains(&mib)), "{used}");
     }
 }
