@@ -103,6 +103,8 @@ const SEEDS: &[&str] = &[
     "ls -ltrh /var/log; column -t -s: /etc/nccl.conf",
     "date -d '2026-03-09 08:40 -3 days + 90 min' +%s; date -d @-1",
     "nvidia-smi -q | less -F; man sed | more",
+    "curl -sS -m 2 -o /tmp/m -w '%{http_code} %{size_download}\\n' http://user@[::1]:9400/metrics?x#y gpu-002:9400 | grep -c DCGM",
+    "sed -i 's/--tensor-model-parallel-size 8/--tensor-model-parallel-size 0/' ~/llama3-8b.sbatch; sbatch ~/llama3-8b.sbatch; sleep 99",
 ];
 
 /// A seed line, mutated: a piece repeated, an extreme number or an odd

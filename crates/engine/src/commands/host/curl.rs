@@ -131,20 +131,35 @@ fn parse_url(text: &str) -> Result<Url, Output> {
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, path) = rest.split_at(end);
     let authority = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((host, "")) => (host, None),
-        Some((host, port)) if !host.ends_with(']') || authority.starts_with('[') => match port.parse::<u16>() {
-            Ok(port) if port > 0 => (host, Some(port)),
+    // An IPv6 address is bracketed: its colons are not the port's.
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(bracketed) => match bracketed.split_once(']') {
+            Some((host, rest)) if rest.is_empty() || rest.starts_with(':') => (host, rest.strip_prefix(':')),
             _ => return Err(bad()),
         },
-        _ => (authority, None),
+        None => match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        },
+    };
+    let port = match port {
+        None | Some("") => {
+            if scheme == "https" {
+                443
+            } else {
+                80
+            }
+        }
+        Some(port) => match port.parse::<u16>() {
+            Ok(port) if port > 0 => port,
+            _ => return Err(bad()),
+        },
     };
     if host.is_empty() {
         return Err(bad());
     }
-    let port = port.unwrap_or(if scheme == "https" { 443 } else { 80 });
     let path = if path.starts_with('/') { path.to_string() } else { format!("/{path}") };
-    Ok(Url { scheme, host: host.trim_matches(['[', ']']).to_string(), port, path })
+    Ok(Url { scheme, host: host.to_string(), port, path })
 }
 
 /// curl's five-column size: bytes, then k, then M with a decimal.
@@ -437,6 +452,8 @@ mod tests {
         assert_eq!((out.stderr.as_str(), out.status), ("curl: (1) Protocol \"ftp\" not supported or disabled in libcurl\n", 1));
         assert_eq!(run_on_first_node("curl https://localhost:9400/metrics").status, 35);
         assert_eq!(run_on_first_node("curl localhost:99999").status, 3);
+        assert_eq!(run_on_first_node("curl -s http://[::1]:9400/health").stdout, "OK");
+        assert_eq!(run_on_first_node("curl -s 'http://[::1/health'").status, 3);
         assert_eq!(run_on_first_node("curl -s -o /dev/null -w '%{http_code}\\n' localhost:9400/health").stdout, "200\n");
         assert_eq!(run_on_first_node("curl -s -o /dev/null -w '%{http_code}\\n' localhost:1").stdout, "000\n");
     }
