@@ -50,11 +50,11 @@ pub struct Kubectl;
 static SIGNATURE: Signature = Signature {
     name: "kubectl",
     summary: "view and cordon the cluster's nodes and GPU Operator pods through Kubernetes",
-    usage: "kubectl get nodes|pods|namespaces [NAME] [-n NS|-A] [-o wide|name]\n       kubectl describe node [NAME]\n       kubectl version [--client]\n       kubectl logs -n NS POD\n       kubectl cordon|uncordon|drain NODE [--ignore-daemonsets] [--delete-emptydir-data]",
+    usage: "kubectl get nodes|pods|namespaces [NAME] [-n NS|-A] [-o wide|name|json|yaml|jsonpath=...|custom-columns=...]\n       kubectl describe node [NAME]\n       kubectl version [--client]\n       kubectl logs -n NS POD\n       kubectl cordon|uncordon|drain NODE [--ignore-daemonsets] [--delete-emptydir-data]",
     flags: &[
         Flag { short: Some('n'), long: Some("namespace"), value: Some("NS"), help: "the namespace" },
         Flag { short: Some('A'), long: Some("all-namespaces"), value: None, help: "every namespace" },
-        Flag { short: Some('o'), long: Some("output"), value: Some("FORMAT"), help: "wide or name" },
+        Flag { short: Some('o'), long: Some("output"), value: Some("FORMAT"), help: "wide, name, json, yaml, jsonpath=TEMPLATE or custom-columns=SPEC" },
         Flag { short: None, long: Some("ignore-daemonsets"), value: None, help: "drain: leave DaemonSet pods" },
         Flag { short: None, long: Some("delete-emptydir-data"), value: None, help: "drain: evict pods with emptyDir volumes" },
         Flag { short: Some('c'), long: Some("container"), value: Some("NAME"), help: "logs: the container" },
@@ -65,6 +65,10 @@ static SIGNATURE: Signature = Signature {
         Example { command: "kubectl get nodes -o wide", description: "every node's status (NotReady, SchedulingDisabled)" },
         Example { command: "kubectl get pods -A -o wide", description: "the GPU Operator's pods (CrashLoopBackOff device plugins)" },
         Example { command: "kubectl version", description: "the client's and the cluster's Kubernetes releases" },
+        Example {
+            command: "kubectl get nodes -o custom-columns=NAME:.metadata.name,GPUS:.status.allocatable.nvidia\\.com/gpu",
+            description: "the GPUs each node offers to pods",
+        },
     ],
 };
 
@@ -83,6 +87,22 @@ const DAEMONSETS: [(&str, i64); 5] = [
 ];
 const DEPLOYMENTS: [&str; 2] = ["gpu-operator", "gpu-operator-node-feature-discovery-master"];
 const PLUGIN: &str = "nvidia-device-plugin-daemonset";
+/// kubectl's output formats, as its refusal lists them.
+const PRINTERS: [&str; 13] = [
+    "custom-columns",
+    "custom-columns-file",
+    "go-template",
+    "go-template-file",
+    "json",
+    "jsonpath",
+    "jsonpath-as-json",
+    "jsonpath-file",
+    "name",
+    "template",
+    "templatefile",
+    "wide",
+    "yaml",
+];
 
 struct Pod {
     name: String,
@@ -345,6 +365,203 @@ fn selects(selector: &str, labels: &[String]) -> bool {
     })
 }
 
+/// A node condition as the kubelet posts it.
+struct Condition {
+    kind: &'static str,
+    status: &'static str,
+    heartbeat: EpochSeconds,
+    transition: EpochSeconds,
+    reason: &'static str,
+    message: &'static str,
+}
+
+/// The node's conditions: the kubelet's every 40 s while it posts, Unknown
+/// since it stopped.
+fn conditions(cluster: &Cluster, node: &Node) -> Vec<Condition> {
+    let (now, up) = (cluster.now, node.booted_at + 40);
+    [
+        ("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+        ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+        ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+        ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+    ]
+    .into_iter()
+    .map(|(kind, fine, reason, message)| {
+        if kubelet_ready(node, now) {
+            Condition { kind, status: fine, heartbeat: now - (now - up) % 40, transition: up, reason, message }
+        } else {
+            let lost = lost_at(cluster, node);
+            Condition {
+                kind,
+                status: "Unknown",
+                heartbeat: lost - 40,
+                transition: lost,
+                reason: "NodeStatusUnknown",
+                message: "Kubelet stopped posting node status.",
+            }
+        }
+    })
+    .collect()
+}
+
+/// The node's taints: unreachable while its kubelet is silent, unschedulable while cordoned.
+fn taints(cluster: &Cluster, node: &Node) -> Vec<(&'static str, &'static str)> {
+    let mut taints = Vec::new();
+    if !kubelet_ready(node, cluster.now) {
+        taints.extend([("node.kubernetes.io/unreachable", "NoExecute"), ("node.kubernetes.io/unreachable", "NoSchedule")]);
+    }
+    if cordoned(node) {
+        taints.push(("node.kubernetes.io/unschedulable", "NoSchedule"));
+    }
+    taints
+}
+
+/// RFC 3339 in UTC, as the API server writes times.
+fn rfc3339(at: EpochSeconds) -> String {
+    let c = crate::model::time::civil(at);
+    format!("{}-{:02}-{:02}T{:02}:{:02}:{:02}Z", c.year, c.month, c.day, c.hour, c.minute, c.second)
+}
+
+/// A stable object UID and resource version for `what`.
+fn identity(cluster: &Cluster, what: &str) -> (String, String) {
+    let uid = crate::xapi::uuid_for(&format!("{}:{what}", cluster.seed));
+    let version = Rng::derive(cluster.seed, &[what, "resourceVersion"]).range_u64(1_000_000, 90_000_000);
+    (uid, version.to_string())
+}
+
+/// The Node object the API server returns for `node`: what `describe` shows.
+fn node_object(cluster: &Cluster, node: &Node) -> serde_json::Value {
+    use serde_json::{json, Map, Value};
+    let host = &cluster.preset.host;
+    let (uid, version) = identity(cluster, &node.hostname);
+    let labels: Map<String, Value> = node_labels(node).iter().filter_map(|label| label.split_once('=')).map(|(k, v)| (k.to_string(), Value::from(v))).collect();
+    let memory = host.memory_mib * 1024;
+    let resources =
+        |mem: u64, gpus: usize| json!({ "cpu": host.cpus().to_string(), "memory": format!("{mem}Ki"), "nvidia.com/gpu": gpus.to_string(), "pods": "110" });
+    let mut spec =
+        json!({ "podCIDR": format!("10.244.{}.0/24", node_index(cluster, node)), "podCIDRs": [format!("10.244.{}.0/24", node_index(cluster, node))] });
+    let taints: Vec<Value> = taints(cluster, node).into_iter().map(|(key, effect)| json!({ "effect": effect, "key": key })).collect();
+    if !taints.is_empty() {
+        spec["taints"] = Value::from(taints);
+    }
+    if cordoned(node) {
+        spec["unschedulable"] = Value::from(true);
+    }
+    let conditions: Vec<Value> = conditions(cluster, node)
+        .into_iter()
+        .map(|c| json!({ "lastHeartbeatTime": rfc3339(c.heartbeat), "lastTransitionTime": rfc3339(c.transition), "message": c.message, "reason": c.reason, "status": c.status, "type": c.kind }))
+        .collect();
+    json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "annotations": { "node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true" },
+            "creationTimestamp": rfc3339(joined(cluster, node)),
+            "labels": labels,
+            "name": node.hostname,
+            "resourceVersion": version,
+            "uid": uid,
+        },
+        "spec": spec,
+        "status": {
+            "addresses": [{ "address": crate::model::network::frontend_ip(&node.hostname), "type": "InternalIP" }, { "address": node.hostname, "type": "Hostname" }],
+            "allocatable": resources(memory - 102_400, healthy_gpus(node)),
+            "capacity": resources(memory, node.gpus.len()),
+            "conditions": conditions,
+            "daemonEndpoints": { "kubeletEndpoint": { "Port": 10250 } },
+            "nodeInfo": {
+                "architecture": "amd64",
+                "containerRuntimeVersion": "containerd://1.7.12",
+                "kernelVersion": KERNEL,
+                "kubeProxyVersion": cluster.versions.kubernetes,
+                "kubeletVersion": cluster.versions.kubernetes,
+                "operatingSystem": "linux",
+                "osImage": cluster.versions.os.pretty_name(),
+            },
+        },
+    })
+}
+
+fn node_index(cluster: &Cluster, node: &Node) -> usize {
+    cluster.nodes.iter().position(|n| n.hostname == node.hostname).unwrap_or(0)
+}
+
+/// The Pod object of one of the GPU Operator's pods: what `get pods -o wide` shows.
+fn pod_object(cluster: &Cluster, pod: &Pod, at: usize) -> serde_json::Value {
+    use serde_json::{json, Value};
+    let (uid, version) = identity(cluster, &pod.name);
+    let node = &cluster.nodes[pod.node].hostname;
+    let app = pod.name.rsplit_once('-').map_or(pod.name.as_str(), |(app, _)| app);
+    let state = if pod.status == "CrashLoopBackOff" {
+        json!({ "waiting": { "message": format!("back-off 5m0s restarting failed container pod={}_{NS}({uid})", pod.name), "reason": "CrashLoopBackOff" } })
+    } else {
+        json!({ "running": { "startedAt": rfc3339(pod.since) } })
+    };
+    let mut container = json!({ "name": app, "ready": pod.ready, "restartCount": pod.restarts, "started": pod.ready, "state": state });
+    if let Some(crashed) = pod.last_crash {
+        container["lastState"] =
+            json!({ "terminated": { "exitCode": 1, "finishedAt": rfc3339(crashed), "reason": "Error", "startedAt": rfc3339(crashed - PLUGIN_RUN_S) } });
+    }
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "creationTimestamp": rfc3339(pod.since),
+            "labels": { "app": app },
+            "name": pod.name,
+            "namespace": NS,
+            "resourceVersion": version,
+            "uid": uid,
+        },
+        "spec": { "nodeName": node },
+        "status": {
+            "containerStatuses": [container],
+            "hostIP": crate::model::network::frontend_ip(node),
+            "phase": "Running",
+            "podIP": format!("10.244.{}.{}", pod.node % 256, at % 250 + 2),
+            "startTime": rfc3339(pod.since),
+        },
+    }) as Value
+}
+
+/// `-o json|yaml|jsonpath=...|custom-columns=...` of `items` (one object
+/// by name prints alone, a query's objects as a List).
+fn print_objects(format: &str, items: Vec<serde_json::Value>, single: bool) -> Output {
+    use super::kubectl_print;
+    let root = if single && items.len() == 1 {
+        items.into_iter().next().unwrap_or_default()
+    } else {
+        serde_json::json!({ "apiVersion": "v1", "items": items, "kind": "List", "metadata": { "resourceVersion": "" } })
+    };
+    if format == "json" {
+        return Output::ok(kubectl_print::json(&root));
+    }
+    if format == "yaml" {
+        return Output::ok(kubectl_print::yaml(&root));
+    }
+    if let Some(template) = format.strip_prefix("jsonpath=").or_else(|| format.strip_prefix("jsonpath-as-text=")) {
+        // kubectl takes a template wrapped in one more pair of quotes.
+        let unquoted = ["'", "\""].iter().find_map(|q| template.strip_prefix(q).and_then(|t| t.strip_suffix(q)));
+        let template = unquoted.unwrap_or(template);
+        return match kubectl_print::jsonpath(template, &root) {
+            Ok(text) => Output::ok(text),
+            Err(reason) => Output::error(format!("error: error parsing jsonpath {template}, {reason}\n"), 1),
+        };
+    }
+    if let Some(spec) = format.strip_prefix("custom-columns=") {
+        let items: Vec<&serde_json::Value> = match root.get("items").and_then(|items| items.as_array()) {
+            Some(items) => items.iter().collect(),
+            None => vec![&root],
+        };
+        return match kubectl_print::custom_columns(spec, &items) {
+            Ok(rows) => Output::ok(align(&rows, 3, 0)),
+            Err(reason) => Output::error(format!("error: {reason}\n"), 1),
+        };
+    }
+    let name = format.split('=').next().unwrap_or(format);
+    Output::error(format!("error: {name} output is not emulated; try -o json, -o yaml, -o jsonpath=... or -o custom-columns=...\n"), 1)
+}
+
 fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
     let now = cluster.now;
     let host = &cluster.preset.host;
@@ -356,15 +573,9 @@ fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
     l.push("Annotations:\tnode.alpha.kubernetes.io/ttl: 0".into());
     l.push("\tvolumes.kubernetes.io/controller-managed-attach-detach: true".into());
     l.push(format!("CreationTimestamp:\t{}", rfc1123(joined(cluster, node))));
-    let mut taints = Vec::new();
-    if !kubelet_ready(node, cluster.now) {
-        taints.extend(["node.kubernetes.io/unreachable:NoExecute", "node.kubernetes.io/unreachable:NoSchedule"]);
-    }
-    if cordoned(node) {
-        taints.push("node.kubernetes.io/unschedulable:NoSchedule");
-    }
+    let mut taints: Vec<String> = taints(cluster, node).into_iter().map(|(key, effect)| format!("{key}:{effect}")).collect();
     if taints.is_empty() {
-        taints.push("<none>");
+        taints.push("<none>".to_string());
     }
     for (at, taint) in taints.iter().enumerate() {
         l.push(format!("{}\t{taint}", if at == 0 { "Taints:" } else { "" }));
@@ -373,20 +584,8 @@ fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
     l.push("Conditions:".into());
     l.push("  Type\tStatus\tLastHeartbeatTime\tLastTransitionTime\tReason\tMessage".into());
     l.push("  ----\t------\t-----------------\t------------------\t------\t-------".into());
-    let up = node.booted_at + 40;
-    for (kind, fine, reason, message) in [
-        ("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
-        ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-        ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
-        ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
-    ] {
-        let row = if kubelet_ready(node, cluster.now) {
-            format!("{fine}\t{}\t{}\t{reason}\t{message}", rfc1123(now - (now - up) % 40), rfc1123(up))
-        } else {
-            let lost = lost_at(cluster, node);
-            format!("Unknown\t{}\t{}\tNodeStatusUnknown\tKubelet stopped posting node status.", rfc1123(lost - 40), rfc1123(lost))
-        };
-        l.push(format!("  {kind}\t{row}"));
+    for c in conditions(cluster, node) {
+        l.push(format!("  {}\t{}\t{}\t{}\t{}\t{}", c.kind, c.status, rfc1123(c.heartbeat), rfc1123(c.transition), c.reason, c.message));
     }
     l.push("Addresses:".into());
     l.push(format!("  InternalIP:\t{}", crate::model::network::frontend_ip(name)));
@@ -658,12 +857,17 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
     let Some(kind) = kind(resource) else {
         return Output::error(format!("error: the server doesn't have a resource type \"{resource}\"\n"), 1);
     };
-    let (wide, name_only) = match o.output.as_deref() {
-        None => (false, false),
-        Some("wide") => (true, false),
-        Some("name") => (false, true),
+    let (wide, name_only, objects) = match o.output.as_deref() {
+        None => (false, false, None),
+        Some("wide") => (true, false, None),
+        Some("name") => (false, true, None),
+        Some(format @ ("json" | "yaml")) => (false, false, Some(format)),
+        Some(format) if PRINTERS.iter().any(|p| format.split('=').next() == Some(*p)) => (false, false, Some(format)),
         Some(other) => {
-            return Output::error(format!("error: unable to match a printer suitable for the output format \"{other}\", allowed formats are: name,wide\n"), 1)
+            return Output::error(
+                format!("error: unable to match a printer suitable for the output format \"{other}\", allowed formats are: {}\n", PRINTERS.join(",")),
+                1,
+            )
         }
     };
     let wanted = &o.words[2..];
@@ -686,6 +890,15 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
             if !cluster.nodes.iter().any(|n| selected(n)) {
                 return Output::error("No resources found\n", 0);
             }
+            if let Some(format) = objects {
+                let items = cluster
+                    .nodes
+                    .iter()
+                    .filter(|n| (wanted.is_empty() || wanted.contains(&n.hostname)) && selected(n))
+                    .map(|n| node_object(cluster, n))
+                    .collect();
+                return print_objects(format, items, wanted.len() == 1);
+            }
             for node in cluster.nodes.iter().filter(|n| (wanted.is_empty() || wanted.contains(&n.hostname)) && selected(n)) {
                 if name_only {
                     rows.push(format!("node/{}", node.hostname));
@@ -706,6 +919,17 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
         "namespaces" => {
             rows.push("NAME\tSTATUS\tAGE".into());
             let born = created(cluster);
+            if let Some(format) = objects {
+                let items = ["default", NS, "kube-node-lease", "kube-public", "kube-system"]
+                    .iter()
+                    .filter(|ns| wanted.is_empty() || wanted.iter().any(|w| w == *ns))
+                    .map(|ns| {
+                        let (uid, version) = identity(cluster, ns);
+                        serde_json::json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "creationTimestamp": rfc3339(born), "labels": { "kubernetes.io/metadata.name": ns }, "name": ns, "resourceVersion": version, "uid": uid }, "spec": { "finalizers": ["kubernetes"] }, "status": { "phase": "Active" } })
+                    })
+                    .collect();
+                return print_objects(format, items, wanted.len() == 1);
+            }
             for ns in ["default", NS, "kube-node-lease", "kube-public", "kube-system"] {
                 if wanted.is_empty() || wanted.iter().any(|w| w == ns) {
                     rows.push(if name_only { format!("namespace/{ns}") } else { format!("{ns}\tActive\t{}", age(now - born)) });
@@ -724,6 +948,14 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
             }
             if shown.is_empty() {
                 return none_found(all, namespace);
+            }
+            if let Some(format) = objects {
+                let items = shown
+                    .iter()
+                    .filter(|p| wanted.is_empty() || wanted.contains(&p.name))
+                    .map(|p| pod_object(cluster, p, pods.iter().position(|q| q.name == p.name).unwrap_or(0)))
+                    .collect();
+                return print_objects(format, items, wanted.len() == 1);
             }
             rows.push(format!(
                 "{}NAME\tREADY\tSTATUS\tRESTARTS\tAGE{}",
@@ -1062,6 +1294,18 @@ mod tests {
         let log = shell.run(&format!("kubectl logs -n gpu-operator {pod}")).stdout();
         assert!(log.contains("main.go:123] error starting plugins:") && log.ends_with("'3': GPU is lost\n"), "{log}");
         assert!(shell.run("kubectl describe node gpu-002").stdout().contains("Allocatable:\n  cpu:             224\n"));
+        // The objects say what the tables say.
+        let gpus = shell.run(r#"kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.capacity.nvidia\.com/gpu}/{.status.allocatable.nvidia\.com/gpu} {end}'"#).stdout();
+        assert_eq!(gpus, "gpu-001=8/8 gpu-002=8/7 ");
+        let restarts =
+            shell.run(&format!("kubectl get pod {pod} -n gpu-operator -o jsonpath='{{.status.containerStatuses[0].state.waiting.reason}}'")).stdout();
+        assert_eq!(restarts, "CrashLoopBackOff");
+        let yaml = shell.run("kubectl get node gpu-002 -o yaml").stdout();
+        assert!(yaml.starts_with("apiVersion: v1\nkind: Node\nmetadata:\n  annotations:\n"), "{yaml}");
+        assert!(shell.run("kubectl get ns -o name").status == 0 && shell.run("kubectl get ns default -o json").stdout().contains("\"kind\": \"Namespace\""));
+        shell.run("kubectl cordon gpu-001");
+        let taint = shell.run("kubectl get nodes -o custom-columns=NAME:.metadata.name,TAINT:.spec.taints[*].key").stdout();
+        assert_eq!(taint, "NAME      TAINT\ngpu-001   node.kubernetes.io/unschedulable\ngpu-002   <none>\n");
         shell.cluster.node_mut("gpu-002").unwrap().hang();
         assert!(shell.run("kubectl get nodes").stdout().contains("gpu-002   NotReady"));
         assert!(shell.run(&format!("kubectl logs -n gpu-operator {pod}")).stderr().contains("no route to host"));

@@ -3,4 +3,5 @@
 
 pub mod job_log;
 pub mod kubectl;
+pub mod kubectl_print;
 pub mod slurm;
