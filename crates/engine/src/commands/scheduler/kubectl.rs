@@ -37,6 +37,7 @@
 //! before 1.28, `apply`, other namespaces' pods, logs of pods other than the
 //! device plugin (empty).
 
+use super::kubectl_print::{object, object_from, Value};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
 use crate::model::node::SchedulerState;
@@ -430,108 +431,154 @@ fn identity(cluster: &Cluster, what: &str) -> (String, String) {
 }
 
 /// The Node object the API server returns for `node`: what `describe` shows.
-fn node_object(cluster: &Cluster, node: &Node) -> serde_json::Value {
-    use serde_json::{json, Map, Value};
+fn node_object(cluster: &Cluster, node: &Node) -> Value {
     let host = &cluster.preset.host;
     let (uid, version) = identity(cluster, &node.hostname);
-    let labels: Map<String, Value> = node_labels(node).iter().filter_map(|label| label.split_once('=')).map(|(k, v)| (k.to_string(), Value::from(v))).collect();
+    let labels = object_from(node_labels(node).iter().filter_map(|label| label.split_once('=')).map(|(k, v)| (k.to_string(), Value::from(v))));
     let memory = host.memory_mib * 1024;
-    let resources =
-        |mem: u64, gpus: usize| json!({ "cpu": host.cpus().to_string(), "memory": format!("{mem}Ki"), "nvidia.com/gpu": gpus.to_string(), "pods": "110" });
-    let mut spec =
-        json!({ "podCIDR": format!("10.244.{}.0/24", node_index(cluster, node)), "podCIDRs": [format!("10.244.{}.0/24", node_index(cluster, node))] });
-    let taints: Vec<Value> = taints(cluster, node).into_iter().map(|(key, effect)| json!({ "effect": effect, "key": key })).collect();
+    let resources = |mem: u64, gpus: usize| {
+        object([
+            ("cpu", host.cpus().to_string().into()),
+            ("memory", format!("{mem}Ki").into()),
+            ("nvidia.com/gpu", gpus.to_string().into()),
+            ("pods", "110".into()),
+        ])
+    };
+    let cidr = format!("10.244.{}.0/24", node_index(cluster, node));
+    let mut spec = object([("podCIDR", cidr.clone().into()), ("podCIDRs", Value::from(vec![cidr]))]);
+    let taints: Vec<Value> = taints(cluster, node).into_iter().map(|(key, effect)| object([("effect", effect.into()), ("key", key.into())])).collect();
     if !taints.is_empty() {
-        spec["taints"] = Value::from(taints);
+        spec.set("taints", Value::from(taints));
     }
     if cordoned(node) {
-        spec["unschedulable"] = Value::from(true);
+        spec.set("unschedulable", Value::from(true));
     }
     let conditions: Vec<Value> = conditions(cluster, node)
         .into_iter()
-        .map(|c| json!({ "lastHeartbeatTime": rfc3339(c.heartbeat), "lastTransitionTime": rfc3339(c.transition), "message": c.message, "reason": c.reason, "status": c.status, "type": c.kind }))
+        .map(|c| {
+            object([
+                ("lastHeartbeatTime", rfc3339(c.heartbeat).into()),
+                ("lastTransitionTime", rfc3339(c.transition).into()),
+                ("message", c.message.into()),
+                ("reason", c.reason.into()),
+                ("status", c.status.into()),
+                ("type", c.kind.into()),
+            ])
+        })
         .collect();
-    json!({
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "annotations": { "node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true" },
-            "creationTimestamp": rfc3339(joined(cluster, node)),
-            "labels": labels,
-            "name": node.hostname,
-            "resourceVersion": version,
-            "uid": uid,
-        },
-        "spec": spec,
-        "status": {
-            "addresses": [{ "address": crate::model::network::frontend_ip(&node.hostname), "type": "InternalIP" }, { "address": node.hostname, "type": "Hostname" }],
-            "allocatable": resources(memory - 102_400, healthy_gpus(node)),
-            "capacity": resources(memory, node.gpus.len()),
-            "conditions": conditions,
-            "daemonEndpoints": { "kubeletEndpoint": { "Port": 10250 } },
-            "nodeInfo": {
-                "architecture": "amd64",
-                "containerRuntimeVersion": "containerd://1.7.12",
-                "kernelVersion": KERNEL,
-                "kubeProxyVersion": cluster.versions.kubernetes,
-                "kubeletVersion": cluster.versions.kubernetes,
-                "operatingSystem": "linux",
-                "osImage": cluster.versions.os.pretty_name(),
-            },
-        },
-    })
+    let ip = crate::model::network::frontend_ip(&node.hostname);
+    let addresses =
+        vec![object([("address", ip.into()), ("type", "InternalIP".into())]), object([("address", node.hostname.clone().into()), ("type", "Hostname".into())])];
+    let version_of = || Value::from(cluster.versions.kubernetes.clone());
+    let annotations = object([("node.alpha.kubernetes.io/ttl", "0".into()), ("volumes.kubernetes.io/controller-managed-attach-detach", "true".into())]);
+    object([
+        ("apiVersion", "v1".into()),
+        ("kind", "Node".into()),
+        (
+            "metadata",
+            object([
+                ("annotations", annotations),
+                ("creationTimestamp", rfc3339(joined(cluster, node)).into()),
+                ("labels", labels),
+                ("name", node.hostname.clone().into()),
+                ("resourceVersion", version.into()),
+                ("uid", uid.into()),
+            ]),
+        ),
+        ("spec", spec),
+        (
+            "status",
+            object([
+                ("addresses", Value::from(addresses)),
+                ("allocatable", resources(memory - 102_400, healthy_gpus(node))),
+                ("capacity", resources(memory, node.gpus.len())),
+                ("conditions", Value::from(conditions)),
+                ("daemonEndpoints", object([("kubeletEndpoint", object([("Port", Value::Number(10250))]))])),
+                (
+                    "nodeInfo",
+                    object([
+                        ("architecture", "amd64".into()),
+                        ("containerRuntimeVersion", "containerd://1.7.12".into()),
+                        ("kernelVersion", KERNEL.into()),
+                        ("kubeProxyVersion", version_of()),
+                        ("kubeletVersion", version_of()),
+                        ("operatingSystem", "linux".into()),
+                        ("osImage", cluster.versions.os.pretty_name().into()),
+                    ]),
+                ),
+            ]),
+        ),
+    ])
 }
 
 fn node_index(cluster: &Cluster, node: &Node) -> usize {
     cluster.nodes.iter().position(|n| n.hostname == node.hostname).unwrap_or(0)
 }
 
+/// An object's metadata: its name, namespace (if any), creation, labels and identity.
+fn metadata(cluster: &Cluster, name: &str, namespace: Option<&str>, created: EpochSeconds, labels: Value) -> Value {
+    let (uid, version) = identity(cluster, name);
+    let mut meta = object([
+        ("creationTimestamp", rfc3339(created).into()),
+        ("labels", labels),
+        ("name", name.into()),
+        ("resourceVersion", version.into()),
+        ("uid", uid.into()),
+    ]);
+    if let Some(namespace) = namespace {
+        meta.set("namespace", namespace.into());
+    }
+    meta
+}
+
 /// The Pod object of one of the GPU Operator's pods: what `get pods -o wide` shows.
-fn pod_object(cluster: &Cluster, pod: &Pod, at: usize) -> serde_json::Value {
-    use serde_json::{json, Value};
-    let (uid, version) = identity(cluster, &pod.name);
+fn pod_object(cluster: &Cluster, pod: &Pod, at: usize) -> Value {
     let node = &cluster.nodes[pod.node].hostname;
     let app = pod.name.rsplit_once('-').map_or(pod.name.as_str(), |(app, _)| app);
     let state = if pod.status == "CrashLoopBackOff" {
-        json!({ "waiting": { "message": format!("back-off 5m0s restarting failed container pod={}_{NS}({uid})", pod.name), "reason": "CrashLoopBackOff" } })
+        let uid = identity(cluster, &pod.name).0;
+        let message = format!("back-off 5m0s restarting failed container={app} pod={}_{NS}({uid})", pod.name);
+        object([("waiting", object([("message", message.into()), ("reason", "CrashLoopBackOff".into())]))])
     } else {
-        json!({ "running": { "startedAt": rfc3339(pod.since) } })
+        object([("running", object([("startedAt", rfc3339(pod.since).into())]))])
     };
-    let mut container = json!({ "name": app, "ready": pod.ready, "restartCount": pod.restarts, "started": pod.ready, "state": state });
+    let mut container =
+        object([("name", app.into()), ("ready", pod.ready.into()), ("restartCount", pod.restarts.into()), ("started", pod.ready.into()), ("state", state)]);
     if let Some(crashed) = pod.last_crash {
-        container["lastState"] =
-            json!({ "terminated": { "exitCode": 1, "finishedAt": rfc3339(crashed), "reason": "Error", "startedAt": rfc3339(crashed - PLUGIN_RUN_S) } });
+        let terminated = object([
+            ("exitCode", Value::Number(1)),
+            ("finishedAt", rfc3339(crashed).into()),
+            ("reason", "Error".into()),
+            ("startedAt", rfc3339(crashed - PLUGIN_RUN_S).into()),
+        ]);
+        container.set("lastState", object([("terminated", terminated)]));
     }
-    json!({
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "creationTimestamp": rfc3339(pod.since),
-            "labels": { "app": app },
-            "name": pod.name,
-            "namespace": NS,
-            "resourceVersion": version,
-            "uid": uid,
-        },
-        "spec": { "nodeName": node },
-        "status": {
-            "containerStatuses": [container],
-            "hostIP": crate::model::network::frontend_ip(node),
-            "phase": "Running",
-            "podIP": format!("10.244.{}.{}", pod.node % 256, at % 250 + 2),
-            "startTime": rfc3339(pod.since),
-        },
-    }) as Value
+    object([
+        ("apiVersion", "v1".into()),
+        ("kind", "Pod".into()),
+        ("metadata", metadata(cluster, &pod.name, Some(NS), pod.since, object([("app", app.into())]))),
+        ("spec", object([("nodeName", node.clone().into())])),
+        (
+            "status",
+            object([
+                ("containerStatuses", Value::from(vec![container])),
+                ("hostIP", crate::model::network::frontend_ip(node).into()),
+                ("phase", "Running".into()),
+                ("podIP", format!("10.244.{}.{}", pod.node % 256, at % 250 + 2).into()),
+                ("startTime", rfc3339(pod.since).into()),
+            ]),
+        ),
+    ])
 }
 
 /// `-o json|yaml|jsonpath=...|custom-columns=...` of `items` (one object
 /// by name prints alone, a query's objects as a List).
-fn print_objects(format: &str, items: Vec<serde_json::Value>, single: bool) -> Output {
+fn print_objects(format: &str, items: Vec<Value>, single: bool) -> Output {
     use super::kubectl_print;
     let root = if single && items.len() == 1 {
         items.into_iter().next().unwrap_or_default()
     } else {
-        serde_json::json!({ "apiVersion": "v1", "items": items, "kind": "List", "metadata": { "resourceVersion": "" } })
+        object([("apiVersion", "v1".into()), ("items", Value::from(items)), ("kind", "List".into()), ("metadata", object([("resourceVersion", "".into())]))])
     };
     if format == "json" {
         return Output::ok(kubectl_print::json(&root));
@@ -549,9 +596,9 @@ fn print_objects(format: &str, items: Vec<serde_json::Value>, single: bool) -> O
         };
     }
     if let Some(spec) = format.strip_prefix("custom-columns=") {
-        let items: Vec<&serde_json::Value> = match root.get("items").and_then(|items| items.as_array()) {
-            Some(items) => items.iter().collect(),
-            None => vec![&root],
+        let items: Vec<&Value> = match root.get("items") {
+            Some(Value::Array(items)) => items.iter().collect(),
+            _ => vec![&root],
         };
         return match kubectl_print::custom_columns(spec, &items) {
             Ok(rows) => Output::ok(align(&rows, 3, 0)),
@@ -924,8 +971,14 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
                     .iter()
                     .filter(|ns| wanted.is_empty() || wanted.iter().any(|w| w == *ns))
                     .map(|ns| {
-                        let (uid, version) = identity(cluster, ns);
-                        serde_json::json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "creationTimestamp": rfc3339(born), "labels": { "kubernetes.io/metadata.name": ns }, "name": ns, "resourceVersion": version, "uid": uid }, "spec": { "finalizers": ["kubernetes"] }, "status": { "phase": "Active" } })
+                        let labels = object([("kubernetes.io/metadata.name", (*ns).into())]);
+                        object([
+                            ("apiVersion", "v1".into()),
+                            ("kind", "Namespace".into()),
+                            ("metadata", metadata(cluster, ns, None, born, labels)),
+                            ("spec", object([("finalizers", Value::from(vec!["kubernetes"]))])),
+                            ("status", object([("phase", "Active".into())])),
+                        ])
                     })
                     .collect();
                 return print_objects(format, items, wanted.len() == 1);

@@ -7,15 +7,155 @@
 //! quoted literals; a missing field prints nothing, as
 //! `--allow-missing-template-keys` defaults) and `-o custom-columns=`.
 
-use serde_json::Value;
+/// A JSON value as the API server returns it, its objects' keys sorted as
+/// Go sorts a map's. (Its own small type: serde_json's `Value` would cost
+/// the page's worker more than these printers.)
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Value {
+    #[default]
+    Null,
+    Bool(bool),
+    Number(i64),
+    String(String),
+    Array(Vec<Value>),
+    Object(Vec<(String, Value)>),
+}
 
-/// Go's indented JSON with a final newline.
+impl From<&str> for Value {
+    fn from(text: &str) -> Value {
+        Value::String(text.to_string())
+    }
+}
+
+impl From<String> for Value {
+    fn from(text: String) -> Value {
+        Value::String(text)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(flag: bool) -> Value {
+        Value::Bool(flag)
+    }
+}
+
+impl From<i64> for Value {
+    fn from(number: i64) -> Value {
+        Value::Number(number)
+    }
+}
+
+impl From<u64> for Value {
+    fn from(number: u64) -> Value {
+        Value::Number(i64::try_from(number).unwrap_or(i64::MAX))
+    }
+}
+
+impl<T: Into<Value>> From<Vec<T>> for Value {
+    fn from(items: Vec<T>) -> Value {
+        Value::Array(items.into_iter().map(Into::into).collect())
+    }
+}
+
+impl Value {
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Object(fields) => fields.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// Sets a field of an object, keeping the keys sorted.
+    pub fn set(&mut self, key: &str, value: Value) {
+        if let Value::Object(fields) = self {
+            match fields.binary_search_by(|(k, _)| k.as_str().cmp(key)) {
+                Ok(at) => fields[at].1 = value,
+                Err(at) => fields.insert(at, (key.to_string(), value)),
+            }
+        }
+    }
+}
+
+/// An object from its fields.
+pub fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    let mut fields: Vec<(String, Value)> = fields.into_iter().map(|(key, value)| (key.to_string(), value)).collect();
+    crate::sort::sort_by(&mut fields, |a, b| a.0.cmp(&b.0));
+    Value::Object(fields)
+}
+
+/// An object from fields gathered at run time.
+pub fn object_from(fields: impl IntoIterator<Item = (String, Value)>) -> Value {
+    let mut fields: Vec<(String, Value)> = fields.into_iter().collect();
+    crate::sort::sort_by(&mut fields, |a, b| a.0.cmp(&b.0));
+    Value::Object(fields)
+}
+
+/// A JSON string as Go's encoder writes it (`<`, `>` and `&` escaped too).
+fn quoted(text: &str) -> String {
+    let mut out = String::from('"');
+    for c in text.chars() {
+        match c {
+            '"' => out += "\\\"",
+            '\\' => out += "\\\\",
+            '\n' => out += "\\n",
+            '\r' => out += "\\r",
+            '\t' => out += "\\t",
+            '<' | '>' | '&' => out += &format!("\\u{:04x}", c as u32),
+            c if (c as u32) < 0x20 => out += &format!("\\u{:04x}", c as u32),
+            c => out.push(c),
+        }
+    }
+    out + "\""
+}
+
+/// Compact JSON, as JSONPath prints an object or a list.
+fn compact(value: &Value) -> String {
+    match value {
+        Value::Object(fields) => format!("{{{}}}", fields.iter().map(|(k, v)| format!("{}:{}", quoted(k), compact(v))).collect::<Vec<_>>().join(",")),
+        Value::Array(items) => format!("[{}]", items.iter().map(compact).collect::<Vec<_>>().join(",")),
+        other => {
+            let mut out = String::new();
+            json_into(other, 0, &mut out);
+            out
+        }
+    }
+}
+
+fn json_into(value: &Value, indent: usize, out: &mut String) {
+    let (pad, inner) = (" ".repeat(indent), " ".repeat(indent + 4));
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            *out += "{\n";
+            for (at, (key, item)) in map.iter().enumerate() {
+                *out += &format!("{inner}{}: ", quoted(key));
+                json_into(item, indent + 4, out);
+                *out += if at + 1 < map.len() { ",\n" } else { "\n" };
+            }
+            *out += &format!("{pad}}}");
+        }
+        Value::Array(items) if !items.is_empty() => {
+            *out += "[\n";
+            for (at, item) in items.iter().enumerate() {
+                *out += &inner;
+                json_into(item, indent + 4, out);
+                *out += if at + 1 < items.len() { ",\n" } else { "\n" };
+            }
+            *out += &format!("{pad}]");
+        }
+        Value::Object(_) => *out += "{}",
+        Value::Array(_) => *out += "[]",
+        Value::String(text) => *out += &quoted(text),
+        Value::Number(n) => *out += &n.to_string(),
+        Value::Bool(b) => *out += &b.to_string(),
+        Value::Null => *out += "null",
+    }
+}
+
+/// Go's indented JSON (`json.MarshalIndent`, four spaces) with a final newline.
 pub fn json(value: &Value) -> String {
-    let mut out = Vec::new();
-    let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
-    let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
-    let _ = serde::Serialize::serialize(value, &mut serializer);
-    String::from_utf8_lossy(&out).into_owned() + "\n"
+    let mut out = String::new();
+    json_into(value, 0, &mut out);
+    out + "\n"
 }
 
 /// A string as go-yaml writes it: plain unless YAML would read it as
@@ -31,7 +171,7 @@ fn yaml_string(text: &str) -> String {
         || text.contains(" #")
         || text.contains(['\n', '\t']);
     if keyword || numeric || special {
-        serde_json::to_string(text).unwrap_or_default()
+        quoted(text)
     } else {
         text.to_string()
     }
@@ -179,9 +319,9 @@ fn walk<'v>(values: Vec<&'v Value>, steps: &[Step]) -> Vec<&'v Value> {
         let mut next = Vec::new();
         for value in current {
             match (step, value) {
-                (Step::Field(name), Value::Object(map)) => next.extend(map.get(name)),
+                (Step::Field(name), Value::Object(_)) => next.extend(value.get(name)),
                 (Step::All, Value::Array(items)) => next.extend(items.iter()),
-                (Step::All, Value::Object(map)) => next.extend(map.values()),
+                (Step::All, Value::Object(fields)) => next.extend(fields.iter().map(|(_, v)| v)),
                 (Step::Index(index), Value::Array(items)) => {
                     let at = if *index < 0 { items.len() as i64 + index } else { *index };
                     next.extend(usize::try_from(at).ok().and_then(|at| items.get(at)));
@@ -205,7 +345,7 @@ fn walk<'v>(values: Vec<&'v Value>, steps: &[Step]) -> Vec<&'v Value> {
 fn text_of(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
-        other => other.to_string(),
+        other => compact(other),
     }
 }
 
@@ -341,8 +481,19 @@ pub fn custom_columns(spec: &str, items: &[&Value]) -> Result<Vec<String>, Strin
 mod tests {
     use super::*;
 
+    fn from_serde(value: &serde_json::Value) -> Value {
+        match value {
+            serde_json::Value::Null => Value::Null,
+            serde_json::Value::Bool(b) => Value::Bool(*b),
+            serde_json::Value::Number(n) => Value::Number(n.as_i64().unwrap_or_default()),
+            serde_json::Value::String(s) => Value::String(s.clone()),
+            serde_json::Value::Array(items) => Value::Array(items.iter().map(from_serde).collect()),
+            serde_json::Value::Object(map) => object_from(map.iter().map(|(k, v)| (k.clone(), from_serde(v)))),
+        }
+    }
+
     fn nodes() -> Value {
-        serde_json::json!({
+        from_serde(&serde_json::json!({
             "apiVersion": "v1",
             "items": [
                 { "metadata": { "name": "gpu-001", "labels": { "nvidia.com/gpu.count": "8" } },
@@ -351,7 +502,7 @@ mod tests {
                   "status": { "allocatable": { "nvidia.com/gpu": "7" }, "conditions": [ { "type": "Ready", "status": "Unknown" } ] } }
             ],
             "kind": "List"
-        })
+        }))
     }
 
     #[test]
@@ -370,7 +521,10 @@ mod tests {
         assert!(jsonpath("{end}", &root).is_err());
         let rows = custom_columns(
             "NAME:.metadata.name,GPUS:.status.allocatable.nvidia\\.com/gpu,X:.nope",
-            &root["items"].as_array().unwrap().iter().collect::<Vec<_>>(),
+            &match root.get("items") {
+                Some(Value::Array(items)) => items.iter().collect::<Vec<_>>(),
+                _ => Vec::new(),
+            },
         )
         .unwrap();
         assert_eq!(rows, ["NAME\tGPUS\tX", "gpu-001\t8\t<none>", "gpu-002\t7\t<none>"]);
@@ -387,6 +541,8 @@ mod tests {
         assert!(text.contains("    conditions:\n    - status: \"False\"\n      type: DiskPressure\n"), "{text}");
         assert!(text.contains("    labels: {}\n"), "{text}");
         assert!(json(&root).starts_with("{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        {\n"));
+        assert!(json(&root).contains("\"labels\": {},\n"));
+        assert_eq!(quoted("a<b\"\n"), "\"a\\u003cb\\\"\\n\"");
         assert_eq!(yaml_string("2026-01-15T08:34:56Z"), "\"2026-01-15T08:34:56Z\"");
         assert_eq!(yaml_string("amd64"), "amd64");
         assert_eq!(yaml_string("true"), "\"true\"");
