@@ -40,6 +40,18 @@ test('a loop over nodes, command substitution and a multi-line paste', async () 
   await context.close();
 });
 
+test('a scrape of an exporter and a jsonpath query run in the page', async () => {
+  const context = await app.browser.newContext();
+  const page = await open(context, `${app.base}#/lab/telemetry-gap`);
+  const input = await terminal(page);
+  await run(page, input, 'curl -s localhost:9400/metrics | grep -c "^DCGM_FI_DEV_GPU_TEMP{"; curl -s -o /dev/null -w "%{http_code}\\n" localhost:9400/health');
+  assert.match(await stdout(page), /^(8\n200|0\n000)\n$/);
+  await run(page, input, "kubectl get nodes -o jsonpath='{.items[*].metadata.name}'");
+  assert.match(await stdout(page), /\ngpu-001 gpu-002 gpu-003$/);
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
 test('Ctrl-W kills a word and Ctrl-R finds an earlier line', async () => {
   const context = await app.browser.newContext();
   const page = await open(context, `${app.base}#/lab/slow-rail`);
