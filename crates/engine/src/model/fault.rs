@@ -30,108 +30,28 @@ pub enum PortDown {
 /// neither pauses its switch when its buffer fills nor is lossless.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fault {
-    GpuXid {
-        node: String,
-        gpu: u32,
-        xid: u32,
-    },
-    GpuFallenOffBus {
-        node: String,
-        gpu: u32,
-        dead: bool,
-    },
-    GpuEccUncorrectable {
-        node: String,
-        gpu: u32,
-        count: u64,
-    },
-    GpuRowRemapPending {
-        node: String,
-        gpu: u32,
-    },
-    GpuThermalSlowdown {
-        node: String,
-        gpu: u32,
-    },
-    GpuPowerBrake {
-        node: String,
-        gpu: u32,
-    },
-    GpuPowerCap {
-        node: String,
-        gpu: u32,
-        watts: u32,
-    },
-    GpuPcieDegraded {
-        node: String,
-        gpu: u32,
-        gen: Option<u8>,
-        width: Option<u8>,
-    },
-    NvlinkDown {
-        node: String,
-        gpu: u32,
-        links: Vec<u32>,
-    },
-    FabricManagerDown {
-        node: String,
-    },
-    /// A service of the node image left stopped (`unit` as systemd names it).
-    ServiceStopped {
-        node: String,
-        unit: String,
-    },
-    DriverMismatch {
-        node: String,
-        installed: String,
-    },
-    HcaPortDown {
-        node: String,
-        hca: String,
-        state: PortDown,
-    },
-    HcaLinkDegraded {
-        node: String,
-        hca: String,
-        rate: Option<u32>,
-        width: Option<u8>,
-    },
-    HcaSymbolErrors {
-        node: String,
-        hca: String,
-        count: u64,
-    },
-    HcaLinkFlap {
-        node: String,
-        hca: String,
-    },
-    HcaMtu {
-        node: String,
-        hca: String,
-        mtu: u32,
-    },
-    HcaPfcOff {
-        node: String,
-        hca: String,
-    },
-    HcaEcnOff {
-        node: String,
-        hca: String,
-    },
-    HcaPcieDegraded {
-        node: String,
-        hca: String,
-        gen: Option<u8>,
-        width: Option<u8>,
-    },
-    NodeDown {
-        node: String,
-        reason: String,
-    },
-    NodeDrain {
-        node: String,
-        reason: String,
-    },
+    GpuXid { node: String, gpu: u32, xid: u32 },
+    GpuFallenOffBus { node: String, gpu: u32, dead: bool },
+    GpuEccUncorrectable { node: String, gpu: u32, count: u64 },
+    GpuRowRemapPending { node: String, gpu: u32 },
+    GpuThermalSlowdown { node: String, gpu: u32 },
+    GpuPowerBrake { node: String, gpu: u32 },
+    GpuPowerCap { node: String, gpu: u32, watts: u32 },
+    GpuPcieDegraded { node: String, gpu: u32, gen: Option<u8>, width: Option<u8> },
+    NvlinkDown { node: String, gpu: u32, links: Vec<u32> },
+    FabricManagerDown { node: String },
+    ServiceStopped { node: String, unit: String },
+    DriverMismatch { node: String, installed: String },
+    HcaPortDown { node: String, hca: String, state: PortDown },
+    HcaLinkDegraded { node: String, hca: String, rate: Option<u32>, width: Option<u8> },
+    HcaSymbolErrors { node: String, hca: String, count: u64 },
+    HcaLinkFlap { node: String, hca: String },
+    HcaMtu { node: String, hca: String, mtu: u32 },
+    HcaPfcOff { node: String, hca: String },
+    HcaEcnOff { node: String, hca: String },
+    HcaPcieDegraded { node: String, hca: String, gen: Option<u8>, width: Option<u8> },
+    NodeDown { node: String, reason: String },
+    NodeDrain { node: String, reason: String },
 }
 
 /// Why a fault cannot apply to a cluster, and which of its fields is at fault.
