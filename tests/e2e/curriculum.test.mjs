@@ -34,6 +34,8 @@ test('slow-rail: drained, repaired, re-measured, answers read as operators write
   // A state question checked before it holds says so, and keeps it open.
   let drained = await check(page, 'drained');
   assert.match(await drained.locator('.verdict').textContent(), /Not yet/);
+  // It says what is not yet met by topic, never by node.
+  assert.equal(await drained.locator('.reading').textContent(), "Conditions met: 0 of 1. Not yet: a node's state in Slurm.");
   await run(page, input, `sudo scontrol update nodename=${bad.node} state=drain reason="${bad.hca} at 200 Gb/s"`);
   drained = await check(page, 'drained');
   await drained.locator('.verdict.correct').waitFor();

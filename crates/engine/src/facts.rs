@@ -117,6 +117,26 @@ fn percent(fraction: f64) -> String {
 
 impl Fact {
     /// The fact in words, as an expectation.
+    /// What the fact is about, naming no node, GPU or port: what a "Not
+    /// yet" may say of it before the trainee has answered anything.
+    pub fn topic(&self) -> &'static str {
+        match self {
+            Fact::Slurm { .. } => "a node's state in Slurm",
+            Fact::InService { .. } => "a node back in service",
+            Fact::Repaired { .. } => "the repair of what was wrong",
+            Fact::GpuHealthy { .. } => "a GPU's health",
+            Fact::DiagPasses { .. } => "a diagnostic that passes",
+            Fact::HcaLink { .. } => "a link's state and rate",
+            Fact::PcieFull { .. } => "a PCIe link's speed and width",
+            Fact::Service { .. } => "a service's state",
+            Fact::AllReduce { .. } => "the collectives' bandwidth",
+            Fact::JobProgress { within: None, .. } => "the job running",
+            Fact::JobProgress { .. } => "the job's pace",
+            Fact::LostWork { .. } => "the work a stop lost",
+            Fact::By { .. } => "the deadline",
+        }
+    }
+
     pub fn describe(&self) -> String {
         match self {
             Fact::Slurm { node, state, reason } => match reason.as_deref() {

@@ -417,6 +417,28 @@ impl LabState {
         }
     }
 
+    /// What a state question's "Not yet" says: how many of its conditions
+    /// hold, and what the others are about (never which node or GPU), then a
+    /// deadline already passed.
+    fn conditions_note(id: &str, expect: &[crate::facts::Fact], met: &[String], late: Option<String>) -> String {
+        let holds = |at: usize| met.iter().any(|m| *m == crate::lab::evidence::condition_id(id, at));
+        let open: Vec<&str> = expect
+            .iter()
+            .enumerate()
+            .filter(|(at, fact)| !holds(*at) && !matches!(fact, crate::facts::Fact::By { .. }))
+            .map(|(_, fact)| fact.topic())
+            .collect();
+        let done = expect.len() - open.len() - usize::from(late.is_some());
+        let mut note = format!("Conditions met: {done} of {}.", expect.len());
+        if !open.is_empty() {
+            note += &format!(" Not yet: {}.", open.join(", "));
+        }
+        match late {
+            Some(late) => format!("{note} {late}"),
+            None => note,
+        }
+    }
+
     /// What the engine records for `response`: a task's and a state
     /// question's check, a handoff with what was seen at submission, or the
     /// answer as given; and a note of what it saw.
@@ -440,9 +462,10 @@ impl LabState {
                 let late = deadline.filter(|_| !met).and_then(|seconds| {
                     let elapsed = (self.session.elapsed_ms() / 1000) as i64;
                     (elapsed > seconds)
-                        .then(|| format!("the deadline, {} into the lab, has passed: the clock is {} in", clock_span(seconds), clock_span(elapsed)))
+                        .then(|| format!("The deadline, {} into the lab, has passed: the clock is {} in.", clock_span(seconds), clock_span(elapsed)))
                 });
-                (if met { grading::DONE } else { grading::NOT_YET }.to_string(), late)
+                let note = if met { None } else { Some(Self::conditions_note(&question.id, expect, evidence.met, late)) };
+                (if met { grading::DONE } else { grading::NOT_YET }.to_string(), note)
             }
             QuestionKind::Handoff { closed_when, .. } => {
                 let mut record = HandoffRecord::from_response(response);

@@ -231,10 +231,14 @@ fn a_deadline_holds_only_while_the_lab_clock_is_within_it() {
     let variant = compiled.lab.variant(1);
     let question = variant.questions.iter().find(|q| q.id == "drained").unwrap();
     let Submitted::Graded(grade) = state.submit(question, "check", Evidence { met: &[], now_ms: 0 }) else { panic!("graded") };
-    assert_eq!(grade.reading.as_deref(), Some("the deadline, 20 min into the lab, has passed: the clock is 1 h 05 min in"));
+    assert_eq!(
+        grade.reading.as_deref(),
+        Some("Conditions met: 0 of 2. Not yet: a node's state in Slurm. The deadline, 20 min into the lab, has passed: the clock is 1 h 05 min in.")
+    );
     let (_, mut early) = session_after(&compiled, &["sleep 60"]);
-    let Submitted::Graded(grade) = early.submit(question, "check", Evidence { met: &[], now_ms: 0 }) else { panic!("graded") };
-    assert_eq!(grade.reading, None);
+    let Submitted::Graded(grade) = early.submit(question, "check", Evidence { met: &["drained/1".to_string()], now_ms: 0 }) else { panic!("graded") };
+    // What is not yet met is named by its topic, never by its node.
+    assert_eq!(grade.reading.as_deref(), Some("Conditions met: 1 of 2. Not yet: a node's state in Slurm."));
     // A deadline alone states no outcome.
     let alone = LAB.replace("expect = [{ repaired = true }, { all_reduce_within = \"5%\" }]", "expect = [{ by = \"30m\" }]");
     let problems: Vec<String> = compile(&alone).unwrap_err().iter().map(|d| d.message.clone()).collect();

@@ -24,6 +24,12 @@ pub fn output_id(question: &str) -> String {
     format!("{question}/output")
 }
 
+/// What the worker reports for the `at`th fact of a state question that
+/// holds while the question as a whole does not yet.
+pub fn condition_id(question: &str, at: usize) -> String {
+    format!("{question}/{at}")
+}
+
 /// Whether `execution` is the run `wanted` describes, the hosts aside
 /// (checked by the caller, over one or several runs).
 fn run_matches(wanted: &RunMatch, execution: &Execution, question: &str) -> bool {
@@ -133,15 +139,18 @@ pub struct RunProbe {
 
 /// The ids of the state questions the cluster meets, with the variant's values.
 pub fn states_met(probes: &[QuestionProbe], values: &Values, cluster: &Cluster, baseline: &Baseline) -> Vec<String> {
-    probes
-        .iter()
-        .filter(|probe| !probe.expect.is_empty())
-        .filter(|probe| {
-            let expect: Result<Vec<Fact>, _> = probe.expect.iter().map(|spec| spec.resolve(values)).collect();
-            expect.is_ok_and(|expect| state_met(&expect, cluster, baseline))
-        })
-        .map(|probe| probe.id.clone())
-        .collect()
+    let mut met = Vec::new();
+    for probe in probes.iter().filter(|probe| !probe.expect.is_empty()) {
+        let Ok(expect) = probe.expect.iter().map(|spec| spec.resolve(values)).collect::<Result<Vec<Fact>, _>>() else { continue };
+        let holding: Vec<usize> = expect.iter().enumerate().filter(|(_, fact)| fact.holds(cluster, baseline)).map(|(at, _)| at).collect();
+        if holding.len() == expect.len() {
+            met.push(probe.id.clone());
+        } else {
+            // Which conditions hold already: a "Not yet" can say which do not.
+            met.extend(holding.into_iter().map(|at| condition_id(&probe.id, at)));
+        }
+    }
+    met
 }
 
 /// What a session of this variant watches as programs run: each task's
