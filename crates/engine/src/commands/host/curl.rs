@@ -359,11 +359,13 @@ fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut
         return failed(output, format!("Could not resolve host: {}", url.host), 6);
     };
     if !node.up(cluster.now) {
-        // Linux gives up a SYN nobody answers after about 130 s.
-        let waited = options.timeout_ms.unwrap_or(129_000 + Rng::derive(cluster.seed, &[&me.hostname, &node.hostname, "syn"]).range_u64(0, 3_000));
+        // Linux gives up a SYN nobody answers after about 130 s, whatever
+        // longer time curl would wait.
+        let syn = 129_000 + Rng::derive(cluster.seed, &[&me.hostname, &node.hostname, "syn"]).range_u64(0, 3_000);
+        let waited = options.timeout_ms.map_or(syn, |ms| ms.min(syn));
         close_meter(output);
         finish(output, 0, 0, waited * 1000, "");
-        let message = match options.timeout_ms {
+        let message = match options.timeout_ms.filter(|ms| *ms < syn) {
             Some(ms) => format!("Connection timed out after {} milliseconds", ms + 1),
             None => format!("Failed to connect to {} port {} after {waited} ms: Connection timed out", url.host, url.port),
         };
@@ -484,6 +486,10 @@ mod tests {
         shell.cluster.node_mut("gpu-002").unwrap().hang();
         let out = shell.run("curl -m 5 gpu-002:9400/metrics");
         assert_eq!((out.stderr(), out.status), ("curl: (28) Connection timed out after 5001 milliseconds\n".to_string(), 28));
+        // A longer wait than the kernel's ends with the kernel's.
+        let out = shell.run("curl -m 999999999 gpu-002:9400/metrics");
+        assert!(out.stderr().starts_with("curl: (28) Failed to connect to gpu-002 port 9400 after 1"), "{}", out.stderr());
+        assert!(out.duration_ms < 140_000, "{}", out.duration_ms);
     }
 
     #[test]
