@@ -142,15 +142,20 @@ pub fn states_met(probes: &[QuestionProbe], values: &Values, cluster: &Cluster, 
     let mut met = Vec::new();
     for probe in probes.iter().filter(|probe| !probe.expect.is_empty()) {
         let Ok(expect) = probe.expect.iter().map(|spec| spec.resolve(values)).collect::<Result<Vec<Fact>, _>>() else { continue };
-        let holding: Vec<usize> = expect.iter().enumerate().filter(|(_, fact)| fact.holds(cluster, baseline)).map(|(at, _)| at).collect();
-        if holding.len() == expect.len() {
-            met.push(probe.id.clone());
-        } else {
-            // Which conditions hold already: a "Not yet" can say which do not.
-            met.extend(holding.into_iter().map(|at| condition_id(&probe.id, at)));
-        }
+        report_state(&probe.id, &expect, cluster, baseline, &mut met);
     }
     met
+}
+
+/// A state question met (its id), or which of its conditions hold already,
+/// so that a "Not yet" can say which do not.
+fn report_state(id: &str, expect: &[Fact], cluster: &Cluster, baseline: &Baseline, met: &mut Vec<String>) {
+    let holding: Vec<usize> = expect.iter().enumerate().filter(|(_, fact)| fact.holds(cluster, baseline)).map(|(at, _)| at).collect();
+    if holding.len() == expect.len() {
+        met.push(id.to_string());
+    } else {
+        met.extend(holding.into_iter().map(|at| condition_id(id, at)));
+    }
 }
 
 /// What a session of this variant watches as programs run: each task's
@@ -208,13 +213,15 @@ pub fn actions_taken<'e>(executions: impl IntoIterator<Item = &'e Execution>) ->
 /// met, handoffs whose incident is closed. What the worker reports as
 /// `met`, worked out from resolved questions (the CLI's sessions).
 pub fn met(questions: &[super::Question], cluster: &Cluster, baseline: &Baseline) -> Vec<String> {
-    questions
-        .iter()
-        .filter(|q| match &q.kind {
-            super::QuestionKind::State { expect } => state_met(expect, cluster, baseline),
-            super::QuestionKind::Handoff { closed_when, .. } => !closed_when.is_empty() && state_met(closed_when, cluster, baseline),
-            _ => false,
-        })
-        .map(|q| q.id.clone())
-        .collect()
+    let mut met = Vec::new();
+    for question in questions {
+        match &question.kind {
+            super::QuestionKind::State { expect } => report_state(&question.id, expect, cluster, baseline, &mut met),
+            super::QuestionKind::Handoff { closed_when, .. } if !closed_when.is_empty() && state_met(closed_when, cluster, baseline) => {
+                met.push(question.id.clone());
+            }
+            _ => {}
+        }
+    }
+    met
 }
