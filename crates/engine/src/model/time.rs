@@ -61,6 +61,12 @@ pub fn ctime(epoch: EpochSeconds) -> String {
     )
 }
 
+/// RFC 3339 in UTC, as reports and the Kubernetes API write times: `2026-03-09T09:12:03Z`.
+pub fn iso_utc(epoch: EpochSeconds) -> String {
+    let c = civil(epoch);
+    format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", c.year, c.month, c.day, c.hour, c.minute, c.second)
+}
+
 /// HTTP's date (RFC 9110's IMF-fixdate): `Fri, 04 Dec 2026 21:40:00 GMT`.
 pub fn http_date(epoch: EpochSeconds) -> String {
     let c = civil(epoch);

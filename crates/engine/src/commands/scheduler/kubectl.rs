@@ -42,7 +42,7 @@ use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
 use crate::model::node::SchedulerState;
 use crate::model::service::kubelet_ready;
-use crate::model::time::{ctime, EpochSeconds};
+use crate::model::time::{ctime, iso_utc, EpochSeconds};
 use crate::model::{Cluster, GpuHealth, Node};
 use crate::rng::Rng;
 
@@ -88,6 +88,8 @@ const DAEMONSETS: [(&str, i64); 5] = [
 ];
 const DEPLOYMENTS: [&str; 2] = ["gpu-operator", "gpu-operator-node-feature-discovery-master"];
 const PLUGIN: &str = "nvidia-device-plugin-daemonset";
+/// The cluster's namespaces, as `get namespaces` lists them.
+const NAMESPACES: [&str; 5] = ["default", NS, "kube-node-lease", "kube-public", "kube-system"];
 /// kubectl's output formats, as its refusal lists them.
 const PRINTERS: [&str; 13] = [
     "custom-columns",
@@ -417,12 +419,6 @@ fn taints(cluster: &Cluster, node: &Node) -> Vec<(&'static str, &'static str)> {
     taints
 }
 
-/// RFC 3339 in UTC, as the API server writes times.
-fn rfc3339(at: EpochSeconds) -> String {
-    let c = crate::model::time::civil(at);
-    format!("{}-{:02}-{:02}T{:02}:{:02}:{:02}Z", c.year, c.month, c.day, c.hour, c.minute, c.second)
-}
-
 /// A stable object UID and resource version for `what`.
 fn identity(cluster: &Cluster, what: &str) -> (String, String) {
     let uid = crate::xapi::uuid_for(&format!("{}:{what}", cluster.seed));
@@ -431,9 +427,8 @@ fn identity(cluster: &Cluster, what: &str) -> (String, String) {
 }
 
 /// The Node object the API server returns for `node`: what `describe` shows.
-fn node_object(cluster: &Cluster, node: &Node) -> Value {
+fn node_object(cluster: &Cluster, node: &Node, index: usize) -> Value {
     let host = &cluster.preset.host;
-    let (uid, version) = identity(cluster, &node.hostname);
     let labels = object_from(node_labels(node).iter().filter_map(|label| label.split_once('=')).map(|(k, v)| (k.to_string(), Value::from(v))));
     let memory = host.memory_mib * 1024;
     let resources = |mem: u64, gpus: usize| {
@@ -444,7 +439,7 @@ fn node_object(cluster: &Cluster, node: &Node) -> Value {
             ("pods", "110".into()),
         ])
     };
-    let cidr = format!("10.244.{}.0/24", node_index(cluster, node));
+    let cidr = format!("10.244.{index}.0/24");
     let mut spec = object([("podCIDR", cidr.clone().into()), ("podCIDRs", Value::from(vec![cidr]))]);
     let taints: Vec<Value> = taints(cluster, node).into_iter().map(|(key, effect)| object([("effect", effect.into()), ("key", key.into())])).collect();
     if !taints.is_empty() {
@@ -457,8 +452,8 @@ fn node_object(cluster: &Cluster, node: &Node) -> Value {
         .into_iter()
         .map(|c| {
             object([
-                ("lastHeartbeatTime", rfc3339(c.heartbeat).into()),
-                ("lastTransitionTime", rfc3339(c.transition).into()),
+                ("lastHeartbeatTime", iso_utc(c.heartbeat).into()),
+                ("lastTransitionTime", iso_utc(c.transition).into()),
                 ("message", c.message.into()),
                 ("reason", c.reason.into()),
                 ("status", c.status.into()),
@@ -470,21 +465,13 @@ fn node_object(cluster: &Cluster, node: &Node) -> Value {
     let addresses =
         vec![object([("address", ip.into()), ("type", "InternalIP".into())]), object([("address", node.hostname.clone().into()), ("type", "Hostname".into())])];
     let version_of = || Value::from(cluster.versions.kubernetes.clone());
+    let mut metadata = metadata(cluster, &node.hostname, None, joined(cluster, node), labels);
     let annotations = object([("node.alpha.kubernetes.io/ttl", "0".into()), ("volumes.kubernetes.io/controller-managed-attach-detach", "true".into())]);
+    metadata.set("annotations", annotations);
     object([
         ("apiVersion", "v1".into()),
         ("kind", "Node".into()),
-        (
-            "metadata",
-            object([
-                ("annotations", annotations),
-                ("creationTimestamp", rfc3339(joined(cluster, node)).into()),
-                ("labels", labels),
-                ("name", node.hostname.clone().into()),
-                ("resourceVersion", version.into()),
-                ("uid", uid.into()),
-            ]),
-        ),
+        ("metadata", metadata),
         ("spec", spec),
         (
             "status",
@@ -511,15 +498,16 @@ fn node_object(cluster: &Cluster, node: &Node) -> Value {
     ])
 }
 
-fn node_index(cluster: &Cluster, node: &Node) -> usize {
-    cluster.nodes.iter().position(|n| n.hostname == node.hostname).unwrap_or(0)
+/// A pod's IP: its node's pod network (10.244.N.0/24), then its place in the list.
+fn pod_ip(pod: &Pod, at: usize) -> String {
+    format!("10.244.{}.{}", pod.node % 256, at % 250 + 2)
 }
 
 /// An object's metadata: its name, namespace (if any), creation, labels and identity.
 fn metadata(cluster: &Cluster, name: &str, namespace: Option<&str>, created: EpochSeconds, labels: Value) -> Value {
     let (uid, version) = identity(cluster, name);
     let mut meta = object([
-        ("creationTimestamp", rfc3339(created).into()),
+        ("creationTimestamp", iso_utc(created).into()),
         ("labels", labels),
         ("name", name.into()),
         ("resourceVersion", version.into()),
@@ -540,16 +528,16 @@ fn pod_object(cluster: &Cluster, pod: &Pod, at: usize) -> Value {
         let message = format!("back-off 5m0s restarting failed container={app} pod={}_{NS}({uid})", pod.name);
         object([("waiting", object([("message", message.into()), ("reason", "CrashLoopBackOff".into())]))])
     } else {
-        object([("running", object([("startedAt", rfc3339(pod.since).into())]))])
+        object([("running", object([("startedAt", iso_utc(pod.since).into())]))])
     };
     let mut container =
         object([("name", app.into()), ("ready", pod.ready.into()), ("restartCount", pod.restarts.into()), ("started", pod.ready.into()), ("state", state)]);
     if let Some(crashed) = pod.last_crash {
         let terminated = object([
             ("exitCode", Value::Number(1)),
-            ("finishedAt", rfc3339(crashed).into()),
+            ("finishedAt", iso_utc(crashed).into()),
             ("reason", "Error".into()),
-            ("startedAt", rfc3339(crashed - PLUGIN_RUN_S).into()),
+            ("startedAt", iso_utc(crashed - PLUGIN_RUN_S).into()),
         ]);
         container.set("lastState", object([("terminated", terminated)]));
     }
@@ -564,8 +552,8 @@ fn pod_object(cluster: &Cluster, pod: &Pod, at: usize) -> Value {
                 ("containerStatuses", Value::from(vec![container])),
                 ("hostIP", crate::model::network::frontend_ip(node).into()),
                 ("phase", "Running".into()),
-                ("podIP", format!("10.244.{}.{}", pod.node % 256, at % 250 + 2).into()),
-                ("startTime", rfc3339(pod.since).into()),
+                ("podIP", pod_ip(pod, at).into()),
+                ("startTime", iso_utc(pod.since).into()),
             ]),
         ),
     ])
@@ -908,7 +896,6 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
         None => (false, false, None),
         Some("wide") => (true, false, None),
         Some("name") => (false, true, None),
-        Some(format @ ("json" | "yaml")) => (false, false, Some(format)),
         Some(format) if PRINTERS.iter().any(|p| format.split('=').next() == Some(*p)) => (false, false, Some(format)),
         Some(other) => {
             return Output::error(
@@ -937,16 +924,18 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
             if !cluster.nodes.iter().any(|n| selected(n)) {
                 return Output::error("No resources found\n", 0);
             }
+            let shown: Vec<(usize, &Node)> = cluster
+                .nodes
+                .iter()
+                .map(AsRef::as_ref)
+                .enumerate()
+                .filter(|(_, n)| (wanted.is_empty() || wanted.contains(&n.hostname)) && selected(n))
+                .collect();
             if let Some(format) = objects {
-                let items = cluster
-                    .nodes
-                    .iter()
-                    .filter(|n| (wanted.is_empty() || wanted.contains(&n.hostname)) && selected(n))
-                    .map(|n| node_object(cluster, n))
-                    .collect();
+                let items = shown.iter().map(|(index, n)| node_object(cluster, n, *index)).collect();
                 return print_objects(format, items, wanted.len() == 1);
             }
-            for node in cluster.nodes.iter().filter(|n| (wanted.is_empty() || wanted.contains(&n.hostname)) && selected(n)) {
+            for (_, node) in shown {
                 if name_only {
                     rows.push(format!("node/{}", node.hostname));
                     continue;
@@ -967,7 +956,7 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
             rows.push("NAME\tSTATUS\tAGE".into());
             let born = created(cluster);
             if let Some(format) = objects {
-                let items = ["default", NS, "kube-node-lease", "kube-public", "kube-system"]
+                let items = NAMESPACES
                     .iter()
                     .filter(|ns| wanted.is_empty() || wanted.iter().any(|w| w == *ns))
                     .map(|ns| {
@@ -983,7 +972,7 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
                     .collect();
                 return print_objects(format, items, wanted.len() == 1);
             }
-            for ns in ["default", NS, "kube-node-lease", "kube-public", "kube-system"] {
+            for ns in NAMESPACES {
                 if wanted.is_empty() || wanted.iter().any(|w| w == ns) {
                     rows.push(if name_only { format!("namespace/{ns}") } else { format!("{ns}\tActive\t{}", age(now - born)) });
                 }
@@ -1031,7 +1020,7 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
                 );
                 if wide {
                     let at = pods.iter().position(|p| p.name == pod.name).unwrap_or(0);
-                    row += &format!("\t10.244.{}.{}\t{}\t<none>\t<none>", pod.node % 256, at % 250 + 2, cluster.nodes[pod.node].hostname);
+                    row += &format!("\t{}\t{}\t<none>\t<none>", pod_ip(pod, at), cluster.nodes[pod.node].hostname);
                 }
                 rows.push(row);
             }
