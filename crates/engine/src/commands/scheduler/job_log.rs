@@ -230,7 +230,7 @@ fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i
         Stop::GpuLost { .. } | Stop::GpuHung { .. } | Stop::GpuEcc { .. } if !trained => {
             if let Some(rank) = failed_rank {
                 out += &setup_traceback(rank, stop);
-                out += &format!("srun: error: {failed_node}: task {rank}: Exited with exit code 1\n");
+                out += &srun_ended(&failed_node, &[rank], "Exited with exit code 1");
             }
         }
         Stop::GpuLost { .. } | Stop::GpuHung { .. } | Stop::GpuEcc { .. } => {
@@ -266,12 +266,11 @@ fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i
         Stop::DriverMismatch { .. } => {
             // Every rank on the node fails its first CUDA call.
             let node_at = spec.nodes.iter().position(|n| *n == failed_node).unwrap_or(0) as u32;
-            let ranks: Vec<String> = (0..spec.gpus_per_node).map(|g| (node_at * spec.gpus_per_node + g).to_string()).collect();
+            let ranks: Vec<u32> = (0..spec.gpus_per_node).map(|g| node_at * spec.gpus_per_node + g).collect();
             for rank in &ranks {
-                out += &setup_traceback(rank.parse().unwrap_or(0), stop);
+                out += &setup_traceback(*rank, stop);
             }
-            let tasks = if ranks.len() == 1 { "task" } else { "tasks" };
-            out += &format!("srun: error: {failed_node}: {tasks} {}: Exited with exit code 1\n", task_list(&ranks));
+            out += &srun_ended(&failed_node, &ranks, "Exited with exit code 1");
         }
         Stop::NodeDown { .. } | Stop::OutOfMemory { .. } | Stop::Arguments { .. } => {}
     }
@@ -311,16 +310,37 @@ fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i
             }
         }
     }
-    for (node, ranks) in &survivors {
-        if ranks.is_empty() {
-            continue;
-        }
-        let names: Vec<String> = ranks.iter().map(u32::to_string).collect();
-        let list = task_list(&names);
-        let tasks = if ranks.len() == 1 { "task" } else { "tasks" };
-        out += &format!("srun: error: {node}: {tasks} {list}: Aborted (core dumped)\n");
+    for (node, ranks) in survivors.iter().filter(|(_, ranks)| !ranks.is_empty()) {
+        out += &srun_ended(node, ranks, "Aborted (core dumped)");
     }
     out
+}
+
+/// srun's line for the tasks of `node` that ended `how`: `srun: error:
+/// gpu-001: tasks 0-7: Exited with exit code 1`.
+fn srun_ended(node: &str, ranks: &[u32], how: &str) -> String {
+    let tasks = if ranks.len() == 1 { "task" } else { "tasks" };
+    format!("srun: error: {node}: {tasks} {}: {how}\n", task_list(ranks))
+}
+
+/// Where PyTorch is installed in the job's container.
+const TORCH: &str = "/usr/local/lib/python3.10/dist-packages/torch";
+
+/// A traceback's frame: where, and the line of source Python prints under it.
+fn frame(file: &str, line: u32, function: &str, source: &str) -> [String; 2] {
+    [format!("  File \"{file}\", line {line}, in {function}"), format!("    {source}")]
+}
+
+/// The first lines of every rank's traceback: Megatron's entry point, and
+/// with `initializing` its call into `initialize_megatron`.
+fn traceback_start(initializing: bool) -> Vec<String> {
+    let home = crate::model::node::HOME;
+    let mut lines = vec!["Traceback (most recent call last):".to_string()];
+    lines.extend(frame(&format!("{home}/pretrain_gpt.py"), 276, "<module>", "pretrain("));
+    if initializing {
+        lines.extend(frame(&format!("{home}/megatron/training/training.py"), 239, "pretrain", "initialize_megatron(extra_args_provider=extra_args_provider,"));
+    }
+    lines
 }
 
 /// PyTorch's size as its allocator messages print it: MiB below a GiB.
@@ -338,22 +358,13 @@ fn torch_size(mib: f64) -> String {
 fn refused(cluster: &Cluster, workload: &Workload, stop: &Stop, rng: &mut Rng) -> String {
     let spec = &workload.spec;
     let home = crate::model::node::HOME;
-    let torch = "/usr/local/lib/python3.10/dist-packages/torch";
-    let mut lines = vec![
-        "Traceback (most recent call last):".to_string(),
-        format!("  File \"{home}/pretrain_gpt.py\", line 276, in <module>"),
-        "    pretrain(".to_string(),
-    ];
+    let mut lines = traceback_start(matches!(stop, Stop::Arguments { .. }));
     match stop {
-        Stop::Arguments { message } => lines.extend([
-            format!("  File \"{home}/megatron/training/training.py\", line 239, in pretrain"),
-            "    initialize_megatron(extra_args_provider=extra_args_provider,".to_string(),
-            format!("  File \"{home}/megatron/training/initialize.py\", line 51, in initialize_megatron"),
-            "    validate_args(args, args_defaults)".to_string(),
-            format!("  File \"{home}/megatron/training/arguments.py\", line 244, in validate_args"),
-            "    assert args.world_size % total_model_size == 0, (".to_string(),
-            format!("AssertionError: {message}"),
-        ]),
+        Stop::Arguments { message } => {
+            lines.extend(frame(&format!("{home}/megatron/training/initialize.py"), 51, "initialize_megatron", "validate_args(args, args_defaults)"));
+            lines.extend(frame(&format!("{home}/megatron/training/arguments.py"), 244, "validate_args", "assert args.world_size % total_model_size == 0, ("));
+            lines.push(format!("AssertionError: {message}"));
+        }
         _ => {
             let gpu = spec.nodes.first().and_then(|n| cluster.node(n)).and_then(|node| crate::model::workload::pace::job_gpus(node, spec.gpus_per_node).next());
             let capacity = gpu.map_or(0, |gpu| crate::model::workload::pace::usable_memory_mib(cluster, gpu)) as f64;
@@ -364,22 +375,24 @@ fn refused(cluster: &Cluster, workload: &Workload, stop: &Stop, rng: &mut Rng) -
             // The logits of a micro-batch in FP32: where a step's peak often tips over.
             let tried = (f64::from(spec.seq_len) * 128_256.0 * 4.0 / f64::from(spec.tensor.max(1)) / 1_048_576.0).max(free + 64.0);
             let schedule = if spec.pipeline > 1 { "forward_backward_pipelining_without_interleaving" } else { "forward_backward_no_pipelining" };
-            lines.extend([
-                format!("  File \"{home}/megatron/training/training.py\", line 380, in pretrain"),
-                "    iteration, num_floating_point_operations_so_far = train(".to_string(),
-                format!("  File \"{home}/megatron/training/training.py\", line 1263, in train"),
-                "    train_step(forward_step_func,".to_string(),
-                format!("  File \"{home}/megatron/training/training.py\", line 730, in train_step"),
-                "    losses_reduced = forward_backward_func(".to_string(),
-                format!("  File \"{home}/megatron/core/pipeline_parallel/schedules.py\", line 468, in {schedule}"),
-                "    backward_step(input_tensor, output_tensor, output_tensor_grad, model_type, config)".to_string(),
-                format!("  File \"{home}/megatron/core/pipeline_parallel/schedules.py\", line 366, in backward_step"),
-                "    torch.autograd.backward(output_tensor[0], grad_tensors=output_tensor_grad[0])".to_string(),
-                format!("  File \"{torch}/autograd/__init__.py\", line 289, in backward"),
-                "    _engine_run_backward(".to_string(),
-                format!("  File \"{torch}/autograd/graph.py\", line 768, in _engine_run_backward"),
-                "    return Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass".to_string(),
-                format!(
+            let (training, schedules) = (format!("{home}/megatron/training/training.py"), format!("{home}/megatron/core/pipeline_parallel/schedules.py"));
+            for (file, line, function, source) in [
+                (training.as_str(), 380, "pretrain", "iteration, num_floating_point_operations_so_far = train("),
+                (&training, 1263, "train", "train_step(forward_step_func,"),
+                (&training, 730, "train_step", "losses_reduced = forward_backward_func("),
+                (&schedules, 468, schedule, "backward_step(input_tensor, output_tensor, output_tensor_grad, model_type, config)"),
+                (&schedules, 366, "backward_step", "torch.autograd.backward(output_tensor[0], grad_tensors=output_tensor_grad[0])"),
+                (&format!("{TORCH}/autograd/__init__.py"), 289, "backward", "_engine_run_backward("),
+                (
+                    &format!("{TORCH}/autograd/graph.py"),
+                    768,
+                    "_engine_run_backward",
+                    "return Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass",
+                ),
+            ] {
+                lines.extend(frame(file, line, function, source));
+            }
+            lines.push(format!(
                     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {}. GPU 0 has a total capacity of {} of which {} is free. Including non-PyTorch memory, this process has {} memory in use. Of the allocated memory {} is allocated by PyTorch, and {} is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
                     torch_size(tried),
                     torch_size(capacity),
@@ -387,16 +400,14 @@ fn refused(cluster: &Cluster, workload: &Workload, stop: &Stop, rng: &mut Rng) -
                     torch_size(in_use),
                     torch_size(in_use - outside - cached),
                     torch_size(cached)
-                ),
-            ]);
+            ));
         }
     }
     let mut out: String = lines.iter().map(|line| format!("[rank0]: {line}\n")).collect();
     for (node_at, node) in spec.nodes.iter().enumerate() {
         let first = node_at as u32 * spec.gpus_per_node;
-        let ranks: Vec<String> = (first..first + spec.gpus_per_node).map(|r| r.to_string()).collect();
-        let tasks = if ranks.len() == 1 { "task" } else { "tasks" };
-        out += &format!("srun: error: {node}: {tasks} {}: Exited with exit code 1\n", task_list(&ranks));
+        let ranks: Vec<u32> = (first..first + spec.gpus_per_node).collect();
+        out += &srun_ended(node, &ranks, "Exited with exit code 1");
     }
     out
 }
@@ -411,43 +422,31 @@ fn setup_traceback(rank: u32, stop: &Stop) -> String {
         Stop::GpuLost { .. } => "invalid device ordinal",
         _ => "unknown error",
     };
-    let home = crate::model::node::HOME;
-    let torch = "/usr/local/lib/python3.10/dist-packages/torch";
-    let lines = [
-        "Traceback (most recent call last):".to_string(),
-        format!("  File \"{home}/pretrain_gpt.py\", line 276, in <module>"),
-        "    pretrain(".to_string(),
-        format!("  File \"{home}/megatron/training/training.py\", line 239, in pretrain"),
-        "    initialize_megatron(extra_args_provider=extra_args_provider,".to_string(),
-        format!("  File \"{home}/megatron/training/initialize.py\", line 83, in initialize_megatron"),
-        "    finish_mpu_init()".to_string(),
-        format!("  File \"{home}/megatron/training/initialize.py\", line 63, in finish_mpu_init"),
-        "    _initialize_distributed(get_embedding_ranks, get_position_embedding_ranks)".to_string(),
-        format!("  File \"{home}/megatron/training/initialize.py\", line 290, in _initialize_distributed"),
-        "    torch.cuda.set_device(args.local_rank)".to_string(),
-        format!("  File \"{torch}/cuda/__init__.py\", line 420, in set_device"),
-        "    torch._C._cuda_setDevice(device)".to_string(),
-    ];
-    let error = match stop {
+    let initialize = format!("{}/megatron/training/initialize.py", crate::model::node::HOME);
+    let cuda_init = format!("{TORCH}/cuda/__init__.py");
+    let mut lines = traceback_start(true);
+    lines.extend(frame(&initialize, 83, "initialize_megatron", "finish_mpu_init()"));
+    lines.extend(frame(&initialize, 63, "finish_mpu_init", "_initialize_distributed(get_embedding_ranks, get_position_embedding_ranks)"));
+    lines.extend(frame(&initialize, 290, "_initialize_distributed", "torch.cuda.set_device(args.local_rank)"));
+    lines.extend(frame(&cuda_init, 420, "set_device", "torch._C._cuda_setDevice(device)"));
+    match stop {
         // CUDA cannot start at all: PyTorch's lazy init reports the runtime's error 803.
-        Stop::DriverMismatch { .. } => vec![
-            format!("  File \"{torch}/cuda/__init__.py\", line 319, in _lazy_init"),
-            "    torch._C._cuda_init()".to_string(),
-            "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 803: system has unsupported display driver / cuda driver combination".to_string(),
-        ],
-        _ => vec![
+        Stop::DriverMismatch { .. } => {
+            lines.extend(frame(&cuda_init, 319, "_lazy_init", "torch._C._cuda_init()"));
+            lines.push("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 803: system has unsupported display driver / cuda driver combination".to_string());
+        }
+        _ => lines.extend([
             format!("RuntimeError: CUDA error: {cuda}"),
             "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.".to_string(),
             "For debugging consider passing CUDA_LAUNCH_BLOCKING=1".to_string(),
             "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.".to_string(),
-        ],
-    };
-    lines.iter().chain(&error).map(|line| format!("[rank{rank}]: {line}\n")).collect()
+        ]),
+    }
+    lines.iter().map(|line| format!("[rank{rank}]: {line}\n")).collect()
 }
 
 /// srun's task list: `0-2,4-7`.
-fn task_list(ranks: &[String]) -> String {
-    let numbers: Vec<u32> = ranks.iter().filter_map(|r| r.parse().ok()).collect();
+fn task_list(numbers: &[u32]) -> String {
     let mut parts = Vec::new();
     let mut at = 0;
     while at < numbers.len() {
@@ -471,6 +470,6 @@ mod tests {
         assert_eq!(scientific(0.0003), "3.000000E-04");
         assert_eq!(scientific(9.9999999), "1.000000E+01");
         assert_eq!(scientific(0.0), "0.000000E+00");
-        assert_eq!(task_list(&["0".into(), "1".into(), "2".into(), "4".into(), "7".into(), "8".into()]), "0-2,4,7-8");
+        assert_eq!(task_list(&[0, 1, 2, 4, 7, 8]), "0-2,4,7-8");
     }
 }
