@@ -196,6 +196,7 @@ fn meter_line(received: u64, known: bool, micros: u64) -> String {
 const METER_HEADER: &str =
     "  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n                                 Dload  Upload   Total   Spent    Left  Speed\n";
 
+#[derive(Default)]
 struct Options {
     silent: bool,
     show_error: bool,
@@ -207,13 +208,20 @@ struct Options {
     timeout_ms: Option<u64>,
 }
 
+/// curl's complaint about option `name` (`-m`, `--connect-timeout`), and its hint.
+fn bad_option(name: &str, complaint: &str) -> Output {
+    Output::error(format!("curl: option {name}: {complaint}\n{TRY}"), 2)
+}
+
+/// A flag as curl names it in a complaint: its letter, else its long name.
+fn spelled(flag: &Flag) -> String {
+    flag.short.map_or_else(|| format!("--{}", flag.long.unwrap_or_default()), |c| format!("-{c}"))
+}
+
 fn seconds(flag: &Flag, value: Option<String>) -> Result<u64, Output> {
     match value.as_deref().and_then(|v| v.parse::<f64>().ok()).filter(|s| s.is_finite() && *s >= 0.0) {
         Some(seconds) => Ok((seconds.min(1e9) * 1000.0) as u64),
-        None => {
-            let name = flag.short.map_or_else(|| format!("--{}", flag.long.unwrap_or_default()), |c| format!("-{c}"));
-            Err(Output::error(format!("curl: option {name}: expected a proper numerical parameter\n{TRY}"), 2))
-        }
+        None => Err(bad_option(&spelled(flag), "expected a proper numerical parameter")),
     }
 }
 
@@ -262,8 +270,7 @@ impl Command for Curl {
     }
 
     fn run(&self, invocation: &Invocation) -> Output {
-        let mut options =
-            Options { silent: false, show_error: false, fail: false, include: false, head: false, output: None, write_out: None, timeout_ms: None };
+        let mut options = Options::default();
         let mut urls = Vec::new();
         for arg in scan(&SIGNATURE, invocation.args()) {
             match arg {
@@ -283,14 +290,8 @@ impl Command for Curl {
                     _ => {}
                 },
                 Arg::Positional(url) => urls.push(url),
-                Arg::Unknown(text) => {
-                    let name = text.split('=').next().unwrap_or(&text).to_string();
-                    return Output::error(format!("curl: option {name}: is unknown\n{TRY}"), 2);
-                }
-                Arg::MissingValue(flag) => {
-                    let name = flag.short.map_or_else(|| format!("--{}", flag.long.unwrap_or_default()), |c| format!("-{c}"));
-                    return Output::error(format!("curl: option {name}: requires parameter\n{TRY}"), 2);
-                }
+                Arg::Unknown(text) => return bad_option(text.split('=').next().unwrap_or(&text), "is unknown"),
+                Arg::MissingValue(flag) => return bad_option(&spelled(flag), "requires parameter"),
             }
         }
         if urls.is_empty() {
@@ -310,7 +311,6 @@ fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut
     let to_file = options.output.as_deref().is_some_and(|path| path != "-");
     let meter = !options.silent && (to_file || !invocation.to_terminal);
     let show_error = !options.silent || options.show_error;
-    let mut micros = 0;
     let finish = |output: &mut Output, status: u16, received: usize, micros: u64, content_type: &str| {
         if let Some(format) = &options.write_out {
             output.stdout += &write_out(format, status, received, micros, text, content_type);
@@ -348,46 +348,40 @@ fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut
     } else {
         cluster.nodes.iter().map(AsRef::as_ref).find(|node: &&Node| node.hostname == url.host || frontend_ip(&node.hostname) == url.host)
     };
-    let close_meter = |output: &mut Output| {
+    // A transfer that ends in an error: the meter's line ends, `-w` still
+    // prints, then the error.
+    let give_up = |output: &mut Output, (status, content_type): (u16, &str), micros: u64, message: String, code: i32| {
         if meter {
             output.stderr.push('\n');
         }
+        finish(output, status, 0, micros, content_type);
+        failed(output, message, code)
     };
     let Some(node) = node else {
-        close_meter(output);
-        finish(output, 0, 0, 2_000, "");
-        return failed(output, format!("Could not resolve host: {}", url.host), 6);
+        return give_up(output, (0, ""), 2_000, format!("Could not resolve host: {}", url.host), 6);
     };
     if !node.up(cluster.now) {
         // Linux gives up a SYN nobody answers after about 130 s, whatever
         // longer time curl would wait.
         let syn = 129_000 + Rng::derive(cluster.seed, &[&me.hostname, &node.hostname, "syn"]).range_u64(0, 3_000);
         let waited = options.timeout_ms.map_or(syn, |ms| ms.min(syn));
-        close_meter(output);
-        finish(output, 0, 0, waited * 1000, "");
         let message = match options.timeout_ms.filter(|ms| *ms < syn) {
             Some(ms) => format!("Connection timed out after {} milliseconds", ms + 1),
             None => format!("Failed to connect to {} port {} after {waited} ms: Connection timed out", url.host, url.port),
         };
-        return failed(output, message, 28);
+        return give_up(output, (0, ""), waited * 1000, message, 28);
     }
     let Some(response) = listener(invocation, node, url.port, &url.path) else {
-        close_meter(output);
-        finish(output, 0, 0, 300, "");
-        return failed(output, format!("Failed to connect to {} port {} after 0 ms: Connection refused", url.host, url.port), 7);
+        return give_up(output, (0, ""), 300, format!("Failed to connect to {} port {} after 0 ms: Connection refused", url.host, url.port), 7);
     };
     if url.scheme == "https" {
-        close_meter(output);
-        finish(output, 0, 0, 900, "");
-        return failed(output, "error:0A00010B:SSL routines::wrong version number".to_string(), 35);
+        return give_up(output, (0, ""), 900, "error:0A00010B:SSL routines::wrong version number".to_string(), 35);
     }
     // Collecting the page is the server's work; sending it is about 1 GB/s.
-    micros += 2_000 + response.body.len() as u64 / 1000;
+    let micros = 2_000 + response.body.len() as u64 / 1000;
     let content_type = if response.content_type.is_empty() { "text/plain; charset=utf-8" } else { response.content_type };
     if options.fail && response.status >= 400 {
-        close_meter(output);
-        finish(output, response.status, 0, micros, content_type);
-        return failed(output, format!("The requested URL returned error: {}", response.status), 22);
+        return give_up(output, (response.status, content_type), micros, format!("The requested URL returned error: {}", response.status), 22);
     }
     let mut page = String::new();
     if options.include || options.head {
