@@ -66,19 +66,26 @@ pub fn metrics(cluster: &Cluster, node: &Node) -> String {
     let gpus: Vec<_> = node.gpus.iter().filter(|gpu| gpu.is_visible()).collect();
     let mut rngs: Vec<Rng> =
         gpus.iter().map(|gpu| Rng::derive(cluster.seed, &[&node.hostname, "dcgm-exporter", &gpu.index.to_string(), &collected.to_string()])).collect();
+    // Each GPU's labels, the same on every counter's line.
+    let labels: Vec<String> = gpus
+        .iter()
+        .map(|gpu| {
+            format!(
+                "gpu=\"{}\",UUID=\"{}\",pci_bus_id=\"{}\",device=\"nvidia{}\",modelName=\"{}\",Hostname=\"{}\",DCGM_FI_DRIVER_VERSION=\"{}\"",
+                gpu.index, gpu.uuid, gpu.bus_id, gpu.index, gpu.name, node.hostname, cluster.versions.driver
+            )
+        })
+        .collect();
     let mut out = String::new();
     for (id, name, kind, help) in counters(&cluster.versions.dcgm) {
         let mut lines = String::new();
-        for (gpu, rng) in gpus.iter().zip(rngs.iter_mut()) {
+        for ((gpu, rng), labels) in gpus.iter().zip(rngs.iter_mut()).zip(&labels) {
             let value = match dcgm_fields::value(cluster, &node.hostname, gpu, *id, rng) {
                 FieldValue::Int(value) => value.to_string(),
                 FieldValue::Double(value) => format!("{value:.6}"),
                 FieldValue::Blank => continue,
             };
-            lines += &format!(
-                "{name}{{gpu=\"{}\",UUID=\"{}\",pci_bus_id=\"{}\",device=\"nvidia{}\",modelName=\"{}\",Hostname=\"{}\",DCGM_FI_DRIVER_VERSION=\"{}\"}} {value}\n",
-                gpu.index, gpu.uuid, gpu.bus_id, gpu.index, gpu.name, node.hostname, cluster.versions.driver
-            );
+            lines += &format!("{name}{{{labels}}} {value}\n");
         }
         // A counter without a value on any GPU is not in the map the template ranges over.
         if !lines.is_empty() {
