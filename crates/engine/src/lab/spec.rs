@@ -307,9 +307,8 @@ impl ExpectSpec {
             }
             "service" => {
                 let service = text(field, self.get("service").as_deref().unwrap_or_default(), values)?;
-                if !crate::facts::services().any(|known| known == service) {
-                    let known: Vec<&str> = crate::facts::services().collect();
-                    return Err(error(field, format!("`service` must be one of {}, not `{service}`", known.join(", "))));
+                if !crate::facts::SERVICES.contains(&service.as_str()) {
+                    return Err(error(field, format!("`service` must be one of {}, not `{service}`", crate::facts::SERVICES.join(", "))));
                 }
                 let active = self.flag("active").ok_or_else(|| error(field, "`service` needs `active = true` (or false)"))?;
                 Fact::Service { node: need_node("service")?, service, active }

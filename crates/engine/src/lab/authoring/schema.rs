@@ -291,7 +291,7 @@ pub fn json_schema() -> String {
         question_types = strings(QUESTION_TYPES.iter().copied()),
         entities = strings(ENTITIES.iter().copied()),
         slurm_states = strings(SLURM_STATES.iter().copied()),
-        services = strings(crate::facts::services()),
+        services = strings(crate::facts::SERVICES.iter().copied()),
         run_statuses = strings(crate::lab::spec::RUN_STATUSES.iter().copied()),
         actions = strings(crate::lab::spec::HANDOFF_ACTIONS.iter().map(|(name, _)| *name)),
         repairs = strings(crate::model::change::REPAIR_ACTIONS.iter().map(|(name, _)| *name)),
