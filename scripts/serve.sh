@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
-export PATH="$PWD/scripts/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+. ./scripts/env.sh
 cargo fetch --quiet
 exec trunk serve --release "$@"

@@ -6,8 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh --test
-export PATH="$PWD/scripts/node_modules/.bin:$HOME/.cargo/bin:$PATH"
-export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
+. ./scripts/env.sh
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
