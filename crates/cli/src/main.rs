@@ -14,9 +14,13 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use clusterlab_engine::lab::authoring::diagnostic::{self, Diagnostic};
-use clusterlab_engine::lab::authoring::{build, check, compile, schema};
+use clusterlab_engine::lab::authoring::{build, check, compile, markdown, schema};
+use clusterlab_engine::lab::reference::{self, Reference};
 use clusterlab_engine::shell::Stream;
 use clusterlab_engine::{load, Lab, Session};
+
+/// docs/authoring.md, which `build` turns into the author page's reference.
+const AUTHORING_REFERENCE: &str = include_str!("../../../docs/authoring.md");
 
 #[derive(Parser)]
 #[command(
@@ -267,6 +271,14 @@ fn build_labs(dir: &Path, out: &Path, app: Option<&Path>, format: Format) -> Exi
             eprintln!("clusterlab: {}: cannot write: {error}", out.join(name).display());
             return ExitCode::from(2);
         }
+    }
+    // The authoring reference travels with the labs: the author page shows
+    // it and links the problems that name its sections there.
+    let reference = Reference::from_doc(markdown::parse(AUTHORING_REFERENCE));
+    let reference_path = out.join(reference::FILE);
+    if let Err(error) = std::fs::write(&reference_path, reference.to_json()) {
+        eprintln!("clusterlab: {}: cannot write: {error}", reference_path.display());
+        return ExitCode::from(2);
     }
     let count = built.catalog.labs.len();
     eprintln!("clusterlab: built {count} lab{} into {}", plural(count), out.display());

@@ -16,6 +16,7 @@ pub mod authoring;
 pub mod catalog;
 pub mod doc;
 pub mod evidence;
+pub mod reference;
 pub mod spec;
 pub mod template;
 

@@ -55,7 +55,7 @@ fn spec(table: &JobTable, hostnames: &[String], preset: &Preset, problem: &mut i
         Some(other) => {
             let span = table.kind.as_ref().map_or(0..0, Spanned::span);
             let why = if other == "inference" { "inference jobs are not modelled yet; " } else { "" };
-            report(span, format!("`kind` must be `training` or `fine-tuning`, not `{other}`: {why}see docs/authoring.md"));
+            report(span, format!("`kind` must be `training` or `fine-tuning`, not `{other}`: {why}see docs/authoring.md, Jobs"));
             Kind::Training
         }
     };

@@ -682,7 +682,8 @@ fn check_fault_fields(fault: &Spanned<FaultTable>, problem: &mut impl FnMut(Rang
     }
     let Some((_, required, optional)) = FAULT_KINDS.iter().find(|(name, _, _)| name == kind) else {
         let hint = suggestion(kind, FAULT_KINDS.iter().map(|(name, _, _)| *name));
-        problem(table.kind.span(), format!("unknown fault kind `{kind}`{hint}; see docs/authoring.md for the kinds"));
+        let kinds: Vec<String> = FAULT_KINDS.iter().map(|(name, _, _)| format!("`{name}`")).collect();
+        problem(table.kind.span(), format!("unknown fault kind `{kind}`{hint}; the kinds are {} (docs/authoring.md, Faults)", kinds.join(", ")));
         return;
     };
     let present = present_fields(table);
