@@ -404,6 +404,7 @@ mod tests {
             questions: vec![],
             commands: vec![],
             exam: None,
+            signed: None,
         };
         let outcome = session.outcome(&report, "2026-12-03T10:30:00Z", 1_800_000);
         // 0.7 against the LMS's masteryScore of 0.8: failed, whatever the lab's own pass mark.

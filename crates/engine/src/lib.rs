@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod model;
 pub mod pattern;
 pub mod perf;
+pub mod qr;
 pub mod report;
 pub mod rng;
 pub mod service;

@@ -22,8 +22,46 @@ const ASSESSMENT: &str = "http://adlnet.gov/expapi/activities/assessment";
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Actor {
     pub name: String,
-    /// An email address (without `mailto:`).
+    /// An email address (without `mailto:`); empty in a room, where the
+    /// name is an account on the app's site within the room's registration.
     pub email: String,
+}
+
+impl Actor {
+    fn agent(&self, site: &str) -> Value {
+        if self.email.is_empty() {
+            json!({ "objectType": "Agent", "name": self.name, "account": { "homePage": site, "name": self.name } })
+        } else {
+            json!({ "objectType": "Agent", "name": self.name, "mbox": format!("mailto:{}", self.email) })
+        }
+    }
+}
+
+/// A room an instructor set up: where everyone's results go for one session
+/// (the endpoint and a token for its Authorization header) and the
+/// registration that groups them. It travels in a link (the page keeps it
+/// for the browser session only, never in storage that outlives it).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Room {
+    pub endpoint: String,
+    /// The Authorization header's value, e.g. `Basic ...`.
+    pub token: String,
+    pub registration: String,
+}
+
+impl Room {
+    /// The link trainees open: the catalog (of `course`'s labs, when given)
+    /// with the room in the address.
+    pub fn link(&self, site: &str, course: &[String]) -> String {
+        let site = site.trim_end_matches('/');
+        let course = if course.is_empty() { String::new() } else { format!("course={}&", course.join(",")) };
+        format!(
+            "{site}/#/?{course}room={}&token={}&registration={}",
+            crate::cmi5::encode(&self.endpoint),
+            crate::cmi5::encode(&self.token),
+            crate::cmi5::encode(&self.registration)
+        )
+    }
 }
 
 /// A version 4 UUID made from `text`, stable across runs and platforms.
@@ -56,23 +94,27 @@ fn scaled(points: u32, possible: u32) -> f64 {
 }
 
 /// Every statement the report makes: `site` is the app's address (the
-/// activities' IRIs start with it), `now` the ISO 8601 time of sending.
+/// activities' IRIs start with it), `now` the ISO 8601 time of sending, and
+/// `registration` a room's, which the statements' context carries.
 /// Empty while an exam is being taken: its results are not known yet.
-pub fn statements(report: &Report, actor: &Actor, site: &str, now: &str) -> Vec<Value> {
+pub fn statements(report: &Report, actor: &Actor, site: &str, now: &str, registration: Option<&str>) -> Vec<Value> {
     if !report.graded {
         return Vec::new();
     }
     let site = site.trim_end_matches('/');
     let lab_iri = format!("{site}/labs/{}", report.lab);
-    let actor = json!({ "objectType": "Agent", "name": actor.name, "mbox": format!("mailto:{}", actor.email) });
+    let actor = actor.agent(site);
     let variant = json!({ format!("{site}/xapi/variant"): report.variant });
+    // A registration is part of what a statement says: the same results sent
+    // in two rooms are two statements.
+    let room = registration.map_or(String::new(), |registration| format!("{registration}|"));
     let mut out: Vec<Value> = report
         .questions
         .iter()
         .filter_map(|row| row.answer.as_ref().map(|answer| (row, answer)))
         .map(|(row, answer): (&Row, &String)| {
-            let what = format!("{}|{}|{}|{}|{}|{}", report.lab, report.variant, row.id, row.attempts, row.points, answer);
-            json!({
+            let what = format!("{room}{}|{}|{}|{}|{}|{}", report.lab, report.variant, row.id, row.attempts, row.points, answer);
+            let mut statement = json!({
                 "id": uuid_for(&what),
                 "actor": actor,
                 "verb": { "id": ANSWERED, "display": { "en-US": "answered" } },
@@ -96,12 +138,14 @@ pub fn statements(report: &Report, actor: &Actor, site: &str, now: &str) -> Vec<
                     "extensions": variant,
                 },
                 "timestamp": now,
-            })
+            });
+            in_registration(&mut statement, registration);
+            statement
         })
         .collect();
     let attempts: u32 = report.questions.iter().map(|row| row.attempts).sum();
-    let what = format!("{}|{}|lab|{attempts}|{}|{}", report.lab, report.variant, report.score, report.completed);
-    out.push(json!({
+    let what = format!("{room}{}|{}|lab|{attempts}|{}|{}", report.lab, report.variant, report.score, report.completed);
+    let mut completed = json!({
         "id": uuid_for(&what),
         "actor": actor,
         "verb": { "id": COMPLETED, "display": { "en-US": "completed" } },
@@ -117,8 +161,16 @@ pub fn statements(report: &Report, actor: &Actor, site: &str, now: &str) -> Vec<
         },
         "context": { "extensions": variant },
         "timestamp": now,
-    }));
+    });
+    in_registration(&mut completed, registration);
+    out.push(completed);
     out
+}
+
+fn in_registration(statement: &mut Value, registration: Option<&str>) {
+    if let (Some(registration), Some(context)) = (registration, statement.get_mut("context").and_then(Value::as_object_mut)) {
+        context.insert("registration".into(), json!(registration));
+    }
 }
 
 #[cfg(test)]
@@ -154,13 +206,14 @@ mod tests {
             questions: vec![row("a", Some("gpu-002"), true), row("b", Some("mlx5_0"), false), row("c", None, false)],
             commands: Vec::<Command>::new(),
             exam: None,
+            signed: None,
         }
     }
 
     #[test]
     fn one_statement_per_answer_and_one_for_the_lab() {
         let actor = Actor { name: "Ada".into(), email: "ada@example.org".into() };
-        let statements = statements(&report(), &actor, "http://127.0.0.1:8080/", "2026-12-02T08:00:00Z");
+        let statements = statements(&report(), &actor, "http://127.0.0.1:8080/", "2026-12-02T08:00:00Z", None);
         assert_eq!(statements.len(), 3, "two answers and the lab");
         let first = &statements[0];
         assert_eq!(first["verb"]["id"], ANSWERED);
@@ -174,11 +227,38 @@ mod tests {
         assert_eq!((lab["result"]["success"].clone(), lab["result"]["completion"].clone()), (json!(false), json!(false)));
         assert_eq!(lab["result"]["score"]["scaled"], json!(1.0 / 3.0));
         // The same results give the same ids; another answer another id.
-        let again = super::statements(&report(), &actor, "http://127.0.0.1:8080", "2026-12-02T09:00:00Z");
+        let again = super::statements(&report(), &actor, "http://127.0.0.1:8080", "2026-12-02T09:00:00Z", None);
         assert_eq!(again[0]["id"], first["id"]);
         let mut changed = report();
         changed.questions[0].attempts = 2;
-        assert_ne!(super::statements(&changed, &actor, "http://127.0.0.1:8080", "")[0]["id"], first["id"]);
+        assert_ne!(super::statements(&changed, &actor, "http://127.0.0.1:8080", "", None)[0]["id"], first["id"]);
+        assert!(first["context"].get("registration").is_none());
+    }
+
+    #[test]
+    fn in_a_room_the_name_is_an_account_and_the_registration_is_in_every_context() {
+        let actor = Actor { name: "Ada".into(), email: String::new() };
+        let registration = "6f1b7d9e-3c2a-4b8e-9d1f-0a2b3c4d5e6f";
+        let statements = statements(&report(), &actor, "https://labs.example.org/", "2026-12-02T08:00:00Z", Some(registration));
+        for statement in &statements {
+            assert_eq!(statement["context"]["registration"], registration);
+            assert_eq!(statement["actor"]["account"], json!({ "homePage": "https://labs.example.org", "name": "Ada" }));
+            assert!(statement["actor"].get("mbox").is_none());
+        }
+        let elsewhere = super::statements(&report(), &actor, "https://labs.example.org/", "2026-12-02T08:00:00Z", None);
+        assert_ne!(statements[0]["id"], elsewhere[0]["id"], "another registration, another statement");
+    }
+
+    #[test]
+    fn a_room_link_carries_the_room_in_the_address() {
+        let room = Room { endpoint: "https://lrs.example.org/xAPI/".into(), token: "Basic YTpi".into(), registration: "r-1".into() };
+        assert_eq!(
+            room.link("https://labs.example.org/", &[]),
+            "https://labs.example.org/#/?room=https%3A%2F%2Flrs.example.org%2FxAPI%2F&token=Basic%20YTpi&registration=r-1"
+        );
+        assert!(room
+            .link("https://labs.example.org", &["lost-gpu".into(), "slow-rail".into()])
+            .starts_with("https://labs.example.org/#/?course=lost-gpu,slow-rail&room="));
     }
 
     #[test]
