@@ -1137,3 +1137,57 @@ mod tests {
         assert_eq!(*file.cluster.count.expect("count").get_ref(), 1000);
     }
 }
+
+/// The `[lab]` table's `id` and `title` as the text says them now, read
+/// line by line so that a file with an error elsewhere still names itself
+/// (the author page's export and My labs follow what is typed, not the last
+/// version that compiled). Only one-line basic strings are read.
+pub fn named_in(source: &str) -> (Option<String>, Option<String>) {
+    let (mut id, mut title) = (None, None);
+    let mut in_lab = false;
+    for line in source.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_lab = line.starts_with("[lab]");
+            continue;
+        }
+        if !in_lab {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else { continue };
+        let value = value.trim();
+        let Some(quoted) = value.strip_prefix('"') else { continue };
+        let mut text = String::new();
+        let mut chars = quoted.chars();
+        let mut closed = false;
+        while let Some(c) = chars.next() {
+            match c {
+                '"' => {
+                    closed = true;
+                    break;
+                }
+                '\\' => text.push(chars.next().unwrap_or('\\')),
+                c => text.push(c),
+            }
+        }
+        if !closed || text.trim().is_empty() {
+            continue;
+        }
+        match key.trim() {
+            "id" => id = id.or(Some(text)),
+            "title" => title = title.or(Some(text)),
+            _ => {}
+        }
+    }
+    (id, title)
+}
+
+#[cfg(test)]
+mod named_in {
+    #[test]
+    fn reads_the_lab_tables_id_and_title_despite_errors_elsewhere() {
+        let source = "[lab]\nid = \"new-id\"\ntitle = \"A \\\"quoted\\\" title\"\nminutes = oops\n\n[cluster]\nid = \"not-this\"\n";
+        assert_eq!(super::named_in(source), (Some("new-id".into()), Some("A \"quoted\" title".into())));
+        assert_eq!(super::named_in("[cluster]\nid = \"x\"\n"), (None, None));
+        assert_eq!(super::named_in("[lab]\nid = \"unclosed\n"), (None, None));
+    }
+}
