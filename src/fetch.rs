@@ -4,6 +4,7 @@
 use std::rc::Rc;
 
 use clusterlab_engine::lab::catalog::{digest, Catalog, Entry};
+use clusterlab_engine::lab::reference::Reference;
 use clusterlab_engine::Lab;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -36,6 +37,12 @@ async fn text(url: &str) -> Result<String, String> {
     }
     let body = response.text().map_err(|_| format!("{url}: no body"))?;
     JsFuture::from(body).await.ok().and_then(|text| text.as_string()).ok_or_else(|| format!("{url}: unreadable body"))
+}
+
+/// The authoring reference the lab build writes beside the labs.
+pub async fn reference() -> Result<Rc<Reference>, String> {
+    let url = format!("{LABS}{}", clusterlab_engine::lab::reference::FILE);
+    Reference::from_json(&text(&url).await?).map(Rc::new).map_err(|error| format!("{url}: {error}"))
 }
 
 pub async fn catalog() -> Result<Rc<Catalog>, String> {

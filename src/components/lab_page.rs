@@ -270,7 +270,7 @@ pub fn lab_page(props: &LabPageProps) -> Html {
     };
 
     // A preview sits inside the author page's own `main`.
-    let landmark = if props.lab.keep == Keep::Saved { "main" } else { "section" };
+    let landmark = if trainee { "main" } else { "section" };
     html! {
         <@{landmark} class="page lab" data-lab={lab.id.clone()}>
             if trainee {
@@ -281,7 +281,9 @@ pub fn lab_page(props: &LabPageProps) -> Html {
             }
             <div class="lab-head">
                 <div>
-                    <h1>{ &lab.title }</h1>
+                    // In a preview the author page's "Write a lab" is the
+                    // page's one h1, and its variant control the only one.
+                    <@{if trainee { "h1" } else { "h3" }}>{ &lab.title }</@>
                     <p class="summary">{ &lab.summary }</p>
                 </div>
                 if exam.is_none() {
@@ -292,7 +294,7 @@ pub fn lab_page(props: &LabPageProps) -> Html {
                             <a class="review-link" href={format!("#/review/{}", lab.id)}>{ "Review" }</a>
                         }
                         <button type="button" class="reset-button" onclick={reset} disabled={!owner}>{ "Start over" }</button>
-                        if !lab.vars.is_empty() {
+                        if !lab.vars.is_empty() && trainee {
                             <button type="button" class="variant-button" onclick={new_variant} disabled={!owner}
                                 title="The same lab with other faulty parts">{ format!("Variant {} \u{2192} next", store.state.seed) }</button>
                         }

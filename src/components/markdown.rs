@@ -20,7 +20,7 @@ pub fn markdown(props: &MarkdownProps) -> Html {
     html! { <div class={classes!("markdown", props.class.clone())}>{ for props.doc.0.iter().map(block) }</div> }
 }
 
-fn inlines(content: &[Inline]) -> Html {
+pub fn inlines(content: &[Inline]) -> Html {
     content.iter().map(inline).collect::<Html>()
 }
 

@@ -8,6 +8,8 @@ use yew::prelude::*;
 
 use crate::author::route::AuthorRoute;
 use crate::components::author::editor_page::EditorPage;
+use crate::components::author::reference_page::ReferencePage;
+use crate::components::author::room_page::RoomPage;
 use crate::components::author::shared_lab::SharedLab;
 use crate::engine::Engine;
 
@@ -26,6 +28,8 @@ pub fn author_app() -> Html {
         AuthorRoute::New => html! { <EditorPage key="new" saved_key={None::<String>} /> },
         AuthorRoute::Edit(key) => html! { <EditorPage key={key.clone()} saved_key={Some(key.clone())} /> },
         AuthorRoute::Shared(data) => html! { <SharedLab key={data.clone()} data={data.clone()} /> },
+        AuthorRoute::Reference(section) => html! { <ReferencePage section={section.clone()} /> },
+        AuthorRoute::Room => html! { <RoomPage /> },
     };
     html! {
         <ContextProvider<Rc<Engine>> context={engine}>{ page }</ContextProvider<Rc<Engine>>>

@@ -6,7 +6,7 @@
 use std::rc::Rc;
 
 use clusterlab_engine::lab::authoring::live::{Built, Checked, Problem};
-use clusterlab_engine::lab::authoring::share;
+use clusterlab_engine::lab::authoring::{file, share};
 use clusterlab_engine::limits::MAX_LAB_BYTES;
 use gloo::timers::callback::Timeout;
 use wasm_bindgen_futures::JsFuture;
@@ -143,9 +143,18 @@ impl Draft {
         Rc::new(self.checked.as_ref().map(|checked| checked.problems.clone()).unwrap_or_default())
     }
 
-    /// The file name an export gets: the lab's id, when it compiled.
+    /// The file name an export gets: the lab's id as typed now (else as it
+    /// last compiled).
     fn file_name(&self) -> String {
-        self.built.as_ref().map_or_else(|| "lab".to_string(), |built| built.entry.id.clone()) + ".toml"
+        let typed = file::named_in(&self.source).0.filter(|id| id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+        typed.or_else(|| self.built.as_ref().map(|built| built.entry.id.clone())).unwrap_or_else(|| "lab".to_string()) + ".toml"
+    }
+
+    /// The title and summary My labs lists: the title as typed now.
+    fn listed(&self) -> (String, String) {
+        let (title, summary) =
+            self.built.as_ref().map_or_else(|| ("Untitled lab".to_string(), String::new()), |built| (built.entry.title.clone(), built.entry.summary.clone()));
+        (file::named_in(&self.source).1.unwrap_or(title), summary)
     }
 }
 
@@ -204,10 +213,7 @@ pub fn editor_page(props: &EditorPageProps) -> Html {
                     return;
                 }
                 let key = draft.key.clone().unwrap_or_else(new_key);
-                let (title, summary) = draft
-                    .built
-                    .as_ref()
-                    .map_or_else(|| ("Untitled lab".to_string(), String::new()), |built| (built.entry.title.clone(), built.entry.summary.clone()));
+                let (title, summary) = draft.listed();
                 let result = my_labs::save(MyLab { key: key.clone(), title, summary, source: draft.source.to_string(), saved_ms: js_sys::Date::now() });
                 if draft.key.is_none() {
                     // The address names the saved lab from now on, without a new history entry.
@@ -276,6 +282,16 @@ pub fn editor_page(props: &EditorPageProps) -> Html {
     let on_share = {
         let draft = draft.clone();
         Callback::from(move |_: MouseEvent| {
+            let problems = draft.checked.as_ref().map_or(0, |checked| checked.problems.len());
+            if problems > 0
+                && !gloo::dialogs::confirm(&format!(
+                    "This lab has {problems} problem{}: whoever opens the link sees {} and cannot run the lab. Copy the link anyway?",
+                    if problems == 1 { "" } else { "s" },
+                    if problems == 1 { "it" } else { "them" }
+                ))
+            {
+                return;
+            }
             let location = gloo::utils::window().location();
             let share = share::encode(&draft.source)
                 .map(|data| format!("{}{}#/shared/{data}", location.origin().unwrap_or_default(), location.pathname().unwrap_or_default()));
@@ -323,6 +339,7 @@ pub fn editor_page(props: &EditorPageProps) -> Html {
                 <label class="file-button">{ "Open a lab file\u{2026}" }<input type="file" accept=".toml,text/plain" onchange={on_pick_file} /></label>
                 <button type="button" onclick={on_export}>{ "Export .toml" }</button>
                 <button type="button" onclick={on_share}>{ "Copy link" }</button>
+                <a class="reference-link" href={clusterlab_engine::lab::reference::ROUTE} target="_blank" rel="noopener">{ "Lab file reference" }<span class="visually-hidden">{ " (opens in a new tab)" }</span></a>
                 if draft.key.is_some() {
                     <button type="button" onclick={on_delete}>{ "Delete" }</button>
                 }

@@ -5,4 +5,6 @@ pub mod code_editor;
 pub mod editor_page;
 pub mod preview;
 pub mod problem_list;
+pub mod reference_page;
+pub mod room_page;
 pub mod shared_lab;

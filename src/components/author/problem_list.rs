@@ -4,6 +4,7 @@
 use std::rc::Rc;
 
 use clusterlab_engine::lab::authoring::live::Problem;
+use clusterlab_engine::lab::reference;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -20,13 +21,18 @@ pub struct ProblemListProps {
 pub fn problem_list(props: &ProblemListProps) -> Html {
     let items = props.problems.iter().map(|problem| {
         let text = problem.to_string();
+        // A problem that names the reference links to its section, in a
+        // tab of its own so that the lab file stays as it is.
+        let reference = reference::route_in(&problem.message).map(|route| {
+            html! { <a class="problem-reference" href={route} target="_blank" rel="noopener">{ "Reference" }<span class="visually-hidden">{ " (opens in a new tab)" }</span></a> }
+        });
         match &props.on_pick {
             Some(on_pick) => {
                 let on_pick = on_pick.clone();
                 let at = (problem.line, problem.column);
-                html! { <li><button type="button" class="problem" onclick={move |_| on_pick.emit(at)}>{ text }</button></li> }
+                html! { <li><button type="button" class="problem" onclick={move |_| on_pick.emit(at)}>{ text }</button>{ for reference }</li> }
             }
-            None => html! { <li class="problem">{ text }</li> },
+            None => html! { <li class="problem">{ text }{ for reference }</li> },
         }
     });
     html! {
