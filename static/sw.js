@@ -10,10 +10,19 @@ const CACHE = `clusterlab-${BUILD}`;
 // The simulator's worker and the catalog: what every page needs besides
 // what index.html names.
 const CORE = ['./', 'engine_worker_loader.js', 'engine_worker.js', 'engine_worker_bg.wasm', 'labs/index.json', 'manifest.webmanifest', 'favicon.svg'];
+// The modules only the author and review pages load, and the lab file's
+// reference: kept too, so that those pages work offline without having been
+// opened online first. (The worker registers seconds after the page has
+// loaded, so these never compete with the first prompt.)
+const PAGES = [
+  'author.js', 'author_bg.wasm', 'author_checker_loader.js', 'author_checker.js', 'author_checker_bg.wasm',
+  'results.js', 'results_bg.wasm', 'labs/authoring-reference.json',
+];
 
 async function precache() {
   const cache = await caches.open(CACHE);
   await cache.addAll(CORE);
+  await cache.addAll(PAGES);
   // The page's own module, stylesheet and icon, by the names this build gave them.
   const page = await (await cache.match('./')).text();
   const named = [...page.matchAll(/(?:href|src)="\.?\/?([^"#?]+\.(?:js|wasm|css|svg))"/g)].map((found) => found[1]);

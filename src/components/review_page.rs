@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use clusterlab_engine::report::{self, points, Report};
+use clusterlab_engine::report::{self, points, Report, Signed};
 use clusterlab_engine::shell::SessionJson;
 use gloo::events::EventListener;
 use yew::prelude::*;
@@ -119,7 +119,11 @@ fn review_view(props: &ReviewViewProps) -> Html {
         let failed = failed.clone();
         Callback::from(move |_: MouseEvent| {
             let name = format!("clusterlab-{}-variant-{}-{suffix}", report.lab, report.variant);
-            if download(&name, mime, &text(&report)).is_err() {
+            // Signed with the name typed below and the real time of writing.
+            let trainee = crate::xapi_queue::settings().name;
+            let written = String::from(js_sys::Date::new_0().to_iso_string());
+            let signed = Report { signed: Some(Signed { trainee, written }), ..(*report).clone() };
+            if download(&name, mime, &text(&signed)).is_err() {
                 failed.set(Some(format!("{name} could not be downloaded in this browser.")));
             }
         })

@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { start, open, root } from './harness.mjs';
+import { start, open, root, violations } from './harness.mjs';
 
 let app;
 before(async () => { app = await start(); });
@@ -77,11 +77,57 @@ test('a pasted error is located within a second; fixed, the lab previews, answer
   let other = first;
   for (let seed = 2; seed < 8 && other === first; seed++) {
     await page.getByRole('button', { name: 'Next variant' }).click();
-    await page.waitForFunction((n) => document.querySelector('.preview .variant-button')?.textContent.startsWith(`Variant ${n}`), seed);
+    await page.waitForFunction((n) => document.querySelector('.preview .variant-switcher input')?.value === String(n), seed);
     other = await missing();
   }
   assert.notEqual(other, first, 'some variant loses another GPU');
+  // One h1 (the page's) and one variant control (the preview's).
+  assert.equal(await page.getByRole('heading', { level: 1 }).count(), 1);
+  assert.equal(await page.locator('.preview .variant-button').count(), 0);
   assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
+test('an unknown fault kind lists the kinds with a guess, and its problem links to the reference\'s section, which works offline', async () => {
+  const context = await app.browser.newContext({ viewport: { width: 1366, height: 900 } });
+  const { page, editor, problems } = await authorPage(context);
+  await page.getByText('No problems: the lab passes every check.').waitFor({ timeout: 30000 });
+  await editor.fill(good.replace('kind = "{incident.kind}"', 'kind = "gpu-falen-off-bus"').replace('id = "lost-gpu"', 'id = "lost-gpu-draft"'));
+  const problem = problems.getByRole('listitem').filter({ hasText: 'unknown fault kind `gpu-falen-off-bus`' });
+  await problem.waitFor({ timeout: 30000 });
+  assert.match(await problem.textContent(), /did you mean `gpu-fallen-off-bus`\?\); the kinds are `[^`]+`, .*`hca-link-degraded`/);
+  // Export follows the id as typed, though the file has an error; a link
+  // to a lab with problems asks first.
+  const [exported] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export .toml' }).click()]);
+  assert.equal(exported.suggestedFilename(), 'lost-gpu-draft.toml');
+  const asked = new Promise((resolve) => page.once('dialog', async (dialog) => { resolve(dialog.message()); await dialog.dismiss(); }));
+  await page.getByRole('button', { name: 'Copy link' }).click();
+  assert.match(await asked, /^This lab has \d+ problems?: whoever opens the link sees (it|them) and cannot run the lab\. Copy the link anyway\?$/);
+  assert.equal(await page.getByLabel('Share link').count(), 0);
+  // The link opens the section in a tab of its own; the lab file stays.
+  const link = problem.getByRole('link', { name: 'Reference (opens in a new tab)' });
+  assert.equal(await link.getAttribute('href'), '#/author/reference/faults');
+  const [reference] = await Promise.all([context.waitForEvent('page'), link.click()]);
+  await reference.waitForFunction(() => document.activeElement?.id === 'reference-faults', null, { timeout: 30000 });
+  assert.match(await reference.locator('#reference-faults').textContent(), /\[\[faults\]\]/);
+  assert.equal(await reference.getByRole('heading', { level: 1 }).count(), 1);
+  assert.deepEqual(await violations(reference), []);
+  // An in-page link of the reference moves to its section.
+  await reference.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Leaks' }).click();
+  await reference.waitForFunction(() => document.activeElement?.id === 'reference-leaks' && location.hash === '#/author/reference/leaks');
+  assert.match(await editor.inputValue(), /gpu-falen-off-bus/);
+
+  // Once the app is installed, the author page and its reference open offline.
+  await page.evaluate(async () => { await navigator.serviceWorker.ready; });
+  await context.setOffline(true);
+  const offline = await open(context, `${app.base}#/author/reference/tasks`);
+  await offline.waitForFunction(() => document.activeElement?.id === 'reference-tasks-judged-on-what-ran', null, { timeout: 30000 });
+  await offline.goto(`${app.base}#/author`);
+  await offline.getByLabel('Lab file', { exact: true }).waitFor({ timeout: 30000 });
+  await offline.getByText('No problems: the lab passes every check.').waitFor({ timeout: 30000 });
+  await context.setOffline(false);
+  assert.deepEqual(page.errors, []);
+  assert.deepEqual(offline.errors, []);
   await context.close();
 });
 

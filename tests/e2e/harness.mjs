@@ -110,3 +110,15 @@ export async function run(page, input, line) {
 export async function stdout(page) {
   return (await page.locator('.scrollback .stdout').allTextContents()).join('');
 }
+
+const axeSource = await readFile(join(root, 'scripts', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+
+/// axe-core's violations on the page as it is now (WCAG 2.x A and AA, best practices).
+export async function violations(page) {
+  await page.addScriptTag({ content: axeSource });
+  const found = await page.evaluate(async () => {
+    const result = await window.axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+  });
+  return found;
+}

@@ -10,23 +10,11 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
-import { start, open, terminal, run, stdout, shots, root, dist } from './harness.mjs';
+import { start, open, terminal, run, stdout, shots, root, dist, violations } from './harness.mjs';
 
 let app;
 before(async () => { app = await start(); });
 after(async () => { await app.close(); });
-
-const axeSource = await readFile(join(root, 'scripts', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
-
-/// axe-core's violations on the page as it is now (WCAG 2.x A and AA, best practices).
-async function violations(page) {
-  await page.addScriptTag({ content: axeSource });
-  const found = await page.evaluate(async () => {
-    const result = await window.axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
-  });
-  return found;
-}
 
 test('the keyboard leaves the terminal with Escape then Tab, and reaches the questions', async () => {
   const context = await app.browser.newContext({ viewport: { width: 1366, height: 900 } });
@@ -203,6 +191,48 @@ test('no width scrolls the page sideways after a wide output', async () => {
   }
 });
 
+/** How many columns of its own type the terminal's screen shows, and
+ * whether the page scrolls sideways. */
+function terminalColumns(page) {
+  return page.evaluate(() => {
+    const screen = document.querySelector('.screen');
+    const probe = document.createElement('span');
+    probe.textContent = '0'.repeat(100);
+    probe.style.cssText = 'position:absolute;visibility:hidden;white-space:pre';
+    screen.appendChild(probe);
+    const ch = probe.getBoundingClientRect().width / 100;
+    probe.remove();
+    const style = getComputedStyle(screen);
+    const inner = screen.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return { columns: Math.floor(inner / ch), fontPx: parseFloat(style.fontSize), sideways: document.documentElement.scrollWidth > window.innerWidth };
+  });
+}
+
+test('projector mode at 1,920 px with the largest text shows the room at least 100 columns, and the terminal bar\'s controls are 24 px or more', async () => {
+  const context = await app.browser.newContext({ viewport: { width: 1920, height: 1080 } });
+  const page = await open(context, `${app.base}#/lab/lost-gpu`);
+  await terminal(page);
+  await page.getByRole('button', { name: 'Projector' }).click();
+  for (let i = 0; i < 8; i++) await page.getByRole('button', { name: 'A+ larger text' }).click();
+  const room = await terminalColumns(page);
+  assert.ok(room.columns >= 100 && !room.sideways && room.fontPx >= 18, JSON.stringify(room));
+  // A chosen width is kept in projector mode too: 132 columns fit.
+  for (const name of ['Terminal width: fit the screen', 'Terminal width: 80 columns', 'Terminal width: 100 columns']) {
+    await page.getByRole('button', { name }).click();
+  }
+  await page.getByRole('button', { name: 'Terminal width: 132 columns' }).waitFor();
+  const wide = await terminalColumns(page);
+  assert.ok(wide.columns >= 132 && !wide.sideways, JSON.stringify(wide));
+  const small = await page.evaluate(() => [...document.querySelectorAll('.terminal-bar button, .shell-tabs button, .display button')]
+    .filter((button) => button.offsetParent !== null)
+    .map((button) => { const box = button.getBoundingClientRect(); return [button.textContent, Math.round(box.width), Math.round(box.height)]; })
+    .filter(([, width, height]) => width < 24 || height < 24));
+  assert.deepEqual(small, []);
+  await page.screenshot({ path: join(shots, 'projector-1920.png') });
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
 test('the variant is in the address, and the display settings survive a reload', async () => {
   const context = await app.browser.newContext({ viewport: { width: 1366, height: 900 } });
   const page = await open(context, `${app.base}#/lab/lost-gpu/variant/3`);
@@ -229,22 +259,11 @@ test('the variant is in the address, and the display settings survive a reload',
   // columns fit beside the briefing; larger, it takes what the screen has).
   await page.getByRole('button', { name: 'Projector' }).click();
   await page.getByRole('button', { name: 'A\u2212 smaller text' }).click();
-  await page.getByRole('button', { name: 'Columns: auto' }).click();
-  await page.getByRole('button', { name: 'Columns: 80' }).waitFor();
+  await page.getByRole('button', { name: 'Terminal width: fit the screen' }).click();
+  await page.getByRole('button', { name: 'Terminal width: 80 columns' }).waitFor();
   await page.reload();
   await terminal(page);
-  const columns = await page.evaluate(() => {
-    const screen = document.querySelector('.screen');
-    const probe = document.createElement('span');
-    probe.textContent = '0'.repeat(100);
-    probe.style.cssText = 'position:absolute;visibility:hidden;white-space:pre';
-    screen.appendChild(probe);
-    const ch = probe.getBoundingClientRect().width / 100;
-    probe.remove();
-    const style = getComputedStyle(screen);
-    const inner = screen.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
-    return { columns: Math.floor(inner / ch), sideways: document.documentElement.scrollWidth > window.innerWidth };
-  });
+  const columns = await terminalColumns(page);
   // 80 whole columns at least; the width keeps room for a scrollbar, which
   // headless Chromium draws over the text.
   assert.ok(columns.columns >= 80 && columns.columns <= 82 && !columns.sideways, JSON.stringify(columns));

@@ -5,6 +5,7 @@
 // - Enter to painted output for a 100-line and a 3,000-line output;
 // - Enter to painted output for a short command, fresh and after 200
 //   `nvidia-smi -q`;
+// - on the author page, open to editor and a paste to its first problem;
 // and every asset's size raw, gzipped and brotli-compressed.
 // Run after `trunk build --release`:  node tests/perf/bench.mjs [LOADS]
 import { createServer } from 'node:http';
@@ -145,6 +146,24 @@ for (const kind of Object.keys(PAGES)) {
   };
   if (process.env.BENCH_VERBOSE) console.error(kind, JSON.stringify(runs.map((r) => [r.hundred.toFixed(1), r.short.toFixed(1)])));
 }
+// The author page, cold: from opening it to its editor, and from a paste
+// made as soon as the editor shows to the pasted error's problem (the
+// checker's module starting meanwhile).
+const broken = (await readFile(join(root, 'labs', `${LAB}.toml`), 'utf8')).replace(/^id = "[^"]*"/m, 'id = "Not An Id"');
+const author = { editor: [], problem: [] };
+for (let at = 0; at < LOADS; at++) {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const page = await context.newPage();
+  await page.goto(`${base}/#/author`);
+  const editor = page.getByLabel('Lab file', { exact: true });
+  await editor.waitFor({ timeout: 60000 });
+  author.editor.push(await page.evaluate(() => performance.now()));
+  const pasted = await page.evaluate(() => performance.now());
+  await editor.fill(broken);
+  await page.locator('.problems li', { hasText: 'Not An Id' }).first().waitFor({ timeout: 60000 });
+  author.problem.push((await page.evaluate(() => performance.now())) - pasted);
+  await context.close();
+}
 await browser.close();
 server.close();
 
@@ -160,6 +179,8 @@ report += `| Enter to painted, short, warm (\`${SHORT}\`) | ${ms(r.app.short)} |
 report += `| Enter to painted, 100 lines | ${ms(r.app.hundred)} | ${ms(r.xterm.hundred)} | ${ms(r.naive.hundred)} | app <= 1.5x naive: ${ratio(r.app.hundred, r.naive.hundred)} |\n`;
 report += `| Enter to painted, 3,000 lines | ${ms(r.app.threeThousand)} | ${ms(r.xterm.threeThousand)} | ${ms(r.naive.threeThousand)} | app <= xterm.js: ${ratio(r.app.threeThousand, r.xterm.threeThousand)} |\n`;
 report += `| short command after 200 \`${LONG}\` | ${ms(r.app.after200)} | ${ms(r.xterm.after200)} | ${ms(r.naive.after200)} | app <= 1.5x its fresh short: ${ratio(r.app.after200, r.app.short)} |\n`;
+report += `| author page: open to its editor (cold) | ${ms(median(author.editor))} | | | |\n`;
+report += `| author page: paste to the first problem (cold checker) | ${ms(median(author.problem))} (${ms(Math.min(...author.problem))}-${ms(Math.max(...author.problem))}) | | | within 1 s |\n`;
 
 async function files(dir) {
   const found = [];
