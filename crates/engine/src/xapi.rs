@@ -54,7 +54,8 @@ impl Room {
     /// with the room in the address.
     pub fn link(&self, site: &str, course: &[String]) -> String {
         let site = site.trim_end_matches('/');
-        let course = if course.is_empty() { String::new() } else { format!("course={}&", course.join(",")) };
+        let ids: Vec<String> = course.iter().map(|id| crate::cmi5::encode(id)).collect();
+        let course = if ids.is_empty() { String::new() } else { format!("course={}&", ids.join(",")) };
         format!(
             "{site}/#/?{course}room={}&token={}&registration={}",
             crate::cmi5::encode(&self.endpoint),
