@@ -170,6 +170,35 @@ test('axe-core finds no violation on the catalog, a lab with output and answers,
   await context.close();
 });
 
+test('the lab file reference and the room page at 390, 1,366 and 1,920 px: by keyboard, axe-core clean, no sideways scroll', async () => {
+  for (const width of [390, 1366, 1920]) {
+    const context = await app.browser.newContext({ viewport: { width, height: 900 } });
+    const page = await open(context, `${app.base}#/author/reference/state-facts`);
+    await page.waitForFunction(() => document.activeElement?.id === 'reference-state-facts', null, { timeout: 30000 });
+    const sideways = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(await sideways() <= 0, `${width} px: the reference scrolls sideways`);
+    assert.deepEqual(await violations(page), [], `reference at ${width} px`);
+
+    // The room's form, typed and sent from the keyboard alone.
+    await page.goto(`${app.base}#/author/room`);
+    const endpoint = page.getByLabel('LRS endpoint');
+    await endpoint.waitFor({ timeout: 30000 });
+    await endpoint.focus();
+    await page.keyboard.type('https://lrs.example.org/xAPI/');
+    for (const text of ['room-writer', 'write-only']) {
+      await page.keyboard.press('Tab');
+      await page.keyboard.type(text);
+    }
+    await page.keyboard.press('Enter');
+    await page.locator('svg.room-qr').waitFor();
+    assert.match(await page.getByLabel('Room link', { exact: true }).inputValue(), /#\/\?room=https%3A%2F%2Flrs\.example\.org%2FxAPI%2F&token=Basic%20/);
+    assert.ok(await sideways() <= 0, `${width} px: the room page scrolls sideways`);
+    assert.deepEqual(await violations(page), [], `room page at ${width} px`);
+    assert.deepEqual(page.errors, []);
+    await context.close();
+  }
+});
+
 test('no width scrolls the page sideways after a wide output', async () => {
   for (const width of [390, 1366, 1920]) {
     const context = await app.browser.newContext({ viewport: { width, height: 900 } });
