@@ -49,6 +49,11 @@ pub enum Fact {
     /// Every run of the job that was stopped (cancelled or killed) lost at
     /// most `at_most` iterations since its last saved checkpoint.
     LostWork { job: String, at_most: u32 },
+    /// After each stop (a cancel or a failure), the job's next run reached
+    /// its first step within `seconds`: the restart time an operator keeps
+    /// (queue wait, start-up, checkpoint load). A job never stopped has
+    /// not restarted.
+    Restarted { job: String, seconds: i64 },
     /// The lab's clock is at most `seconds` past the lab's start: with the
     /// other facts of an `expect`, a deadline on the simulated clock.
     By { seconds: i64 },
@@ -133,6 +138,7 @@ impl Fact {
             Fact::JobProgress { within: None, .. } => "the job running",
             Fact::JobProgress { .. } => "the job's pace",
             Fact::LostWork { .. } => "the work a stop lost",
+            Fact::Restarted { .. } => "the restart time",
             Fact::By { .. } => "the deadline",
         }
     }
@@ -160,6 +166,7 @@ impl Fact {
             Fact::JobProgress { job, within: Some(within) } => format!("the job {job} training within {} of its baseline step time", percent(*within)),
             Fact::JobProgress { job, within: None } => format!("the job {job} training"),
             Fact::LostWork { job, at_most } => format!("the job {job} stopped with at most {at_most} iterations lost since its last checkpoint"),
+            Fact::Restarted { job, seconds } => format!("the job {job} training again within {} of each stop", clock_span(*seconds)),
             Fact::By { seconds } => format!("all this by {} into the lab", clock_span(*seconds)),
         }
     }
@@ -264,6 +271,7 @@ impl Fact {
             },
             Fact::JobProgress { job, within } => observe_job(cluster, job, *within),
             Fact::LostWork { job, at_most } => observe_lost_work(cluster, job, *at_most),
+            Fact::Restarted { job, seconds } => observe_restart(cluster, job, *seconds),
             Fact::By { seconds } => {
                 let elapsed = cluster.now - cluster.started_at();
                 seen(elapsed <= *seconds, format!("the lab's clock is {} past its start", clock_span(elapsed)))
@@ -287,7 +295,7 @@ impl Fact {
             | Fact::PcieFull { node, .. }
             | Fact::Service { node, .. } => Some(node),
             Fact::Repaired { node } => node.as_deref(),
-            Fact::AllReduce { .. } | Fact::JobProgress { .. } | Fact::LostWork { .. } | Fact::By { .. } => None,
+            Fact::AllReduce { .. } | Fact::JobProgress { .. } | Fact::LostWork { .. } | Fact::Restarted { .. } | Fact::By { .. } => None,
         }
     }
 }
@@ -355,6 +363,23 @@ fn observe_lost_work(cluster: &Cluster, job: &str, at_most: u32) -> Observed {
         None => seen(false, format!("job {job} has not been stopped")),
         Some((id, lost)) => seen(lost <= at_most, format!("job {id} ({job}) stopped {lost} iterations past its last checkpoint")),
     }
+}
+
+/// Each stop of `job` and the restart after it: job end to the next run's
+/// first step. Holds when there was a stop and every restart since came
+/// within `seconds` (a job still not training again does not hold).
+fn observe_restart(cluster: &Cluster, job: &str, seconds: i64) -> Observed {
+    let restarts = crate::model::workload::restarts(cluster.workloads.iter().filter(|w| w.spec.name == job), cluster.now);
+    // The first restart that does not hold, else the slowest.
+    let late = restarts.iter().find(|restart| restart.resumed.is_none() || restart.seconds > seconds);
+    let Some(shown) = late.or_else(|| restarts.iter().max_by_key(|restart| restart.seconds)) else {
+        return seen(false, format!("job {job} has not been stopped"));
+    };
+    let words = match shown.resumed {
+        Some(id) => format!("job {id} ({job}) trained again {} after job {} ended", clock_span(shown.seconds), shown.stopped),
+        None => format!("job {job} has not trained again in the {} since job {} ended", clock_span(shown.seconds), shown.stopped),
+    };
+    seen(late.is_none(), words)
 }
 
 fn observe_job(cluster: &Cluster, job: &str, within: Option<f64>) -> Observed {

@@ -186,7 +186,8 @@ pub fn panel(cluster: &Cluster) -> String {
 }
 
 /// Where the job's pace changed in the window, as a monitor sees it: when
-/// it slowed (more than 2%), stopped or recovered.
+/// it slowed (more than 2%), stopped or recovered, and when it trained
+/// again after a stop (with the restart time).
 fn pace_marks(runs: &[Run], from: i64, now: i64) -> Vec<(i64, String)> {
     let mut marks = Vec::new();
     for run in runs {
@@ -202,6 +203,16 @@ fn pace_marks(runs: &[Run], from: i64, now: i64) -> Vec<(i64, String)> {
                 _ => continue,
             };
             marks.push((*at, what.to_string()));
+        }
+    }
+    // The restart time an operator keeps: the stop to the next first step.
+    for restart in crate::model::workload::restarts(runs.iter().map(|run| run.workload), now) {
+        if restart.resumed.is_some() && (from..=now).contains(&restart.at) {
+            let span = match (restart.seconds / 60, restart.seconds % 60) {
+                (0, seconds) => format!("{seconds} s"),
+                (minutes, seconds) => format!("{minutes} min {seconds} s"),
+            };
+            marks.push((restart.at, format!("Training resumed (restart time {span})")));
         }
     }
     crate::sort::sort(&mut marks);

@@ -183,3 +183,28 @@ fn a_maintenance_stop_is_judged_by_the_work_it_lost() {
     // Stopped right after a save.
     assert!(done(&lab, 1, &[next_save, "scancel -n llama3-8b", "sleep 5"], "stopped-well"));
 }
+
+#[test]
+fn a_restart_is_judged_by_its_time_from_the_stop_to_the_first_new_step() {
+    let lab = lab("drill-job-died");
+    let reset = [
+        "sudo scontrol update nodename={bad_node} state=drain reason=\"Xid 119\"",
+        "ssh {bad_node} 'sudo systemctl stop dcgm-exporter nvidia-dcgm; sudo nvidia-smi -r -i {bad_gpu}; sudo systemctl start nvidia-dcgm dcgm-exporter'",
+        "sudo scontrol update nodename={bad_node} state=resume",
+    ];
+    for seed in 1..=3 {
+        // Stopped and not relaunched: nothing trains again, however soon.
+        assert!(!done(&lab, seed, &reset, "restart-time"), "seed {seed}");
+        // Relaunched but still in its setup: not training again yet.
+        let mut relaunched = reset.to_vec();
+        relaunched.push("sbatch ~/llama3-8b.sbatch");
+        assert!(!done(&lab, seed, &relaunched, "restart-time"), "seed {seed}: before its first step");
+        // Its first step within minutes of the stop.
+        relaunched.push("sleep 240");
+        assert!(done(&lab, seed, &relaunched, "restart-time"), "seed {seed}");
+        // The same fix after half an hour of waiting: trained again, too late.
+        let mut late = vec!["sleep 1800"];
+        late.extend(relaunched.iter().copied());
+        assert!(!done(&lab, seed, &late, "restart-time"), "seed {seed}: late");
+    }
+}

@@ -207,6 +207,15 @@ fn recovery_is_proven_by_progress_resuming_from_the_checkpoint() {
     let fast = mean(&step_times(&mut session, 5));
     assert!(fast < slow * 0.9, "{slow} -> {fast}");
     assert_eq!(met(&session), ["back"]);
+    // The panel marks the restart with its time: the cancel to the first new step.
+    let html = clusterlab_engine::metrics::panel(&session.cluster);
+    let caption = html.split("<figcaption>").nth(1).unwrap().split("</figcaption>").next().unwrap();
+    let marked = caption.split(". Training resumed (restart time ").nth(1).unwrap_or_else(|| panic!("{caption}"));
+    let (minutes, rest) = marked.split_once(" min ").unwrap_or_else(|| panic!("{marked}"));
+    let seconds: i64 = rest.split(" s) at ").next().unwrap().parse().unwrap();
+    let restart = minutes.parse::<i64>().unwrap() * 60 + seconds;
+    // Drain, the technician's reseat, the resume, sbatch, then the setup and the checkpoint's load.
+    assert!((95..3600).contains(&restart), "{restart} s: {caption}");
 }
 
 #[test]

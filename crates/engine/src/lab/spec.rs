@@ -195,6 +195,9 @@ pub enum AnswerSpec {
 #[serde(transparent)]
 pub struct ExpectSpec(pub std::collections::BTreeMap<String, String>);
 
+/// What an entry with `job` may state about it besides that it runs.
+const JOB_FACTS: &[&str] = &["step_time_within", "lost_iterations_at_most", "restarted_within"];
+
 /// The keys that say what a fact is about; each entry has exactly one.
 pub const FACT_KINDS: &[&str] =
     &["slurm", "in_service", "repaired", "healthy", "diag", "link_up", "rate", "pcie_full", "service", "fabric_manager", "all_reduce_within", "job", "by"];
@@ -334,12 +337,20 @@ impl ExpectSpec {
             }
             _ => {
                 let job = text(field, self.get("job").as_deref().unwrap_or_default(), values)?;
-                match (self.get("step_time_within"), self.get("lost_iterations_at_most")) {
-                    (Some(_), Some(_)) => {
-                        return Err(error(field, "`step_time_within` and `lost_iterations_at_most` are two facts about the job: give each its own entry"))
+                let about: Vec<&str> = JOB_FACTS.iter().copied().filter(|key| self.get(key).is_some()).collect();
+                if let [first, second, ..] = about[..] {
+                    return Err(error(field, format!("`{first}` and `{second}` are two facts about the job: give each its own entry")));
+                }
+                match (self.get("step_time_within"), self.get("lost_iterations_at_most"), self.get("restarted_within")) {
+                    (_, Some(lost), _) => Fact::LostWork { job, at_most: whole(field, &lost, values)? },
+                    (_, _, Some(restart)) => {
+                        let restart = text(field, &restart, values)?;
+                        match crate::model::time::parse_duration(&restart) {
+                            Some(seconds) if seconds > 0 => Fact::Restarted { job, seconds },
+                            _ => return Err(error(field, format!("`restarted_within` must be a time, such as \"15m\" (at most a week), not `{restart}`"))),
+                        }
                     }
-                    (None, Some(lost)) => Fact::LostWork { job, at_most: whole(field, &lost, values)? },
-                    (within, None) => {
+                    (within, _, _) => {
                         let within =
                             within.map(|within| text(field, &within, values).and_then(|within| percentage(field, "step_time_within", &within))).transpose()?;
                         Fact::JobProgress { job, within }
@@ -347,11 +358,8 @@ impl ExpectSpec {
                 }
             }
         };
-        if self.get("lost_iterations_at_most").is_some() && *kind != "job" {
-            return Err(error(field, format!("`lost_iterations_at_most` in `{field}` needs `job`")));
-        }
-        if self.get("step_time_within").is_some() && *kind != "job" {
-            return Err(error(field, format!("`step_time_within` in `{field}` needs `job`")));
+        if let Some(key) = JOB_FACTS.iter().find(|key| self.get(key).is_some()).filter(|_| *kind != "job") {
+            return Err(error(field, format!("`{key}` in `{field}` needs `job`")));
         }
         Ok(fact)
     }

@@ -253,6 +253,7 @@ pub struct ExpectTable {
     pub job: Option<String>,
     pub step_time_within: Option<String>,
     pub lost_iterations_at_most: Option<Scalar>,
+    pub restarted_within: Option<String>,
     pub by: Option<String>,
 }
 
@@ -366,6 +367,7 @@ pub(crate) const EXPECT_KEYS: &[&str] = &[
     "job",
     "step_time_within",
     "lost_iterations_at_most",
+    "restarted_within",
     "by",
 ];
 pub(crate) const SOLUTION_KEYS: &[&str] = &["steps", "answers", "wrong", "alternatives", "mistakes"];
@@ -992,6 +994,7 @@ fn expect_table(t: &Table, problems: &mut Vec<Problem>) -> ExpectTable {
         job: t.optional(problems, "job", string),
         step_time_within: t.optional(problems, "step_time_within", string),
         lost_iterations_at_most: t.optional(problems, "lost_iterations_at_most", scalar),
+        restarted_within: t.optional(problems, "restarted_within", string),
         by: t.optional(problems, "by", string),
     }
 }

@@ -478,6 +478,7 @@ fn expect_spec(e: &ExpectTable) -> ExpectSpec {
     put("job", e.job.clone());
     put("step_time_within", e.step_time_within.clone());
     put("lost_iterations_at_most", e.lost_iterations_at_most.as_ref().map(Scalar::as_text));
+    put("restarted_within", e.restarted_within.clone());
     put("by", e.by.clone());
     ExpectSpec(map)
 }

@@ -802,6 +802,43 @@ impl Cluster {
 /// (a parallel file system client over the storage network).
 pub const DEFAULT_STORAGE_GB_PER_S: f64 = 4.0;
 
+/// A stop of one of a job's runs (a cancel or a failure) and how long the
+/// job took to train again: the restart time an operator keeps, from the
+/// stop to the next run's first step (queue wait, start-up, checkpoint load).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Restart {
+    /// The Slurm job that stopped.
+    pub stopped: i64,
+    /// The job that trained again; None while none has yet.
+    pub resumed: Option<i64>,
+    /// Its first step, or `now` while none has come.
+    pub at: EpochSeconds,
+    pub seconds: i64,
+}
+
+/// Each stop among `runs` (one job's, in submission order) and its restart.
+pub fn restarts<'w>(runs: impl IntoIterator<Item = &'w Workload>, now: EpochSeconds) -> Vec<Restart> {
+    let runs: Vec<&Workload> = runs.into_iter().collect();
+    let mut out = Vec::new();
+    for (at, run) in runs.iter().enumerate() {
+        let Some((ended, End::Cancelled | End::Failed { .. })) = run.end.as_ref() else { continue };
+        // The next run that reached its first step (one that failed in its
+        // setup did not train again).
+        let trained = runs[at + 1..].iter().find(|next| {
+            let ready = next.ready_at();
+            next.started >= *ended && ready <= now as f64 && next.end.as_ref().is_none_or(|(end, _)| *end as f64 >= ready)
+        });
+        out.push(match trained {
+            Some(next) => {
+                let first_step = next.ready_at().ceil() as EpochSeconds;
+                Restart { stopped: run.job_id, resumed: Some(next.job_id), at: first_step, seconds: first_step - ended }
+            }
+            None => Restart { stopped: run.job_id, resumed: None, at: now, seconds: now - ended },
+        });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
