@@ -206,6 +206,7 @@ struct Options {
     output: Option<String>,
     write_out: Option<String>,
     timeout_ms: Option<u64>,
+    verbose: bool,
 }
 
 /// curl's complaint about option `name` (`-m`, `--connect-timeout`), and its hint.
@@ -282,7 +283,7 @@ impl Command for Curl {
                     (Some('I'), _) => options.head = true,
                     (Some('o'), _) => options.output = value,
                     (Some('w'), _) => options.write_out = value,
-                    (Some('v'), _) => return Output::error("curl: --verbose is not emulated; try -i to see the response headers\n", 2),
+                    (Some('v'), _) => options.verbose = true,
                     (Some('m'), _) | (None, Some("connect-timeout")) => match seconds(flag, value) {
                         Ok(ms) => options.timeout_ms = Some(options.timeout_ms.map_or(ms, |t| t.min(ms))),
                         Err(output) => return output,
@@ -317,7 +318,15 @@ fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut
         }
         output.duration_ms += micros.div_ceil(1000);
     };
+    // -v's lines (`*` what curl does, `>` sent, `<` received) go to
+    // standard error between the meter's lines, as curl 7.81 prints them.
+    let say = |output: &mut Output, line: &str| {
+        if options.verbose {
+            output.stderr += line;
+        }
+    };
     let failed = |output: &mut Output, message: String, code: i32| {
+        say(output, &format!("* {message}\n* Closing connection 0\n"));
         if show_error {
             output.stderr += &format!("curl: ({code}) {message}\n");
         }
@@ -351,7 +360,8 @@ fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut
     // A transfer that ends in an error: the meter's line ends, `-w` still
     // prints, then the error.
     let give_up = |output: &mut Output, (status, content_type): (u16, &str), micros: u64, message: String, code: i32| {
-        if meter {
+        // The meter's line ends here, unless -v's lines already ended it.
+        if meter && !output.stderr.ends_with('\n') {
             output.stderr.push('\n');
         }
         finish(output, status, 0, micros, content_type);
@@ -360,6 +370,13 @@ fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut
     let Some(node) = node else {
         return give_up(output, (0, ""), 2_000, format!("Could not resolve host: {}", url.host), 6);
     };
+    // The address the name resolves to (Ubuntu's /etc/hosts names 127.0.0.1 localhost).
+    let address = match url.host.as_str() {
+        "localhost" => "127.0.0.1".to_string(),
+        "127.0.0.1" | "::1" => url.host.clone(),
+        _ => frontend_ip(&node.hostname),
+    };
+    say(output, &format!("*   Trying {address}:{}...\n", url.port));
     if !node.up(cluster.now) {
         // Linux gives up a SYN nobody answers after about 130 s, whatever
         // longer time curl would wait.
@@ -367,30 +384,52 @@ fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut
         let waited = options.timeout_ms.map_or(syn, |ms| ms.min(syn));
         let message = match options.timeout_ms.filter(|ms| *ms < syn) {
             Some(ms) => format!("Connection timed out after {} milliseconds", ms + 1),
-            None => format!("Failed to connect to {} port {} after {waited} ms: Connection timed out", url.host, url.port),
+            None => {
+                say(output, &format!("* connect to {address} port {} failed: Connection timed out\n", url.port));
+                format!("Failed to connect to {} port {} after {waited} ms: Connection timed out", url.host, url.port)
+            }
         };
         return give_up(output, (0, ""), waited * 1000, message, 28);
     }
     let Some(response) = listener(invocation, node, url.port, &url.path) else {
+        say(output, &format!("* connect to {address} port {} failed: Connection refused\n", url.port));
         return give_up(output, (0, ""), 300, format!("Failed to connect to {} port {} after 0 ms: Connection refused", url.host, url.port), 7);
     };
+    say(output, &format!("* Connected to {} ({address}) port {} (#0)\n", url.host, url.port));
     if url.scheme == "https" {
+        // OpenSSL 3.0's client hello, answered by plain HTTP.
+        say(output, TLS_HELLO);
         return give_up(output, (0, ""), 900, "error:0A00010B:SSL routines::wrong version number".to_string(), 35);
     }
+    let host_header = if url.port == 80 { url.host.clone() } else { format!("{}:{}", url.host, url.port) };
+    let method = if options.head { "HEAD" } else { "GET" };
+    say(output, &format!("> {method} {} HTTP/1.1\r\n> Host: {host_header}\r\n> User-Agent: curl/7.81.0\r\n> Accept: */*\r\n> \r\n", url.path));
+    say(output, "* Mark bundle as not supporting multiuse\n");
     // Collecting the page is the server's work; sending it is about 1 GB/s.
     let micros = 2_000 + response.body.len() as u64 / 1000;
     let content_type = if response.content_type.is_empty() { "text/plain; charset=utf-8" } else { response.content_type };
+    let head = response.head(cluster.now);
     if options.fail && response.status >= 400 {
+        say(output, &format!("< {}", head.split_inclusive('\n').next().unwrap_or_default()));
         return give_up(output, (response.status, content_type), micros, format!("The requested URL returned error: {}", response.status), 22);
     }
+    let received_lines: String = head.split_inclusive('\n').map(|line| format!("< {line}")).collect();
+    say(output, &received_lines);
     let mut page = String::new();
     if options.include || options.head {
-        page += &response.head(cluster.now);
+        page += &head;
     }
     if !options.head {
         page += &response.body;
     }
     let received = if options.head { 0 } else { response.body.len() };
+    // The data is not traced where it shows: the body on a terminal.
+    let body_shown = invocation.to_terminal && matches!(options.output.as_deref(), None | Some("-"));
+    if received > 0 && !body_shown {
+        // One line a read: what one 16 KiB buffer holds.
+        let reads: String = (0..received.div_ceil(READ_BYTES)).map(|at| format!("{{ [{} bytes data]\n", (received - at * READ_BYTES).min(READ_BYTES))).collect();
+        say(output, &reads);
+    }
     if meter {
         output.stderr += &meter_line(received as u64, !response.chunked() || options.head, micros);
         output.stderr.push('\n');
@@ -412,8 +451,15 @@ fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut
         }
     }
     finish(output, response.status, received, micros, content_type);
+    say(output, &format!("* Connection #0 to host {} left intact\n", url.host));
     0
 }
+
+/// curl's receive buffer: the most one read hands to the output.
+const READ_BYTES: usize = 16_384;
+
+/// `-v` on an https URL until the server's plain-HTTP answer ends the handshake.
+const TLS_HELLO: &str = "* ALPN, offering h2\n* ALPN, offering http/1.1\n*  CAfile: /etc/ssl/certs/ca-certificates.crt\n*  CApath: /etc/ssl/certs\n* TLSv1.0 (OUT), TLS header, Certificate Status (22):\n* TLSv1.3 (OUT), TLS handshake, Client hello (1):\n";
 
 #[cfg(test)]
 mod tests {
@@ -470,6 +516,38 @@ mod tests {
         let mut shell = session();
         shell.run("curl -s localhost:9400/metrics -o metrics.txt");
         assert_eq!(shell.run("cat metrics.txt").stdout(), out.stdout);
+    }
+
+    #[test]
+    fn verbose_traces_the_exchange_as_curl_7_81_does() {
+        // On a terminal the body shows, so its data is not traced.
+        let out = run_on_first_node("curl -v localhost:9400/health");
+        assert_eq!(out.stdout, "OK");
+        let trace = out.stderr.replace(|c: char| c.is_ascii_digit(), "9");
+        assert_eq!(
+            trace,
+            "*   Trying 999.9.9.9:9999...\n* Connected to localhost (999.9.9.9) port 9999 (#9)\n\
+             > GET /health HTTP/9.9\r\n> Host: localhost:9999\r\n> User-Agent: curl/9.99.9\r\n> Accept: */*\r\n> \r\n\
+             * Mark bundle as not supporting multiuse\n\
+             < HTTP/9.9 999 OK\r\n< X-Content-Type-Options: nosniff\r\n< Date: Mon, 99 Mar 9999 99:99:99 GMT\r\n< Content-Length: 9\r\n< Content-Type: text/plain; charset=utf-9\r\n< \r\n\
+             * Connection #9 to host localhost left intact\n"
+        );
+        // Into a file, each read of the body is a line.
+        let out = run_on_first_node("curl -sv gpu-002:9400/metrics -o /tmp/metrics");
+        assert!(out.stderr.starts_with("*   Trying 10.1."), "{}", out.stderr);
+        assert!(out.stderr.contains("{ [16384 bytes data]\n") && out.stderr.ends_with(" bytes data]\n* Connection #0 to host gpu-002 left intact\n"), "{}", out.stderr);
+        // Failures name what curl tried, then close the connection.
+        let out = run_on_first_node("curl -v localhost:9100/metrics");
+        assert_eq!(
+            out.stderr,
+            "*   Trying 127.0.0.1:9100...\n* connect to 127.0.0.1 port 9100 failed: Connection refused\n\
+             * Failed to connect to localhost port 9100 after 0 ms: Connection refused\n* Closing connection 0\n\
+             curl: (7) Failed to connect to localhost port 9100 after 0 ms: Connection refused\n"
+        );
+        let out = run_on_first_node("curl -sv nosuch:9400/");
+        assert_eq!(out.stderr, "* Could not resolve host: nosuch\n* Closing connection 0\n");
+        let out = run_on_first_node("curl -svf localhost:9400/x");
+        assert!(out.stderr.ends_with("< HTTP/1.1 404 Not Found\r\n* The requested URL returned error: 404\n* Closing connection 0\n"), "{}", out.stderr);
     }
 
     #[test]
