@@ -39,6 +39,15 @@ async fn text(url: &str) -> Result<String, String> {
     JsFuture::from(body).await.ok().and_then(|text| text.as_string()).ok_or_else(|| format!("{url}: unreadable body"))
 }
 
+/// The app's own address (`https://host/path/`), which activity ids and
+/// room links start with.
+pub fn site() -> String {
+    let location = gloo::utils::window().location();
+    let origin = location.origin().unwrap_or_default();
+    let path = location.pathname().unwrap_or_default();
+    format!("{origin}{}", path.trim_end_matches("index.html"))
+}
+
 /// The authoring reference the lab build writes beside the labs.
 pub async fn reference() -> Result<Rc<Reference>, String> {
     let url = format!("{LABS}{}", clusterlab_engine::lab::reference::FILE);

@@ -1,7 +1,7 @@
 //! Statements on their way to a Learning Record Store: the LRS the trainee
-//! configured (or the room an instructor's link set up), and a queue in localStorage that survives a reload and is
-//! sent again when the network comes back. Statement ids are stable, so a
-//! batch sent twice is stored once.
+//! configured (or the room an instructor's link set up), and a queue in
+//! localStorage that survives a reload and is sent again when the network
+//! comes back. Statement ids are stable, so a batch sent twice is stored once.
 
 use clusterlab_engine::xapi::Room;
 use serde::{Deserialize, Serialize};

@@ -52,14 +52,6 @@ fn missing(settings: &Settings, room: Option<&Room>) -> Vec<&'static str> {
     missing
 }
 
-/// The app's own address, which the statements' activity ids start with.
-fn site() -> String {
-    let location = gloo::utils::window().location();
-    let origin = location.origin().unwrap_or_default();
-    let path = location.pathname().unwrap_or_default();
-    format!("{origin}{}", path.trim_end_matches("index.html"))
-}
-
 #[function_component(LrsPanel)]
 pub fn lrs_panel(props: &LrsPanelProps) -> Html {
     let settings = use_state(xapi_queue::settings);
@@ -131,7 +123,7 @@ pub fn lrs_panel(props: &LrsPanelProps) -> Html {
             let actor = Actor { name: settings.name.trim().to_string(), email };
             let now = String::from(js_sys::Date::new_0().to_iso_string());
             let registration = room.as_ref().as_ref().map(|room| room.registration.as_str());
-            xapi_queue::enqueue(xapi::statements(&report, &actor, &site(), &now, registration));
+            xapi_queue::enqueue(xapi::statements(&report, &actor, &crate::fetch::site(), &now, registration));
             if let Some(destination) = xapi_queue::destination() {
                 send_queue.emit(destination);
             }

@@ -17,14 +17,6 @@ struct Form {
     course: String,
 }
 
-/// The app's own address, which the link starts with.
-fn site() -> String {
-    let location = gloo::utils::window().location();
-    let origin = location.origin().unwrap_or_default();
-    let path = location.pathname().unwrap_or_default();
-    format!("{origin}{}", path.trim_end_matches("index.html"))
-}
-
 fn room_link(form: &Form) -> Result<String, String> {
     let endpoint = form.endpoint.trim();
     if !(endpoint.starts_with("https://") || endpoint.starts_with("http://")) {
@@ -37,7 +29,7 @@ fn room_link(form: &Form) -> Result<String, String> {
     let registration = xapi::uuid_for(&format!("room|{endpoint}|{now}|{}", js_sys::Math::random()));
     let room = Room { endpoint: endpoint.to_string(), token: format!("Basic {credentials}"), registration };
     let course: Vec<String> = form.course.split([',', ' ']).map(str::trim).filter(|id| !id.is_empty()).map(str::to_string).collect();
-    Ok(room.link(&site(), &course))
+    Ok(room.link(&crate::fetch::site(), &course))
 }
 
 #[function_component(RoomPage)]

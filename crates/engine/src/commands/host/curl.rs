@@ -427,7 +427,8 @@ fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut
     let body_shown = invocation.to_terminal && matches!(options.output.as_deref(), None | Some("-"));
     if received > 0 && !body_shown {
         // One line a read: what one 16 KiB buffer holds.
-        let reads: String = (0..received.div_ceil(READ_BYTES)).map(|at| format!("{{ [{} bytes data]\n", (received - at * READ_BYTES).min(READ_BYTES))).collect();
+        let reads: String =
+            (0..received.div_ceil(READ_BYTES)).map(|at| format!("{{ [{} bytes data]\n", (received - at * READ_BYTES).min(READ_BYTES))).collect();
         say(output, &reads);
     }
     if meter {
@@ -535,7 +536,11 @@ mod tests {
         // Into a file, each read of the body is a line.
         let out = run_on_first_node("curl -sv gpu-002:9400/metrics -o /tmp/metrics");
         assert!(out.stderr.starts_with("*   Trying 10.1."), "{}", out.stderr);
-        assert!(out.stderr.contains("{ [16384 bytes data]\n") && out.stderr.ends_with(" bytes data]\n* Connection #0 to host gpu-002 left intact\n"), "{}", out.stderr);
+        assert!(
+            out.stderr.contains("{ [16384 bytes data]\n") && out.stderr.ends_with(" bytes data]\n* Connection #0 to host gpu-002 left intact\n"),
+            "{}",
+            out.stderr
+        );
         // Failures name what curl tried, then close the connection.
         let out = run_on_first_node("curl -v localhost:9100/metrics");
         assert_eq!(
