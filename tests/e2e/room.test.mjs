@@ -299,7 +299,7 @@ test('the variant is in the address, and the display settings survive a reload',
   await context.close();
 });
 
-test('a lab opened once works with the network off, and a new build is offered', async () => {
+test('a lab opened once works with the network off, its review page too, and a new build is offered', async () => {
   const context = await app.browser.newContext({ viewport: { width: 1366, height: 900 } });
   const page = await open(context, `${app.base}#/`);
   await page.locator('.lab-card').first().waitFor();
@@ -313,6 +313,12 @@ test('a lab opened once works with the network off, and a new build is offered',
   await run(page, input, 'nvidia-smi -L | wc -l');
   assert.match(await stdout(page), /7\n$/);
   assert.equal(await page.locator('#update-notice').isHidden(), true, 'no update notice on a first visit');
+  // The review page's module was cached at install: it opens offline though
+  // it was never opened online.
+  await page.goto(`${app.base}#/review/lost-gpu`);
+  await page.locator('.review-score').waitFor({ timeout: 30000 });
+  await page.goto(`${app.base}#/lab/lost-gpu`);
+  await terminal(page);
 
   // A new build: the page offers it, and Reload moves to it.
   await context.setOffline(false);
