@@ -43,11 +43,19 @@ struct Credentials {
     password: String,
 }
 
-/// Where statements go and the Authorization header they carry.
+/// Where statements go and the Authorization header they carry, and the
+/// room's registration when it is a room's LRS: only the statements made in
+/// that room go there (and only those made outside any room go elsewhere).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Destination {
     pub endpoint: String,
     pub authorization: String,
+    pub registration: Option<String>,
+}
+
+/// Whether `statement` goes to `destination`: made in its room, or in none.
+fn goes_to(statement: &Value, destination: &Destination) -> bool {
+    statement["context"]["registration"].as_str() == destination.registration.as_deref()
 }
 
 fn storage() -> Option<web_sys::Storage> {
@@ -88,14 +96,14 @@ pub fn room() -> Option<Room> {
 /// Where queued statements go now: the room's LRS, else the one typed.
 pub fn destination() -> Option<Destination> {
     if let Some(room) = room() {
-        return Some(Destination { endpoint: room.endpoint, authorization: room.token });
+        return Some(Destination { endpoint: room.endpoint, authorization: room.token, registration: Some(room.registration) });
     }
     let settings = settings();
     if settings.endpoint.trim().is_empty() {
         return None;
     }
     let credentials = gloo::utils::window().btoa(&format!("{}:{}", settings.username, settings.password)).unwrap_or_default();
-    Some(Destination { endpoint: settings.endpoint.trim().to_string(), authorization: format!("Basic {credentials}") })
+    Some(Destination { endpoint: settings.endpoint.trim().to_string(), authorization: format!("Basic {credentials}"), registration: None })
 }
 
 fn read<T: serde::de::DeserializeOwned + Default>(key: &str) -> T {
@@ -158,9 +166,18 @@ fn statements_url(endpoint: &str) -> String {
     format!("{}/statements", endpoint.trim().trim_end_matches('/'))
 }
 
-/// Sends the whole queue in one request; what was stored leaves the queue.
-pub async fn flush(destination: &Destination) -> Sent {
+/// Queued statements that go to `destination` (where they go now), and
+/// those that wait for another (a room's made outside it, or the reverse).
+pub fn waiting(destination: Option<&Destination>) -> (usize, usize) {
     let queue = queued();
+    let here = destination.map_or(0, |destination| queue.iter().filter(|statement| goes_to(statement, destination)).count());
+    (here, queue.len() - here)
+}
+
+/// Sends the statements of the queue that go to `destination` in one
+/// request; what was stored leaves the queue.
+pub async fn flush(destination: &Destination) -> Sent {
+    let queue: Vec<Value> = queued().into_iter().filter(|statement| goes_to(statement, destination)).collect();
     if queue.is_empty() {
         return Sent::Nothing;
     }

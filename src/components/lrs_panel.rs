@@ -57,8 +57,15 @@ pub fn lrs_panel(props: &LrsPanelProps) -> Html {
     let settings = use_state(xapi_queue::settings);
     let room = use_memo((), |()| xapi_queue::room());
     let status = use_state(|| {
-        let waiting = xapi_queue::queued().len();
-        (waiting > 0).then(|| format!("{waiting} statements wait to be sent."))
+        let (here, elsewhere) = xapi_queue::waiting(xapi_queue::destination().as_ref());
+        let mut said = Vec::new();
+        if here > 0 {
+            said.push(format!("{here} statements wait to be sent."));
+        }
+        if elsewhere > 0 {
+            said.push(format!("{elsewhere} statements made in another room (or outside this one) wait for that LRS: they are sent from a page opened there."));
+        }
+        (!said.is_empty()).then(|| said.join(" "))
     });
     let sending = use_state(|| false);
     let send_queue = {
@@ -80,10 +87,8 @@ pub fn lrs_panel(props: &LrsPanelProps) -> Html {
             let retry = {
                 let send_queue = send_queue.clone();
                 move || {
-                    if !xapi_queue::queued().is_empty() {
-                        if let Some(destination) = xapi_queue::destination() {
-                            send_queue.emit(destination);
-                        }
+                    if let Some(destination) = xapi_queue::destination().filter(|destination| xapi_queue::waiting(Some(destination)).0 > 0) {
+                        send_queue.emit(destination);
                     }
                 }
             };

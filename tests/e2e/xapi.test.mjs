@@ -155,6 +155,26 @@ test('a room: the instructor makes one link (its QR code reads back), trainees t
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download the evidence (Markdown)' }).click()]);
   const evidence = await readFile(await download.path(), 'utf8');
   assert.match(evidence, new RegExp(`\\*\\*Trainee:\\*\\* Grace Trainee  \\n\\*\\*Written:\\*\\* ${new Date().toISOString().slice(0, 10)}T`));
+  // Statements made in the room that cannot go yet wait for the room: a tab
+  // outside it (no room in its session) does not send them elsewhere.
+  await page.goto(`${app.base}#/lab/first-look`);
+  await terminal(page);
+  const power = page.locator('section[data-question="power-cap"]');
+  await power.locator('input[value="400 W"]').check();
+  await power.locator('button.answer-button').click();
+  await power.locator('.verdict').waitFor();
+  await page.goto(`${app.base}#/review/first-look`);
+  await page.locator('.review-score').waitFor();
+  // The LRS cannot be reached (the browser is online): told apart from offline.
+  await trainee.route('**/xAPI/**', (route) => route.abort());
+  await send.click();
+  await page.locator('.lrs-status', { hasText: 'could not be reached' }).waitFor();
+  const outside = await open(trainee, `${app.base}#/review/first-look`);
+  await outside.locator('.lrs-status', { hasText: 'made in another room (or outside this one) wait for that LRS' }).waitFor();
+  await outside.close();
+  // The room's tab tries again (every 30 s) and they go.
+  await trainee.unroute('**/xAPI/**');
+  await page.locator('.lrs-status', { hasText: 'Sent 2 statements' }).waitFor({ timeout: 45000 });
   // The next person: "Not you? Clear" empties the name, and Send says why it waits.
   await page.getByRole('button', { name: 'Not you? Clear' }).click();
   assert.equal(await page.getByLabel('Your name').inputValue(), '');
