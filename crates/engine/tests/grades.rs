@@ -202,6 +202,9 @@ fn a_restart_is_judged_by_its_time_from_the_stop_to_the_first_new_step() {
         // Its first step within minutes of the stop.
         relaunched.push("sleep 240");
         assert!(done(&lab, seed, &relaunched, "restart-time"), "seed {seed}");
+        // Resubmitted before the fix: it fails in its setup (the GPU still
+        // awaits a reset) and did not train again, however soon it started.
+        assert!(!done(&lab, seed, &["sbatch ~/llama3-8b.sbatch", "sleep 240"], "restart-time"), "seed {seed}: a failed setup");
         // The same fix after half an hour of waiting: trained again, too late.
         let mut late = vec!["sleep 1800"];
         late.extend(relaunched.iter().copied());

@@ -822,11 +822,15 @@ pub fn restarts<'w>(runs: impl IntoIterator<Item = &'w Workload>, now: EpochSeco
     let mut out = Vec::new();
     for (at, run) in runs.iter().enumerate() {
         let Some((ended, End::Cancelled | End::Failed { .. })) = run.end.as_ref() else { continue };
-        // The next run that reached its first step (one that failed in its
-        // setup did not train again).
+        // The next run that reached its first step: one that failed in its
+        // setup (a GPU awaiting a reset, a model that does not fit) did not
+        // train again, however long Slurm kept it.
         let trained = runs[at + 1..].iter().find(|next| {
             let ready = next.ready_at();
-            next.started >= *ended && ready <= now as f64 && next.end.as_ref().is_none_or(|(end, _)| *end as f64 >= ready)
+            next.started >= *ended
+                && ready <= now as f64
+                && next.end.as_ref().is_none_or(|(end, _)| *end as f64 >= ready)
+                && next.pace_at(ready).is_some_and(Result::is_ok)
         });
         out.push(match trained {
             Some(next) => {
