@@ -147,6 +147,13 @@ fn block_text(block: &Block, out: &mut String) {
     }
 }
 
+/// Inline text without markup (a heading's words, say).
+pub fn inline_plain_text(content: &[Inline]) -> String {
+    let mut out = String::new();
+    inline_text(content, &mut out);
+    out.trim_end().to_string()
+}
+
 fn inline_text(content: &[Inline], out: &mut String) {
     for inline in content {
         match inline {

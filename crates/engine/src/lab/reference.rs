@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::doc::{Block, Doc, Inline};
+use super::doc::{inline_plain_text, Block, Doc, Inline};
 
 /// The route that shows the reference; a section's is `ROUTE/ID`.
 pub const ROUTE: &str = "#/author/reference";
@@ -38,9 +38,9 @@ impl Reference {
         let mut reference = Reference::default();
         for block in doc.0 {
             match block {
-                Block::Heading(1, content) if reference.title.is_empty() => reference.title = Doc(vec![Block::Paragraph(content)]).plain_text(),
+                Block::Heading(1, content) if reference.title.is_empty() => reference.title = inline_plain_text(&content),
                 Block::Heading(level, title) => {
-                    let id = anchor(&Doc(vec![Block::Paragraph(title.clone())]).plain_text());
+                    let id = anchor(&inline_plain_text(&title));
                     reference.sections.push(Section { id, level: level.max(2), title: links_to_routes(title), blocks: Vec::new() });
                 }
                 block => {
