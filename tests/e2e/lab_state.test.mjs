@@ -172,3 +172,30 @@ test('a lab added to labs/ is in the catalog the build wrote', async () => {
   }
   await context.close();
 });
+
+test('the lab the address names is fetched once, while the module loads, and a stale copy is fetched again by its digest', async () => {
+  const requested = async (context) => {
+    const searches = [];
+    context.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.pathname.endsWith('/labs/first-look.json')) searches.push(url.search);
+    });
+    const page = await open(context, `${app.base}#/lab/first-look`);
+    await terminal(page);
+    assert.deepEqual(page.errors, []);
+    return searches;
+  };
+  // The page's inline script asks for it (no query); the app takes that copy.
+  const fresh = await app.browser.newContext();
+  assert.deepEqual(await requested(fresh), ['']);
+  await fresh.close();
+  // A copy that is not the version the catalog names (a stale cache) is
+  // never used: the app fetches the lab again under its digest.
+  const stale = await app.browser.newContext();
+  await stale.route(/\/labs\/first-look\.json$/, (route) => route.fulfill({ contentType: 'application/json', body: '{"format":2,"id":"first-look","stale":true}' }));
+  const searches = await requested(stale);
+  assert.equal(searches.length, 2);
+  assert.equal(searches[0], '');
+  assert.match(searches[1], /^\?v=[0-9a-f]{16}$/);
+  await stale.close();
+});
