@@ -157,6 +157,11 @@ const UNITS: &[(&str, &str, f64)] = &[
     ("MiB", "size", 1048576.0),
     ("GiB", "size", 1073741824.0),
     ("TiB", "size", 1099511627776.0),
+    // What `du -h`, `df -h` and `ls -lh` print: powers of 1024.
+    ("K", "size", 1024.0),
+    ("M", "size", 1048576.0),
+    ("G", "size", 1073741824.0),
+    ("T", "size", 1099511627776.0),
     ("Hz", "frequency", 1.0),
     ("MHz", "frequency", 1e6),
     ("GHz", "frequency", 1e9),

@@ -138,6 +138,10 @@ pub const MAX_WORKLOADS: usize = 16;
 /// Runs of the lab's jobs in one session, relaunches included (each is
 /// walked when its log is read).
 pub const MAX_WORKLOAD_RUNS: usize = 64;
+/// Checkpoints of one job kept on the shared file system: the newest, as
+/// a cluster's cleanup keeps them (every file of each is listed by `ls`
+/// and walked by `du` and `find`).
+pub const MAX_CHECKPOINTS_KEPT: usize = 32;
 pub const MAX_TRAIN_ITERATIONS: u32 = 200_000;
 
 #[cfg(test)]

@@ -520,3 +520,39 @@ fn a_driver_update_without_a_reboot_fails_new_jobs_until_the_node_boots_it() {
     assert_eq!(session.run("ssh gpu-002 systemctl is-active nvidia-fabricmanager").stdout(), "active\n");
     assert!(session.run("nvidia-smi").stdout().contains("Driver Version: 570.158.01"));
 }
+
+#[test]
+fn checkpoints_are_on_the_shared_file_system_at_their_size() {
+    let (_, mut session) = lab("");
+    let dir = "/lustre/checkpoints/llama3-8b";
+    // The log's last saved checkpoint is the one the tracker names.
+    let log = session.run("cat ~/slurm-*.out").stdout();
+    let saved: Vec<&str> =
+        log.lines().filter_map(|line| line.split("successfully saved checkpoint from iteration ").nth(1)?.split_whitespace().next()).collect();
+    let last = saved.last().expect("the job has saved a checkpoint").to_string();
+    assert_eq!(session.run(&format!("cat {dir}/latest_checkpointed_iteration.txt")).stdout(), last);
+    let listing = session.run(&format!("ls -1 {dir}")).stdout();
+    assert!(listing.contains(&format!("iter_{:0>7}\n", last)), "{listing}");
+    let iteration = format!("{dir}/iter_{:0>7}", last);
+    // Two shards a rank (16 ranks), the common state and the metadata.
+    let files = session.run(&format!("ls -1a {iteration}")).stdout();
+    assert_eq!(files.lines().count(), 2 + 32 + 3, "{files}");
+    assert!(files.contains("\n.metadata\n") && files.contains("__15_1.distcp\n") && files.contains("common.pt\n") && files.contains("metadata.json\n"));
+    // 8,030,261,248 parameters at 14 bytes (BF16 weights, FP32 master
+    // weights, Adam's two moments): 112.4 GB, 105 GiB as du -h prints it.
+    assert_eq!(session.run(&format!("du -sh {iteration}")).stdout(), format!("105G\t{iteration}\n"));
+    let bytes: u64 = session.run(&format!("du -sb {iteration}")).stdout().split('\t').next().unwrap().parse().unwrap();
+    assert!(bytes.abs_diff(8_030_261_248 * 14) < 3_000_000, "{bytes}");
+    let shard = session.run(&format!("cat {iteration}/__0_0.distcp"));
+    assert_eq!((shard.status, shard.stderr()), (1, format!("cat: {iteration}/__0_0.distcp: tensor data is not emulated (try ls -l or du)\n")));
+    // Every node sees the same files, and df counts them.
+    let used =
+        |session: &mut Session| -> String { session.run("df -h /lustre").stdout().lines().nth(1).unwrap().split_whitespace().nth(2).unwrap().to_string() };
+    let before = used(&mut session);
+    assert_eq!(session.run(&format!("ssh gpu-002 cat {dir}/latest_checkpointed_iteration.txt")).stdout(), last);
+    // Past the next save: a new directory, and the tracker moves only once it is complete.
+    session.run("sleep 1200");
+    let after = session.run(&format!("cat {dir}/latest_checkpointed_iteration.txt")).stdout();
+    assert!(after.parse::<u32>().unwrap() > last.parse::<u32>().unwrap(), "{last} -> {after}");
+    assert_ne!(used(&mut session), before);
+}

@@ -247,6 +247,7 @@ static COMMANDS: &[&dyn Command] = &[
     &text::diff::Diff,
     &text::basename::Dirname,
     &host::dmesg::Dmesg,
+    &text::du::Du,
     &text::echo::Echo,
     &remote::env::Env,
     &host::ethtool::Ethtool,

@@ -2,7 +2,10 @@
 //! M.2 NVMe drives mirrored (md0, RAID-1) for the OS with the EFI
 //! partition on the first, eight U.2 NVMe drives striped (md1, RAID-0) as
 //! the `/raid` cache, and the kernel's virtual filesystems. `lsblk`,
-//! `mount` and `/proc/mounts` read them.
+//! `mount` and `/proc/mounts` read them. The shared Lustre file system
+//! holds the jobs' checkpoints (`checkpoints`).
+
+use crate::model::time::EpochSeconds;
 
 /// A block device and what sits on it (`lsblk`'s tree).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,6 +28,99 @@ pub struct Mount {
     pub target: String,
     pub fstype: &'static str,
     pub options: String,
+}
+
+/// The cluster's shared parallel file system: Lustre, mounted on every
+/// node from its management server over the front-end network. The jobs
+/// read their tokens and write their checkpoints there, so every node sees
+/// the same files.
+pub const SHARED_MOUNT: &str = "/lustre";
+pub const SHARED_SOURCE: &str = "10.1.255.250@tcp:/lustre";
+/// Its capacity: 2 PiB, in KiB.
+pub const SHARED_KIB: u64 = 2 << 40;
+
+/// What the cluster's other users keep on the shared file system, in KiB:
+/// the same on every node, seeded per cluster.
+pub fn shared_used_kib(seed: u64) -> u64 {
+    crate::rng::Rng::derive(seed, &["lustre", "used"]).range_u64(SHARED_KIB / 3, SHARED_KIB / 2)
+}
+
+/// A checkpoint on the shared file system: its job, iteration, the ranks
+/// that wrote it, its size when complete, and the save's times.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checkpoint {
+    pub job: String,
+    pub dir: String,
+    pub iteration: u32,
+    pub ranks: u32,
+    /// Bytes of the whole checkpoint (weights, master weights and Adam's
+    /// moments: [`crate::model::workload::pace::CHECKPOINT_BYTES_PER_PARAM`]).
+    pub bytes: u64,
+    pub layers: u32,
+    pub began: EpochSeconds,
+    /// When its last shard was written; None while it is written, or when
+    /// the run was cut off during the save.
+    pub ended: Option<EpochSeconds>,
+    /// The share written by now, in thousandths.
+    pub written_permille: u64,
+}
+
+/// Every checkpoint the lab's jobs have begun by the cluster's now, each
+/// job's in iteration order: a later run's save of an iteration replaces
+/// an earlier one's, and only the newest `MAX_CHECKPOINTS_KEPT` of a job
+/// are kept.
+pub fn checkpoints(cluster: &super::Cluster) -> Vec<Checkpoint> {
+    use crate::model::workload::pace;
+    let now = cluster.now;
+    // Each save with the run that made it, to keep a later run's.
+    let mut found: Vec<(usize, Checkpoint)> = Vec::new();
+    for (run, workload) in cluster.workloads.iter().enumerate() {
+        let spec = &workload.spec;
+        let bytes = (pace::parameter_count(spec.params_b) as f64 * pace::CHECKPOINT_BYTES_PER_PARAM) as u64;
+        let ranks = (spec.nodes.len() as u32).saturating_mul(spec.gpus_per_node).max(1);
+        let layers = pace::shape(spec.params_b).0;
+        let until = match &workload.end {
+            Some((at, crate::model::workload::End::Cancelled)) => (*at).min(now),
+            _ => now,
+        };
+        let seconds = workload.checkpoint_seconds().max(1.0);
+        let saves = workload.saves_by(now);
+        for save in saves.iter().skip(saves.len().saturating_sub(crate::limits::MAX_CHECKPOINTS_KEPT)) {
+            let written_permille = match save.ended {
+                Some(_) => 1000,
+                None => (((until as f64 - save.began) / seconds).clamp(0.0, 0.999) * 1000.0) as u64,
+            };
+            let checkpoint = Checkpoint {
+                job: spec.name.clone(),
+                dir: spec.checkpoint_dir(),
+                iteration: save.iteration,
+                ranks,
+                bytes,
+                layers,
+                began: save.began.floor() as EpochSeconds,
+                ended: save.ended.map(|at| at.ceil() as EpochSeconds),
+                written_permille,
+            };
+            found.push((run, checkpoint));
+        }
+    }
+    crate::sort::sort_by(&mut found, |(run_a, a), (run_b, b)| (a.dir.as_str(), a.iteration, *run_a).cmp(&(b.dir.as_str(), b.iteration, *run_b)));
+    let mut kept: Vec<Checkpoint> = Vec::with_capacity(found.len());
+    for (_, checkpoint) in found {
+        match kept.last_mut() {
+            Some(last) if last.dir == checkpoint.dir && last.iteration == checkpoint.iteration => *last = checkpoint,
+            _ => kept.push(checkpoint),
+        }
+    }
+    // The newest of each job's directory.
+    let mut out: Vec<Checkpoint> = Vec::with_capacity(kept.len());
+    for (at, checkpoint) in kept.iter().enumerate() {
+        let newer = kept[at + 1..].iter().take_while(|other| other.dir == checkpoint.dir).count();
+        if newer < crate::limits::MAX_CHECKPOINTS_KEPT {
+            out.push(checkpoint.clone());
+        }
+    }
+    out
 }
 
 /// A 1.92 TB and a 3.84 TB PM9A3 (M.2 and U.2), in bytes.
@@ -104,6 +200,7 @@ pub fn mounts(memory_kib: u64) -> Vec<Mount> {
         ),
         // A RAID-0 of eight drives with 512 KiB chunks: a 1024-block stride of 4 KiB blocks times 8.
         mount("/dev/md1", "/raid", "ext4", "rw,relatime,stripe=1024".into()),
+        mount(SHARED_SOURCE, SHARED_MOUNT, "lustre", "rw,flock,lazystatfs".into()),
         mount(
             "tmpfs",
             "/run/user/1000",

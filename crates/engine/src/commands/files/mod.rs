@@ -4,9 +4,11 @@
 //! `/sys/class/infiniband`, `/sys/class/net`, `/var/log`), in `generated`.
 //! A generated file is a view: it says what the tool that reads the same
 //! fact says (`ibstatus` reads its port files from here, as the real
-//! script reads sysfs).
+//! script reads sysfs). The shared file system (`/lustre`) holds the jobs'
+//! checkpoints, the same on every node (`shared`).
 
 pub mod generated;
+pub mod shared;
 
 use std::borrow::Cow;
 
@@ -32,7 +34,11 @@ fn writable(path: &str, root: bool) -> bool {
 }
 
 /// Directories every node has, beyond those that hold a generated or written file.
-const DIRECTORIES: &[&str] = &["/", "/dev", "/etc", "/home", HOME, "/proc", "/proc/driver", "/root", "/sys", "/sys/class", "/tmp", "/var", "/var/log"];
+const DIRECTORIES: &[&str] =
+    &["/", "/dev", "/etc", "/home", HOME, "/lustre", CHECKPOINTS, "/proc", "/proc/driver", "/root", "/sys", "/sys/class", "/tmp", "/var", "/var/log"];
+
+/// Where the jobs keep their checkpoints: open to every user, as scratch is.
+const CHECKPOINTS: &str = "/lustre/checkpoints";
 
 /// What a file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,15 +126,17 @@ pub struct View<'a> {
     /// The generated files' paths, worked out once per view: a walk
     /// (`find`, `ls -R`) asks for every entry whether it is a directory.
     generated: std::cell::OnceCell<Vec<String>>,
+    /// The shared file system's files, worked out once per view.
+    shared: std::cell::OnceCell<Vec<shared::SharedFile>>,
 }
 
 impl<'a> View<'a> {
     pub fn new(cluster: &'a Cluster, host: &str, cwd: &'a str) -> View<'a> {
-        View { cluster, node: cluster.node(host), cwd, root: false, generated: Default::default() }
+        View { cluster, node: cluster.node(host), cwd, root: false, generated: Default::default(), shared: Default::default() }
     }
 
     pub fn of(cluster: &'a Cluster, node: &'a Node, cwd: &'a str) -> View<'a> {
-        View { cluster, node: Some(node), cwd, root: false, generated: Default::default() }
+        View { cluster, node: Some(node), cwd, root: false, generated: Default::default(), shared: Default::default() }
     }
 
     /// The same files, seen by root or not.
@@ -176,6 +184,9 @@ impl<'a> View<'a> {
         if let Some(text) = self.generated(&path) {
             return Ok(Cow::Owned(text));
         }
+        if let Some(file) = self.shared_file(&path) {
+            return file.text.clone().map(Cow::Owned).ok_or(shared::BINARY);
+        }
         if self.is_directory(&path) {
             return Err("Is a directory");
         }
@@ -189,7 +200,7 @@ impl<'a> View<'a> {
             return Some(true);
         }
         let written = self.node.is_some_and(|node| node.files.contains_key(&path));
-        (written || self.generated(&path).is_some()).then_some(false)
+        (written || self.shared_file(&path).is_some() || self.generated(&path).is_some()).then_some(false)
     }
 
     /// The names in a directory, sorted, with whether each is a directory.
@@ -231,7 +242,8 @@ impl<'a> View<'a> {
         };
         let written = self.node.is_some_and(|node| node.files.contains_key(&path));
         let kernel = path.starts_with("/proc") || path.starts_with("/sys") || path.starts_with("/dev");
-        let user_owned = path.starts_with(HOME) || (written && path.starts_with("/tmp/"));
+        let checkpoint = path.strip_prefix(CHECKPOINTS).is_some_and(|rest| rest.starts_with('/'));
+        let user_owned = path.starts_with(HOME) || (written && path.starts_with("/tmp/")) || checkpoint;
         let size = match kind {
             Kind::CharDevice => 0,
             // procfs reports no sizes; sysfs one page per attribute.
@@ -239,11 +251,16 @@ impl<'a> View<'a> {
             Kind::Directory => 4096,
             Kind::File if path.starts_with("/proc") => 0,
             Kind::File if path.starts_with("/sys") && !written => 4096,
-            Kind::File => self.read(&path).map_or(0, |text| text.len() as u64),
+            Kind::File => match self.shared_file(&path) {
+                Some(file) => file.bytes,
+                None => self.read(&path).map_or(0, |text| text.len() as u64),
+            },
         };
         let mode = match kind {
             Kind::CharDevice => device.as_ref().map_or(0o666, |device| device.mode),
-            Kind::Directory if path == "/tmp" => 0o1777,
+            Kind::Directory if path == "/tmp" || path == CHECKPOINTS => 0o1777,
+            // What a job writes, with Ubuntu's umask for users (002).
+            Kind::Directory if checkpoint => 0o775,
             Kind::Directory if path == HOME => 0o750,
             Kind::Directory if path == ROOT_HOME => 0o700,
             Kind::Directory => 0o755,
@@ -294,6 +311,14 @@ impl<'a> View<'a> {
         });
         if let Some(at) = written {
             return at;
+        }
+        if let Some(file) = self.shared_file(&path) {
+            return file.modified;
+        }
+        if path.starts_with(&format!("{CHECKPOINTS}/")) {
+            // A directory changes when an entry is written into it.
+            let prefix = format!("{path}/");
+            return self.shared_files().iter().filter(|file| file.path.starts_with(&prefix)).map(|file| file.modified).max().unwrap_or(node.booted_at);
         }
         if ["/proc/", "/sys/", "/dev/"].iter().any(|root| path.starts_with(root)) || node.files.contains_key(&path) {
             return self.cluster.now;
@@ -351,14 +376,26 @@ impl<'a> View<'a> {
         }
         let prefix = format!("{path}/");
         let written = self.node.is_some_and(|node| node.files.keys().any(|p| p.starts_with(&prefix)));
-        written || self.generated_paths().iter().any(|p| p.starts_with(&prefix))
+        written || self.generated_paths().iter().any(|p| p.starts_with(&prefix)) || self.shared_files().iter().any(|file| file.path.starts_with(&prefix))
     }
 
     /// Every file's path: written and generated.
     fn all_paths(&self) -> Vec<String> {
         let mut paths: Vec<String> = self.node.map(|node| node.files.keys().cloned().collect()).unwrap_or_default();
         paths.extend(self.generated_paths().iter().cloned());
+        paths.extend(self.shared_files().iter().map(|file| file.path.clone()));
         paths
+    }
+
+    fn shared_files(&self) -> &[shared::SharedFile] {
+        self.shared.get_or_init(|| shared::files(self.cluster))
+    }
+
+    fn shared_file(&self, path: &str) -> Option<&shared::SharedFile> {
+        if !path.starts_with("/lustre/") {
+            return None;
+        }
+        self.shared_files().iter().find(|file| file.path == path)
     }
 
     fn generated_paths(&self) -> &[String] {

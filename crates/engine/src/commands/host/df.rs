@@ -1,11 +1,13 @@
 //! `df`: a DGX-like fixed set of filesystems (RAID-1 OS volume, EFI
-//! partition, the RAID-0 NVMe `/raid` cache, tmpfs), sizes from the host's
+//! partition, the RAID-0 NVMe `/raid` cache, tmpfs) and the shared Lustre
+//! file system, whose use grows with the jobs' checkpoints; sizes from the host's
 //! memory where Linux derives them from it, usage seeded per node. Columns
 //! are sized as GNU df does (at least the header's width).
 
 use crate::commands::options::gnu_complaint;
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
+use crate::model::storage;
 use crate::rng::Rng;
 
 pub struct Df;
@@ -70,6 +72,11 @@ impl Command for Df {
             ("/dev/md1", "ext4", 30_005_000_000, rng.range_u64(500 * GIB, 9000 * GIB), "/raid"),
             ("tmpfs", "tmpfs", memory_kib / 10, 4, "/run/user/1000"),
         ];
+        // The shared file system: the same on every node, and fuller with
+        // each checkpoint the jobs write.
+        let checkpoints: u64 = crate::commands::files::shared::files(cluster).iter().map(|file| file.bytes.div_ceil(4096) * 4).sum();
+        let shared_used = storage::shared_used_kib(cluster.seed).saturating_add(checkpoints).min(storage::SHARED_KIB);
+        filesystems.push((storage::SHARED_SOURCE, "lustre", storage::SHARED_KIB, shared_used, storage::SHARED_MOUNT));
         if !paths.is_empty() {
             let mut chosen = Vec::new();
             for path in &paths {
@@ -96,7 +103,8 @@ impl Command for Df {
             "Mounted on".to_string(),
         ]];
         for (source, kind, total, used, mount) in &filesystems {
-            let avail = total.saturating_sub(*used) * 95 / 100;
+            // ext4 keeps 5% for root; Lustre keeps nothing back.
+            let avail = if *kind == "lustre" { total.saturating_sub(*used) } else { total.saturating_sub(*used) * 95 / 100 };
             let pct = if used + avail == 0 { "-".to_string() } else { format!("{}%", (used * 100).div_ceil(used + avail)) };
             rows.push([source.to_string(), kind.to_string(), size(*total), size(*used), size(avail), pct, mount.to_string()]);
         }
@@ -129,7 +137,9 @@ mod tests {
     #[test]
     fn reads_like_gnu_df() {
         let out = run_on_first_node("df -h").stdout;
-        assert!(out.starts_with("Filesystem      Size  Used Avail Use% Mounted on\n"), "{out}");
+        // The widest source (the shared file system's) sets the first column, as in GNU df.
+        assert!(out.starts_with("Filesystem                Size  Used Avail Use% Mounted on\n"), "{out}");
+        assert!(out.lines().any(|line| line.starts_with("10.1.255.250@tcp:/lustre  2.0P ") && line.ends_with(" /lustre")), "{out}");
         assert!(out.contains(" /raid\n") && out.contains(" /boot/efi\n"));
         assert_eq!(run_on_first_node("df -h /raid/data").stdout.lines().count(), 2);
         assert_eq!(run_on_first_node("df -x").status, 1);

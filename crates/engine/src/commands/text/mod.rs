@@ -10,6 +10,7 @@ pub mod cat;
 pub mod column;
 pub mod cut;
 pub mod diff;
+pub mod du;
 pub mod echo;
 pub mod escapes;
 pub mod find;

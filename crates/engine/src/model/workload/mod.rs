@@ -246,8 +246,20 @@ pub struct Workload {
     /// order: the index [`Workload::iteration_at`] searches (a port's
     /// counters ask it at every read), rebuilt when the pace changes.
     marks: Rc<[(f64, u32)]>,
+    /// Each checkpoint save of the whole run: when it begins, its
+    /// iteration, and how long it takes (None: the run's end cuts it off).
+    saves: Rc<[(f64, u32, Option<f64>)]>,
     /// The kernel logged its ranks' refusal by a mismatched driver.
     refusal_logged: bool,
+}
+
+/// A checkpoint as a run writes it: its iteration, when the save began,
+/// and when it ended (None: still being written, or cut off).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Save {
+    pub iteration: u32,
+    pub began: f64,
+    pub ended: Option<f64>,
 }
 
 /// What the job log shows, in order.
@@ -313,6 +325,7 @@ impl Workload {
             pid_base,
             storage_gb_per_s,
             marks: Rc::from([]),
+            saves: Rc::from([]),
             refusal_logged: false,
         }
     }
@@ -443,6 +456,13 @@ impl Workload {
                 _ => None,
             })
             .collect();
+        self.saves = run
+            .iter()
+            .filter_map(|event| match event {
+                Event::Saved { at, iteration, seconds } => Some((*at, *iteration, *seconds)),
+                _ => None,
+            })
+            .collect();
         self.end = match run.last() {
             Some(Event::Completed { at }) => Some((at.ceil() as EpochSeconds, End::Completed)),
             Some(Event::Stopped { at, stop, ends }) => Some((*ends, End::Failed { stop: stop.clone(), struck: *at })),
@@ -459,6 +479,21 @@ impl Workload {
         } as f64;
         let done = self.marks.partition_point(|(at, _)| *at <= limit);
         done.checked_sub(1).map_or(self.resumed_from, |last| self.marks[last].1)
+    }
+
+    /// The checkpoints it had begun writing by `now`, in order: one still
+    /// being written at `now`, or cut off by a cancel, has no end.
+    pub fn saves_by(&self, now: EpochSeconds) -> Vec<Save> {
+        let cancel = match &self.end {
+            Some((at, End::Cancelled)) => *at as f64,
+            _ => f64::INFINITY,
+        };
+        let limit = (now as f64).min(cancel);
+        self.saves
+            .iter()
+            .filter(|(began, ..)| *began <= now as f64 && *began < cancel)
+            .map(|&(began, iteration, seconds)| Save { iteration, began, ended: seconds.map(|s| began + s).filter(|end| *end <= limit) })
+            .collect()
     }
 
     /// Slurm's record of it.
