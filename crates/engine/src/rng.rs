@@ -82,6 +82,17 @@ impl Rng {
     }
 }
 
+/// A version 4 UUID made from `text`, stable across runs and platforms:
+/// xAPI's statement ids and Kubernetes' object UIDs. (The salt names
+/// xAPI, where it was first used: changing it would change every id.)
+pub fn uuid_for(text: &str) -> String {
+    let high = stable_hash(format!("xapi-high:{text}").as_bytes());
+    let low = stable_hash(format!("xapi-low:{text}").as_bytes());
+    let high = (high & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
+    let low = (low & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
+    format!("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", high >> 32, (high >> 16) & 0xffff, high & 0xffff, low >> 48, low & 0xffff_ffff_ffff)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

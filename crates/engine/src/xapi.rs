@@ -10,7 +10,6 @@
 use serde_json::{json, Value};
 
 use crate::report::{Report, Row};
-use crate::rng::stable_hash;
 
 pub const VERSION: &str = "1.0.3";
 const ANSWERED: &str = "http://adlnet.gov/expapi/verbs/answered";
@@ -65,14 +64,8 @@ impl Room {
     }
 }
 
-/// A version 4 UUID made from `text`, stable across runs and platforms.
-pub fn uuid_for(text: &str) -> String {
-    let high = stable_hash(format!("xapi-high:{text}").as_bytes());
-    let low = stable_hash(format!("xapi-low:{text}").as_bytes());
-    let high = (high & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
-    let low = (low & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
-    format!("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", high >> 32, (high >> 16) & 0xffff, high & 0xffff, low >> 48, low & 0xffff_ffff_ffff)
-}
+/// Statement and activity ids: deterministic UUIDs (`rng::uuid_for`).
+pub use crate::rng::uuid_for;
 
 /// The cmi.interaction type a question is.
 fn interaction(kind: &str) -> &'static str {

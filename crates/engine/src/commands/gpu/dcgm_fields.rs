@@ -55,8 +55,6 @@ pub fn value(cluster: &Cluster, host: &str, gpu: &Gpu, id: u32, rng: &mut Rng) -
         return Blank;
     }
     let jitter = |rng: &mut Rng, spread: f64| 1.0 + (rng.unit_f64() - 0.5) * spread;
-    let job = activity(cluster, host, gpu);
-    let share = job.map_or(0.0, |(share, _)| share);
     let fraction = |busy: f64, rng: &mut Rng| Double((busy * jitter(rng, 0.04)).clamp(0.0, 1.0));
     let reserved = cluster.preset.gpu.fb_reserved_mib;
     let rate = |pcie: bool, unit: f64, rng: &mut Rng| Int(traffic(cluster, host, gpu, pcie).map_or(0.0, |bytes| bytes * jitter(rng, 0.02) / unit) as i64);
@@ -88,11 +86,20 @@ pub fn value(cluster: &Cluster, host: &str, gpu: &Gpu, id: u32, rng: &mut Rng) -
         449 => rate(false, 0.5e6, rng),
         // A bare-metal GPU has no vGPU licence to report.
         526 => Int(0),
-        1001 => fraction(if job.is_some() { 0.985 } else { 0.0 }, rng),
-        1002 => fraction(if job.is_some() { 0.9 * share + 0.06 } else { 0.0 }, rng),
-        1003 => fraction(if job.is_some() { 0.42 * share + 0.03 } else { 0.0 }, rng),
-        1004 => fraction(0.68 * share, rng),
-        1005 => fraction(0.34 * share + if job.is_some() { 0.02 } else { 0.0 }, rng),
+        // The profiling fields follow the job that holds the GPU, looked up
+        // only for them (the exporter reads every field of every GPU).
+        1001..=1005 => {
+            let job = activity(cluster, host, gpu);
+            let (busy, share) = (job.is_some(), job.map_or(0.0, |(share, _)| share));
+            let on = |value: f64| if busy { value } else { 0.0 };
+            match id {
+                1001 => fraction(on(0.985), rng),
+                1002 => fraction(on(0.9 * share + 0.06), rng),
+                1003 => fraction(on(0.42 * share + 0.03), rng),
+                1004 => fraction(0.68 * share, rng),
+                _ => fraction(0.34 * share + on(0.02), rng),
+            }
+        }
         1009..=1012 => rate(id <= 1010, 1.0, rng),
         _ => Blank,
     }

@@ -421,7 +421,7 @@ fn taints(cluster: &Cluster, node: &Node) -> Vec<(&'static str, &'static str)> {
 
 /// A stable object UID and resource version for `what`.
 fn identity(cluster: &Cluster, what: &str) -> (String, String) {
-    let uid = crate::xapi::uuid_for(&format!("{}:{what}", cluster.seed));
+    let uid = crate::rng::uuid_for(&format!("{}:{what}", cluster.seed));
     let version = Rng::derive(cluster.seed, &[what, "resourceVersion"]).range_u64(1_000_000, 90_000_000);
     (uid, version.to_string())
 }
