@@ -76,6 +76,7 @@ pub const SERVICES: &[&str] = &[
     "kubelet",
     "nvidia-dcgm",
     "nvidia-persistenced",
+    "prometheus-node-exporter",
     "rsyslog",
     "slurmd",
     "ssh",

@@ -9,7 +9,8 @@
 //! Fabric Manager and DCGM installed on the host (DCGM's `nv-hostengine`
 //! and `dcgm-exporter` from systemd, as NVIDIA's DCGM packages install
 //! them), Slurm's `slurmd`, and a kubelet whose GPU Operator deploys
-//! neither the driver nor the exporter (the host has both).
+//! neither the driver nor the exporter (the host has both), and Ubuntu's
+//! `prometheus-node-exporter` for the host's own metrics.
 
 use super::node::{Node, ServiceState};
 use super::time::EpochSeconds;
@@ -40,6 +41,8 @@ pub struct Unit {
 
 pub const DCGM_UNIT: &str = "nvidia-dcgm.service";
 pub const EXPORTER_UNIT: &str = "dcgm-exporter.service";
+/// Ubuntu's package of Prometheus' node_exporter (1.3.1 on 22.04).
+pub const NODE_EXPORTER_UNIT: &str = "prometheus-node-exporter.service";
 
 /// The services of the node image, in the order systemd lists them
 /// (by name). nvidia-persistenced keeps the driver loaded, not the GPUs
@@ -116,6 +119,18 @@ pub const UNITS: &[Unit] = &[
         restarts: false,
         tasks: 1,
         memory: "1.4M",
+    },
+    Unit {
+        name: NODE_EXPORTER_UNIT,
+        description: "Prometheus exporter for machine metrics",
+        command: "/usr/bin/prometheus-node-exporter",
+        comm: "prometheus-node",
+        user: "prometheus",
+        after_boot: 23,
+        holds_gpus: false,
+        restarts: true,
+        tasks: 9,
+        memory: "17.6M",
     },
     Unit {
         name: "rsyslog.service",

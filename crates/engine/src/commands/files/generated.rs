@@ -58,6 +58,7 @@ const FIXED: &[&str] = &[
     "/proc/cpuinfo",
     "/proc/driver/nvidia/version",
     "/proc/meminfo",
+    "/proc/net/dev",
     "/proc/mounts",
     "/sys/module/nvidia/version",
     "/var/log/apt/history.log",
@@ -247,6 +248,7 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
         "/etc/nccl.conf" => return Some(nccl_conf(cluster)),
         "/proc/meminfo" => return Some(meminfo(cluster, node)),
         "/proc/cpuinfo" => return Some(cpuinfo(cluster)),
+        "/proc/net/dev" => return Some(net_dev(cluster, node)),
         "/etc/infiniband-diags/error_thresholds" => return Some(error_thresholds()),
         crate::model::network::NETPLAN_FILE => return Some(crate::model::network::netplan_installed(cluster, node)),
         "/proc/mounts" => {
@@ -470,6 +472,57 @@ fn cpuinfo(cluster: &Cluster) -> String {
 /// `/proc/meminfo` (Linux 5.15's fields and widths), from the numbers
 /// `free` shows: free's buff/cache is Buffers + Cached + SReclaimable, its
 /// used is what is neither free nor cache, its shared is Shmem.
+/// What a network device has carried since boot: (received bytes,
+/// packets, multicast packets; sent bytes, packets).
+pub fn netdev_traffic(cluster: &Cluster, node: &Node, device: &str) -> (u64, u64, u64, u64, u64) {
+    let uptime = (cluster.now - node.booted_at).max(0) as f64;
+    let mut rng = crate::rng::Rng::derive(cluster.seed, &[&node.hostname, "netdev", device]);
+    let jitter = 0.8 + 0.4 * rng.unit_f64();
+    // (bytes/s in, bytes/s out, bytes a packet): the front end carries
+    // logins, scrapes and Lustre's traffic; lo the node's own services;
+    // IPoIB its address resolution and multicast groups.
+    let (rx_rate, tx_rate, packet) = match device {
+        "lo" => (2_600.0, 2_600.0, 380.0),
+        FRONTEND_NIC => (180_000.0, 95_000.0, 1_100.0),
+        _ => (60.0, 45.0, 120.0),
+    };
+    let mut rx = uptime * rx_rate * jitter;
+    let mut tx = uptime * tx_rate * jitter;
+    if device == FRONTEND_NIC {
+        // Lustre over TCP: this node's ranks write their share of each
+        // checkpoint, and read their share of each one a run resumed from.
+        for checkpoint in crate::model::storage::checkpoints(cluster) {
+            let Some(spec) = cluster.workload_specs.iter().find(|spec| spec.name == checkpoint.job) else { continue };
+            if !spec.nodes.contains(&node.hostname) {
+                continue;
+            }
+            let share = checkpoint.bytes as f64 * checkpoint.written_permille as f64 / 1000.0 / spec.nodes.len().max(1) as f64;
+            tx += share * 1.02;
+        }
+        for workload in cluster.workloads.iter().filter(|w| w.resumed_from > 0 && w.started <= cluster.now && w.spec.nodes.contains(&node.hostname)) {
+            let bytes = crate::model::workload::pace::parameter_count(workload.spec.params_b) as f64 * crate::model::workload::pace::CHECKPOINT_BYTES_PER_PARAM;
+            rx += bytes / workload.spec.nodes.len().max(1) as f64 * 1.02;
+        }
+    }
+    let multicast = if device == "lo" { 0.0 } else { uptime * 0.4 * jitter };
+    (rx as u64, (rx / packet) as u64, multicast as u64, tx as u64, (tx / packet) as u64)
+}
+
+/// `/proc/net/dev`: each device's counters in the kernel's columns.
+fn net_dev(cluster: &Cluster, node: &Node) -> String {
+    let mut text = String::from(
+        "Inter-|   Receive                                                |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n",
+    );
+    for iface in interfaces(node) {
+        let (rx, rx_packets, multicast, tx, tx_packets) = netdev_traffic(cluster, node, &iface.name);
+        text += &format!(
+            "{:>6}: {rx:7} {rx_packets:7} {:4} {:4} {:4} {:5} {:10} {multicast:9} {tx:8} {tx_packets:7} {:4} {:4} {:4} {:5} {:7} {:10}\n",
+            iface.name, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+        );
+    }
+    text
+}
+
 fn meminfo(cluster: &Cluster, node: &Node) -> String {
     let memory = crate::commands::host::free::memory(cluster, node);
     let buffers = memory.cache / 60;

@@ -1,5 +1,6 @@
 //! `curl [options] URL...` as Ubuntu 22.04's curl 7.81.0 answers: HTTP to
-//! the services the nodes run (dcgm-exporter on port 9400). A port nothing
+//! the services the nodes run (dcgm-exporter on port 9400, node_exporter on
+//! 9100). A port nothing
 //! listens on refuses the connection, a node that is down lets it time out,
 //! a name the lab does not know fails to resolve; TLS to a plain-HTTP port
 //! fails as OpenSSL 3 does. The server's headers are Go net/http's: the
@@ -13,6 +14,7 @@
 
 use crate::commands::files::View;
 use crate::commands::gpu::dcgm_exporter;
+use crate::commands::host::node_exporter;
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
@@ -106,9 +108,13 @@ impl Response {
 /// nothing listens there.
 fn listener(invocation: &Invocation, node: &Node, port: u16, path: &str) -> Option<Response> {
     let cluster = invocation.cluster;
-    let (state, since) = service::state_of(node, EXPORTER_UNIT)?;
-    let exporter = port == dcgm_exporter::PORT && state == crate::model::node::ServiceState::Active && cluster.now >= since;
-    exporter.then(|| dcgm_exporter::serve(cluster, node, path))
+    let (unit, serve): (&str, fn(&crate::model::Cluster, &Node, &str) -> Response) = match port {
+        dcgm_exporter::PORT => (EXPORTER_UNIT, dcgm_exporter::serve),
+        node_exporter::PORT => (service::NODE_EXPORTER_UNIT, node_exporter::serve),
+        _ => return None,
+    };
+    let (state, since) = service::state_of(node, unit)?;
+    (state == crate::model::node::ServiceState::Active && cluster.now >= since).then(|| serve(cluster, node, path))
 }
 
 /// A URL as curl takes it apart: scheme, host, port, path.
@@ -483,8 +489,8 @@ mod tests {
         assert_eq!((out.stdout.as_str(), out.stderr.as_str(), out.status), ("", "", 22));
         let out = run_on_first_node("curl -sSf localhost:9400/nothing");
         assert_eq!(out.stderr, "curl: (22) The requested URL returned error: 404\n");
-        let out = run_on_first_node("curl localhost:9100/metrics");
-        assert_eq!((out.stderr.as_str(), out.status), ("curl: (7) Failed to connect to localhost port 9100 after 0 ms: Connection refused\n", 7));
+        let out = run_on_first_node("curl localhost:8080/metrics");
+        assert_eq!((out.stderr.as_str(), out.status), ("curl: (7) Failed to connect to localhost port 8080 after 0 ms: Connection refused\n", 7));
         let out = run_on_first_node("curl nosuch:9400");
         assert_eq!((out.stderr.as_str(), out.status), ("curl: (6) Could not resolve host: nosuch\n", 6));
         let out = run_on_first_node("curl");
@@ -542,12 +548,12 @@ mod tests {
             out.stderr
         );
         // Failures name what curl tried, then close the connection.
-        let out = run_on_first_node("curl -v localhost:9100/metrics");
+        let out = run_on_first_node("curl -v localhost:8080/metrics");
         assert_eq!(
             out.stderr,
-            "*   Trying 127.0.0.1:9100...\n* connect to 127.0.0.1 port 9100 failed: Connection refused\n\
-             * Failed to connect to localhost port 9100 after 0 ms: Connection refused\n* Closing connection 0\n\
-             curl: (7) Failed to connect to localhost port 9100 after 0 ms: Connection refused\n"
+            "*   Trying 127.0.0.1:8080...\n* connect to 127.0.0.1 port 8080 failed: Connection refused\n\
+             * Failed to connect to localhost port 8080 after 0 ms: Connection refused\n* Closing connection 0\n\
+             curl: (7) Failed to connect to localhost port 8080 after 0 ms: Connection refused\n"
         );
         let out = run_on_first_node("curl -sv nosuch:9400/");
         assert_eq!(out.stderr, "* Could not resolve host: nosuch\n* Closing connection 0\n");

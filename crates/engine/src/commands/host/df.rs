@@ -40,6 +40,52 @@ pub fn human_bytes(bytes: u64) -> String {
     String::new()
 }
 
+/// A mounted file system's space, as `statfs` reports it (and so `df` and
+/// node_exporter's filesystem collector).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Filesystem {
+    pub source: &'static str,
+    pub fstype: &'static str,
+    pub size_kib: u64,
+    pub used_kib: u64,
+    pub mount: &'static str,
+}
+
+impl Filesystem {
+    /// What a user may still write: ext4 keeps 5% for root; the others
+    /// keep nothing back.
+    pub fn avail_kib(&self) -> u64 {
+        let free = self.size_kib.saturating_sub(self.used_kib);
+        if self.fstype == "ext4" {
+            free * 95 / 100
+        } else {
+            free
+        }
+    }
+}
+
+/// The node's file systems in `df`'s order, their use seeded per node, the
+/// shared file system's the same on every node and fuller with each
+/// checkpoint the jobs write.
+pub fn filesystems(cluster: &crate::model::Cluster, node: &crate::model::Node) -> Vec<Filesystem> {
+    let memory_kib = cluster.preset.host.memory_mib * 1024;
+    let mut rng = Rng::derive(cluster.seed, &[&node.hostname, "df"]);
+    const GIB: u64 = 1024 * 1024;
+    let fs = |source, fstype, size_kib, used_kib, mount| Filesystem { source, fstype, size_kib, used_kib, mount };
+    let checkpoints: u64 = crate::commands::files::shared::files(cluster).iter().map(|file| file.bytes.div_ceil(4096) * 4).sum();
+    let shared_used = storage::shared_used_kib(cluster.seed).saturating_add(checkpoints).min(storage::SHARED_KIB);
+    vec![
+        fs("tmpfs", "tmpfs", memory_kib / 10, rng.range_u64(3000, 6000), "/run"),
+        fs("/dev/md0", "ext4", 1_844_295_000, rng.range_u64(40 * GIB, 160 * GIB), "/"),
+        fs("tmpfs", "tmpfs", memory_kib / 2, 0, "/dev/shm"),
+        fs("tmpfs", "tmpfs", 5120, 0, "/run/lock"),
+        fs("/dev/nvme0n1p1", "vfat", 523_248, 6_220, "/boot/efi"),
+        fs("/dev/md1", "ext4", 30_005_000_000, rng.range_u64(500 * GIB, 9000 * GIB), "/raid"),
+        fs("tmpfs", "tmpfs", memory_kib / 10, 4, "/run/user/1000"),
+        fs(storage::SHARED_SOURCE, "lustre", storage::SHARED_KIB, shared_used, storage::SHARED_MOUNT),
+    ]
+}
+
 impl Command for Df {
     fn signature(&self) -> &'static Signature {
         &SIGNATURE
@@ -59,24 +105,7 @@ impl Command for Df {
             }
         }
         let (cluster, node) = (invocation.cluster, invocation.node);
-        let memory_kib = cluster.preset.host.memory_mib * 1024;
-        let mut rng = Rng::derive(cluster.seed, &[&node.hostname, "df"]);
-        const GIB: u64 = 1024 * 1024;
-        // (source, type, size KiB, used KiB, mount point)
-        let mut filesystems: Vec<(&str, &str, u64, u64, &str)> = vec![
-            ("tmpfs", "tmpfs", memory_kib / 10, rng.range_u64(3000, 6000), "/run"),
-            ("/dev/md0", "ext4", 1_844_295_000, rng.range_u64(40 * GIB, 160 * GIB), "/"),
-            ("tmpfs", "tmpfs", memory_kib / 2, 0, "/dev/shm"),
-            ("tmpfs", "tmpfs", 5120, 0, "/run/lock"),
-            ("/dev/nvme0n1p1", "vfat", 523_248, 6_220, "/boot/efi"),
-            ("/dev/md1", "ext4", 30_005_000_000, rng.range_u64(500 * GIB, 9000 * GIB), "/raid"),
-            ("tmpfs", "tmpfs", memory_kib / 10, 4, "/run/user/1000"),
-        ];
-        // The shared file system: the same on every node, and fuller with
-        // each checkpoint the jobs write.
-        let checkpoints: u64 = crate::commands::files::shared::files(cluster).iter().map(|file| file.bytes.div_ceil(4096) * 4).sum();
-        let shared_used = storage::shared_used_kib(cluster.seed).saturating_add(checkpoints).min(storage::SHARED_KIB);
-        filesystems.push((storage::SHARED_SOURCE, "lustre", storage::SHARED_KIB, shared_used, storage::SHARED_MOUNT));
+        let mut filesystems = filesystems(cluster, node);
         if !paths.is_empty() {
             let mut chosen = Vec::new();
             for path in &paths {
@@ -85,9 +114,9 @@ impl Command for Df {
                 }
                 let best = filesystems
                     .iter()
-                    .filter(|fs| path == fs.4 || path.starts_with(&format!("{}/", fs.4.trim_end_matches('/'))) || fs.4 == "/")
-                    .max_by_key(|fs| fs.4.len())
-                    .copied();
+                    .filter(|fs| *path == fs.mount || path.starts_with(&format!("{}/", fs.mount.trim_end_matches('/'))) || fs.mount == "/")
+                    .max_by_key(|fs| fs.mount.len())
+                    .cloned();
                 chosen.extend(best);
             }
             filesystems = chosen;
@@ -102,11 +131,10 @@ impl Command for Df {
             "Use%".to_string(),
             "Mounted on".to_string(),
         ]];
-        for (source, kind, total, used, mount) in &filesystems {
-            // ext4 keeps 5% for root; Lustre keeps nothing back.
-            let avail = if *kind == "lustre" { total.saturating_sub(*used) } else { total.saturating_sub(*used) * 95 / 100 };
+        for fs in &filesystems {
+            let (used, avail) = (fs.used_kib, fs.avail_kib());
             let pct = if used + avail == 0 { "-".to_string() } else { format!("{}%", (used * 100).div_ceil(used + avail)) };
-            rows.push([source.to_string(), kind.to_string(), size(*total), size(*used), size(avail), pct, mount.to_string()]);
+            rows.push([fs.source.to_string(), fs.fstype.to_string(), size(fs.size_kib), size(used), size(avail), pct, fs.mount.to_string()]);
         }
         let mut widths = [14usize, 4, 5, 5, 5, 4, 0];
         for row in &rows {

@@ -22,6 +22,7 @@ pub mod lspci;
 pub mod man;
 pub mod mount;
 pub mod netplan;
+pub mod node_exporter;
 pub mod nproc;
 pub mod numactl;
 pub mod pci_ids;

@@ -502,7 +502,10 @@ mod tests {
         assert!(shell.run("kubectl get events").stdout().contains("NodeNotReady"));
         let listed = shell.run("systemctl list-units --type=service").stdout();
         assert!(listed.starts_with("  UNIT ") && listed.contains("  slurmd.service ") && !listed.contains("kubelet.service"), "{listed}");
-        assert!(shell.run("systemctl --all").stdout().contains("  kubelet.service              loaded inactive dead    kubelet: The Kubernetes Node Agent\n"));
+        assert!(shell
+            .run("systemctl --all")
+            .stdout()
+            .contains("  kubelet.service                  loaded inactive dead    kubelet: The Kubernetes Node Agent\n"));
     }
 
     #[test]
