@@ -18,6 +18,7 @@ pub mod mount;
 #[cfg(feature = "authoring")]
 pub mod my_labs;
 pub mod results;
+pub mod scrollback;
 pub mod scrollback_find;
 pub mod storage;
 pub mod store;

@@ -12,6 +12,7 @@ pub mod notices;
 pub mod pager;
 pub mod question_card;
 pub mod review_page;
+pub mod shell_tabs;
 pub mod terminal;
 
 /// Focuses the element with `id`: scrolled into view when a control sends
