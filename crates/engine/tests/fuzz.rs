@@ -204,6 +204,18 @@ proptest! {
     }
 
     #[test]
+    fn go_templates(template in prop_oneof![
+        nested("{{if 1}}", "x", "{{end}}"),
+        nested("{{range .items}}", "{{.metadata.name}}", "{{end}}"),
+        nested("(", "1", ")").prop_map(|e| format!("{{{{{e}}}}}")),
+        prop::sample::select(EXTREMES.to_vec()).prop_map(|n| format!("{{{{range {n}}}}}{{{{printf \"%{n}d\" .}}}}{{{{end}}}}")),
+        "[{}.$a-z \"|()-]{0,60}",
+    ]) {
+        let template = template.replace('\'', "");
+        run_lines(vec![format!("kubectl get nodes -o go-template='{template}'")]);
+    }
+
+    #[test]
     fn hostlists(prefix in "[a-z-]{0,4}", ranges in prop::collection::vec((prop::sample::select(EXTREMES.to_vec()), prop::sample::select(EXTREMES.to_vec())), 1..4)) {
         let inner: Vec<String> = ranges.iter().map(|(a, b)| format!("{a}-{b}")).collect();
         let list = format!("{prefix}[{}],gpu-001", inner.join(","));

@@ -51,11 +51,11 @@ pub struct Kubectl;
 static SIGNATURE: Signature = Signature {
     name: "kubectl",
     summary: "view and cordon the cluster's nodes and GPU Operator pods through Kubernetes",
-    usage: "kubectl get nodes|pods|namespaces [NAME] [-n NS|-A] [-o wide|name|json|yaml|jsonpath=...|custom-columns=...]\n       kubectl describe node [NAME]\n       kubectl version [--client]\n       kubectl logs -n NS POD\n       kubectl cordon|uncordon|drain NODE [--ignore-daemonsets] [--delete-emptydir-data]",
+    usage: "kubectl get nodes|pods|namespaces [NAME] [-n NS|-A] [-o wide|name|json|yaml|jsonpath=...|go-template=...|custom-columns=...]\n       kubectl describe node [NAME]\n       kubectl version [--client]\n       kubectl logs -n NS POD\n       kubectl cordon|uncordon|drain NODE [--ignore-daemonsets] [--delete-emptydir-data]",
     flags: &[
         Flag { short: Some('n'), long: Some("namespace"), value: Some("NS"), help: "the namespace" },
         Flag { short: Some('A'), long: Some("all-namespaces"), value: None, help: "every namespace" },
-        Flag { short: Some('o'), long: Some("output"), value: Some("FORMAT"), help: "wide, name, json, yaml, jsonpath=TEMPLATE or custom-columns=SPEC" },
+        Flag { short: Some('o'), long: Some("output"), value: Some("FORMAT"), help: "wide, name, json, yaml, jsonpath=TEMPLATE, go-template=TEMPLATE or custom-columns=SPEC" },
         Flag { short: None, long: Some("ignore-daemonsets"), value: None, help: "drain: leave DaemonSet pods" },
         Flag { short: None, long: Some("delete-emptydir-data"), value: None, help: "drain: evict pods with emptyDir volumes" },
         Flag { short: Some('c'), long: Some("container"), value: Some("NAME"), help: "logs: the container" },
@@ -583,6 +583,13 @@ fn print_objects(format: &str, items: Vec<Value>, single: bool) -> Output {
             Err(reason) => Output::error(format!("error: error parsing jsonpath {template}, {reason}\n"), 1),
         };
     }
+    if let Some(template) = format.strip_prefix("go-template=").or_else(|| format.strip_prefix("template=")) {
+        return match super::go_template::execute(template, &root) {
+            Ok(text) => Output::ok(text),
+            Err((true, reason)) => Output::error(format!("error: error parsing template {template}, {reason}\n"), 1),
+            Err((false, reason)) => Output::error(format!("error: error executing template \"{template}\": {reason}\n"), 1),
+        };
+    }
     if let Some(spec) = format.strip_prefix("custom-columns=") {
         let items: Vec<&Value> = match root.get("items") {
             Some(Value::Array(items)) => items.iter().collect(),
@@ -594,7 +601,7 @@ fn print_objects(format: &str, items: Vec<Value>, single: bool) -> Output {
         };
     }
     let name = format.split('=').next().unwrap_or(format);
-    Output::error(format!("error: {name} output is not emulated; try -o json, -o yaml, -o jsonpath=... or -o custom-columns=...\n"), 1)
+    Output::error(format!("error: {name} output is not emulated; try -o json, -o yaml, -o jsonpath=..., -o go-template=... or -o custom-columns=...\n"), 1)
 }
 
 fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
@@ -1266,6 +1273,21 @@ mod tests {
         assert_eq!(row("cpu"), Some(vec!["cpu", "0", "(0%)", "0", "(0%)"]));
         assert_eq!(row("nvidia.com/gpu"), Some(vec!["nvidia.com/gpu", "0", "0"]));
         assert!(section.contains("\nEvents:"), "{section}");
+    }
+
+    #[test]
+    fn go_templates_read_the_objects_as_kubectl_hands_them_over() {
+        let out = run_on_first_node(
+            "kubectl get nodes -o go-template='{{range .items}}{{.metadata.name}} {{index .status.allocatable \"nvidia.com/gpu\"}}{{\"\\n\"}}{{end}}'",
+        );
+        assert_eq!(out.stdout, "gpu-001 8\ngpu-002 8\n");
+        // One object by name is the root itself.
+        let out = run_on_first_node("kubectl get node gpu-002 -o go-template={{.metadata.name}}");
+        assert_eq!(out.stdout, "gpu-002");
+        let out = run_on_first_node("kubectl get nodes -o go-template='{{range .items}'");
+        assert_eq!((out.stderr.as_str(), out.status), ("error: error parsing template {{range .items}, template: output:1: unclosed action\n", 1));
+        let out = run_on_first_node("kubectl get nodes -o go-template='{{.items.nope.deeper}}'");
+        assert!(out.stderr.starts_with("error: error executing template \"{{.items.nope.deeper}}\": template: output:1: "), "{}", out.stderr);
     }
 
     #[test]
