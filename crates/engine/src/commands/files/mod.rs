@@ -178,7 +178,13 @@ impl<'a> View<'a> {
     /// (`No such file or directory`, `Is a directory`).
     pub fn read(&self, path: &str) -> Result<Cow<'a, str>, &'static str> {
         let path = self.resolve(path);
+        if !self.reachable(&path) {
+            return Err("Permission denied");
+        }
         if let Some(text) = self.node.and_then(|node| node.files.get(&path)) {
+            if !self.permits(&path, Kind::File, 4) {
+                return Err("Permission denied");
+            }
             return Ok(Cow::Borrowed(text.as_str()));
         }
         if let Some(text) = self.generated(&path) {
@@ -206,7 +212,7 @@ impl<'a> View<'a> {
     /// The names in a directory, sorted, with whether each is a directory.
     pub fn list(&self, dir: &str) -> Option<Vec<(String, bool)>> {
         let dir = self.resolve(dir);
-        if !self.is_directory(&dir) {
+        if !self.is_directory(&dir) || !self.listable(&dir) {
             return None;
         }
         let prefix = if dir == "/" { "/".to_string() } else { format!("{dir}/") };
@@ -242,8 +248,6 @@ impl<'a> View<'a> {
         };
         let written = self.node.is_some_and(|node| node.files.contains_key(&path));
         let kernel = path.starts_with("/proc") || path.starts_with("/sys") || path.starts_with("/dev");
-        let checkpoint = path.strip_prefix(CHECKPOINTS).is_some_and(|rest| rest.starts_with('/'));
-        let user_owned = path.starts_with(HOME) || (written && path.starts_with("/tmp/")) || checkpoint;
         let size = match kind {
             Kind::CharDevice => 0,
             // procfs reports no sizes; sysfs one page per attribute.
@@ -253,11 +257,25 @@ impl<'a> View<'a> {
             Kind::File if path.starts_with("/sys") && !written => 4096,
             Kind::File => match self.shared_file(&path) {
                 Some(file) => file.bytes,
-                None => self.read(&path).map_or(0, |text| text.len() as u64),
+                // Its size, whoever looks: what reading it would give.
+                None => self.node.and_then(|node| node.files.get(&path)).map(String::len).or_else(|| self.generated(&path).map(|text| text.len())).unwrap_or(0)
+                    as u64,
             },
         };
+        let (mode, owner, group) = self.access(&path, kind, device.as_ref().map(|device| device.mode));
+        let inode = crate::rng::stable_hash(path.as_bytes()) % 4_000_000 + 1_000;
+        let device = device.map(|device| (device.major, device.minor));
+        Some(Metadata { path: path.clone(), kind, size, mode, owner, group, inode, modified: self.modified(&path), kernel, device })
+    }
+
+    /// A file's permission bits, owner and group.
+    fn access(&self, path: &str, kind: Kind, device_mode: Option<u32>) -> (u32, &'static str, &'static str) {
+        let written = self.node.is_some_and(|node| node.files.contains_key(path));
+        let kernel = path.starts_with("/proc") || path.starts_with("/sys") || path.starts_with("/dev");
+        let checkpoint = path.strip_prefix(CHECKPOINTS).is_some_and(|rest| rest.starts_with('/'));
+        let user_owned = path.starts_with(HOME) || (written && path.starts_with("/tmp/")) || checkpoint;
         let mode = match kind {
-            Kind::CharDevice => device.as_ref().map_or(0o666, |device| device.mode),
+            Kind::CharDevice => device_mode.unwrap_or(0o666),
             Kind::Directory if path == "/tmp" || path == CHECKPOINTS => 0o1777,
             // What a job writes, with Ubuntu's umask for users (002).
             Kind::Directory if checkpoint => 0o775,
@@ -284,9 +302,54 @@ impl<'a> View<'a> {
         } else {
             "root"
         };
-        let inode = crate::rng::stable_hash(path.as_bytes()) % 4_000_000 + 1_000;
-        let device = device.map(|device| (device.major, device.minor));
-        Some(Metadata { path: path.clone(), kind, size, mode, owner, group, inode, modified: self.modified(&path), kernel, device })
+        (mode, owner, group)
+    }
+
+    /// Whether the one looking may do `want` (4 read, 1 search) to `path`:
+    /// root may do anything; the user (in the groups `user`, `adm` and
+    /// `sudo`) as the bits of its class say.
+    fn permits(&self, path: &str, kind: Kind, want: u32) -> bool {
+        if self.root {
+            return true;
+        }
+        let (mode, owner, group) = self.access(path, kind, None);
+        let bits = if owner == crate::model::node::USER {
+            mode >> 6
+        } else if crate::model::node::GROUPS.iter().any(|(_, name)| *name == group) {
+            mode >> 3
+        } else {
+            mode
+        };
+        bits & want == want
+    }
+
+    /// Whether every directory on the way to `path` (absolute) may be searched.
+    pub fn reachable(&self, path: &str) -> bool {
+        let mut at = 0;
+        while let Some(slash) = path[at + 1..].find('/') {
+            let dir = &path[..at + 1 + slash];
+            if !self.permits(if dir.is_empty() { "/" } else { dir }, Kind::Directory, 1) {
+                return false;
+            }
+            at += 1 + slash;
+        }
+        true
+    }
+
+    /// Why nothing is found at `path`: a directory on the way that may not
+    /// be searched, or nothing there.
+    pub fn missing_reason(&self, path: &str) -> &'static str {
+        if self.reachable(&self.resolve(path)) {
+            "No such file or directory"
+        } else {
+            "Permission denied"
+        }
+    }
+
+    /// Whether the directory at `path` may be listed: reached, read and searched.
+    pub fn listable(&self, path: &str) -> bool {
+        let path = self.resolve(path);
+        self.reachable(&path) && self.permits(&path, Kind::Directory, 5)
     }
 
     /// Its hard links, as `stat` and `ls -l` count them: a directory has
@@ -427,5 +490,24 @@ mod tests {
         assert_eq!(view.check_writable("/etc/x"), Err("Permission denied"));
         assert_eq!(view.check_writable("/home/user/x"), Ok(()));
         assert_eq!(view.check_writable("/home/user/no/x"), Err("No such file or directory"));
+    }
+
+    #[test]
+    fn a_user_is_refused_roots_home_as_ubuntu_refuses_it() {
+        let mut shell = crate::testing::session();
+        let ls = shell.run("ls /root");
+        assert_eq!((ls.stderr(), ls.status), ("ls: cannot open directory '/root': Permission denied\n".to_string(), 2));
+        assert_eq!(shell.run("cat /root/.bashrc").stderr(), "cat: /root/.bashrc: Permission denied\n");
+        assert_eq!(shell.run("stat /root/x").stderr(), "stat: cannot stat '/root/x': Permission denied\n");
+        let du = shell.run("du -s /root");
+        assert_eq!((du.stdout(), du.stderr(), du.status), ("4\t/root\n".to_string(), "du: cannot read directory '/root': Permission denied\n".to_string(), 1));
+        assert_eq!(shell.run("find /root").stderr(), "find: \u{2018}/root\u{2019}: Permission denied\n");
+        // The shell's glob finds nothing it may not read: the word stays.
+        assert_eq!(shell.run("echo /root/*").stdout(), "/root/*\n");
+        // Root reads it; the user's own home and the logs (group adm) stay readable.
+        let sudo = shell.run("sudo ls -a /root");
+        assert_eq!((sudo.stdout(), sudo.status), (".\n..\n".to_string(), 0));
+        assert_eq!(shell.run("ls -d ~").status, 0);
+        assert_eq!(shell.run("head -c 3 /var/log/syslog").status, 0);
     }
 }

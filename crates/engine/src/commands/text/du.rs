@@ -78,6 +78,8 @@ struct Walk<'a> {
     max_depth: Option<usize>,
     visits: usize,
     out: String,
+    /// The directories it could not read, as du says so.
+    refused: String,
 }
 
 impl Walk<'_> {
@@ -90,7 +92,9 @@ impl Walk<'_> {
         let Some(meta) = self.view.metadata(path) else { return Ok(0) };
         let mut total = self.units.usage(&meta);
         let is_dir = meta.kind == Kind::Directory;
-        if is_dir {
+        if is_dir && !self.view.listable(path) {
+            self.refused.push_str(&format!("du: cannot read directory '{shown}': Permission denied\n"));
+        } else if is_dir {
             let base = shown.trim_end_matches('/');
             let base = if base.is_empty() { "" } else { base };
             let full = path.trim_end_matches('/');
@@ -145,11 +149,11 @@ impl GnuTool for Du {
         }
         let view = View::for_command(invocation);
         let operands = if parsed.operands.is_empty() { vec![".".to_string()] } else { parsed.operands.clone() };
-        let mut walk = Walk { view: &view, units, all, max_depth, visits: 0, out: String::new() };
+        let mut walk = Walk { view: &view, units, all, max_depth, visits: 0, out: String::new(), refused: String::new() };
         let (mut errors, mut status, mut grand) = (String::new(), 0, 0u64);
         for operand in &operands {
             if view.kind(operand).is_none() {
-                errors.push_str(&format!("du: cannot access '{operand}': No such file or directory\n"));
+                errors.push_str(&format!("du: cannot access '{operand}': {}\n", view.missing_reason(operand)));
                 status = 1;
                 continue;
             }
@@ -164,6 +168,10 @@ impl GnuTool for Du {
         }
         if total {
             walk.out.push_str(&format!("{}\ttotal\n", units.show(grand)));
+        }
+        if !walk.refused.is_empty() {
+            errors.insert_str(0, &walk.refused);
+            status = 1;
         }
         Output { stdout: walk.out, stderr: errors, status, ..Output::default() }
     }

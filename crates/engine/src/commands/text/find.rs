@@ -261,6 +261,11 @@ impl Walk<'_> {
         if meta.kind != Kind::Directory || limits.1.is_some_and(|max| depth >= max) {
             return;
         }
+        if !self.view.listable(path) {
+            self.output.stderr.push_str(&format!("find: ‘{path}’: Permission denied\n"));
+            self.output.status = 1;
+            return;
+        }
         for (name, _) in self.view.list(path).unwrap_or_default() {
             let child = if path.ends_with('/') { format!("{path}{name}") } else { format!("{path}/{name}") };
             self.visit(expr, &child, depth + 1, limits);

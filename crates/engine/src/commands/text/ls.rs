@@ -153,7 +153,7 @@ impl GnuTool for Ls {
         for operand in &operands {
             match view.kind(operand) {
                 None => {
-                    errors.push_str(&format!("ls: cannot access '{operand}': No such file or directory\n"));
+                    errors.push_str(&format!("ls: cannot access '{operand}': {}\n", view.missing_reason(operand)));
                     status = 2;
                 }
                 Some(true) if !directory => dirs.push(operand.clone()),
@@ -171,6 +171,11 @@ impl GnuTool for Ls {
                     out.push('\n');
                 }
                 out.push_str(&format!("{dir}:\n"));
+            }
+            if !view.listable(dir) {
+                errors.push_str(&format!("ls: cannot open directory '{dir}': Permission denied\n"));
+                status = 2;
+                continue;
             }
             let base = dir.trim_end_matches('/');
             let mut names: Vec<(String, String)> = if all { vec![(".".into(), dir.clone()), ("..".into(), format!("{base}/.."))] } else { Vec::new() };

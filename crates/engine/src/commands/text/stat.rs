@@ -223,7 +223,7 @@ impl GnuTool for Stat {
         let mut output = Output::default();
         for operand in &parsed.operands {
             let Some(meta) = view.metadata(operand) else {
-                output.stderr.push_str(&format!("stat: cannot stat '{operand}': No such file or directory\n"));
+                output.stderr.push_str(&format!("stat: cannot stat '{operand}': {}\n", view.missing_reason(operand)));
                 output.status = 1;
                 continue;
             };
