@@ -79,17 +79,8 @@ pub fn checkpoints(cluster: &super::Cluster) -> Vec<Checkpoint> {
         let bytes = (pace::parameter_count(spec.params_b) as f64 * pace::CHECKPOINT_BYTES_PER_PARAM) as u64;
         let ranks = (spec.nodes.len() as u32).saturating_mul(spec.gpus_per_node).max(1);
         let layers = pace::shape(spec.params_b).0;
-        let until = match &workload.end {
-            Some((at, crate::model::workload::End::Cancelled)) => (*at).min(now),
-            _ => now,
-        };
-        let seconds = workload.checkpoint_seconds().max(1.0);
         let saves = workload.saves_by(now);
         for save in saves.iter().skip(saves.len().saturating_sub(crate::limits::MAX_CHECKPOINTS_KEPT)) {
-            let written_permille = match save.ended {
-                Some(_) => 1000,
-                None => (((until as f64 - save.began) / seconds).clamp(0.0, 0.999) * 1000.0) as u64,
-            };
             let checkpoint = Checkpoint {
                 job: spec.name.clone(),
                 dir: spec.checkpoint_dir(),
@@ -99,7 +90,7 @@ pub fn checkpoints(cluster: &super::Cluster) -> Vec<Checkpoint> {
                 layers,
                 began: save.began.floor() as EpochSeconds,
                 ended: save.ended.map(|at| at.ceil() as EpochSeconds),
-                written_permille,
+                written_permille: save.written_permille,
             };
             found.push((run, checkpoint));
         }
@@ -113,14 +104,7 @@ pub fn checkpoints(cluster: &super::Cluster) -> Vec<Checkpoint> {
         }
     }
     // The newest of each job's directory.
-    let mut out: Vec<Checkpoint> = Vec::with_capacity(kept.len());
-    for (at, checkpoint) in kept.iter().enumerate() {
-        let newer = kept[at + 1..].iter().take_while(|other| other.dir == checkpoint.dir).count();
-        if newer < crate::limits::MAX_CHECKPOINTS_KEPT {
-            out.push(checkpoint.clone());
-        }
-    }
-    out
+    kept.chunk_by(|a, b| a.dir == b.dir).flat_map(|saves| saves[saves.len().saturating_sub(crate::limits::MAX_CHECKPOINTS_KEPT)..].iter().cloned()).collect()
 }
 
 /// A 1.92 TB and a 3.84 TB PM9A3 (M.2 and U.2), in bytes.

@@ -158,7 +158,8 @@ pub fn metrics(cluster: &Cluster, node: &Node) -> String {
     let mut families: Vec<Family> = Vec::new();
     let (started, pid) = exporter_process(cluster, node);
     go_families(&mut families, &mut rng, (now - started).max(1) as f64, now);
-    stat_families(&mut families, cluster, node, uptime, &mut rng);
+    let load = crate::commands::host::uptime::load_averages(cluster, node);
+    stat_families(&mut families, cluster, node, uptime, load, &mut rng);
     families.push(single("node_boot_time_seconds", "Node boot time, in unixtime.", "gauge", node.booted_at as f64));
     families.push(Family {
         samples: vec![(
@@ -173,7 +174,6 @@ pub fn metrics(cluster: &Cluster, node: &Node) -> String {
     });
     filesystem_families(&mut families, cluster, node);
     infiniband_families(&mut families, &view, node);
-    let load = crate::commands::host::uptime::load_averages(cluster, node);
     for (name, minutes, hundredths) in [("node_load1", "1m", load[0]), ("node_load15", "15m", load[2]), ("node_load5", "5m", load[1])] {
         families.push(single(name, &format!("{minutes} load average."), "gauge", hundredths as f64 / 100.0));
     }
@@ -311,9 +311,9 @@ fn go_families(families: &mut Vec<Family>, rng: &mut Rng, alive: f64, now: Epoch
 }
 
 /// The stat collector's families (`/proc/stat`) and the CPU collector's.
-fn stat_families(families: &mut Vec<Family>, cluster: &Cluster, node: &Node, uptime: f64, rng: &mut Rng) {
+/// `load`: the load averages in hundredths, as `uptime` reports them.
+fn stat_families(families: &mut Vec<Family>, cluster: &Cluster, node: &Node, uptime: f64, load: [u64; 3], rng: &mut Rng) {
     let cpus = cluster.preset.host.cpus();
-    let load = crate::commands::host::uptime::load_averages(cluster, node);
     // The share of each CPU busy: the 15-minute load over the CPUs.
     let busy = (load[2] as f64 / 100.0 / f64::from(cpus.max(1))).clamp(0.0, 1.0);
     let mut cpu = family("node_cpu_seconds_total", "Seconds the CPUs spent in each mode.", "counter");

@@ -254,12 +254,14 @@ pub struct Workload {
 }
 
 /// A checkpoint as a run writes it: its iteration, when the save began,
-/// and when it ended (None: still being written, or cut off).
+/// when it ended (None: still being written, or cut off), and the share of
+/// its bytes written (in thousandths).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Save {
     pub iteration: u32,
     pub began: f64,
     pub ended: Option<f64>,
+    pub written_permille: u64,
 }
 
 /// What the job log shows, in order.
@@ -482,7 +484,8 @@ impl Workload {
     }
 
     /// The checkpoints it had begun writing by `now`, in order: one still
-    /// being written at `now`, or cut off by a cancel, has no end.
+    /// being written at `now`, or cut off by a cancel, has no end and as
+    /// much of its bytes as the time since it began wrote.
     pub fn saves_by(&self, now: EpochSeconds) -> Vec<Save> {
         let cancel = match &self.end {
             Some((at, End::Cancelled)) => *at as f64,
@@ -492,7 +495,14 @@ impl Workload {
         self.saves
             .iter()
             .filter(|(began, ..)| *began <= now as f64 && *began < cancel)
-            .map(|&(began, iteration, seconds)| Save { iteration, began, ended: seconds.map(|s| began + s).filter(|end| *end <= limit) })
+            .map(|&(began, iteration, seconds)| {
+                let ended = seconds.map(|s| began + s).filter(|end| *end <= limit);
+                let written_permille = match ended {
+                    Some(_) => 1000,
+                    None => (((limit - began) / self.checkpoint_seconds().max(1.0)).clamp(0.0, 0.999) * 1000.0) as u64,
+                };
+                Save { iteration, began, ended, written_permille }
+            })
             .collect()
     }
 
