@@ -142,6 +142,9 @@ pub const MAX_WORKLOAD_RUNS: usize = 64;
 /// a cluster's cleanup keeps them (every file of each is listed by `ls`
 /// and walked by `du` and `find`).
 pub const MAX_CHECKPOINTS_KEPT: usize = 32;
+/// States of the cluster a monitor's history keeps (one before each fault
+/// and change): past these, the oldest but the first merge into the next.
+pub const MAX_ERAS_KEPT: usize = 64;
 pub const MAX_TRAIN_ITERATIONS: u32 = 200_000;
 
 #[cfg(test)]

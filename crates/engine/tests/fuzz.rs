@@ -216,6 +216,23 @@ proptest! {
     }
 
     #[test]
+    fn promql_queries(query in prop_oneof![
+        nested("sum(", "up", ")"),
+        nested("(", "1", ")"),
+        nested("-", "1", ""),
+        nested("max_over_time(", "up", "[1h:1m])"),
+        prop::sample::select(EXTREMES.to_vec()).prop_map(|n| format!("up offset {n}s + topk({n}, up) ^ {n}")),
+        prop::sample::select(EXTREMES.to_vec()).prop_map(|n| format!("rate(node_load1[{n}m]) @ {n}")),
+        "[a-z_{}()\\[\\]=~!\"0-9.,+*/^<>@: -]{0,60}",
+    ], range in (prop::sample::select(EXTREMES.to_vec()), prop::sample::select(EXTREMES.to_vec()))) {
+        let query = query.replace('\'', "");
+        run_lines(vec![
+            format!("promtool query instant http://mgmt-01:9090 '{query}'"),
+            format!("curl -s 'mgmt-01:9090/api/v1/query_range?start={}&end={}&step={}' --data-urlencode 'query={query}'", range.0, range.1, range.0),
+        ]);
+    }
+
+    #[test]
     fn hostlists(prefix in "[a-z-]{0,4}", ranges in prop::collection::vec((prop::sample::select(EXTREMES.to_vec()), prop::sample::select(EXTREMES.to_vec())), 1..4)) {
         let inner: Vec<String> = ranges.iter().map(|(a, b)| format!("{a}-{b}")).collect();
         let list = format!("{prefix}[{}],gpu-001", inner.join(","));

@@ -14,6 +14,7 @@ pub mod gpu;
 pub mod help;
 pub mod host;
 pub mod install;
+pub mod monitoring;
 pub mod options;
 pub mod remote;
 pub mod sampling;
@@ -307,6 +308,7 @@ static COMMANDS: &[&dyn Command] = &[
     &host::kill::Pkill,
     &remote::env::Printenv,
     &text::printf::Printf,
+    &monitoring::promtool::Promtool,
     &host::ps::Ps,
     &fabric::rdma::Rdma,
     &host::reboot::Reboot,

@@ -212,6 +212,10 @@ pub struct Cluster {
     pub injected: Vec<Injected>,
     /// Changes applied so far, with when.
     history: Vec<(EpochSeconds, change::Change)>,
+    /// The nodes as they were before each fault and change, with the
+    /// instant that state ended: what a monitor scraped then (see
+    /// [`Cluster::as_of`]). Sharing the nodes, a few of them cost little.
+    eras: Vec<(EpochSeconds, Vec<Rc<Node>>)>,
     /// Faults that strike later, at their time (`at` in the lab), in order.
     pub scheduled: Vec<(EpochSeconds, fault::Fault, Vec<String>)>,
     /// The instant a fault being applied strikes, when it is a scheduled
@@ -309,6 +313,7 @@ impl Cluster {
             started_at: now,
             injected: Vec::new(),
             history: Vec::new(),
+            eras: Vec::new(),
             scheduled: Vec::new(),
             striking: None,
             workloads: Vec::new(),
@@ -319,9 +324,10 @@ impl Cluster {
 
     /// Applies a fault and remembers it, with the actions that repair it.
     pub fn inject(&mut self, fault: fault::Fault, repairs: Vec<String>) -> Result<(), fault::FaultError> {
+        let struck = self.strike_instant(&fault);
+        self.end_era(struck);
         fault.apply(self)?;
         // Faults that end jobs without leaving the model unable to run them.
-        let struck = self.strike_instant(&fault);
         match &fault {
             fault::Fault::GpuXid { node, gpu, xid: 94 } => {
                 self.stop_workloads(struck, &workload::Stop::GpuEcc { node: node.clone(), gpu: *gpu }, |w| w.rank(node, *gpu).is_some());
@@ -388,6 +394,38 @@ impl Cluster {
             self.hold_gpus();
             self.start_waiting_jobs(now, false);
         }
+    }
+
+    /// Keeps the nodes as they are, as the state that ended at `until`.
+    pub(crate) fn end_era(&mut self, until: EpochSeconds) {
+        if self.eras.len() >= crate::limits::MAX_ERAS_KEPT {
+            // The first is the healthy cluster before every fault: kept.
+            self.eras.remove(1);
+        }
+        self.eras.push((until, self.nodes.clone()));
+    }
+
+    /// The cluster as a monitor saw it at `at` (at most now): the nodes as
+    /// they were then, each job's GPUs as its timeline has them then. The
+    /// eras' ends are taken in order, none later than the next one's (a
+    /// fault applied earlier in the lab's file may have struck later).
+    pub fn as_of(&self, at: EpochSeconds) -> Cluster {
+        let mut past = self.clone();
+        past.eras = Vec::new();
+        past.now = at.min(self.now);
+        let mut until = EpochSeconds::MAX;
+        let mut chosen = None;
+        for (index, (end, _)) in self.eras.iter().enumerate().rev() {
+            until = until.min(*end);
+            if past.now < until {
+                chosen = Some(index);
+            }
+        }
+        if let Some(index) = chosen {
+            past.nodes = self.eras[index].1.clone();
+        }
+        past.hold_gpus();
+        past
     }
 
     /// What a boot sets from the node's configuration: each interface's
@@ -557,6 +595,7 @@ impl Cluster {
             started_at: self.started_at,
             injected: self.injected.iter().filter(|i| hostnames.contains(&i.fault.node())).cloned().collect(),
             history: self.history.iter().filter(|(_, c)| hostnames.contains(&c.node())).cloned().collect(),
+            eras: Vec::new(),
             scheduled: self.scheduled.iter().filter(|(_, f, _)| hostnames.contains(&f.node())).cloned().collect(),
             striking: None,
             // A subset checks what faults show on their nodes; jobs span nodes

@@ -11,6 +11,11 @@ fn host_number(hostname: &str) -> u64 {
 }
 
 /// The front-end (management) address, `10.1.X.Y`, unique per node number.
+/// The management host, on the front-end network: it runs the cluster's
+/// Prometheus. Not a node: nothing but its services can be reached.
+pub const MONITOR_HOST: &str = "mgmt-01";
+pub const MONITOR_IP: &str = "10.1.255.10";
+
 pub fn frontend_ip(hostname: &str) -> String {
     let n = host_number(hostname);
     format!("10.1.{}.{}", n / 250 % 256, n % 250 + 1)

@@ -232,6 +232,7 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
             for other in &cluster.nodes {
                 text += &format!("{} {}\n", network::frontend_ip(&other.hostname), other.hostname);
             }
+            text += &format!("{} {}\n", network::MONITOR_IP, network::MONITOR_HOST);
             for other in &cluster.nodes {
                 text += &format!("{} {}\n", network::bmc_ip(&other.hostname), network::bmc_name(&other.hostname));
             }

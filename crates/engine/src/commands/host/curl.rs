@@ -15,10 +15,11 @@
 use crate::commands::files::View;
 use crate::commands::gpu::dcgm_exporter;
 use crate::commands::host::node_exporter;
+use crate::commands::monitoring::prometheus;
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
-use crate::model::network::frontend_ip;
+use crate::model::network::{frontend_ip, MONITOR_HOST, MONITOR_IP};
 use crate::model::service::{self, EXPORTER_UNIT};
 use crate::model::time::http_date;
 use crate::model::Node;
@@ -45,10 +46,19 @@ static SIGNATURE: Signature = Signature {
         Flag { short: Some('X'), long: Some("request"), value: Some("method"), help: "Specify request method to use" },
         Flag { short: Some('w'), long: Some("write-out"), value: Some("format"), help: "Use output FORMAT after completion" },
         Flag { short: Some('v'), long: Some("verbose"), value: None, help: "Make the operation more talkative" },
+        Flag { short: Some('d'), long: Some("data"), value: Some("data"), help: "HTTP POST data" },
+        Flag { short: None, long: Some("data-raw"), value: Some("data"), help: "HTTP POST data, '@' allowed" },
+        Flag { short: None, long: Some("data-urlencode"), value: Some("data"), help: "HTTP POST data url encoded" },
+        Flag { short: Some('G'), long: Some("get"), value: None, help: "Put the post data in the URL and use GET" },
+        Flag { short: Some('g'), long: Some("globoff"), value: None, help: "Disable URL sequences and ranges using {} and []" },
     ],
     examples: &[
         Example { command: "curl -s localhost:9400/metrics | grep XID", description: "read a node's GPU metrics from dcgm-exporter" },
         Example { command: "curl -s -o /dev/null -w '%{http_code}\\n' gpu-002:9400/health", description: "whether a node's exporter answers" },
+        Example {
+            command: "curl -s mgmt-01:9090/api/v1/query --data-urlencode 'query=up == 0'",
+            description: "ask the cluster's Prometheus which targets are down",
+        },
     ],
 };
 
@@ -58,7 +68,7 @@ const TRY: &str = "curl: try 'curl --help' or 'curl --manual' for more informati
 pub struct Response {
     pub status: u16,
     /// The handler's own headers, sorted as Go writes them.
-    headers: &'static [(&'static str, &'static str)],
+    headers: Vec<(&'static str, String)>,
     /// What Go sniffs from the body, or the handler set.
     pub content_type: &'static str,
     pub body: String,
@@ -66,17 +76,40 @@ pub struct Response {
 
 impl Response {
     pub fn ok(content_type: &'static str, body: String) -> Response {
-        Response { status: 200, headers: &[("X-Content-Type-Options", "nosniff")], content_type, body }
+        Response { status: 200, headers: vec![("X-Content-Type-Options", "nosniff".into())], content_type, body }
     }
 
     /// Go's `http.NotFound`, which gorilla/mux answers for a route it lacks.
     pub fn not_found() -> Response {
         Response {
             status: 404,
-            headers: &[("Content-Type", "text/plain; charset=utf-8"), ("X-Content-Type-Options", "nosniff")],
+            headers: vec![("Content-Type", "text/plain; charset=utf-8".into()), ("X-Content-Type-Options", "nosniff".into())],
             content_type: "",
             body: "404 page not found\n".to_string(),
         }
+    }
+
+    /// A handler that sets its own type (none: Go sniffs a text body).
+    pub fn with_type(status: u16, content_type: &'static str, body: String) -> Response {
+        match content_type {
+            "" => Response { status, headers: Vec::new(), content_type: "text/plain; charset=utf-8", body },
+            _ => Response { status, headers: vec![("Content-Type", content_type.into())], content_type: "", body },
+        }
+    }
+
+    /// Go's `http.Redirect` with 302 Found.
+    pub fn redirect(location: &str, body: &str) -> Response {
+        Response {
+            status: 302,
+            headers: vec![("Content-Type", "text/html; charset=utf-8".into()), ("Location", location.into())],
+            content_type: "",
+            body: body.to_string(),
+        }
+    }
+
+    /// The body's type as the client reads it.
+    fn media_type(&self) -> &str {
+        self.headers.iter().find(|(name, _)| *name == "Content-Type").map_or(self.content_type, |(_, value)| value.as_str())
     }
 
     /// Go sends a body it could buffer whole (under 2048 bytes) with its length.
@@ -85,9 +118,18 @@ impl Response {
     }
 
     fn head(&self, now: i64) -> String {
-        let reason = if self.status == 200 { "OK" } else { "Not Found" };
+        let reason = match self.status {
+            200 => "OK",
+            302 => "Found",
+            400 => "Bad Request",
+            404 => "Not Found",
+            405 => "Method Not Allowed",
+            422 => "Unprocessable Entity",
+            503 => "Service Unavailable",
+            _ => "Internal Server Error",
+        };
         let mut text = format!("HTTP/1.1 {} {reason}\r\n", self.status);
-        for (name, value) in self.headers {
+        for (name, value) in &self.headers {
             text += &format!("{name}: {value}\r\n");
         }
         text += &format!("Date: {}\r\n", http_date(now));
@@ -213,6 +255,10 @@ struct Options {
     write_out: Option<String>,
     timeout_ms: Option<u64>,
     verbose: bool,
+    /// `-d` and `--data-urlencode` parts, joined with `&`.
+    data: Vec<String>,
+    get: bool,
+    globoff: bool,
 }
 
 /// curl's complaint about option `name` (`-m`, `--connect-timeout`), and its hint.
@@ -290,6 +336,10 @@ impl Command for Curl {
                     (Some('o'), _) => options.output = value,
                     (Some('w'), _) => options.write_out = value,
                     (Some('v'), _) => options.verbose = true,
+                    (Some('d'), _) | (None, Some("data-raw")) => options.data.push(value.unwrap_or_default()),
+                    (None, Some("data-urlencode")) => options.data.push(url_encoded(&value.unwrap_or_default())),
+                    (Some('G'), _) => options.get = true,
+                    (Some('g'), _) => options.globoff = true,
                     (Some('m'), _) | (None, Some("connect-timeout")) => match seconds(flag, value) {
                         Ok(ms) => options.timeout_ms = Some(options.timeout_ms.map_or(ms, |t| t.min(ms))),
                         Err(output) => return output,
@@ -306,11 +356,38 @@ impl Command for Curl {
         }
         let mut output = Output::default();
         for url in &urls {
-            let status = transfer(invocation, &options, url, &mut output);
-            output.status = status;
+            let expanded = if options.globoff { Ok(vec![url.clone()]) } else { expand_globs(url) };
+            match expanded {
+                Ok(expanded) => {
+                    for url in &expanded {
+                        output.status = transfer(invocation, &options, url, &mut output);
+                    }
+                }
+                Err(complaint) => {
+                    output.stderr += &complaint;
+                    output.status = 3;
+                }
+            }
         }
         output
     }
+}
+
+/// `--data-urlencode`'s forms: `content`, `=content`, `name=content`.
+fn url_encoded(value: &str) -> String {
+    use crate::commands::monitoring::prometheus::escape;
+    match value.split_once('=') {
+        Some(("", content)) => escape(content),
+        Some((name, content)) => format!("{name}={}", escape(content)),
+        None => escape(value),
+    }
+}
+
+/// Who answers at a host: a node, or the management host.
+#[derive(Clone, Copy)]
+enum Peer<'c> {
+    Node(&'c Node),
+    Monitor,
 }
 
 /// One URL's transfer into `output`; its exit status.
@@ -342,6 +419,11 @@ fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut
         output.stderr += METER_HEADER;
         output.stderr += &meter_line(0, false, 1);
     }
+    let with_query = match (&options.data, options.get) {
+        (data, true) if !data.is_empty() => format!("{text}{}{}", if text.contains('?') { '&' } else { '?' }, data.join("&")),
+        _ => text.to_string(),
+    };
+    let text = with_query.as_str();
     let url = match parse_url(text) {
         Ok(url) => url,
         Err(error) => {
@@ -358,10 +440,12 @@ fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut
     let cluster = invocation.cluster;
     let me = invocation.node;
     let local = matches!(url.host.as_str(), "localhost" | "127.0.0.1" | "::1") || url.host == me.hostname;
-    let node = if local {
-        Some(me)
+    let peer = if local {
+        Some(Peer::Node(me))
+    } else if url.host == MONITOR_HOST || url.host == MONITOR_IP {
+        Some(Peer::Monitor)
     } else {
-        cluster.nodes.iter().map(AsRef::as_ref).find(|node: &&Node| node.hostname == url.host || frontend_ip(&node.hostname) == url.host)
+        cluster.nodes.iter().map(AsRef::as_ref).find(|node: &&Node| node.hostname == url.host || frontend_ip(&node.hostname) == url.host).map(Peer::Node)
     };
     // A transfer that ends in an error: the meter's line ends, `-w` still
     // prints, then the error.
@@ -373,17 +457,30 @@ fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut
         finish(output, status, 0, micros, content_type);
         failed(output, message, code)
     };
-    let Some(node) = node else {
+    let Some(peer) = peer else {
         return give_up(output, (0, ""), 2_000, format!("Could not resolve host: {}", url.host), 6);
     };
     // The address the name resolves to (Ubuntu's /etc/hosts names 127.0.0.1 localhost).
-    let address = match url.host.as_str() {
-        "localhost" => "127.0.0.1".to_string(),
-        "127.0.0.1" | "::1" => url.host.clone(),
-        _ => frontend_ip(&node.hostname),
+    let address = match (url.host.as_str(), peer) {
+        ("localhost", _) => "127.0.0.1".to_string(),
+        ("127.0.0.1" | "::1", _) => url.host.clone(),
+        (_, Peer::Monitor) => MONITOR_IP.to_string(),
+        (_, Peer::Node(node)) => frontend_ip(&node.hostname),
     };
     say(output, &format!("*   Trying {address}:{}...\n", url.port));
-    if !node.up(cluster.now) {
+    let method = if !options.data.is_empty() && !options.get {
+        "POST"
+    } else if options.head {
+        "HEAD"
+    } else {
+        "GET"
+    };
+    let body = if method == "POST" { options.data.join("&") } else { String::new() };
+    let down = match peer {
+        Peer::Node(node) if !node.up(cluster.now) => Some(node),
+        _ => None,
+    };
+    if let Some(node) = down {
         // Linux gives up a SYN nobody answers after about 130 s, whatever
         // longer time curl would wait.
         let syn = 129_000 + Rng::derive(cluster.seed, &[&me.hostname, &node.hostname, "syn"]).range_u64(0, 3_000);
@@ -397,7 +494,11 @@ fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut
         };
         return give_up(output, (0, ""), waited * 1000, message, 28);
     }
-    let Some(response) = listener(invocation, node, url.port, &url.path) else {
+    let answer = match peer {
+        Peer::Node(node) => listener(invocation, node, url.port, &url.path),
+        Peer::Monitor => (url.port == prometheus::PORT).then(|| prometheus::serve(cluster, &prometheus::Request { method, target: &url.path, body: &body })),
+    };
+    let Some(response) = answer else {
         say(output, &format!("* connect to {address} port {} failed: Connection refused\n", url.port));
         return give_up(output, (0, ""), 300, format!("Failed to connect to {} port {} after 0 ms: Connection refused", url.host, url.port), 7);
     };
@@ -408,12 +509,19 @@ fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut
         return give_up(output, (0, ""), 900, "error:0A00010B:SSL routines::wrong version number".to_string(), 35);
     }
     let host_header = if url.port == 80 { url.host.clone() } else { format!("{}:{}", url.host, url.port) };
-    let method = if options.head { "HEAD" } else { "GET" };
-    say(output, &format!("> {method} {} HTTP/1.1\r\n> Host: {host_header}\r\n> User-Agent: curl/7.81.0\r\n> Accept: */*\r\n> \r\n", url.path));
+    let posted =
+        if method == "POST" { format!("> Content-Length: {}\r\n> Content-Type: application/x-www-form-urlencoded\r\n", body.len()) } else { String::new() };
+    say(output, &format!("> {method} {} HTTP/1.1\r\n> Host: {host_header}\r\n> User-Agent: curl/7.81.0\r\n> Accept: */*\r\n{posted}> \r\n", url.path));
+    if method == "POST" {
+        say(output, &format!("}} [{} bytes data]\n", body.len()));
+    }
     say(output, "* Mark bundle as not supporting multiuse\n");
     // Collecting the page is the server's work; sending it is about 1 GB/s.
     let micros = 2_000 + response.body.len() as u64 / 1000;
-    let content_type = if response.content_type.is_empty() { "text/plain; charset=utf-8" } else { response.content_type };
+    let content_type = match response.media_type() {
+        "" => "text/plain; charset=utf-8",
+        media => media,
+    };
     let head = response.head(cluster.now);
     if options.fail && response.status >= 400 {
         say(output, &format!("< {}", head.split_inclusive('\n').next().unwrap_or_default()));
@@ -460,6 +568,80 @@ fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut
     finish(output, response.status, received, micros, content_type);
     say(output, &format!("* Connection #0 to host {} left intact\n", url.host));
     0
+}
+
+/// The most URLs one glob may expand to.
+const MAX_GLOB_URLS: usize = 100;
+
+/// A URL's globs expanded, as curl reads them unless `-g`: `{a,b}` a set
+/// of alternatives, `[1-3]` and `[a-c]` ranges. Its complaint names the
+/// position and puts a caret under it.
+fn expand_globs(url: &str) -> Result<Vec<String>, String> {
+    let complaint = |what: &str, position: usize| format!("curl: (3) {what} in URL position {position}:\n{url}\n{}^\n", " ".repeat(position.saturating_sub(1)));
+    let chars: Vec<char> = url.chars().collect();
+    let mut urls = vec![String::new()];
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let choices: Vec<String> = match c {
+            '{' => {
+                let Some(close) = chars[i..].iter().position(|c| *c == '}').map(|p| p + i) else {
+                    return Err(complaint("unmatched brace", i + 1));
+                };
+                if let Some(nested) = chars[i + 1..close].iter().position(|c| matches!(c, '{' | '[')) {
+                    return Err(complaint("nested brace", i + 2 + nested));
+                }
+                let inner: String = chars[i + 1..close].iter().collect();
+                i = close + 1;
+                inner.split(',').map(str::to_string).collect()
+            }
+            '[' => {
+                let Some(close) = chars[i..].iter().position(|c| *c == ']').map(|p| p + i) else {
+                    return Err(complaint("bad range", i + 1));
+                };
+                let inner: String = chars[i + 1..close].iter().collect();
+                // An IPv6 address in brackets is the host, not a range.
+                if inner.contains(':') && inner.chars().all(|c| c.is_ascii_hexdigit() || matches!(c, ':' | '.' | '%')) {
+                    for url in &mut urls {
+                        url.push('[');
+                        url.push_str(&inner);
+                        url.push(']');
+                    }
+                    i = close + 1;
+                    continue;
+                }
+                let range = inner.split_once('-').and_then(|(a, b)| {
+                    if let (Ok(a), Ok(b)) = (a.parse::<u64>(), b.parse::<u64>()) {
+                        return (a <= b && b - a < MAX_GLOB_URLS as u64).then(|| (a..=b).map(|n| n.to_string()).collect::<Vec<_>>());
+                    }
+                    let (mut a, mut b) = (a.chars(), b.chars());
+                    match (a.next(), a.next(), b.next(), b.next()) {
+                        (Some(a), None, Some(b), None) if a.is_ascii_alphabetic() && b.is_ascii_alphabetic() && a <= b => {
+                            Some((a..=b).map(String::from).collect())
+                        }
+                        _ => None,
+                    }
+                });
+                let Some(range) = range else {
+                    return Err(complaint("bad range", i + 1));
+                };
+                i = close + 1;
+                range
+            }
+            _ => {
+                for url in &mut urls {
+                    url.push(c);
+                }
+                i += 1;
+                continue;
+            }
+        };
+        if urls.len().saturating_mul(choices.len()) > MAX_GLOB_URLS {
+            return Err(complaint("too many URLs", i));
+        }
+        urls = urls.iter().flat_map(|url| choices.iter().map(move |choice| format!("{url}{choice}"))).collect();
+    }
+    Ok(urls)
 }
 
 /// curl's receive buffer: the most one read hands to the output.

@@ -151,15 +151,27 @@ fn filesystem_excluded(mount: &str, fstype: &str) -> bool {
 
 /// `/metrics` of `node` now.
 pub fn metrics(cluster: &Cluster, node: &Node) -> String {
+    metrics_named(cluster, node, None)
+}
+
+/// `/metrics` of `node` now, only the family `name` when one is given (a
+/// scraper that keeps one series skips the collectors that cannot give it).
+pub fn metrics_named(cluster: &Cluster, node: &Node, name: Option<&str>) -> String {
+    let wants = |prefixes: &[&str]| name.is_none_or(|name| prefixes.iter().any(|prefix| name.starts_with(prefix)));
     let now = cluster.now;
     let uptime = (now - node.booted_at).max(1) as f64;
-    let mut rng = Rng::derive(cluster.seed, &[&node.hostname, "node-exporter", &now.to_string()]);
+    // Each collector draws its own noise, so one scraped alone reads as in the whole page.
+    let rng_for = |collector: &str| Rng::derive(cluster.seed, &[&node.hostname, "node-exporter", collector, &now.to_string()]);
     let view = View::of(cluster, node, "/");
     let mut families: Vec<Family> = Vec::new();
     let (started, pid) = exporter_process(cluster, node);
-    go_families(&mut families, &mut rng, (now - started).max(1) as f64, now);
-    let load = crate::commands::host::uptime::load_averages(cluster, node);
-    stat_families(&mut families, cluster, node, uptime, load, &mut rng);
+    if wants(&["go_"]) {
+        go_families(&mut families, &mut rng_for("go"), (now - started).max(1) as f64, now);
+    }
+    let load = if wants(&["node_load", "node_procs_"]) { crate::commands::host::uptime::load_averages(cluster, node) } else { [0; 3] };
+    if wants(&["node_cpu", "node_context_switches", "node_forks", "node_intr", "node_procs_"]) {
+        stat_families(&mut families, cluster, node, uptime, load, &mut rng_for("stat"));
+    }
     families.push(single("node_boot_time_seconds", "Node boot time, in unixtime.", "gauge", node.booted_at as f64));
     families.push(Family {
         samples: vec![(
@@ -172,26 +184,32 @@ pub fn metrics(cluster: &Cluster, node: &Node) -> String {
             "gauge",
         )
     });
-    filesystem_families(&mut families, cluster, node);
-    infiniband_families(&mut families, &view, node);
+    if wants(&["node_filesystem_"]) {
+        filesystem_families(&mut families, cluster, node);
+    }
+    if wants(&["node_infiniband_"]) {
+        infiniband_families(&mut families, &view, node);
+    }
     for (name, minutes, hundredths) in [("node_load1", "1m", load[0]), ("node_load15", "15m", load[2]), ("node_load5", "5m", load[1])] {
         families.push(single(name, &format!("{minutes} load average."), "gauge", hundredths as f64 / 100.0));
     }
-    memory_families(&mut families, &view);
-    network_families(&mut families, &view, node);
-    os_families(&mut families, cluster);
-    let mut duration = family("node_scrape_collector_duration_seconds", "node_exporter: Duration of a collector scrape.", "gauge");
-    let mut success = family("node_scrape_collector_success", "node_exporter: Whether a collector succeeded.", "gauge");
-    for (collector, works) in COLLECTORS {
-        // The per-CPU collectors walk 200-odd CPUs; the rest read a file or two.
-        let base = if matches!(*collector, "cpu" | "cpufreq" | "schedstat" | "softnet") { 0.004 } else { 0.00005 };
-        let seconds = (base * (1.0 + 4.0 * rng.unit_f64()) * 1e9).round() / 1e9;
-        duration.samples.push((vec![("collector", collector.to_string())], seconds));
-        success.samples.push((vec![("collector", collector.to_string())], if *works { 1.0 } else { 0.0 }));
+    if wants(&["node_memory_"]) {
+        memory_families(&mut families, &view);
     }
-    families.push(duration);
-    families.push(success);
-    families.push(single("node_time_seconds", "System time in seconds since epoch (1970).", "gauge", now as f64 + (rng.range_u64(0, 1_000_000) as f64) / 1e6));
+    if wants(&["node_network_info", "node_network_up", "node_network_carrier", "node_network_mtu", "node_network_protocol"]) {
+        netclass_families(&mut families, &view, node);
+    }
+    if wants(&["node_network_receive", "node_network_transmit"]) {
+        netdev_families(&mut families, &view);
+    }
+    if wants(&["node_os_"]) {
+        os_families(&mut families, cluster);
+    }
+    if wants(&["node_scrape_collector"]) {
+        scrape_families(&mut families, &mut rng_for("scrape"));
+    }
+    let fraction = rng_for("time").range_u64(0, 1_000_000) as f64 / 1e6;
+    families.push(single("node_time_seconds", "System time in seconds since epoch (1970).", "gauge", now as f64 + fraction));
     let uname = vec![
         ("domainname", "(none)".to_string()),
         ("machine", "x86_64".to_string()),
@@ -202,7 +220,9 @@ pub fn metrics(cluster: &Cluster, node: &Node) -> String {
     ];
     families
         .push(Family { samples: vec![(uname, 1.0)], ..family("node_uname_info", "Labeled system information as provided by the uname system call.", "gauge") });
-    process_families(&mut families, started, pid, (now - started).max(1) as f64);
+    if wants(&["process_"]) {
+        process_families(&mut families, started, pid, (now - started).max(1) as f64);
+    }
     // Prometheus scrapes each node every 15 s; the one now is in flight.
     let scrapes = ((now - started).max(0) / 15) as f64;
     let mut requests = family("promhttp_metric_handler_requests_total", "Total number of scrapes by HTTP status code.", "counter");
@@ -216,7 +236,25 @@ pub fn metrics(cluster: &Cluster, node: &Node) -> String {
     families.push(errors);
     families.push(single("promhttp_metric_handler_requests_in_flight", "Current number of scrapes being served.", "gauge", 1.0));
     families.push(requests);
+    if let Some(name) = name {
+        families.retain(|family| name.strip_prefix(family.name.as_str()).is_some_and(|rest| matches!(rest, "" | "_sum" | "_count" | "_bucket")));
+    }
     render(families)
+}
+
+/// What each collector took, and whether it worked.
+fn scrape_families(families: &mut Vec<Family>, rng: &mut Rng) {
+    let mut duration = family("node_scrape_collector_duration_seconds", "node_exporter: Duration of a collector scrape.", "gauge");
+    let mut success = family("node_scrape_collector_success", "node_exporter: Whether a collector succeeded.", "gauge");
+    for (collector, works) in COLLECTORS {
+        // The per-CPU collectors walk 200-odd CPUs; the rest read a file or two.
+        let base = if matches!(*collector, "cpu" | "cpufreq" | "schedstat" | "softnet") { 0.004 } else { 0.00005 };
+        let seconds = (base * (1.0 + 4.0 * rng.unit_f64()) * 1e9).round() / 1e9;
+        duration.samples.push((vec![("collector", collector.to_string())], seconds));
+        success.samples.push((vec![("collector", collector.to_string())], if *works { 1.0 } else { 0.0 }));
+    }
+    families.push(duration);
+    families.push(success);
 }
 
 /// The exporter's main process: when it started, and its PID.
@@ -488,7 +526,8 @@ fn memory_families(families: &mut Vec<Family>, view: &View) {
 }
 
 /// The netclass collector's families, from `/sys/class/net/IF/`.
-fn network_families(families: &mut Vec<Family>, view: &View, node: &Node) {
+/// The netclass collector's families, from `/sys/class/net`.
+fn netclass_families(families: &mut Vec<Family>, view: &View, node: &Node) {
     let mut info = family("node_network_info", "Non-numeric data from /sys/class/net/<iface>, value is always 1.", "gauge");
     let mut up = family("node_network_up", "Value is 1 if operstate is 'up', 0 otherwise.", "gauge");
     let mut numbers: Vec<(&str, Family)> = [("carrier", "carrier"), ("mtu", "mtu_bytes"), ("type", "protocol_type")]
@@ -519,7 +558,10 @@ fn network_families(families: &mut Vec<Family>, view: &View, node: &Node) {
     }
     families.extend([info, up]);
     families.extend(numbers.into_iter().map(|(_, family)| family));
-    // netdev: every column of /proc/net/dev, named from its header.
+}
+
+/// The netdev collector's families: every column of /proc/net/dev, named from its header.
+fn netdev_families(families: &mut Vec<Family>, view: &View) {
     let text = view.read("/proc/net/dev").map(|text| text.into_owned()).unwrap_or_default();
     let columns: Vec<String> = ["receive", "transmit"]
         .iter()
