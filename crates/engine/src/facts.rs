@@ -54,6 +54,12 @@ pub enum Fact {
     /// (queue wait, start-up, checkpoint load). A job never stopped has
     /// not restarted.
     Restarted { job: String, seconds: i64 },
+    /// An alerting rule named `name`, loaded by the cluster's Prometheus,
+    /// has an alert (pending or firing) for `node` now (a label names the
+    /// node), and its expression finds nothing on the healthy cluster
+    /// running the lab's jobs at the same instant: it fires for the fault
+    /// and stays quiet without it.
+    Alert { name: String, node: String },
     /// The lab's clock is at most `seconds` past the lab's start: with the
     /// other facts of an `expect`, a deadline on the simulated clock.
     By { seconds: i64 },
@@ -141,6 +147,7 @@ impl Fact {
             Fact::LostWork { .. } => "the work a stop lost",
             Fact::Restarted { .. } => "the restart time",
             Fact::By { .. } => "the deadline",
+            Fact::Alert { .. } => "an alerting rule",
         }
     }
 
@@ -169,6 +176,7 @@ impl Fact {
             Fact::LostWork { job, at_most } => format!("the job {job} stopped with at most {at_most} iterations lost since its last checkpoint"),
             Fact::Restarted { job, seconds } => format!("the job {job} training again within {} of each stop", clock_span(*seconds)),
             Fact::By { seconds } => format!("all this by {} into the lab", clock_span(*seconds)),
+            Fact::Alert { name, node } => format!("the alerting rule {name} loaded, active for {node} and quiet on the healthy cluster"),
         }
     }
 
@@ -277,6 +285,10 @@ impl Fact {
                 let elapsed = cluster.now - cluster.started_at();
                 seen(elapsed <= *seconds, format!("the lab's clock is {} past its start", clock_span(elapsed)))
             }
+            Fact::Alert { name, node } => {
+                let (holds, words) = crate::commands::monitoring::rules::judge(cluster, name, node);
+                seen(holds, words)
+            }
         }
     }
 
@@ -294,7 +306,8 @@ impl Fact {
             | Fact::DiagPasses { node, .. }
             | Fact::HcaLink { node, .. }
             | Fact::PcieFull { node, .. }
-            | Fact::Service { node, .. } => Some(node),
+            | Fact::Service { node, .. }
+            | Fact::Alert { node, .. } => Some(node),
             Fact::Repaired { node } => node.as_deref(),
             Fact::AllReduce { .. } | Fact::JobProgress { .. } | Fact::LostWork { .. } | Fact::Restarted { .. } | Fact::By { .. } => None,
         }

@@ -233,6 +233,23 @@ proptest! {
     }
 
     #[test]
+    fn rule_files(body in prop_oneof![
+        nested("  ", "- name: g", ""),
+        nested("- ", "a: b", ""),
+        nested("", "x", ":"),
+        prop::sample::select(EXTREMES.to_vec()).prop_map(|n| format!("groups:\n- name: g\n  interval: {n}s\n  rules:\n  - alert: A\n    expr: up > {n}\n    for: {n}m\n")),
+        "[a-z:{}\\[\\]'\"|>#\n -]{0,80}",
+    ]) {
+        let body = body.replace('\'', "");
+        run_lines(vec![
+            format!("printf '%s' '{body}' > /lustre/monitoring/rules/f.yml"),
+            "promtool check rules /lustre/monitoring/rules/f.yml".to_string(),
+            "curl -s mgmt-01:9090/api/v1/rules".to_string(),
+            format!("cat <<EOF\n{body}\nEOF"),
+        ]);
+    }
+
+    #[test]
     fn hostlists(prefix in "[a-z-]{0,4}", ranges in prop::collection::vec((prop::sample::select(EXTREMES.to_vec()), prop::sample::select(EXTREMES.to_vec())), 1..4)) {
         let inner: Vec<String> = ranges.iter().map(|(a, b)| format!("{a}-{b}")).collect();
         let list = format!("{prefix}[{}],gpu-001", inner.join(","));

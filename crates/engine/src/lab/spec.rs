@@ -199,8 +199,22 @@ pub struct ExpectSpec(pub std::collections::BTreeMap<String, String>);
 const JOB_FACTS: &[&str] = &["step_time_within", "lost_iterations_at_most", "restarted_within"];
 
 /// The keys that say what a fact is about; each entry has exactly one.
-pub const FACT_KINDS: &[&str] =
-    &["slurm", "in_service", "repaired", "healthy", "diag", "link_up", "rate", "pcie_full", "service", "fabric_manager", "all_reduce_within", "job", "by"];
+pub const FACT_KINDS: &[&str] = &[
+    "slurm",
+    "in_service",
+    "repaired",
+    "healthy",
+    "diag",
+    "link_up",
+    "rate",
+    "pcie_full",
+    "service",
+    "fabric_manager",
+    "all_reduce_within",
+    "job",
+    "by",
+    "alert",
+];
 
 fn percentage(field: &'static str, key: &str, within: &str) -> Result<f64, ResolveError> {
     match parse_tolerance(within) {
@@ -236,6 +250,7 @@ impl ExpectSpec {
             self.get("all_reduce_within").is_some(),
             self.get("job").is_some(),
             self.get("by").is_some(),
+            self.get("alert").is_some(),
         ];
         FACT_KINDS.iter().zip(present).filter(|(_, on)| *on).map(|(kind, _)| *kind).collect()
     }
@@ -323,6 +338,10 @@ impl ExpectSpec {
                     other => return Err(error(field, format!("`fabric_manager` must be `active` or `inactive`, not `{other}`"))),
                 };
                 Fact::Service { node: need_node("fabric_manager")?, service: "nvidia-fabricmanager".to_string(), active }
+            }
+            "alert" => {
+                let name = text(field, self.get("alert").as_deref().unwrap_or_default(), values)?;
+                Fact::Alert { name, node: need_node("alert")? }
             }
             "all_reduce_within" => {
                 let within = text(field, self.get("all_reduce_within").as_deref().unwrap_or_default(), values)?;

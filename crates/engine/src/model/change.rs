@@ -581,6 +581,18 @@ impl Cluster {
             }
             return;
         }
+        // The shared file system is one: a file written there is on every node.
+        if let Change::WriteFile { path, .. } = change {
+            if path.starts_with(&format!("{}/", super::storage::SHARED_MOUNT)) {
+                let hosts: Vec<String> = self.nodes.iter().map(|node| node.hostname.clone()).collect();
+                for host in hosts {
+                    if let Some(node) = self.node_mut(&host) {
+                        write_file(node, change);
+                    }
+                }
+                return;
+            }
+        }
         let Some(node) = self.node_mut(change.node()) else {
             return;
         };
@@ -661,13 +673,7 @@ impl Cluster {
                     }
                 }
             }
-            Change::WriteFile { path, text, append, .. } => {
-                let file = node.files.entry(path.clone()).or_default();
-                if !*append {
-                    file.clear();
-                }
-                file.push_str(text);
-            }
+            Change::WriteFile { .. } => write_file(node, change),
             Change::Cordon { unschedulable, drained, .. } => {
                 node.cordoned_since = if *unschedulable { node.cordoned_since.or(Some(at)) } else { None };
                 node.drained_pods = *unschedulable && (*drained || node.drained_pods);
@@ -722,6 +728,17 @@ impl Cluster {
                 }
             }
         }
+    }
+}
+
+/// A written file's text on `node`: replaced, or appended to.
+fn write_file(node: &mut super::node::Node, change: &Change) {
+    if let Change::WriteFile { path, text, append, .. } = change {
+        let file = node.files.entry(path.clone()).or_default();
+        if !*append {
+            file.clear();
+        }
+        file.push_str(text);
     }
 }
 

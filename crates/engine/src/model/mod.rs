@@ -562,6 +562,19 @@ impl Cluster {
         Cluster::build(&self.config, self.seed)
     }
 
+    /// The healthy cluster running the lab's jobs that ran at its start,
+    /// at this cluster's instant: what a check of "quiet without the
+    /// fault" compares with.
+    pub fn healthy_running(&self) -> Cluster {
+        let mut healthy = self.healthy();
+        if let Some(pacer) = self.pacer {
+            let specs: Vec<workload::WorkloadSpec> = self.workload_specs.iter().map(|spec| (**spec).clone()).collect();
+            healthy.start_lab_workloads(&specs, pacer);
+        }
+        healthy.advance_to(self.now);
+        healthy
+    }
+
     /// When the lab's clock started.
     pub fn started_at(&self) -> EpochSeconds {
         self.started_at

@@ -36,6 +36,9 @@ pub struct Mount {
 /// the same files.
 pub const SHARED_MOUNT: &str = "/lustre";
 pub const SHARED_SOURCE: &str = "10.1.255.250@tcp:/lustre";
+/// The monitoring team's rule files, on the shared file system, which the
+/// cluster's Prometheus reads (`rule_files`).
+pub const RULES_DIR: &str = "/lustre/monitoring/rules";
 /// Its capacity: 2 PiB, in KiB.
 pub const SHARED_KIB: u64 = 2 << 40;
 

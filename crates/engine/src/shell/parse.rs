@@ -105,6 +105,9 @@ pub enum RedirectKind {
     BothAppend,
     /// `<<<word`: the word and a newline as standard input.
     HereString,
+    /// `<<DELIM` and `<<-DELIM`: the lines up to DELIM as standard input
+    /// (expanded as in double quotes unless DELIM was quoted).
+    HereDocument,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -211,8 +214,6 @@ pub enum SyntaxError {
     UnterminatedQuote(char),
     /// The line ended inside a compound command or after `|`, `&&`, `||`.
     UnexpectedEof,
-    /// Here-documents need more lines than one command line has.
-    HereDocument,
     /// Nested deeper than [`MAX_SHELL_DEPTH`].
     TooDeep,
 }
@@ -224,7 +225,6 @@ impl SyntaxError {
             SyntaxError::UnexpectedToken(token) => format!("syntax error near unexpected token `{token}'"),
             SyntaxError::UnterminatedQuote(quote) => format!("unexpected EOF while looking for matching `{quote}'"),
             SyntaxError::UnexpectedEof => "syntax error: unexpected end of file".to_string(),
-            SyntaxError::HereDocument => "here-documents (<<) are not supported in this simulated shell; use a here-string (<<<) or echo ... |".to_string(),
             SyntaxError::TooDeep => {
                 format!("syntax error: nested too deeply (this simulated shell nests compound commands and substitutions at most {MAX_SHELL_DEPTH} deep)")
             }
@@ -434,8 +434,9 @@ impl Parser {
         let rest: String = self.chars[self.at..].iter().take(3).collect();
         let op = ["<<<", "<<", "<&", ">>", ">&", ">|", "<", ">"].into_iter().find(|op| rest.starts_with(op)).unwrap_or(">");
         self.at += op.len();
-        if op == "<<" {
-            return Err(SyntaxError::HereDocument);
+        if op == "<<" && self.chars.get(self.at) == Some(&'-') {
+            self.at += 1;
+            return Ok(Token::Redirect(fd, "<<-"));
         }
         Ok(Token::Redirect(fd, op))
     }
@@ -1056,6 +1057,10 @@ impl Parser {
             Token::Word(word) => word,
             token => return Err(self.unexpected(token)),
         };
+        if op == "<<" || op == "<<-" {
+            let target = self.here_document(&target, op == "<<-")?;
+            return Ok(Redirect { fd: fd.unwrap_or(0), kind: RedirectKind::HereDocument, target });
+        }
         let (default_fd, kind) = match op {
             "<" => (0, RedirectKind::Input),
             "<<<" => (0, RedirectKind::HereString),
@@ -1072,6 +1077,55 @@ impl Parser {
             _ => kind,
         };
         Ok(Redirect { fd: fd.unwrap_or(default_fd), kind, target })
+    }
+
+    /// A here-document's body: the lines after the one being read, up to
+    /// the delimiter's line, taken out of the text so that parsing goes on
+    /// after them (a second here-document on the line reads the lines that
+    /// follow the first's). Without its delimiter yet, the command is
+    /// incomplete and waits for more lines, as bash's `> ` prompt does.
+    fn here_document(&mut self, delimiter: &Word, strip_tabs: bool) -> Result<Word, SyntaxError> {
+        let quoted = delimiter.quoted || delimiter.parts.iter().any(|part| matches!(part, Part::Literal { quoted: true, .. }));
+        let name: String = delimiter
+            .parts
+            .iter()
+            .map(|part| match part {
+                Part::Literal { text, .. } => text.clone(),
+                _ => String::new(),
+            })
+            .collect();
+        let Some(line_end) = self.chars[self.at..].iter().position(|c| *c == '\n').map(|p| p + self.at) else {
+            return Err(SyntaxError::UnexpectedEof);
+        };
+        let mut body = String::new();
+        let mut at = line_end + 1;
+        loop {
+            if at > self.chars.len() {
+                return Err(SyntaxError::UnexpectedEof);
+            }
+            let end = self.chars[at..].iter().position(|c| *c == '\n').map_or(self.chars.len(), |p| p + at);
+            let mut line: String = self.chars[at..end].iter().collect();
+            if strip_tabs {
+                line = line.trim_start_matches('\t').to_string();
+            }
+            if line == name {
+                self.chars.drain(line_end + 1..(end + 1).min(self.chars.len()));
+                break;
+            }
+            if end == self.chars.len() {
+                return Err(SyntaxError::UnexpectedEof);
+            }
+            body.push_str(&line);
+            body.push('\n');
+            at = end + 1;
+        }
+        if quoted {
+            return Ok(Word { parts: vec![Part::Literal { text: body, quoted: true }], quoted: true });
+        }
+        // Expanded as inside double quotes, where a `"` is just a character.
+        let text = format!("\"{}\"", body.replace('"', "\\\""));
+        let mut inner = Parser::new(&text, self.depth);
+        inner.word()
     }
 
     fn simple_command(&mut self) -> Result<Command, SyntaxError> {

@@ -556,6 +556,23 @@ mod tests {
     }
 
     #[test]
+    fn a_here_document_waits_for_its_delimiter() {
+        let mut shell = session();
+        for line in ["cat <<EOF | tr a-z A-Z", "home $HOME \"q\" $(echo sub)"] {
+            assert_eq!((shell.run(line).text().as_str(), shell.prompt().as_str()), ("", "> "));
+        }
+        assert_eq!(shell.run("EOF").stdout(), "HOME /HOME/USER \"Q\" SUB\n");
+        // A quoted delimiter keeps the text as written; `<<-` strips leading tabs.
+        assert_eq!(shell.run("cat <<'END'\n$HOME `x`\nEND").stdout(), "$HOME `x`\n");
+        assert_eq!(shell.run("cat <<-X\n\t\tindented\n\tX").stdout(), "indented\n");
+        // Two on one line read the lines in turn (the last is the input, as
+        // in bash); the command goes on after them.
+        assert_eq!(shell.run("cat <<A - <<B; echo after\na\nA\nb\nB").stdout(), "b\nafter\n");
+        shell.run("cat > notes.txt <<EOF\nline one\nline two\nEOF");
+        assert_eq!(shell.run("wc -l < notes.txt").stdout(), "2\n");
+    }
+
+    #[test]
     fn a_new_session_is_the_initial_snapshot() {
         assert_eq!(session().snapshot(), SessionSnapshot::initial("gpu-001"));
     }

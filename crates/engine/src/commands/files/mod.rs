@@ -30,12 +30,33 @@ pub const ROOT_HOME: &str = "/root";
 /// home and the network configuration (`model::network::NETPLAN_FILE`).
 fn writable(path: &str, root: bool) -> bool {
     let under = |dir: &str| path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'));
-    under(HOME) || path.starts_with("/tmp/") || (root && (under(ROOT_HOME) || under("/etc/netplan")))
+    under(HOME) || path.starts_with("/tmp/") || under(RULES) || (root && (under(ROOT_HOME) || under("/etc/netplan")))
 }
 
 /// Directories every node has, beyond those that hold a generated or written file.
-const DIRECTORIES: &[&str] =
-    &["/", "/dev", "/etc", "/home", HOME, "/lustre", CHECKPOINTS, "/proc", "/proc/driver", "/root", "/sys", "/sys/class", "/tmp", "/var", "/var/log"];
+const DIRECTORIES: &[&str] = &[
+    "/",
+    "/dev",
+    "/etc",
+    "/home",
+    HOME,
+    "/lustre",
+    CHECKPOINTS,
+    "/lustre/monitoring",
+    RULES,
+    "/proc",
+    "/proc/driver",
+    "/root",
+    "/sys",
+    "/sys/class",
+    "/tmp",
+    "/var",
+    "/var/log",
+];
+
+/// Where the cluster's Prometheus reads its rule files: the operators'
+/// group (`adm`) writes them, as a monitoring team's shared directory.
+pub const RULES: &str = crate::model::storage::RULES_DIR;
 
 /// Where the jobs keep their checkpoints: open to every user, as scratch is.
 const CHECKPOINTS: &str = "/lustre/checkpoints";
@@ -273,10 +294,11 @@ impl<'a> View<'a> {
         let written = self.node.is_some_and(|node| node.files.contains_key(path));
         let kernel = path.starts_with("/proc") || path.starts_with("/sys") || path.starts_with("/dev");
         let checkpoint = path.strip_prefix(CHECKPOINTS).is_some_and(|rest| rest.starts_with('/'));
-        let user_owned = path.starts_with(HOME) || (written && path.starts_with("/tmp/")) || checkpoint;
+        let user_owned = path.starts_with(HOME) || (written && (path.starts_with("/tmp/") || path.starts_with(RULES))) || checkpoint;
         let mode = match kind {
             Kind::CharDevice => device_mode.unwrap_or(0o666),
             Kind::Directory if path == "/tmp" || path == CHECKPOINTS => 0o1777,
+            Kind::Directory if path == RULES => 0o2775,
             // What a job writes, with Ubuntu's umask for users (002).
             Kind::Directory if checkpoint => 0o775,
             Kind::Directory if path == HOME => 0o750,

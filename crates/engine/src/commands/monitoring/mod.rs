@@ -4,3 +4,5 @@
 pub mod prometheus;
 pub mod promql;
 pub mod promtool;
+pub mod rules;
+pub mod yaml;

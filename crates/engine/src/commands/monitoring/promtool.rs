@@ -259,17 +259,49 @@ impl Command for Promtool {
         }
         let mut words = words.into_iter();
         match (words.next().as_deref(), words.next().as_deref()) {
-            (None, _) => Output::error(format!("{USAGE}promtool: error: expected command but got nothing\n").replacen("usage", "usage", 1), 1),
+            (None, _) => Output::error(format!("{USAGE}promtool: error: expected command but got nothing\n"), 1),
             (Some("help"), _) => Output::ok(USAGE),
             (Some("query"), Some(kind @ ("instant" | "range" | "labels" | "series"))) => query(invocation, kind, words.collect(), &options),
             (Some("query"), Some(other)) => kingpin(&format!("expected command but got {other:?}")),
             (Some("query"), None) => kingpin("expected command but got nothing"),
-            (Some("check" | "test" | "tsdb" | "debug" | "push" | "promql"), _) => {
-                Output::error("promtool: this subcommand is not emulated; try 'promtool query instant http://mgmt-01:9090 EXPR'\n".to_string(), 1)
-            }
+            (Some("check"), Some("rules")) => check_rules(invocation, words.collect()),
+            (Some("check" | "test" | "tsdb" | "debug" | "push" | "promql"), _) => Output::error(
+                "promtool: this subcommand is not emulated; try 'promtool check rules FILE' or 'promtool query instant http://mgmt-01:9090 EXPR'\n".to_string(),
+                1,
+            ),
             (Some(other), _) => kingpin(&format!("expected command but got {other:?}")),
         }
     }
+}
+
+/// `promtool check rules FILE...`: each file's groups checked as
+/// Prometheus loads them (standard input when no file is named).
+fn check_rules(invocation: &Invocation, files: Vec<String>) -> Output {
+    let view = crate::commands::files::View::for_command(invocation);
+    let mut output = Output::default();
+    let inputs: Vec<(String, Result<String, String>)> = if files.is_empty() {
+        vec![("standard input".to_string(), Ok(invocation.stdin.to_string()))]
+    } else {
+        files
+            .iter()
+            .map(|file| (file.clone(), view.read(file).map(|text| text.into_owned()).map_err(|reason| format!("open {file}: {}", reason.to_lowercase()))))
+            .collect()
+    };
+    for (name, text) in inputs {
+        output.stdout += &format!("Checking {name}\n");
+        let result = text.map_err(|error| vec![error]).and_then(|text| super::rules::parse_file(&name, &text));
+        match result {
+            Ok(groups) => output.stdout += &format!("  SUCCESS: {} rules found\n\n", groups.iter().map(|group| group.rules.len()).sum::<usize>()),
+            Err(errors) => {
+                output.stderr += "  FAILED:\n";
+                for error in errors {
+                    output.stderr += &format!("{error}\n");
+                }
+                output.status = 1;
+            }
+        }
+    }
+    output
 }
 
 fn query(invocation: &Invocation, kind: &str, args: Vec<String>, options: &Options) -> Output {

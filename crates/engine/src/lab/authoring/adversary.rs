@@ -195,9 +195,15 @@ fn guess(compiled: &Compiled, seed: u64) -> f64 {
 }
 
 /// Whether a line left the cluster as it was: what it added is traffic,
-/// servers that listen and files the trainee wrote.
+/// servers that listen and files the trainee wrote (not rule files, which
+/// the cluster's Prometheus loads).
 fn changed_nothing(changes: &[(i64, Change)]) -> bool {
-    changes.iter().all(|(_, change)| matches!(change, Change::Traffic { .. } | Change::Listen { .. } | Change::StopListening { .. } | Change::WriteFile { .. }))
+    // A written file is a note, unless Prometheus reads it as a rule.
+    let rules = format!("{}/", crate::model::storage::RULES_DIR);
+    changes.iter().all(|(_, change)| match change {
+        Change::WriteFile { path, .. } => !path.starts_with(&rules),
+        _ => matches!(change, Change::Traffic { .. } | Change::Listen { .. } | Change::StopListening { .. }),
+    })
 }
 
 /// b: only commands that change nothing, then every check.

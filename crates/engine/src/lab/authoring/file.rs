@@ -250,6 +250,7 @@ pub struct ExpectTable {
     pub active: Option<bool>,
     pub fabric_manager: Option<String>,
     pub all_reduce_within: Option<String>,
+    pub alert: Option<String>,
     pub job: Option<String>,
     pub step_time_within: Option<String>,
     pub lost_iterations_at_most: Option<Scalar>,
@@ -369,6 +370,7 @@ pub(crate) const EXPECT_KEYS: &[&str] = &[
     "lost_iterations_at_most",
     "restarted_within",
     "by",
+    "alert",
 ];
 pub(crate) const SOLUTION_KEYS: &[&str] = &["steps", "answers", "wrong", "alternatives", "mistakes"];
 pub(crate) const ALTERNATIVE_KEYS: &[&str] = &["name", "steps", "answers"];
@@ -996,6 +998,7 @@ fn expect_table(t: &Table, problems: &mut Vec<Problem>) -> ExpectTable {
         lost_iterations_at_most: t.optional(problems, "lost_iterations_at_most", scalar),
         restarted_within: t.optional(problems, "restarted_within", string),
         by: t.optional(problems, "by", string),
+        alert: t.optional(problems, "alert", string),
     }
 }
 

@@ -480,6 +480,7 @@ fn expect_spec(e: &ExpectTable) -> ExpectSpec {
     put("lost_iterations_at_most", e.lost_iterations_at_most.as_ref().map(Scalar::as_text));
     put("restarted_within", e.restarted_within.clone());
     put("by", e.by.clone());
+    put("alert", e.alert.clone());
     ExpectSpec(map)
 }
 

@@ -57,6 +57,7 @@ pub fn json_schema() -> String {
         "active": {{ "type": "boolean" }},
         "fabric_manager": {{ "enum": ["active", "inactive"] }},
         "all_reduce_within": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$" }},
+        "alert": {{ "type": "string", "description": "with node: an alerting rule of that name, loaded by Prometheus, has an alert for the node now and finds nothing on the healthy cluster" }},
         "job": {{ "type": "string", "description": "a [[jobs]] name: it runs and makes progress" }},
         "step_time_within": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$" }},
         "lost_iterations_at_most": {{ "type": ["integer", "string"], "description": "with job: its runs that were stopped lost at most this many iterations since their last checkpoint" }},

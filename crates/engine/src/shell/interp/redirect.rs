@@ -42,6 +42,7 @@ impl<'c, 's> Interp<'c, 's> {
                     }
                 },
                 RedirectKind::HereString => new_input = Some(Input::new(target + "\n")),
+                RedirectKind::HereDocument => new_input = Some(Input::new(target)),
                 RedirectKind::Duplicate => {
                     let copy = match target.as_str() {
                         "1" => sinks[0],

@@ -8,6 +8,7 @@
 pub mod json;
 pub mod scrape;
 
+use super::rules;
 use crate::commands::host::curl::Response;
 use crate::commands::monitoring::promql::eval::{Evaluator, Labels, Value};
 use crate::commands::monitoring::promql::parser;
@@ -191,8 +192,12 @@ pub fn serve(cluster: &Cluster, request: &Request) -> Response {
             series(cluster, &matches, now)
         }
         "/api/v1/targets" => json(200, json::success(&targets_json(cluster, now))),
-        "/api/v1/alerts" => json(200, json::success("{\"alerts\":[]}")),
-        "/api/v1/rules" => json(200, json::success("{\"groups\":[]}")),
+        "/api/v1/alerts" => json(200, json::success(&alerts_json(cluster, now))),
+        "/api/v1/rules" => match param("type") {
+            None | Some("") => json(200, json::success(&rules_json(cluster, now, None))),
+            Some(kind @ ("alert" | "record")) => json(200, json::success(&rules_json(cluster, now, Some(kind)))),
+            Some(other) => bad_data(&format!("invalid parameter \"type\": not supported value {other:?}")),
+        },
         "/api/v1/status/config" => json(200, json::success(&format!("{{\"yaml\":{}}}", json::string(&config_yaml(cluster), true)))),
         "/api/v1/status/buildinfo" => json(
             200,
@@ -434,9 +439,10 @@ fn target_error(cluster: &Cluster, target: &scrape::Target) -> String {
 pub fn config_yaml(cluster: &Cluster) -> String {
     let list = |port: u16| -> String { cluster.nodes.iter().map(|node| format!("    - {}:{port}\n", node.hostname)).collect() };
     format!(
-        "global:\n  scrape_interval: 15s\n  scrape_timeout: 10s\n  scrape_protocols:\n  - OpenMetricsText1.0.0\n  - OpenMetricsText0.0.1\n  - PrometheusText0.0.4\n  evaluation_interval: 15s\nalerting:\n  alertmanagers:\n  - follow_redirects: true\n    enable_http2: true\n    scheme: http\n    timeout: 10s\n    api_version: v2\n    static_configs:\n    - targets: []\nscrape_configs:\n- job_name: prometheus\n  honor_timestamps: true\n  track_timestamps_staleness: false\n  scrape_interval: 15s\n  scrape_timeout: 10s\n  scrape_protocols:\n  - OpenMetricsText1.0.0\n  - OpenMetricsText0.0.1\n  - PrometheusText0.0.4\n  metrics_path: /metrics\n  scheme: http\n  enable_compression: true\n  follow_redirects: true\n  enable_http2: true\n  static_configs:\n  - targets:\n    - localhost:9090\n{}{}",
+        "global:\n  scrape_interval: 15s\n  scrape_timeout: 10s\n  scrape_protocols:\n  - OpenMetricsText1.0.0\n  - OpenMetricsText0.0.1\n  - PrometheusText0.0.4\n  evaluation_interval: 15s\nalerting:\n  alertmanagers:\n  - follow_redirects: true\n    enable_http2: true\n    scheme: http\n    timeout: 10s\n    api_version: v2\n    static_configs:\n    - targets: []\nrule_files:\n- {RULES}/*.yml\n- {RULES}/*.yaml\nscrape_configs:\n- job_name: prometheus\n  honor_timestamps: true\n  track_timestamps_staleness: false\n  scrape_interval: 15s\n  scrape_timeout: 10s\n  scrape_protocols:\n  - OpenMetricsText1.0.0\n  - OpenMetricsText0.0.1\n  - PrometheusText0.0.4\n  metrics_path: /metrics\n  scheme: http\n  enable_compression: true\n  follow_redirects: true\n  enable_http2: true\n  static_configs:\n  - targets:\n    - localhost:9090\n{}{}",
         job_yaml("node", &list(crate::commands::host::node_exporter::PORT)),
-        job_yaml("dcgm", &list(crate::commands::gpu::dcgm_exporter::PORT))
+        job_yaml("dcgm", &list(crate::commands::gpu::dcgm_exporter::PORT)),
+        RULES = crate::model::storage::RULES_DIR,
     )
 }
 
@@ -444,6 +450,86 @@ fn job_yaml(name: &str, targets: &str) -> String {
     format!(
         "- job_name: {name}\n  honor_timestamps: true\n  track_timestamps_staleness: false\n  scrape_interval: 15s\n  scrape_timeout: 10s\n  scrape_protocols:\n  - OpenMetricsText1.0.0\n  - OpenMetricsText0.0.1\n  - PrometheusText0.0.4\n  metrics_path: /metrics\n  scheme: http\n  enable_compression: true\n  follow_redirects: true\n  enable_http2: true\n  static_configs:\n  - targets:\n{targets}"
     )
+}
+
+/// An alert as the API writes it.
+fn alert_json(alert: &rules::Alert) -> String {
+    format!(
+        "{{\"labels\":{},\"annotations\":{},\"state\":\"{}\",\"activeAt\":\"{}\",\"value\":\"{}\"}}",
+        json::labels(&alert.labels),
+        json::labels(&alert.annotations),
+        if alert.firing { "firing" } else { "pending" },
+        rfc3339_nano(alert.active_at_ms, 0),
+        json::float_e(alert.value)
+    )
+}
+
+/// `/api/v1/alerts`: every loaded alerting rule's alerts now.
+fn alerts_json(cluster: &Cluster, now: i64) -> String {
+    let mut storage = Scrapes::new(cluster, now);
+    let mut items = Vec::new();
+    for (group, loaded) in rules::loaded(cluster) {
+        for rule in &group.rules {
+            items.extend(rules::alerts(&mut storage, &group, rule, loaded, now).iter().map(alert_json));
+        }
+    }
+    format!("{{\"alerts\":[{}]}}", items.join(","))
+}
+
+/// `/api/v1/rules`: the loaded groups, their rules (of `kind` only, when
+/// given) with each alerting rule's state and alerts.
+fn rules_json(cluster: &Cluster, now: i64, kind: Option<&str>) -> String {
+    let mut storage = Scrapes::new(cluster, now);
+    let mut groups = Vec::new();
+    for (group, loaded) in rules::loaded(cluster) {
+        let last = rules::last_evaluation(&group, loaded, now).unwrap_or(loaded);
+        let evaluated = rfc3339_nano(last, 412_337);
+        let mut items = Vec::new();
+        for rule in &group.rules {
+            let query = json::string(&rule.expr_text.split_whitespace().collect::<Vec<_>>().join(" "), true);
+            match (&rule.name, kind) {
+                (rules::Name::Alert(name), None | Some("alert")) => {
+                    let alerts = rules::alerts(&mut storage, &group, rule, loaded, now);
+                    let state = if alerts.iter().any(|a| a.firing) {
+                        "firing"
+                    } else if alerts.is_empty() {
+                        "inactive"
+                    } else {
+                        "pending"
+                    };
+                    let listed: Vec<String> = alerts.iter().map(alert_json).collect();
+                    items.push(format!(
+                        "{{\"state\":\"{state}\",\"name\":{},\"query\":{query},\"duration\":{},\"keepFiringFor\":{},\"labels\":{},\"annotations\":{},\"alerts\":[{}],\"health\":\"ok\",\"evaluationTime\":0.000512337,\"lastEvaluation\":\"{evaluated}\",\"type\":\"alerting\"}}",
+                        json::string(name, true),
+                        rule.for_ms / 1000,
+                        rule.keep_firing_for_ms / 1000,
+                        json::labels(&rule.labels),
+                        json::labels(&rule.annotations),
+                        listed.join(",")
+                    ));
+                }
+                (rules::Name::Record(name), None | Some("record")) => {
+                    let labels = if rule.labels.is_empty() { String::new() } else { format!("\"labels\":{},", json::labels(&rule.labels)) };
+                    items.push(format!(
+                        "{{\"name\":{},\"query\":{query},{labels}\"health\":\"ok\",\"evaluationTime\":0.000301822,\"lastEvaluation\":\"{evaluated}\",\"type\":\"recording\"}}",
+                        json::string(name, true)
+                    ));
+                }
+                _ => {}
+            }
+        }
+        if items.is_empty() && kind.is_some() {
+            continue;
+        }
+        groups.push(format!(
+            "{{\"name\":{},\"file\":{},\"rules\":[{}],\"interval\":{},\"limit\":0,\"evaluationTime\":0.000931552,\"lastEvaluation\":\"{evaluated}\"}}",
+            json::string(&group.name, true),
+            json::string(&group.file, true),
+            items.join(","),
+            group.interval_ms / 1000
+        ));
+    }
+    format!("{{\"groups\":[{}]}}", groups.join(","))
 }
 
 /// The web UI's page: a script-driven application a terminal cannot run.

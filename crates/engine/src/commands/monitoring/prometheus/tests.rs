@@ -106,3 +106,65 @@ fn curl_expands_globs_and_go_refuses_what_it_cannot_reach() {
     let (_, err, status) = run(&mut shell, "promtool query instant http://mgmt-01:9090");
     assert_eq!((err.as_str(), status), ("promtool: error: required argument 'expr' not provided, try --help\n", 1));
 }
+
+const CAP_LAB: &str = "\n[[jobs]]\nname = \"pretrain\"\nkind = \"training\"\nnodes = [\"gpu-001\", \"gpu-002\"]\nparams = \"8B\"\ntensor = 4\npipeline = 1\nglobal_batch = 32\nseq_len = 2048\nstart = \"running\"\n\n[[faults]]\nkind = \"gpu-power-cap\"\nnode = \"gpu-002\"\ngpu = 3\nwatts = 350\nat = \"-10m\"\n";
+
+const RULE: &str = "cat > /lustre/monitoring/rules/gpu.yml <<'EOF'\ngroups:\n- name: gpu\n  rules:\n  - alert: GpuPowerLimited\n    expr: DCGM_FI_DEV_POWER_USAGE < 450 and DCGM_FI_DEV_GPU_UTIL > 90\n    for: 5m\n    labels:\n      owner: gpu-oncall\n    annotations:\n      summary: \"GPU {{ $labels.gpu }} of {{ $labels.Hostname }} draws {{ $value | humanize }} W\"\nEOF";
+
+#[test]
+fn a_rule_file_loads_pends_then_fires() {
+    let mut shell = lab_shell(CAP_LAB);
+    assert_eq!(run(&mut shell, "curl -s mgmt-01:9090/api/v1/alerts").0, "{\"status\":\"success\",\"data\":{\"alerts\":[]}}");
+    let (_, err, status) = run(&mut shell, RULE);
+    assert_eq!((err.as_str(), status), ("", 0));
+    // The shared file system is one: every node sees the file.
+    assert_eq!(run(&mut shell, "ssh gpu-002 grep -c alert: /lustre/monitoring/rules/gpu.yml").0, "1\n");
+    assert_eq!(
+        run(&mut shell, "promtool check rules /lustre/monitoring/rules/gpu.yml").0,
+        "Checking /lustre/monitoring/rules/gpu.yml\n  SUCCESS: 1 rules found\n\n"
+    );
+    let (out, _, _) = run(&mut shell, "curl -s mgmt-01:9090/api/v1/alerts");
+    assert!(out.contains("\"alertname\":\"GpuPowerLimited\""), "{out}");
+    assert!(out.contains("\"Hostname\":\"gpu-002\"") && out.contains("\"gpu\":\"3\""), "{out}");
+    assert!(out.contains("\"state\":\"pending\""), "{out}");
+    assert!(out.contains("\"summary\":\"GPU 3 of gpu-002 draws 3"), "{out}");
+    run(&mut shell, "sleep 330");
+    let (out, _, _) = run(&mut shell, "curl -s 'mgmt-01:9090/api/v1/rules?type=alert'");
+    assert!(out.contains("\"state\":\"firing\",\"name\":\"GpuPowerLimited\""), "{out}");
+    assert!(out.contains("\"duration\":300"), "{out}");
+    let (holds, words) = crate::commands::monitoring::rules::judge(&shell.cluster, "GpuPowerLimited", "gpu-002");
+    assert!(holds, "{words}");
+    // The limit restored, the alert resolves at the next evaluation.
+    run(&mut shell, "ssh gpu-002 sudo nvidia-smi -i 3 -pl 700");
+    run(&mut shell, "sleep 30");
+    assert_eq!(run(&mut shell, "curl -s mgmt-01:9090/api/v1/alerts").0, "{\"status\":\"success\",\"data\":{\"alerts\":[]}}");
+}
+
+#[test]
+fn a_rule_that_fires_without_the_fault_is_not_judged_to_catch_it() {
+    let mut shell = lab_shell(CAP_LAB);
+    run(&mut shell, &RULE.replace("DCGM_FI_DEV_POWER_USAGE < 450 and DCGM_FI_DEV_GPU_UTIL > 90", "DCGM_FI_DEV_POWER_USAGE > 0"));
+    let (holds, words) = crate::commands::monitoring::rules::judge(&shell.cluster, "GpuPowerLimited", "gpu-002");
+    assert!(!holds);
+    assert!(words.contains("also finds 16 series on the healthy cluster"), "{words}");
+    let (holds, words) = crate::commands::monitoring::rules::judge(&shell.cluster, "NoSuchRule", "gpu-002");
+    assert_eq!((holds, words.as_str()), (false, "Prometheus has loaded no alerting rule named NoSuchRule"));
+}
+
+#[test]
+fn promtool_reports_a_broken_rule_file() {
+    let mut shell = lab_shell("");
+    run(&mut shell, "printf 'groups:\\n- name: g\\n  rules:\\n  - alert: A\\n    expr: rate(up)\\n' > bad.yml");
+    let (out, err, status) = run(&mut shell, "promtool check rules bad.yml");
+    assert_eq!(out, "Checking bad.yml\n");
+    assert_eq!(
+        err,
+        "  FAILED:\nbad.yml: 5:11: group \"g\", rule 1, \"A\": could not parse expression: 1:6: parse error: expected type range vector in call to function \"rate\", got instant vector\n"
+    );
+    assert_eq!(status, 1);
+    let (_, err, _) = run(&mut shell, "promtool check rules missing.yml");
+    assert_eq!(err, "  FAILED:\nopen missing.yml: no such file or directory\n");
+    // A broken file loads nothing; the others still do.
+    run(&mut shell, "cp bad.yml /lustre/monitoring/rules/bad.yml");
+    assert!(run(&mut shell, "curl -s mgmt-01:9090/api/v1/rules").0.ends_with("{\"groups\":[]}}"));
+}
