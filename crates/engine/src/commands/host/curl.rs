@@ -89,9 +89,11 @@ impl Response {
         }
     }
 
-    /// A handler that sets its own type (none: Go sniffs a text body).
+    /// A handler that sets its own type (none: Go sniffs a text body, and
+    /// sends an empty one with no type).
     pub fn with_type(status: u16, content_type: &'static str, body: String) -> Response {
         match content_type {
+            "" if body.is_empty() => Response { status, headers: Vec::new(), content_type: "", body },
             "" => Response { status, headers: Vec::new(), content_type: "text/plain; charset=utf-8", body },
             _ => Response { status, headers: vec![("Content-Type", content_type.into())], content_type: "", body },
         }
@@ -259,6 +261,8 @@ struct Options {
     data: Vec<String>,
     get: bool,
     globoff: bool,
+    /// `-X`: the method sent, whatever the other options imply.
+    method: Option<String>,
 }
 
 /// curl's complaint about option `name` (`-m`, `--connect-timeout`), and its hint.
@@ -339,6 +343,7 @@ impl Command for Curl {
                     (Some('d'), _) | (None, Some("data-raw")) => options.data.push(value.unwrap_or_default()),
                     (None, Some("data-urlencode")) => options.data.push(url_encoded(&value.unwrap_or_default())),
                     (Some('G'), _) => options.get = true,
+                    (Some('X'), _) => options.method = value,
                     (Some('g'), _) => options.globoff = true,
                     (Some('m'), _) | (None, Some("connect-timeout")) => match seconds(flag, value) {
                         Ok(ms) => options.timeout_ms = Some(options.timeout_ms.map_or(ms, |t| t.min(ms))),
@@ -468,14 +473,15 @@ fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut
         (_, Peer::Node(node)) => frontend_ip(&node.hostname),
     };
     say(output, &format!("*   Trying {address}:{}...\n", url.port));
-    let method = if !options.data.is_empty() && !options.get {
+    let implied = if !options.data.is_empty() && !options.get {
         "POST"
     } else if options.head {
         "HEAD"
     } else {
         "GET"
     };
-    let body = if method == "POST" { options.data.join("&") } else { String::new() };
+    let method = options.method.as_deref().unwrap_or(implied);
+    let body = if implied == "POST" { options.data.join("&") } else { String::new() };
     let down = match peer {
         Peer::Node(node) if !node.up(cluster.now) => Some(node),
         _ => None,
@@ -510,9 +516,9 @@ fn transfer(invocation: &Invocation, options: &Options, text: &str, output: &mut
     }
     let host_header = if url.port == 80 { url.host.clone() } else { format!("{}:{}", url.host, url.port) };
     let posted =
-        if method == "POST" { format!("> Content-Length: {}\r\n> Content-Type: application/x-www-form-urlencoded\r\n", body.len()) } else { String::new() };
+        if !body.is_empty() { format!("> Content-Length: {}\r\n> Content-Type: application/x-www-form-urlencoded\r\n", body.len()) } else { String::new() };
     say(output, &format!("> {method} {} HTTP/1.1\r\n> Host: {host_header}\r\n> User-Agent: curl/7.81.0\r\n> Accept: */*\r\n{posted}> \r\n", url.path));
-    if method == "POST" {
+    if !body.is_empty() {
         say(output, &format!("}} [{} bytes data]\n", body.len()));
     }
     say(output, "* Mark bundle as not supporting multiuse\n");

@@ -206,6 +206,10 @@ pub fn serve(cluster: &Cluster, request: &Request) -> Response {
             )),
         ),
         "/-/healthy" => Response::with_type(200, "", "Prometheus Server is Healthy.\n".to_string()),
+        // The lifecycle API is on; a reload has nothing to do, the rules'
+        // reloader having loaded every file as it was written.
+        "/-/reload" if matches!(request.method, "POST" | "PUT") => Response::with_type(200, "", String::new()),
+        "/-/reload" => Response::with_type(405, "", "Only POST or PUT requests allowed\n".to_string()),
         "/-/ready" => Response::with_type(200, "", "Prometheus Server is Ready.\n".to_string()),
         "/" => Response::redirect("/graph", "<a href=\"/graph\">Found</a>.\n\n"),
         "/graph" => Response::with_type(200, "text/html; charset=utf-8", GRAPH_PAGE.to_string()),

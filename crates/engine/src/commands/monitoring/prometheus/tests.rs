@@ -66,6 +66,8 @@ fn the_api_answers_in_prometheus_json() {
     assert!(out.contains("exceeded maximum resolution of 11,000 points per timeseries"), "{out}");
     let (out, _, _) = run(&mut shell, "curl -s mgmt-01:9090/-/healthy; curl -s mgmt-01:9090/nothing");
     assert_eq!(out, "Prometheus Server is Healthy.\n404 page not found\n");
+    let (out, _, _) = run(&mut shell, "curl -s -o /dev/null -w '%{http_code} ' -X POST mgmt-01:9090/-/reload; curl -s mgmt-01:9090/-/reload");
+    assert_eq!(out, "200 Only POST or PUT requests allowed\n");
     let (out, _, _) = run(&mut shell, "curl -s mgmt-01:9090/api/v1/label/job/values");
     assert_eq!(out, "{\"status\":\"success\",\"data\":[\"dcgm\",\"node\",\"prometheus\"]}");
 }
