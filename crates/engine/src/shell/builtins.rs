@@ -290,6 +290,11 @@ fn ssh(interp: &mut Interp, args: &[String], stdin: &str, from_terminal: bool) -
     };
     let host = target.rsplit('@').next().unwrap_or(&target).to_string();
     let command: Vec<&str> = rest.map(String::as_str).collect();
+    if host == crate::model::network::MONITOR_HOST || host == crate::model::network::MONITOR_IP {
+        // The monitoring team's host takes no operator's key.
+        let user = crate::commands::user(&interp.shell.env);
+        return Output::error(format!("{user}@{host}: Permission denied (publickey).\n"), 255);
+    }
     match interp.cluster.node(&host) {
         None => return Output::error(format!("ssh: Could not resolve hostname {host}: Name or service not known\n"), 255),
         Some(node) if !node.up(interp.cluster.now) => return Output::error(format!("ssh: connect to host {host} port 22: No route to host\n"), 255),
@@ -473,6 +478,8 @@ mod tests {
         assert_eq!(shell.prompt(), "user@gpu-001:~$ ");
         let out = shell.run("ssh gpu-009");
         assert_eq!((out.stderr().as_str(), out.status), ("ssh: Could not resolve hostname gpu-009: Name or service not known\n", 255));
+        let out = shell.run("ssh mgmt-01 hostname");
+        assert_eq!((out.stderr().as_str(), out.status), ("user@mgmt-01: Permission denied (publickey).\n", 255));
         // A remote shell is a login shell of its own: the caller's variables stay home.
         shell.run("export MINE=1");
         assert_eq!(shell.run("ssh gpu-002 'echo [$MINE] $HOSTNAME'").stdout(), "[] gpu-002\n");
