@@ -10,6 +10,7 @@ pub mod collectives;
 pub mod execution;
 pub mod fabric;
 pub mod files;
+pub mod go_format;
 pub mod gpu;
 pub mod help;
 pub mod host;

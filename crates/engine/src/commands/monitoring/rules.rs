@@ -9,6 +9,7 @@
 use super::prometheus::scrape::Scrapes;
 use super::promql::eval::{without_name, Evaluator, Labels, Value};
 use super::promql::parser::{self, Expr};
+use super::promql::valid_label_name;
 use super::yaml::{self, Pos, Yaml};
 use crate::model::storage::RULES_DIR;
 use crate::model::Cluster;
@@ -61,11 +62,6 @@ fn duration(text: &str) -> Option<i64> {
         [(super::promql::lexer::Token::Number(n), ..), (super::promql::lexer::Token::End, ..)] if *n == 0.0 => Some(0),
         _ => None,
     }
-}
-
-fn valid_label_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn valid_metric_name(name: &str) -> bool {

@@ -92,20 +92,7 @@ pub fn object_from(fields: impl IntoIterator<Item = (String, Value)>) -> Value {
 
 /// A JSON string as Go's encoder writes it (`<`, `>` and `&` escaped too).
 fn quoted(text: &str) -> String {
-    let mut out = String::from('"');
-    for c in text.chars() {
-        match c {
-            '"' => out += "\\\"",
-            '\\' => out += "\\\\",
-            '\n' => out += "\\n",
-            '\r' => out += "\\r",
-            '\t' => out += "\\t",
-            '<' | '>' | '&' => out += &format!("\\u{:04x}", c as u32),
-            c if (c as u32) < 0x20 => out += &format!("\\u{:04x}", c as u32),
-            c => out.push(c),
-        }
-    }
-    out + "\""
+    crate::commands::go_format::json_string(text, true)
 }
 
 /// Compact JSON, as JSONPath prints an object or a list.

@@ -7,20 +7,7 @@ use crate::commands::monitoring::promql::eval::{Labels, Value};
 
 /// A JSON string; `html` escapes `<`, `>` and `&` as Go's encoder does.
 pub fn string(text: &str, html: bool) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out += "\\\"",
-            '\\' => out += "\\\\",
-            '\n' => out += "\\n",
-            '\r' => out += "\\r",
-            '\t' => out += "\\t",
-            '<' | '>' | '&' if html => out += &format!("\\u{:04x}", c as u32),
-            c if (c as u32) < 0x20 => out += &format!("\\u{:04x}", c as u32),
-            c => out.push(c),
-        }
-    }
-    out + "\""
+    crate::commands::go_format::json_string(text, html)
 }
 
 /// A sample's time: `1435781451` or `1435781451.781`.

@@ -12,7 +12,7 @@ use super::rules;
 use crate::commands::host::curl::Response;
 use crate::commands::monitoring::promql::eval::{Evaluator, Labels, Value};
 use crate::commands::monitoring::promql::parser;
-use crate::commands::monitoring::promql::{Error, ErrorKind};
+use crate::commands::monitoring::promql::{valid_label_name, Error, ErrorKind};
 use crate::model::time::{iso_utc, EpochSeconds};
 use crate::model::Cluster;
 use crate::rng::Rng;
@@ -224,11 +224,6 @@ pub fn serve(cluster: &Cluster, request: &Request) -> Response {
             None => Response::not_found(),
         },
     }
-}
-
-fn valid_label_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn string_list(items: &[String]) -> String {

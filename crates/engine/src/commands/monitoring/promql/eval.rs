@@ -8,7 +8,7 @@
 
 use super::functions::{self, Function};
 use super::parser::{At, Cardinality, Expr, Grouping, MatchOp, Matcher, Matching, Selector, Shift};
-use super::Error;
+use super::{valid_label_name, Error};
 use crate::commands::text::regex::Regex;
 
 /// Label pairs, sorted by name.
@@ -403,11 +403,6 @@ fn range_of(expr: &Expr) -> i64 {
         Expr::Subquery { range_ms, .. } => *range_ms,
         _ => 0,
     }
-}
-
-fn valid_label_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// `absent()`'s labels: those its selector fixes by equality.

@@ -9,6 +9,12 @@ pub mod parser;
 
 use std::fmt;
 
+/// A label name as Prometheus accepts one: `[a-zA-Z_][a-zA-Z0-9_]*`.
+pub fn valid_label_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorKind {
     /// The query does not parse or type-check: HTTP 400, `bad_data`.
