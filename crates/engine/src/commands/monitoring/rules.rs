@@ -329,6 +329,8 @@ pub struct Alert {
     pub annotations: Labels,
     pub firing: bool,
     pub active_at_ms: i64,
+    /// Kept firing by `keep_firing_for` since its expression stopped giving it.
+    pub keep_firing_since_ms: Option<i64>,
     pub value: f64,
 }
 
@@ -355,35 +357,54 @@ pub fn last_evaluation(group: &Group, loaded_ms: i64, now_ms: i64) -> Option<i64
 
 /// An alerting rule's alerts at its group's last evaluation: those its
 /// expression gives then, each active since the first of the unbroken
-/// run of evaluations that gave it, firing once that is `for` old.
+/// run of evaluations that gave it, firing once that is `for` old; and,
+/// with `keep_firing_for`, those that fired and stopped holding less than
+/// that long ago, still firing.
 pub fn alerts(storage: &mut Scrapes, group: &Group, rule: &Rule, loaded_ms: i64, now_ms: i64) -> Vec<Alert> {
     let Name::Alert(alert) = &rule.name else { return Vec::new() };
     let Some(last) = last_evaluation(group, loaded_ms, now_ms) else { return Vec::new() };
-    let now: Vec<(Labels, f64)> = active(storage, rule, alert, last);
-    let mut since: Vec<i64> = vec![last; now.len()];
-    let mut open: Vec<usize> = (0..now.len()).collect();
-    let mut t = last;
-    for _ in 0..MAX_WALK {
-        t -= group.interval_ms;
-        if open.is_empty() || t < loaded_ms {
+    let interval = group.interval_ms;
+    let keep_steps = usize::try_from(rule.keep_firing_for_ms / interval).unwrap_or(0);
+    // The evaluations back from the last: what each gave.
+    let mut history: Vec<(i64, Vec<(Labels, f64)>)> = vec![(last, active(storage, rule, alert, last))];
+    let mut watched: Vec<Labels> = history[0].1.iter().map(|(labels, _)| labels.clone()).collect();
+    while history.len() <= MAX_WALK {
+        let t = last - interval * history.len() as i64;
+        let within_keep = history.len() <= keep_steps;
+        let newest = &history[history.len() - 1].1;
+        if t < loaded_ms || !(within_keep || newest.iter().any(|(labels, _)| watched.contains(labels))) {
             break;
         }
         let then = active(storage, rule, alert, t);
-        open.retain(|&i| {
-            let held = then.iter().any(|(labels, _)| *labels == now[i].0);
-            if held {
-                since[i] = t;
+        if within_keep {
+            for (labels, _) in &then {
+                if !watched.contains(labels) {
+                    watched.push(labels.clone());
+                }
             }
-            held
-        });
+        }
+        history.push((t, then));
     }
-    now.into_iter()
-        .zip(since)
-        .map(|((labels, value), active_at_ms)| {
-            let annotations = rule.annotations.iter().map(|(name, text)| (name.clone(), expand(text, &labels, value))).collect();
-            Alert { firing: last - active_at_ms >= rule.for_ms, labels, annotations, active_at_ms, value }
-        })
-        .collect()
+    let present = |step: usize, labels: &Labels| history.get(step).and_then(|(_, given)| given.iter().find(|(l, _)| l == labels).map(|(_, v)| *v));
+    let mut out = Vec::new();
+    for labels in watched {
+        // The newest evaluation that gave it, and the start of that run.
+        let Some(newest) = (0..history.len()).find(|step| present(*step, &labels).is_some()) else { continue };
+        let mut oldest = newest;
+        while oldest + 1 < history.len() && present(oldest + 1, &labels).is_some() {
+            oldest += 1;
+        }
+        let (active_at_ms, ended_at) = (history[oldest].0, history[newest].0);
+        let firing = ended_at - active_at_ms >= rule.for_ms;
+        let keep_firing_since_ms = (newest > 0).then(|| history[newest - 1].0);
+        if newest > 0 && !(firing && last - history[newest - 1].0 < rule.keep_firing_for_ms) {
+            continue;
+        }
+        let value = present(newest, &labels).unwrap_or(f64::NAN);
+        let annotations = rule.annotations.iter().map(|(name, text)| (name.clone(), expand(text, &labels, value))).collect();
+        out.push(Alert { firing, labels, annotations, active_at_ms, keep_firing_since_ms, value });
+    }
+    out
 }
 
 /// Whether the loaded alerting rule `name` has an alert for `node` now

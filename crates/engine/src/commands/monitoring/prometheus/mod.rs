@@ -453,8 +453,9 @@ fn job_yaml(name: &str, targets: &str) -> String {
 
 /// An alert as the API writes it.
 fn alert_json(alert: &rules::Alert) -> String {
+    let kept = alert.keep_firing_since_ms.map_or(String::new(), |ms| format!("\"keepFiringSince\":\"{}\",", rfc3339_nano(ms, 0)));
     format!(
-        "{{\"labels\":{},\"annotations\":{},\"state\":\"{}\",\"activeAt\":\"{}\",\"value\":\"{}\"}}",
+        "{{\"labels\":{},\"annotations\":{},\"state\":\"{}\",\"activeAt\":\"{}\",{kept}\"value\":\"{}\"}}",
         json::labels(&alert.labels),
         json::labels(&alert.annotations),
         if alert.firing { "firing" } else { "pending" },

@@ -170,3 +170,16 @@ fn promtool_reports_a_broken_rule_file() {
     run(&mut shell, "cp bad.yml /lustre/monitoring/rules/bad.yml");
     assert!(run(&mut shell, "curl -s mgmt-01:9090/api/v1/rules").0.ends_with("{\"groups\":[]}}"));
 }
+
+#[test]
+fn keep_firing_for_holds_a_resolved_alert_for_a_while() {
+    let mut shell = lab_shell(CAP_LAB);
+    run(&mut shell, &RULE.replace("    for: 5m\n", "    for: 1m\n    keep_firing_for: 3m\n"));
+    run(&mut shell, "sleep 90");
+    assert!(run(&mut shell, "curl -s mgmt-01:9090/api/v1/alerts").0.contains("\"state\":\"firing\""));
+    run(&mut shell, "ssh gpu-002 sudo nvidia-smi -i 3 -pl 700; sleep 60");
+    let (out, _, _) = run(&mut shell, "curl -s mgmt-01:9090/api/v1/alerts");
+    assert!(out.contains("\"state\":\"firing\"") && out.contains("\"keepFiringSince\":\""), "{out}");
+    run(&mut shell, "sleep 180");
+    assert_eq!(run(&mut shell, "curl -s mgmt-01:9090/api/v1/alerts").0, "{\"status\":\"success\",\"data\":{\"alerts\":[]}}");
+}
