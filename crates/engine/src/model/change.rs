@@ -243,7 +243,10 @@ impl Cluster {
         if self.node(change.node()).is_none() {
             return;
         }
-        self.end_era(at);
+        // What a monitor scrapes is the nodes' state, not the files people write.
+        if !matches!(change, Change::WriteFile { .. }) {
+            self.end_era(at);
+        }
         if let Change::Traffic { node, device, sent_bytes, received_bytes } = change {
             let earlier = self.history.iter_mut().find_map(|(_, recorded)| match recorded {
                 Change::Traffic { node: n, device: d, sent_bytes: s, received_bytes: r } if n == node && d == device => Some((s, r)),

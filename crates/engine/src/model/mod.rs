@@ -398,9 +398,21 @@ impl Cluster {
 
     /// Keeps the nodes as they are, as the state that ended at `until`.
     pub(crate) fn end_era(&mut self, until: EpochSeconds) {
+        // Nothing changed since the last era began: that era lasts longer.
+        if let Some((last_until, nodes)) = self.eras.last_mut() {
+            if nodes.len() == self.nodes.len() && nodes.iter().zip(&self.nodes).all(|(a, b)| Rc::ptr_eq(a, b)) {
+                *last_until = until;
+                return;
+            }
+        }
         if self.eras.len() >= crate::limits::MAX_ERAS_KEPT {
-            // The first is the healthy cluster before every fault: kept.
-            self.eras.remove(1);
+            // The lab's own past (its faults before it began) is kept; the
+            // oldest era since merges into the next.
+            let started_at = self.started_at;
+            let oldest = self.eras.iter().position(|(end, _)| *end > started_at).unwrap_or(1).max(1);
+            if oldest < self.eras.len() {
+                self.eras.remove(oldest);
+            }
         }
         self.eras.push((until, self.nodes.clone()));
     }
@@ -497,7 +509,11 @@ impl Cluster {
                 booted = true;
             }
             let runtime = matches!(change, change::Change::SetNetdevMtu { .. } | change::Change::SetEcn { .. });
-            if runtime && boot.is_some_and(|boot| index < boot) {
+            // A file on the shared file system is written once, for every
+            // node: replayed, it would be written again on the others (this
+            // node keeps its files, below).
+            let shared = matches!(&change, change::Change::WriteFile { path, .. } if path.starts_with(&format!("{}/", storage::SHARED_MOUNT)));
+            if (runtime && boot.is_some_and(|boot| index < boot)) || shared {
                 continue;
             }
             self.apply_change_at(&change, when);

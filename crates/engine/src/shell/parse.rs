@@ -1122,8 +1122,18 @@ impl Parser {
         if quoted {
             return Ok(Word { parts: vec![Part::Literal { text: body, quoted: true }], quoted: true });
         }
-        // Expanded as inside double quotes, where a `"` is just a character.
-        let text = format!("\"{}\"", body.replace('"', "\\\""));
+        // Expanded as inside double quotes, except that a `"` is just a
+        // character (and so is a backslash before it).
+        let mut escaped = String::with_capacity(body.len() + 2);
+        let mut chars = body.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '"' => escaped.push_str("\\\""),
+                '\\' if chars.peek() == Some(&'"') => escaped.push_str("\\\\"),
+                c => escaped.push(c),
+            }
+        }
+        let text = format!("\"{escaped}\"");
         let mut inner = Parser::new(&text, self.depth);
         inner.word()
     }

@@ -564,6 +564,7 @@ mod tests {
         assert_eq!(shell.run("EOF").stdout(), "HOME /HOME/USER \"Q\" SUB\n");
         // A quoted delimiter keeps the text as written; `<<-` strips leading tabs.
         assert_eq!(shell.run("cat <<'END'\n$HOME `x`\nEND").stdout(), "$HOME `x`\n");
+        assert_eq!(shell.run("cat <<EOF\necho \"a\\\"b\" c \\$HOME\nEOF").stdout(), "echo \"a\\\"b\" c $HOME\n");
         assert_eq!(shell.run("cat <<-X\n\t\tindented\n\tX").stdout(), "indented\n");
         // Two on one line read the lines in turn (the last is the input, as
         // in bash); the command goes on after them.

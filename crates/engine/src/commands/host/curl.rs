@@ -617,8 +617,10 @@ fn expand_globs(url: &str) -> Result<Vec<String>, String> {
                     continue;
                 }
                 let range = inner.split_once('-').and_then(|(a, b)| {
-                    if let (Ok(a), Ok(b)) = (a.parse::<u64>(), b.parse::<u64>()) {
-                        return (a <= b && b - a < MAX_GLOB_URLS as u64).then(|| (a..=b).map(|n| n.to_string()).collect::<Vec<_>>());
+                    if let (Ok(low), Ok(high)) = (a.parse::<u64>(), b.parse::<u64>()) {
+                        // A range written with leading zeros keeps its width.
+                        let width = if a.starts_with('0') { a.len() } else { 0 };
+                        return (low <= high && high - low < MAX_GLOB_URLS as u64).then(|| (low..=high).map(|n| format!("{n:0width$}")).collect::<Vec<_>>());
                     }
                     let (mut a, mut b) = (a.chars(), b.chars());
                     match (a.next(), a.next(), b.next(), b.next()) {

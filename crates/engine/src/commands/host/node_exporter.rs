@@ -170,7 +170,7 @@ pub fn metrics_named(cluster: &Cluster, node: &Node, name: Option<&str>) -> Stri
     }
     let load = if wants(&["node_load", "node_procs_"]) { crate::commands::host::uptime::load_averages(cluster, node) } else { [0; 3] };
     if wants(&["node_cpu", "node_context_switches", "node_forks", "node_intr", "node_procs_"]) {
-        stat_families(&mut families, cluster, node, uptime, load, &mut rng_for("stat"));
+        stat_families(&mut families, cluster, node, uptime, load);
     }
     families.push(single("node_boot_time_seconds", "Node boot time, in unixtime.", "gauge", node.booted_at as f64));
     families.push(Family {
@@ -350,7 +350,7 @@ fn go_families(families: &mut Vec<Family>, rng: &mut Rng, alive: f64, now: Epoch
 
 /// The stat collector's families (`/proc/stat`) and the CPU collector's.
 /// `load`: the load averages in hundredths, as `uptime` reports them.
-fn stat_families(families: &mut Vec<Family>, cluster: &Cluster, node: &Node, uptime: f64, load: [u64; 3], rng: &mut Rng) {
+fn stat_families(families: &mut Vec<Family>, cluster: &Cluster, node: &Node, uptime: f64, load: [u64; 3]) {
     let cpus = cluster.preset.host.cpus();
     // The share of each CPU busy: the 15-minute load over the CPUs.
     let busy = (load[2] as f64 / 100.0 / f64::from(cpus.max(1))).clamp(0.0, 1.0);
@@ -381,7 +381,8 @@ fn stat_families(families: &mut Vec<Family>, cluster: &Cluster, node: &Node, upt
             "node_context_switches_total",
             "Total number of context switches.",
             "counter",
-            (uptime * (9_000.0 + 60_000.0 * busy) * (1.0 + 0.05 * rng.unit_f64())).round(),
+            // The noise is the boot's, so the counter only grows between scrapes.
+            (uptime * (9_000.0 + 60_000.0 * busy) * (1.0 + 0.05 * cpu_rng.unit_f64())).round(),
         ),
         ("node_forks_total", "Total number of forks.", "counter", (uptime * 2.9).round()),
         ("node_intr_total", "Total number of interrupts serviced.", "counter", (uptime * (21_000.0 + 90_000.0 * busy)).round()),

@@ -4,7 +4,7 @@
 //! reaches it, with its errors: a refused or unanswered connection, a name
 //! that does not resolve, a URL without its scheme.
 
-use super::prometheus::{self, json, parse_duration, parse_time, Request};
+use super::prometheus::{self, json, parse_duration, parse_time};
 use super::promql::eval::{format_labels, Labels, Series, Value};
 use super::promql::ErrorKind;
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
@@ -103,12 +103,11 @@ fn server(text: &str) -> Result<Server, String> {
     Ok(Server { host: host.to_string(), port, base: text.trim_end_matches('/').to_string() })
 }
 
-/// Sends the request as client_golang does (a form POST), or says why it could not.
-fn send(invocation: &Invocation, server: &Server, path: &str, form: &[(&str, String)]) -> Result<crate::commands::host::curl::Response, String> {
+/// Whether client_golang's POST to `path` reaches the server, or Go's
+/// error for why not; the caller then asks the server's engine itself.
+fn reach(invocation: &Invocation, server: &Server, path: &str) -> Result<(), String> {
     let cluster = invocation.cluster;
     let url = format!("{}{path}", server.base);
-    let body: Vec<String> = form.iter().map(|(key, value)| format!("{key}={}", prometheus::escape(value))).collect();
-    let body = body.join("&");
     let me = invocation.node;
     let monitor = server.host == MONITOR_HOST || server.host == MONITOR_IP;
     let node = match server.host.as_str() {
@@ -135,7 +134,7 @@ fn send(invocation: &Invocation, server: &Server, path: &str, form: &[(&str, Str
     if server.base.starts_with("https://") {
         return Err(format!("Post {url:?}: http: server gave HTTP response to HTTPS client"));
     }
-    Ok(prometheus::serve(cluster, &Request { method: "POST", target: path, body: &body }))
+    Ok(())
 }
 
 /// A label set as client_golang prints a metric: `up{instance="a", job="b"}`.
@@ -336,8 +335,7 @@ fn query(invocation: &Invocation, kind: &str, args: Vec<String>, options: &Optio
                 Ok(at) => at,
                 Err(output) => return output,
             };
-            let form = [("query", args[1].clone()), ("time", json::float_f(at as f64 / 1000.0))];
-            if let Err(error) = send(invocation, &server, "/api/v1/query", &form) {
+            if let Err(error) = reach(invocation, &server, "/api/v1/query") {
                 return Output::error(format!("query error: {error}\n"), 1);
             }
             match prometheus::evaluate(cluster, &args[1], at, now) {
@@ -364,8 +362,7 @@ fn query(invocation: &Invocation, kind: &str, args: Vec<String>, options: &Optio
                 },
                 None => ((end - start) / 1000 / 250).max(1) * 1000,
             };
-            let form = [("query", args[1].clone())];
-            if let Err(error) = send(invocation, &server, "/api/v1/query_range", &form) {
+            if let Err(error) = reach(invocation, &server, "/api/v1/query_range") {
                 return Output::error(format!("query error: {error}\n"), 1);
             }
             if (end - start) / step > 11_000 {
@@ -384,7 +381,7 @@ fn query(invocation: &Invocation, kind: &str, args: Vec<String>, options: &Optio
             if kind == "series" && options.matches.is_empty() {
                 return kingpin("required flag --match not provided");
             }
-            if let Err(error) = send(invocation, &server, &path, &[]) {
+            if let Err(error) = reach(invocation, &server, &path) {
                 return Output::error(format!("query error: {error}\n"), 1);
             }
             if kind == "labels" {

@@ -135,9 +135,8 @@ impl<'t> Parser<'t> {
                 return Err(error(line.number, "did not find expected '-' indicator"));
             }
             let text = strip_comment(line.text);
-            let Some(rest) = text.strip_prefix('-') else {
-                return Err(error(line.number, "did not find expected '-' indicator"));
-            };
+            // A sequence at its key's indentation ends at the next key.
+            let Some(rest) = text.strip_prefix('-') else { break };
             if !(rest.is_empty() || rest.starts_with(' ')) {
                 return Err(error(line.number, "did not find expected '-' indicator"));
             }

@@ -101,13 +101,14 @@ pub fn parse_time(text: &str) -> Option<i64> {
         let split = time.rfind(['+', '-'])?;
         let (clock, zone) = time.split_at(split);
         let (hours, minutes) = zone[1..].split_once(':')?;
-        let offset = hours.parse::<i64>().ok()? * 3600 + minutes.parse::<i64>().ok()? * 60;
+        let offset = i64::from(hours.parse::<u8>().ok()?) * 3600 + i64::from(minutes.parse::<u8>().ok()?) * 60;
         (clock, if zone.starts_with('-') { -offset } else { offset })
     };
     let (whole, fraction) = clock.split_once('.').unwrap_or((clock, ""));
     let mut hms = whole.split(':');
-    let (h, m, s): (i64, i64, i64) = (hms.next()?.parse().ok()?, hms.next()?.parse().ok()?, hms.next()?.parse().ok()?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 {
+    let (h, m, s): (i64, i64, i64) =
+        (i64::from(hms.next()?.parse::<u8>().ok()?), i64::from(hms.next()?.parse::<u8>().ok()?), i64::from(hms.next()?.parse::<u8>().ok()?));
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 || !(0..=9999).contains(&year) {
         return None;
     }
     let millis: i64 = format!("{fraction:0<3}").get(..3)?.parse().ok()?;
@@ -161,10 +162,9 @@ fn query_error(error: &Error) -> Response {
 pub fn serve(cluster: &Cluster, request: &Request) -> Response {
     let (path, query) = request.target.split_once('?').unwrap_or((request.target, ""));
     let path = path.split('#').next().unwrap_or("/");
-    let mut params = parse_form(query);
-    if request.method == "POST" {
-        params.extend(parse_form(request.body));
-    }
+    // Go's FormValue: a POST's body before the URL's query.
+    let mut params = if request.method == "POST" { parse_form(request.body) } else { Vec::new() };
+    params.extend(parse_form(query));
     let param = |name: &str| params.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str());
     let api = path.starts_with("/api/v1/");
     if api && !matches!(request.method, "GET" | "POST" | "HEAD") {

@@ -23,10 +23,22 @@ use crate::rng::Rng;
 
 pub const SCRAPE_INTERVAL_MS: i64 = 15_000;
 
-/// The most exporter pages one request may read (an hour of every target
-/// of eight nodes at 15 s is 3,840): past it, the query fails as
-/// Prometheus' sample limit fails it, before the page would stall.
-const MAX_SCRAPES: usize = 4_000;
+/// The most work one request may do, in exporter pages rendered for one
+/// family (an hour of both exporters of eight nodes at 15 s is 3,840; a
+/// scrape that keeps only `up` renders none, a whole page counts as
+/// `WHOLE_PAGE`), and the most samples its scrapes may give: past either,
+/// the query fails as Prometheus' sample limit fails it, before the page
+/// would stall.
+const MAX_SCRAPES: usize = 6_000;
+const WHOLE_PAGE: usize = 50;
+const MAX_SCRAPED_SAMPLES: usize = 1_000_000;
+
+/// The most cluster states and scraped samples kept for reuse within a request.
+const MAX_PASTS_KEPT: usize = 16;
+const MAX_SAMPLES_KEPT: usize = 100_000;
+
+/// The series Prometheus writes itself for each scrape.
+const SYNTHETIC: [&str; 5] = ["scrape_duration_seconds", "scrape_samples_post_metric_relabeling", "scrape_samples_scraped", "scrape_series_added", "up"];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exporter {
@@ -57,7 +69,7 @@ impl Target {
     /// Whether a series named `name` may come from this target.
     fn may_have(&self, name: Option<&str>) -> bool {
         let Some(name) = name else { return true };
-        if matches!(name, "up" | "scrape_duration_seconds" | "scrape_samples_scraped" | "scrape_samples_post_metric_relabeling" | "scrape_series_added") {
+        if SYNTHETIC.contains(&name) {
             return true;
         }
         match self.exporter {
@@ -102,14 +114,26 @@ pub struct Scrapes<'c> {
     pasts: HashMap<i64, Cluster>,
     /// Scrapes done, by target, time and the name they were filtered by.
     done: HashMap<(usize, i64, Option<String>), Rc<Scrape>>,
+    kept_samples: usize,
     pages: usize,
+    samples: usize,
 }
 
 impl<'c> Scrapes<'c> {
     pub fn new(cluster: &'c Cluster, now_ms: i64) -> Scrapes<'c> {
         // Prometheus has scraped the nodes since they first booted.
         let first = cluster.as_of(i64::MIN / 2).nodes.iter().map(|node| node.booted_at).min().unwrap_or(cluster.started_at());
-        Scrapes { cluster, targets: targets(cluster), first_ms: first * 1000, now_ms, pasts: HashMap::new(), done: HashMap::new(), pages: 0 }
+        Scrapes {
+            cluster,
+            targets: targets(cluster),
+            first_ms: first * 1000,
+            now_ms,
+            pasts: HashMap::new(),
+            done: HashMap::new(),
+            kept_samples: 0,
+            pages: 0,
+            samples: 0,
+        }
     }
 
     /// The instants (ms) target `index` was scraped in [start, end].
@@ -134,6 +158,9 @@ impl<'c> Scrapes<'c> {
     fn past(&mut self, at_ms: i64) -> &Cluster {
         let interval = at_ms.div_euclid(SCRAPE_INTERVAL_MS);
         let cluster = self.cluster;
+        if self.pasts.len() >= MAX_PASTS_KEPT && !self.pasts.contains_key(&interval) {
+            self.pasts.clear();
+        }
         let past = self.pasts.entry(interval).or_insert_with(|| cluster.as_of(at_ms.div_euclid(1000)));
         past.now = at_ms.div_euclid(1000).min(cluster.now);
         past
@@ -145,11 +172,15 @@ impl<'c> Scrapes<'c> {
         if let Some(done) = self.done.get(&key) {
             return Ok(done.clone());
         }
-        self.pages += 1;
+        let target = self.targets[index].clone();
+        // A scrape kept for `up` alone needs only whether the target answered.
+        let page_needed = target.exporter != Exporter::Prometheus && name.is_none_or(|name| !SYNTHETIC.contains(&name));
+        if page_needed {
+            self.pages += if name.is_some() { 1 } else { WHOLE_PAGE };
+        }
         if self.pages > MAX_SCRAPES {
             return Err(Error::execution("query processing would load too many samples into memory in query execution"));
         }
-        let target = self.targets[index].clone();
         let seed = self.cluster.seed;
         let past = self.past(at_ms);
         let seconds = past.now;
@@ -161,6 +192,7 @@ impl<'c> Scrapes<'c> {
                 let (state, since) = service::state_of(node, unit)?;
                 let answers = node.up(seconds) && state == ServiceState::Active && seconds >= since;
                 answers.then(|| match exporter {
+                    _ if !page_needed => String::new(),
                     Exporter::Dcgm => dcgm_exporter::metrics(past, node),
                     _ => node_exporter::metrics_named(past, node, name),
                 })
@@ -202,7 +234,16 @@ impl<'c> Scrapes<'c> {
                 scrape.samples.push((labels, value));
             }
         }
+        self.samples += scrape.samples.len();
+        if self.samples > MAX_SCRAPED_SAMPLES {
+            return Err(Error::execution("query processing would load too many samples into memory in query execution"));
+        }
         let scrape = Rc::new(scrape);
+        if self.kept_samples + scrape.samples.len() > MAX_SAMPLES_KEPT {
+            self.done.clear();
+            self.kept_samples = 0;
+        }
+        self.kept_samples += scrape.samples.len();
         self.done.insert(key, scrape.clone());
         Ok(scrape)
     }
@@ -273,25 +314,32 @@ impl Storage for Scrapes<'_> {
             }
             let mut series: Vec<Series> = Vec::new();
             let mut index_of: HashMap<Labels, usize> = HashMap::new();
-            let mut previous: Vec<usize> = Vec::new();
-            for at in self.times(index, start, end) {
+            // The scrape each series was last seen in, for stale markers.
+            let mut seen_in: Vec<usize> = Vec::new();
+            for (scrape_number, at) in self.times(index, start, end).into_iter().enumerate() {
                 let scrape = self.scrape(index, at, name.as_deref())?;
-                let mut present = Vec::new();
                 for (labels, value) in &scrape.samples {
                     if !matchers.iter().all(|m| m.matches(label(labels, &m.name))) {
                         continue;
                     }
-                    let i = *index_of.entry(labels.clone()).or_insert_with(|| {
-                        series.push(Series { labels: labels.clone(), points: Vec::new() });
-                        series.len() - 1
-                    });
+                    let i = match index_of.get(labels) {
+                        Some(&i) => i,
+                        None => {
+                            index_of.insert(labels.clone(), series.len());
+                            series.push(Series { labels: labels.clone(), points: Vec::new() });
+                            seen_in.push(scrape_number);
+                            series.len() - 1
+                        }
+                    };
                     series[i].points.push((at, *value));
-                    present.push(i);
+                    seen_in[i] = scrape_number + 1;
                 }
-                for gone in previous.iter().filter(|i| !present.contains(i)) {
-                    series[*gone].points.push((at, STALE));
+                // A series the previous scrape had and this one lacks went stale.
+                for (i, seen) in seen_in.iter().enumerate() {
+                    if *seen == scrape_number {
+                        series[i].points.push((at, STALE));
+                    }
                 }
-                previous = present;
             }
             out.extend(series);
         }

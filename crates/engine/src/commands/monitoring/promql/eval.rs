@@ -48,8 +48,8 @@ pub const LOOKBACK_MS: i64 = 5 * 60 * 1000;
 /// The most steps one subquery may take.
 const MAX_SUBQUERY_STEPS: i64 = 11_000;
 
-/// The default step of a subquery without one: the rules' evaluation interval.
-const SUBQUERY_STEP_MS: i64 = 60_000;
+/// The default step of a subquery without one: the global evaluation interval.
+const SUBQUERY_STEP_MS: i64 = 15_000;
 
 /// Where samples come from.
 pub trait Storage {
@@ -153,8 +153,8 @@ impl<'s> Evaluator<'s> {
                 if range_ms / step > MAX_SUBQUERY_STEPS {
                     return Err(Error::execution("query processing would load too many samples into memory in query execution"));
                 }
-                // Steps aligned to multiples of the step, inside (time - range, time].
-                let first = (time - range_ms).div_euclid(step) * step + step;
+                // Steps aligned to multiples of the step, inside [time - range, time].
+                let first = (time - range_ms).div_euclid(step) * step + if (time - range_ms).rem_euclid(step) == 0 { 0 } else { step };
                 let mut steps = Vec::new();
                 let mut t = first;
                 while t <= time {
@@ -477,7 +477,13 @@ fn aggregate(op: &str, grouping: Option<&Grouping>, param: Option<Value>, sample
             "topk" | "bottomk" => {
                 let k = if parameter.is_finite() { parameter.max(0.0) as usize } else { 0 };
                 let mut members = members;
-                crate::sort::sort_by(&mut members, |a, b| if op == "topk" { b.value.total_cmp(&a.value) } else { a.value.total_cmp(&b.value) });
+                // NaN ranks last either way, as Prometheus ranks it.
+                crate::sort::sort_by(&mut members, |a, b| match (a.value.is_nan(), b.value.is_nan()) {
+                    (true, false) => std::cmp::Ordering::Greater,
+                    (false, true) => std::cmp::Ordering::Less,
+                    _ if op == "topk" => b.value.total_cmp(&a.value),
+                    _ => a.value.total_cmp(&b.value),
+                });
                 out.extend(members.into_iter().take(k));
                 continue;
             }
@@ -637,8 +643,9 @@ fn vector_binary(
                 }
             }
         }
-        if let Some(earlier) = seen.insert(labels.clone(), sample.labels.clone()) {
-            let _ = earlier;
+        // One-to-one: a second sample of the many side on the same match group.
+        let identity = if *cardinality == Cardinality::OneToOne { key.clone() } else { labels.clone() };
+        if seen.insert(identity, sample.labels.clone()).is_some() {
             return Err(Error::execution(if *cardinality == Cardinality::OneToOne {
                 "multiple matches for labels: many-to-one matching must be explicit (group_left/group_right)"
             } else {

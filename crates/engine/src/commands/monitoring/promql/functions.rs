@@ -255,16 +255,20 @@ fn extrapolated(points: &[(i64, f64)], start: i64, end: i64, counter: bool, per_
     let mut to_start = (first_t - start) as f64 / 1000.0;
     let to_end = (end - last_t) as f64 / 1000.0;
     let average = sampled / (points.len() - 1) as f64;
+    // Past 1.1 intervals from an end, extrapolate half an interval only
+    // (Prometheus 2.51 on: this first, then the counter's zero point).
+    let threshold = average * 1.1;
+    if to_start >= threshold {
+        to_start = average / 2.0;
+    }
+    let to_end = if to_end >= threshold { average / 2.0 } else { to_end };
     if counter && change > 0.0 && *first_v >= 0.0 {
         let to_zero = sampled * (first_v / change);
         if to_zero < to_start {
             to_start = to_zero;
         }
     }
-    let threshold = average * 1.1;
-    let mut interval = sampled;
-    interval += if to_start < threshold { to_start } else { average / 2.0 };
-    interval += if to_end < threshold { to_end } else { average / 2.0 };
+    let interval = sampled + to_start + to_end;
     let mut factor = interval / sampled;
     if per_second {
         factor /= (end - start) as f64 / 1000.0;

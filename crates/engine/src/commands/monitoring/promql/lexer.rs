@@ -107,6 +107,8 @@ fn scan(text: &str) -> Result<Vec<Spanned>, Error> {
     let bytes = text.as_bytes();
     let mut out: Vec<Spanned> = Vec::new();
     let mut at = 0;
+    // Inside `[...]`, a number is a duration missing its unit.
+    let mut in_brackets = false;
     while at < bytes.len() {
         let c = bytes[at];
         if c.is_ascii_whitespace() {
@@ -122,14 +124,9 @@ fn scan(text: &str) -> Result<Vec<Spanned>, Error> {
         }
         let start = at;
         if c.is_ascii_digit() || (c == b'.' && bytes.get(at + 1).is_some_and(u8::is_ascii_digit)) {
-            let in_brackets = out.iter().rev().find_map(|(token, ..)| match token {
-                Token::Symbol("[") => Some(true),
-                Token::Symbol("]") => Some(false),
-                _ => None,
-            });
             let (token, end) = number_or_duration(text, at).map_err(|error| match in_brackets {
-                Some(true) => Error::at(text, at, error.message.replace("bad number or duration syntax", "bad duration syntax")),
-                _ => error,
+                true => Error::at(text, at, error.message.replace("bad number or duration syntax", "bad duration syntax")),
+                false => error,
             })?;
             out.push((token, start, end));
             at = end;
@@ -158,6 +155,11 @@ fn scan(text: &str) -> Result<Vec<Spanned>, Error> {
         }
         match SYMBOLS.iter().find(|symbol| text[at..].starts_with(**symbol)) {
             Some(symbol) => {
+                match *symbol {
+                    "[" => in_brackets = true,
+                    "]" => in_brackets = false,
+                    _ => {}
+                }
                 out.push((Token::Symbol(symbol), start, start + symbol.len()));
                 at += symbol.len();
             }

@@ -11,6 +11,10 @@ use super::Error;
 /// How deep expressions may nest (parentheses, calls, operands).
 const MAX_DEPTH: usize = 128;
 
+/// The most binary operators one query may hold: each makes the tree one
+/// level deeper for the evaluator, which recurses through it.
+const MAX_OPERATORS: usize = 200;
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum MatchOp {
     Equal,
@@ -26,6 +30,9 @@ pub struct Matcher {
     pub value: String,
     /// The compiled pattern of `=~` and `!~`, anchored as Prometheus anchors it.
     pub pattern: Option<crate::commands::text::regex::Regex>,
+    /// Each label value's answer, once worked out: a query meets the same
+    /// few values in every scrape, and the pattern's budget is spent once.
+    pub answers: std::cell::RefCell<std::collections::HashMap<String, bool>>,
 }
 
 impl Matcher {
@@ -40,8 +47,13 @@ impl Matcher {
 
     /// Prometheus anchors a label pattern at both ends.
     fn full_match(&self, value: &str) -> bool {
+        if let Some(answer) = self.answers.borrow().get(value) {
+            return *answer;
+        }
         let chars: Vec<char> = value.chars().collect();
-        self.pattern.as_ref().is_some_and(|pattern| pattern.ends_from(&chars, 0).contains(&chars.len()))
+        let answer = self.pattern.as_ref().is_some_and(|pattern| pattern.ends_from(&chars, 0).contains(&chars.len()));
+        self.answers.borrow_mut().insert(value.to_string(), answer);
+        answer
     }
 }
 
@@ -168,6 +180,7 @@ struct Parser<'t> {
     tokens: Vec<lexer::Spanned>,
     at: usize,
     depth: usize,
+    operators: usize,
 }
 
 /// Parses a whole query.
@@ -176,7 +189,7 @@ pub fn parse(text: &str) -> Result<Expr, Error> {
     if tokens.len() == 1 {
         return Err(Error::unknown_position("no expression found in input"));
     }
-    let mut parser = Parser { text, tokens, at: 0, depth: 0 };
+    let mut parser = Parser { text, tokens, at: 0, depth: 0, operators: 0 };
     let expr = parser.expression(0)?;
     if parser.peek() != &Token::End {
         return Err(parser.unexpected(""));
@@ -259,6 +272,10 @@ impl Parser<'_> {
         let mut lhs = self.expression(level + 1)?;
         while let Some(op) = self.binary_operator(level) {
             let op_offset = self.offset();
+            self.operators += 1;
+            if self.operators > MAX_OPERATORS {
+                return Err(self.error(op_offset, "expression nested too deeply".into()));
+            }
             self.next();
             let bool_modifier = if self.is_keyword("bool") {
                 self.next();
@@ -539,7 +556,7 @@ impl Parser<'_> {
     fn selector(&mut self, name: Option<String>, offset: usize) -> Result<Expr, Error> {
         let mut matchers = Vec::new();
         if let Some(name) = &name {
-            matchers.push(Matcher { name: "__name__".into(), op: MatchOp::Equal, value: name.clone(), pattern: None });
+            matchers.push(Matcher { name: "__name__".into(), op: MatchOp::Equal, value: name.clone(), pattern: None, answers: Default::default() });
         }
         if self.is_symbol("{") {
             self.next();
@@ -582,7 +599,7 @@ impl Parser<'_> {
                 if label == "__name__" && name.is_some() {
                     return Err(self.error(label_offset, format!("metric name must not be set twice: {:?} or {:?}", name.clone().unwrap_or_default(), value)));
                 }
-                matchers.push(Matcher { name: label, op, value, pattern });
+                matchers.push(Matcher { name: label, op, value, pattern, answers: Default::default() });
                 match self.next() {
                     Token::Symbol(",") => {}
                     Token::Symbol("}") => break,
@@ -744,6 +761,12 @@ mod tests {
         assert_eq!(error("up[5m] + 1"), "1:1: parse error: binary expression must contain only scalar and instant vector types");
         assert_eq!(error("sum(up"), "1:7: parse error: unclosed left parenthesis");
         assert_eq!(error(""), "unknown position: parse error: no expression found in input");
+    }
+
+    #[test]
+    fn long_chains_are_bounded() {
+        let chain: Vec<String> = (0..5000).map(|n| n.to_string()).collect();
+        assert!(error(&chain.join("+")).contains("nested too deeply"));
     }
 
     #[test]
