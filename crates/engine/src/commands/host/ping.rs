@@ -5,7 +5,7 @@
 
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
-use crate::model::network::frontend_ip;
+use crate::model::network::{self, frontend_ip};
 use crate::rng::Rng;
 
 pub struct Ping;
@@ -62,15 +62,18 @@ impl Command for Ping {
         } else {
             cluster.nodes.iter().map(AsRef::as_ref).find(|n: &&crate::model::Node| n.hostname == target || frontend_ip(&n.hostname) == target)
         };
-        let Some(node) = node else {
-            return Output::error(format!("ping: {target}: Name or service not known\n"), 2);
+        // The management host answers too: it is not a node, and always up.
+        let monitor = target == network::MONITOR_HOST || target == network::MONITOR_IP;
+        let (name, ip, up) = match node {
+            _ if monitor => (network::MONITOR_HOST.to_string(), network::MONITOR_IP.to_string(), true),
+            Some(node) => (node.hostname.clone(), if local { "127.0.0.1".to_string() } else { frontend_ip(&node.hostname) }, node.up(invocation.cluster.now)),
+            None => return Output::error(format!("ping: {target}: Name or service not known\n"), 2),
         };
-        let ip = if local { "127.0.0.1".to_string() } else { frontend_ip(&node.hostname) };
-        let shown = if local || target == ip { ip.clone() } else { format!("{} ({ip})", node.hostname) };
+        let shown = if local || target == ip { ip.clone() } else { format!("{name} ({ip})") };
         let mut out = format!("PING {} ({ip}) 56(84) bytes of data.\n", if target == ip { &ip } else { &target });
         let duration_ms = (count - 1) * 1000 + 1;
         let time = duration_ms;
-        if !node.up(invocation.cluster.now) {
+        if !up {
             if !quiet {
                 for seq in 1..=count {
                     out += &format!("From {} ({}) icmp_seq={seq} Destination Host Unreachable\n", me.hostname, frontend_ip(&me.hostname));
@@ -79,7 +82,7 @@ impl Command for Ping {
             out += &format!("\n--- {target} ping statistics ---\n{count} packets transmitted, 0 received, +{count} errors, 100% packet loss, time {time}ms\n");
             return Output { stdout: out, status: 1, duration_ms: duration_ms + 3000, ..Output::default() };
         }
-        let mut rng = Rng::derive(cluster.seed, &[&me.hostname, &node.hostname, "ping"]);
+        let mut rng = Rng::derive(cluster.seed, &[&me.hostname, &name, "ping"]);
         let times: Vec<u64> = (0..count).map(|_| if local { rng.range_u64(15, 60) } else { rng.range_u64(80, 260) }).collect();
         if !quiet {
             for (seq, us) in times.iter().enumerate() {
@@ -109,6 +112,12 @@ mod tests {
             out.stdout
         );
         assert!(out.stdout.contains("2 packets transmitted, 2 received, 0% packet loss, time 1001ms\nrtt min/avg/max/mdev = "));
+        let out = run_on_first_node("ping -c 1 mgmt-01");
+        assert!(
+            out.stdout.starts_with("PING mgmt-01 (10.1.255.10) 56(84) bytes of data.\n64 bytes from mgmt-01 (10.1.255.10): icmp_seq=1 ttl=64 time=0."),
+            "{}",
+            out.stdout
+        );
         let out = run_on_first_node("ping -c 1 nosuch");
         assert_eq!((out.stderr.as_str(), out.status), ("ping: nosuch: Name or service not known\n", 2));
         let mut shell = session();
