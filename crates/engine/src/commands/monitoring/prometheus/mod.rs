@@ -127,22 +127,6 @@ pub fn parse_duration(text: &str) -> Option<i64> {
     }
 }
 
-/// A duration as Go's `model.Duration` prints it: `15s`, `1m`, `1h30m`.
-pub fn format_duration(ms: i64) -> String {
-    if ms == 0 {
-        return "0s".into();
-    }
-    let mut out = String::new();
-    let mut rest = ms;
-    for (unit, size) in [("y", 31_536_000_000), ("w", 604_800_000), ("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1)] {
-        if rest >= size {
-            out += &format!("{}{unit}", rest / size);
-            rest %= size;
-        }
-    }
-    out
-}
-
 fn json(status: u16, body: String) -> Response {
     Response::with_type(status, "application/json", body)
 }
