@@ -406,17 +406,23 @@ fn observe_job(cluster: &Cluster, job: &str, within: Option<f64>) -> Observed {
         let state = workload.job().state_at(now).long();
         return seen(false, format!("job {} ({job}) is {state}", workload.job_id));
     }
-    if workload.iteration_at(now) <= workload.resumed_from {
+    let serving = workload.spec.load.is_some();
+    if serving && workload.server_at(now as f64).is_none() {
+        return seen(false, format!("job {job} is RUNNING but its server does not take requests yet"));
+    }
+    if !serving && workload.iteration_at(now) <= workload.resumed_from {
         return seen(false, format!("job {job} is RUNNING but has not finished an iteration since it started"));
     }
     let pace = match workload.segments.last() {
         Some((_, Ok(pace))) => *pace,
         _ => return seen(false, format!("job {job} is RUNNING and makes no progress")),
     };
-    let Some(within) = within else { return seen(true, format!("job {job} is RUNNING at {:.0} ms a step", pace.step_ms)) };
-    match crate::perf::training::pace(&cluster.healthy(), &workload.spec, cluster.storage_gb_per_s()) {
+    // A server's step is the time between a request's tokens.
+    let unit = if serving { "between tokens" } else { "a step" };
+    let Some(within) = within else { return seen(true, format!("job {job} is RUNNING at {:.0} ms {unit}", pace.step_ms)) };
+    match crate::perf::workload_pace(&cluster.healthy(), &workload.spec, cluster.storage_gb_per_s()) {
         Ok(healthy) => {
-            let words = format!("job {job} is RUNNING at {:.0} ms a step against {:.0} ms healthy", pace.step_ms, healthy.step_ms);
+            let words = format!("job {job} is RUNNING at {:.0} ms {unit} against {:.0} ms healthy", pace.step_ms, healthy.step_ms);
             seen(pace.step_ms <= healthy.step_ms * (1.0 + within), words)
         }
         Err(_) => seen(false, format!("job {job} has no healthy baseline")),

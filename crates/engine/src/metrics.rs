@@ -18,7 +18,6 @@ use std::fmt::Write;
 use crate::model::time::civil;
 use crate::model::workload::{Event, Pace, Workload};
 use crate::model::Cluster;
-use crate::perf::training;
 
 /// Points per chart.
 const SAMPLES: usize = 96;
@@ -67,6 +66,8 @@ struct Context {
     idle_power: f64,
     /// Bytes through each rail per step.
     rail_bytes: f64,
+    /// A server's load.
+    load: Option<crate::model::workload::Load>,
 }
 
 impl Context {
@@ -77,6 +78,21 @@ impl Context {
     /// no progress; the GPUs read busy then, as nvidia-smi shows them.
     fn values(&self, phase: &Phase) -> [Option<f64>; CHARTS.len()] {
         match phase {
+            Phase::Stepping(pace @ Pace { serving: Some(serving), .. }) => {
+                // A server's step is the time between tokens; its throughput
+                // the tokens it generates for the requests it finishes.
+                let (rate, output) = self.load.map_or((0.0, 0.0), |load| (load.requests_per_s, f64::from(load.output_tokens)));
+                let busy = 1.0 - (-serving.running).exp();
+                [
+                    Some(pace.step_ms),
+                    Some(rate.min(serving.capacity_rps) * output),
+                    Some(busy * 96.0),
+                    Some(self.max_clock * pace.clock),
+                    Some(self.idle_power + busy * (230.0 + 380.0 * serving.compute_share)),
+                    Some(0.0),
+                    None,
+                ]
+            }
             Phase::Stepping(pace) => {
                 let seconds = pace.step_ms / 1e3;
                 [
@@ -157,9 +173,10 @@ pub fn panel(cluster: &Cluster) -> String {
             idle_clock: f64::from(cluster.preset.gpu.idle_sm_clock_mhz),
             idle_power: f64::from(cluster.preset.gpu.idle_power_w.0 + cluster.preset.gpu.idle_power_w.1) / 2.0,
             rail_bytes: spec.rail_bytes_per_step(first_node.map_or(1, |node| node.hcas.len())),
+            load: spec.load,
         };
         // The accepted baseline: the same job stepping on the healthy cluster.
-        let baseline = training::pace(&healthy, spec, cluster.storage_gb_per_s()).ok().map(|pace| context.values(&Phase::Stepping(pace)));
+        let baseline = crate::perf::workload_pace(&healthy, spec, cluster.storage_gb_per_s()).ok().map(|pace| context.values(&Phase::Stepping(pace)));
         let times: Vec<i64> = (0..SAMPLES).map(|i| from + ((now - from) as f64 * i as f64 / (SAMPLES - 1) as f64).round() as i64).collect();
         let samples: Vec<(i64, [Option<f64>; CHARTS.len()])> = times
             .iter()
@@ -174,6 +191,8 @@ pub fn panel(cluster: &Cluster) -> String {
         let _ = writeln!(out, "<h3>{}</h3>", escape(name));
         for (number, (title, unit)) in CHARTS.iter().enumerate() {
             let title = match (*title, rails.first(), rails.last()) {
+                ("Step time", ..) if spec.load.is_some() => "Time between tokens".to_string(),
+                ("Throughput", ..) if spec.load.is_some() => "Generated tokens".to_string(),
                 ("InfiniBand per rail", Some(first), Some(last)) if rails.len() > 1 => format!("InfiniBand on each rail, {first} to {last}"),
                 (title, _, _) => title.to_string(),
             };

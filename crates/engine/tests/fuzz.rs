@@ -261,6 +261,25 @@ proptest! {
     }
 
     #[test]
+    fn serving_jobs(field in prop::sample::select(vec!["prompt_tokens", "output_tokens", "max_num_seqs", "seq_len", "tensor"]),
+                    value in prop::sample::select(EXTREMES.to_vec()),
+                    rate in prop::sample::select(vec!["0", "0.001", "1", "50", "9999.5", "10000"]),
+                    params in prop::sample::select(vec!["1M", "8B", "70B", "405B", "2000B"])) {
+        let source = format!(
+            "{LAB}[[jobs]]\nname = \"chat\"\nkind = \"serving\"\nparams = \"{params}\"\nnodes = [\"gpu-001\"]\nrequest_rate = {rate}\n{field} = {}\n",
+            if value.is_empty() { "\"\"" } else { value }
+        );
+        contained("a serving job", move || {
+            if let Ok(lab) = load(&source) {
+                let mut session = Session::new(lab.instantiate(1), "gpu-002");
+                for line in ["tail -3 ~/slurm-*.out", "curl -s gpu-001:8000/metrics | tail -2", "ssh gpu-001 nvidia-smi", "sleep 7200", "tail -1 ~/slurm-*.out", "curl -s gpu-001:8000/metrics | wc -l", "promtool query instant http://mgmt-01:9090 'rate(vllm:inter_token_latency_seconds_sum[5m])'"] {
+                    let _ = session.run(line);
+                }
+            }
+        });
+    }
+
+    #[test]
     fn lab_files(field in prop::sample::select(vec!["gpu", "count", "links", "xid", "mtu", "rate", "width", "gen"]),
                  value in prop::sample::select(EXTREMES.to_vec()),
                  kind in prop::sample::select(clusterlab_engine::lab::FAULT_KINDS.iter().map(|(kind, _, _)| *kind).collect::<Vec<_>>()),

@@ -556,3 +556,94 @@ fn checkpoints_are_on_the_shared_file_system_at_their_size() {
     assert!(after.parse::<u32>().unwrap() > last.parse::<u32>().unwrap(), "{last} -> {after}");
     assert_ne!(used(&mut session), before);
 }
+
+const SERVER: &str = "[[jobs]]\nname = \"chat\"\nkind = \"serving\"\nparams = \"8B\"\ntensor = 2\nnodes = [\"gpu-002\"]\nrequest_rate = 6.0\nprompt_tokens = 1000\noutput_tokens = 200\n";
+
+fn serving(extra: &str) -> (Lab, Session) {
+    let lab = load(&format!("{CLUSTER}{SERVER}{extra}")).expect("the serving lab loads");
+    let session = Session::new(lab.instantiate(0), "gpu-001");
+    (lab, session)
+}
+
+/// The stats lines' `Running` requests and generation throughput, the last `n`.
+fn server_stats(session: &mut Session, n: usize) -> Vec<(f64, f64)> {
+    let log = session.run("cat ~/slurm-*.out").stdout();
+    let field = |line: &str, name: &str| -> f64 { line.split(name).nth(1).and_then(|rest| rest.split(' ').next()).and_then(|v| v.parse().ok()).unwrap_or(0.0) };
+    let stats: Vec<(f64, f64)> =
+        log.lines().filter(|line| line.contains("Engine 000:")).map(|line| (field(line, "Running: "), field(line, "Avg generation throughput: "))).collect();
+    stats[stats.len().saturating_sub(n)..].to_vec()
+}
+
+#[test]
+fn a_serving_job_is_checked_against_its_kind() {
+    let problems = |job: &str| match load(&format!("{CLUSTER}{job}")) {
+        Ok(_) => Vec::new(),
+        Err(problems) => problems.iter().map(ToString::to_string).collect::<Vec<String>>(),
+    };
+    let on_two = problems(&SERVER.replace("nodes = [\"gpu-002\"]", "nodes = [\"gpu-001\", \"gpu-002\"]"));
+    assert!(on_two.iter().any(|p| p.contains("a server runs on one node")), "{on_two:?}");
+    let no_rate = problems(&SERVER.replace("request_rate = 6.0\n", ""));
+    assert!(no_rate.iter().any(|p| p.contains("a serving job needs `request_rate`")), "{no_rate:?}");
+    let batch = problems(&format!("{SERVER}global_batch = 16\n"));
+    assert!(batch.iter().any(|p| p.contains("`global_batch` is for training and fine-tuning jobs")), "{batch:?}");
+    let rate_on_training = problems(&format!("{JOB}request_rate = 3\n"));
+    assert!(rate_on_training.iter().any(|p| p.contains("`request_rate` is for serving jobs")), "{rate_on_training:?}");
+    let too_long = problems(&format!("{SERVER}seq_len = 1024\n"));
+    assert!(too_long.iter().any(|p| p.contains("must fit in `seq_len` (1024)")), "{too_long:?}");
+    assert!(problems(&SERVER.replace("kind = \"serving\"", "kind = \"inference\"")).iter().any(|p| p.contains("an inference server is `serving`")));
+    assert!(problems(SERVER).is_empty());
+}
+
+#[test]
+fn a_server_is_its_processes_its_memory_and_its_slurm_job() {
+    let (_, mut session) = serving("");
+    let apps = session.run("ssh gpu-002 nvidia-smi --query-compute-apps=process_name,used_memory --format=csv,noheader").stdout();
+    assert_eq!(apps, "VLLM::Worker_TP0, 73399 MiB\nVLLM::Worker_TP1, 73399 MiB\n");
+    let util = session.run("ssh gpu-002 nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -i 0").stdout();
+    let util: u32 = util.trim().parse().unwrap_or(0);
+    assert!((90..=100).contains(&util), "a busy server's GPU: {util}%");
+    assert!(session.run("squeue -h -o %j").stdout().starts_with("chat"));
+    assert!(session
+        .run("cat ~/chat.sbatch")
+        .stdout()
+        .contains("vllm serve /lustre/models/Llama-3.1-8B-Instruct \\\n    --served-model-name Llama-3.1-8B-Instruct \\\n    --tensor-parallel-size 2 \\\n"));
+}
+
+#[test]
+fn a_thermal_slowdown_raises_the_servers_time_between_tokens() {
+    let (_, mut session) = serving("[[faults]]\nkind = \"gpu-thermal-slowdown\"\nnode = \"gpu-002\"\ngpu = 1\nat = \"2m\"\n");
+    let before = server_stats(&mut session, 6);
+    session.run("sleep 300");
+    let after = server_stats(&mut session, 6);
+    let running = |stats: &[(f64, f64)]| mean(&stats.iter().map(|(r, _)| *r).collect::<Vec<_>>());
+    let tokens = |stats: &[(f64, f64)]| mean(&stats.iter().map(|(_, t)| *t).collect::<Vec<_>>());
+    // The same load finished at a slower step: more requests in flight, the same tokens a second.
+    assert!(running(&after) > running(&before) * 1.1, "{before:?} -> {after:?}");
+    assert!((tokens(&after) / tokens(&before) - 1.0).abs() < 0.1, "{before:?} -> {after:?}");
+}
+
+#[test]
+fn a_server_past_its_capacity_queues_its_requests() {
+    let heavy = SERVER.replace("request_rate = 6.0", "request_rate = 60.0").replace("tensor = 2", "tensor = 1");
+    let lab = load(&format!("{CLUSTER}{heavy}")).expect("the heavy lab loads");
+    let mut session = Session::new(lab.instantiate(0), "gpu-001");
+    let log = session.run("tail -1 ~/slurm-*.out").stdout();
+    let waiting: f64 = log.split("Waiting: ").nth(1).and_then(|rest| rest.split(' ').next()).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    assert!(waiting > 1_000.0, "{log}");
+    let usage: f64 = log.split("GPU KV cache usage: ").nth(1).and_then(|rest| rest.split('%').next()).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    assert!(usage > 10.0, "{log}");
+}
+
+#[test]
+fn a_restored_session_has_the_same_server_byte_for_byte() {
+    let (lab, mut session) = serving("[[faults]]\nkind = \"gpu-fallen-off-bus\"\nnode = \"gpu-002\"\ngpu = 0\nat = \"3m\"\n");
+    session.run("sleep 400");
+    let read = |session: &mut Session| {
+        session
+            .run("cat ~/slurm-*.out; sacct; ssh gpu-002 nvidia-smi; curl -s mgmt-01:9090/api/v1/query --data-urlencode 'query=vllm:num_requests_running'")
+            .stdout()
+    };
+    let live = read(&mut session);
+    let mut restored = Session::restore(lab.instantiate(0), session.snapshot());
+    assert_eq!(read(&mut restored), live);
+}

@@ -465,7 +465,7 @@ fn instantiate(id: &str, config: &ClusterConfig, vars: &[Var], faults: &[FaultSp
     }
     // The jobs running when the lab starts have run for half an hour or so;
     // a fault timed before the start struck while they ran.
-    cluster.start_lab_workloads(jobs, crate::perf::training::pace);
+    cluster.start_lab_workloads(jobs, crate::perf::workload_pace);
     crate::sort::sort_by(&mut timed, |a, b| a.0.cmp(&b.0));
     for (at, fault, repairs) in timed {
         if at <= start {

@@ -98,7 +98,15 @@ pub enum Change {
     LaunchWorkload { node: String, name: String, job: i64 },
     /// `sbatch` of a workload's script whose Megatron arguments the trainee
     /// changed: the workload runs with that parallelism from then on.
-    ConfigureWorkload { node: String, name: String, tensor: u32, pipeline: u32 },
+    ConfigureWorkload {
+        node: String,
+        name: String,
+        tensor: u32,
+        pipeline: u32,
+        /// A server's `--max-model-len` and `--max-num-seqs` (its GPUs follow its tensor parallelism).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        serving: Option<(u32, u32)>,
+    },
     /// An operator rebooted the node from its OS (`reboot`, `systemctl
     /// reboot`, `shutdown -r`) or its BMC (`ipmitool chassis power cycle`,
     /// `power_cycle`): it is down for [`BOOT_SECONDS`], then boots again,
@@ -406,10 +414,16 @@ impl Cluster {
                 }
             }
             Change::LaunchWorkload { name, job, .. } => self.launch_workload(name, *job, at),
-            Change::ConfigureWorkload { name, tensor, pipeline, .. } => {
+            Change::ConfigureWorkload { name, tensor, pipeline, serving, .. } => {
+                let gpus = self.preset.gpu_buses.len() as u32;
                 if let Some(spec) = self.workload_specs.iter_mut().find(|spec| spec.name == *name) {
                     let mut changed = (**spec).clone();
                     (changed.tensor, changed.pipeline) = (*tensor, *pipeline);
+                    if let (Some((max_model_len, max_num_seqs)), Some(load)) = (serving, changed.load.as_mut()) {
+                        changed.gpus_per_node = (*tensor).clamp(1, gpus.max(1));
+                        changed.seq_len = (*max_model_len).clamp(128, 131_072);
+                        load.max_num_seqs = (*max_num_seqs).clamp(1, 4_096);
+                    }
                     *spec = std::rc::Rc::new(changed);
                 }
             }

@@ -38,6 +38,9 @@ pub struct GpuSpec {
     /// Dense BF16 tensor-core peak (TFLOP/s), NVIDIA's datasheet figure
     /// without sparsity: what a training job's MFU is measured against.
     pub bf16_dense_tflops: f64,
+    /// HBM bandwidth (GB/s), NVIDIA's datasheet figure: what a decode step,
+    /// which reads every weight once, is bound by.
+    pub hbm_gbytes_per_sec: f64,
     /// What `nvidia-smi -q` reports of the board and its InfoROM:
     /// `Board Part Number`, `GPU Part Number`, `Inforom Version` (image, OEM
     /// and ECC objects).
@@ -247,6 +250,7 @@ pub const PRESETS: &[Preset] = &[
             nvlink_gbytes_per_sec: 26.562,
             remap_banks: 2560,
             bf16_dense_tflops: 989.4,
+            hbm_gbytes_per_sec: 3350.0,
             board_part_number: "692-2G520-0200-000",
             gpu_part_number: "2330-885-A1",
             inforom_image: "G520.0200.00.05",
@@ -296,6 +300,7 @@ pub const PRESETS: &[Preset] = &[
             nvlink_gbytes_per_sec: 26.562,
             remap_banks: 3072,
             bf16_dense_tflops: 989.4,
+            hbm_gbytes_per_sec: 4800.0,
             board_part_number: "695-2G520-0280-000",
             gpu_part_number: "2335-895-A1",
             inforom_image: "G520.0280.02.02",
@@ -352,6 +357,7 @@ pub const PRESETS: &[Preset] = &[
             nvlink_gbytes_per_sec: 25.0,
             remap_banks: 640,
             bf16_dense_tflops: 312.0,
+            hbm_gbytes_per_sec: 2039.0,
             board_part_number: "692-2G506-0212-005",
             gpu_part_number: "20B2-896-A1",
             inforom_image: "G506.0212.00.01",

@@ -6,10 +6,12 @@
 
 pub mod collective;
 pub mod rdma;
+pub mod serving;
 pub mod training;
 
 use crate::model::fabric::{Hca, LinkLayer, Port};
 use crate::model::gpu::PcieLink;
+use crate::model::workload::{Pace, Stop, WorkloadSpec};
 use crate::model::{Cluster, Node};
 
 /// Header bytes per packet around an MTU of payload: IB LRH+BTH+ICRC+VCRC
@@ -70,6 +72,16 @@ pub fn link_gbps(cluster: &Cluster, node: &Node, hca: &Hca) -> f64 {
     }
     let wire = f64::from(hca.port.rate_gbps()) * mtu_efficiency(hca.port.active_mtu, hca.port.link_layer);
     wire.min(pcie_gbps(&hca.pcie)) * goodput_share(&hca.port)
+}
+
+/// A workload's pace on the cluster as it is (a training step, or a
+/// server's engine step under its load), or what stops it: the model's
+/// [`crate::model::workload::Pacer`].
+pub fn workload_pace(cluster: &Cluster, spec: &WorkloadSpec, storage_gb_per_s: f64) -> Result<Pace, Stop> {
+    match spec.load {
+        Some(_) => serving::pace(cluster, spec),
+        None => training::pace(cluster, spec, storage_gb_per_s),
+    }
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ pub fn flops_per_token(params_b: f64, seq_len: u32) -> f64 {
 /// How much of its top clock a GPU computes at: a slowdown (thermal, power
 /// brake) holds the SM clock down and the job's steps with it, and a power
 /// limit below what a step draws caps it.
-fn clock_share(gpu: &Gpu) -> f64 {
+pub(crate) fn clock_share(gpu: &Gpu) -> f64 {
     let slowed = throttle::HW_SLOWDOWN | throttle::HW_THERMAL_SLOWDOWN | throttle::SW_THERMAL_SLOWDOWN | throttle::HW_POWER_BRAKE_SLOWDOWN;
     let held = if gpu.throttle_reasons & slowed == 0 || gpu.max_sm_clock_mhz == 0 {
         1.0
@@ -96,7 +96,7 @@ fn step(cluster: &Cluster, spec: &WorkloadSpec, storage_gb_per_s: f64) -> Pace {
     let prepare_ms = samples * SAMPLE_CPU_MS / f64::from(spec.loader_workers.max(1));
     let input_ms = INPUT_FLOOR_MS + (read_ms + prepare_ms - compute_ms).max(0.0);
     let step_ms = compute_ms + exposed_comm_ms + input_ms;
-    Pace { compute_ms, all_reduce_ms, exposed_comm_ms, input_ms, step_ms, flops, gpus, clock }
+    Pace { compute_ms, all_reduce_ms, exposed_comm_ms, input_ms, step_ms, flops, gpus, clock, serving: None }
 }
 
 #[cfg(test)]

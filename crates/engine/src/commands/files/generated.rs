@@ -77,6 +77,9 @@ pub fn job_log_path(id: i64) -> String {
 /// The batch script a lab leaves for a workload, with the Megatron-LM
 /// arguments its model follows.
 pub fn batch_script(spec: &crate::model::workload::WorkloadSpec) -> String {
+    if let Some(load) = spec.load {
+        return serving_script(spec, load);
+    }
     let (layers, hidden) = crate::model::workload::pace::shape(spec.params_b);
     let mut text = format!(
         "#!/bin/bash\n#SBATCH --job-name={}\n#SBATCH --nodes={}\n#SBATCH --ntasks-per-node={}\n#SBATCH --gpus-per-node={}\n#SBATCH --nodelist={}\n#SBATCH --exclusive\n#SBATCH --output=slurm-%j.out\n\n",
@@ -102,6 +105,23 @@ pub fn batch_script(spec: &crate::model::workload::WorkloadSpec) -> String {
         dir = spec.checkpoint_dir(),
     );
     text
+}
+
+/// A server's batch script: vLLM's OpenAI-compatible server on the
+/// job's GPUs, with the limits the lab gives it spelt out.
+fn serving_script(spec: &crate::model::workload::WorkloadSpec, load: crate::model::workload::Load) -> String {
+    use crate::model::workload::pace::{BLOCK_TOKENS, GPU_MEMORY_UTILIZATION, MAX_NUM_BATCHED_TOKENS};
+    let name = spec.dataset.rsplit('/').next().unwrap_or("model");
+    format!(
+        "#!/bin/bash\n#SBATCH --job-name={}\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --gpus-per-node={}\n#SBATCH --nodelist={}\n#SBATCH --exclusive\n#SBATCH --output=slurm-%j.out\n\nexport HF_HUB_OFFLINE=1\nexport VLLM_DISABLE_LOG_LOGO=1\n\nvllm serve {} \\\n    --served-model-name {name} \\\n    --tensor-parallel-size {} \\\n    --max-model-len {} \\\n    --max-num-seqs {} \\\n    --max-num-batched-tokens {MAX_NUM_BATCHED_TOKENS} \\\n    --gpu-memory-utilization {GPU_MEMORY_UTILIZATION} \\\n    --block-size {BLOCK_TOKENS} \\\n    --host 0.0.0.0 \\\n    --port 8000 \\\n    --disable-uvicorn-access-log\n",
+        spec.name,
+        spec.gpus_per_node,
+        spec.nodes.first().map_or("", String::as_str),
+        spec.dataset,
+        spec.tensor,
+        spec.seq_len,
+        load.max_num_seqs,
+    )
 }
 
 /// A character device under `/dev`, as `ls -l` and `stat` show it.

@@ -72,11 +72,19 @@ pub struct Response {
     /// What Go sniffs from the body, or the handler set.
     pub content_type: &'static str,
     pub body: String,
+    /// Written by uvicorn (a Python server) rather than Go's net/http:
+    /// lower-case headers, its `server` header, always a length.
+    uvicorn: bool,
 }
 
 impl Response {
     pub fn ok(content_type: &'static str, body: String) -> Response {
-        Response { status: 200, headers: vec![("X-Content-Type-Options", "nosniff".into())], content_type, body }
+        Response { status: 200, headers: vec![("X-Content-Type-Options", "nosniff".into())], content_type, body, uvicorn: false }
+    }
+
+    /// A response of a Starlette app under uvicorn, of `content_type`.
+    pub fn uvicorn(status: u16, content_type: &'static str, body: String) -> Response {
+        Response { status, headers: Vec::new(), content_type, body, uvicorn: true }
     }
 
     /// Go's `http.NotFound`, which gorilla/mux answers for a route it lacks.
@@ -86,6 +94,7 @@ impl Response {
             headers: vec![("Content-Type", "text/plain; charset=utf-8".into()), ("X-Content-Type-Options", "nosniff".into())],
             content_type: "",
             body: "404 page not found\n".to_string(),
+            uvicorn: false,
         }
     }
 
@@ -93,9 +102,9 @@ impl Response {
     /// sends an empty one with no type).
     pub fn with_type(status: u16, content_type: &'static str, body: String) -> Response {
         match content_type {
-            "" if body.is_empty() => Response { status, headers: Vec::new(), content_type: "", body },
-            "" => Response { status, headers: Vec::new(), content_type: "text/plain; charset=utf-8", body },
-            _ => Response { status, headers: vec![("Content-Type", content_type.into())], content_type: "", body },
+            "" if body.is_empty() => Response { status, headers: Vec::new(), content_type: "", body, uvicorn: false },
+            "" => Response { status, headers: Vec::new(), content_type: "text/plain; charset=utf-8", body, uvicorn: false },
+            _ => Response { status, headers: vec![("Content-Type", content_type.into())], content_type: "", body, uvicorn: false },
         }
     }
 
@@ -106,6 +115,7 @@ impl Response {
             headers: vec![("Content-Type", "text/html; charset=utf-8".into()), ("Location", location.into())],
             content_type: "",
             body: body.to_string(),
+            uvicorn: false,
         }
     }
 
@@ -116,7 +126,7 @@ impl Response {
 
     /// Go sends a body it could buffer whole (under 2048 bytes) with its length.
     fn chunked(&self) -> bool {
-        self.body.len() >= 2048
+        !self.uvicorn && self.body.len() >= 2048
     }
 
     fn head(&self, now: i64) -> String {
@@ -131,6 +141,14 @@ impl Response {
             _ => "Internal Server Error",
         };
         let mut text = format!("HTTP/1.1 {} {reason}\r\n", self.status);
+        if self.uvicorn {
+            // Uvicorn's own headers first, then the response's.
+            text += &format!("date: {}\r\nserver: uvicorn\r\ncontent-length: {}\r\n", http_date(now), self.body.len());
+            if !self.content_type.is_empty() {
+                text += &format!("content-type: {}\r\n", self.content_type);
+            }
+            return text + "\r\n";
+        }
         for (name, value) in &self.headers {
             text += &format!("{name}: {value}\r\n");
         }
@@ -155,6 +173,7 @@ fn listener(invocation: &Invocation, node: &Node, port: u16, path: &str) -> Opti
     let (unit, serve): (&str, fn(&crate::model::Cluster, &Node, &str) -> Response) = match port {
         dcgm_exporter::PORT => (EXPORTER_UNIT, dcgm_exporter::serve),
         node_exporter::PORT => (service::NODE_EXPORTER_UNIT, node_exporter::serve),
+        crate::commands::monitoring::vllm::PORT => return crate::commands::monitoring::vllm::serve(cluster, node, path),
         _ => return None,
     };
     let (state, since) = service::state_of(node, unit)?;

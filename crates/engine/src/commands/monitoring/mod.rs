@@ -5,4 +5,5 @@ pub mod prometheus;
 pub mod promql;
 pub mod promtool;
 pub mod rules;
+pub mod vllm;
 pub mod yaml;

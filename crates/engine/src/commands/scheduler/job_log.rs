@@ -22,6 +22,9 @@ use crate::rng::Rng;
 
 /// The log's text at `now`.
 pub fn render(cluster: &Cluster, workload: &Workload, now: i64) -> String {
+    if workload.spec.kind == Kind::Serving {
+        return super::serving_log::render(cluster, workload, now);
+    }
     let spec = &workload.spec;
     let mut out = String::new();
     let world = spec.world();
@@ -148,7 +151,7 @@ pub fn loss(workload: &Workload, iteration: u32) -> f64 {
     let i = f64::from(iteration);
     match workload.spec.kind {
         Kind::Training => 1.9 + 9.8 * (1.0 + i / 60.0).powf(-0.55) + 0.06 * noise,
-        Kind::FineTuning => 0.95 + 0.8 * (1.0 + i / 40.0).powf(-0.5) + 0.03 * noise,
+        Kind::FineTuning | Kind::Serving => 0.95 + 0.8 * (1.0 + i / 40.0).powf(-0.5) + 0.03 * noise,
     }
 }
 
@@ -156,7 +159,7 @@ pub fn loss(workload: &Workload, iteration: u32) -> f64 {
 fn learning_rate(workload: &Workload, iteration: u32) -> f64 {
     let peak = match workload.spec.kind {
         Kind::Training => 3e-4,
-        Kind::FineTuning => 1e-5,
+        Kind::FineTuning | Kind::Serving => 1e-5,
     };
     let warmup = 2_000.0_f64.min(f64::from(workload.spec.steps) / 10.0).max(1.0);
     let i = f64::from(iteration);
@@ -222,7 +225,7 @@ fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i
         Stop::GpuLost { node, gpu } | Stop::GpuHung { node, gpu } | Stop::GpuEcc { node, gpu } => (node.clone(), Some(*gpu)),
         Stop::NodeDown { node } | Stop::DriverMismatch { node } => (node.clone(), None),
         Stop::OutOfMemory { node, gpu } => (node.clone(), Some(*gpu)),
-        Stop::Arguments { .. } => (String::new(), None),
+        Stop::Arguments { .. } | Stop::CacheMemory { .. } => (String::new(), None),
         Stop::RailDown { node, hca } => (node.clone(), hca.trim_start_matches("mlx5_").parse().ok()),
     };
     let failed_rank = failed_gpu.and_then(|gpu| workload.rank(&failed_node, gpu));
@@ -272,7 +275,7 @@ fn stopped(cluster: &Cluster, workload: &Workload, at: i64, stop: &Stop, ends: i
             }
             out += &srun_ended(&failed_node, &ranks, "Exited with exit code 1");
         }
-        Stop::NodeDown { .. } | Stop::OutOfMemory { .. } | Stop::Arguments { .. } => {}
+        Stop::NodeDown { .. } | Stop::OutOfMemory { .. } | Stop::Arguments { .. } | Stop::CacheMemory { .. } => {}
     }
     if ends > now {
         return out;
@@ -352,6 +355,22 @@ fn torch_size(mib: f64) -> String {
     }
 }
 
+/// PyTorch's caching allocator refusing `tried` MiB on a GPU of
+/// `capacity` MiB with `free` left, `outside` held outside PyTorch and
+/// `cached` reserved but unallocated.
+pub(crate) fn out_of_memory(capacity: f64, tried: f64, free: f64, outside: f64, cached: f64) -> String {
+    let in_use = capacity - free;
+    format!(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {}. GPU 0 has a total capacity of {} of which {} is free. Including non-PyTorch memory, this process has {} memory in use. Of the allocated memory {} is allocated by PyTorch, and {} is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+        torch_size(tried),
+        torch_size(capacity),
+        torch_size(free),
+        torch_size(in_use),
+        torch_size(in_use - outside - cached),
+        torch_size(cached)
+    )
+}
+
 /// Every rank of a job refused by Megatron's argument checks, or out of
 /// memory in its first step, fails the same way: rank 0's traceback (the
 /// others interleave the same), then srun's line for each node.
@@ -371,7 +390,6 @@ fn refused(cluster: &Cluster, workload: &Workload, stop: &Stop, rng: &mut Rng) -
             let free = 300.0 + rng.unit_f64() * 1200.0;
             let outside = 900.0 + rng.unit_f64() * 300.0;
             let cached = 200.0 + rng.unit_f64() * 1300.0;
-            let in_use = capacity - free;
             // The logits of a micro-batch in FP32: where a step's peak often tips over.
             let tried = (f64::from(spec.seq_len) * 128_256.0 * 4.0 / f64::from(spec.tensor.max(1)) / 1_048_576.0).max(free + 64.0);
             let schedule = if spec.pipeline > 1 { "forward_backward_pipelining_without_interleaving" } else { "forward_backward_no_pipelining" };
@@ -392,15 +410,7 @@ fn refused(cluster: &Cluster, workload: &Workload, stop: &Stop, rng: &mut Rng) -
             ] {
                 lines.extend(frame(file, line, function, source));
             }
-            lines.push(format!(
-                    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {}. GPU 0 has a total capacity of {} of which {} is free. Including non-PyTorch memory, this process has {} memory in use. Of the allocated memory {} is allocated by PyTorch, and {} is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
-                    torch_size(tried),
-                    torch_size(capacity),
-                    torch_size(free),
-                    torch_size(in_use),
-                    torch_size(in_use - outside - cached),
-                    torch_size(cached)
-            ));
+            lines.push(out_of_memory(capacity, tried, free, outside, cached));
         }
     }
     let mut out: String = lines.iter().map(|line| format!("[rank0]: {line}\n")).collect();

@@ -62,14 +62,22 @@ pub struct JobTable {
     pub data: Option<Spanned<i64>>,
     pub tensor: Option<Spanned<i64>>,
     pub pipeline: Option<Spanned<i64>>,
-    pub global_batch: Spanned<i64>,
-    pub seq_len: Spanned<i64>,
+    /// Required for training; a server has neither (its `seq_len` is
+    /// optional: its `--max-model-len`).
+    pub global_batch: Option<Spanned<i64>>,
+    pub seq_len: Option<Spanned<i64>>,
     pub dataset: Option<String>,
     pub loader_workers: Option<Spanned<i64>>,
     pub checkpoint_every: Option<Spanned<i64>>,
     pub steps: Option<Spanned<i64>>,
     pub launch: Option<Spanned<String>>,
     pub start: Option<Spanned<String>>,
+    /// A server's load: requests a second, tokens in and out, and its
+    /// `--max-num-seqs`.
+    pub request_rate: Option<Spanned<f64>>,
+    pub prompt_tokens: Option<Spanned<i64>>,
+    pub output_tokens: Option<Spanned<i64>>,
+    pub max_num_seqs: Option<Spanned<i64>>,
 }
 
 #[derive(Clone, Debug)]
@@ -312,6 +320,10 @@ pub(crate) const JOB_KEYS: &[&str] = &[
     "steps",
     "launch",
     "start",
+    "request_rate",
+    "prompt_tokens",
+    "output_tokens",
+    "max_num_seqs",
 ];
 pub(crate) const QUESTION_KEYS: &[&str] = &[
     "id",
@@ -825,11 +837,20 @@ fn job_table(t: &Table, problems: &mut Vec<Problem>) -> Option<JobTable> {
     t.check_keys(JOB_KEYS, problems);
     let name = t.required(problems, "name", spanned_string);
     let params = t.required(problems, "params", spanned_string);
-    let global_batch = t.required(problems, "global_batch", spanned_whole);
-    let seq_len = t.required(problems, "seq_len", spanned_whole);
+    let kind = t.optional(problems, "kind", spanned_string);
+    // A server takes no batch, and its sequence length is optional.
+    // (`inference`, a likely slip, is told to be `serving` by the kind's check.)
+    let serving = kind.as_ref().is_some_and(|k| matches!(k.get_ref().as_str(), "serving" | "inference"));
+    let (global_batch, seq_len) = if serving {
+        (t.optional(problems, "global_batch", spanned_whole), t.optional(problems, "seq_len", spanned_whole))
+    } else {
+        let global_batch = t.required(problems, "global_batch", spanned_whole);
+        let seq_len = t.required(problems, "seq_len", spanned_whole);
+        (Some(global_batch?), Some(seq_len?))
+    };
     Some(JobTable {
         name: name?,
-        kind: t.optional(problems, "kind", spanned_string),
+        kind,
         nodes: t.optional(problems, "nodes", |v| {
             let placement = match v.get_ref() {
                 DeValue::Array(_) => Placement::Hosts(list(v, string)?),
@@ -843,14 +864,18 @@ fn job_table(t: &Table, problems: &mut Vec<Problem>) -> Option<JobTable> {
         data: t.optional(problems, "data", spanned_whole),
         tensor: t.optional(problems, "tensor", spanned_whole),
         pipeline: t.optional(problems, "pipeline", spanned_whole),
-        global_batch: global_batch?,
-        seq_len: seq_len?,
+        global_batch,
+        seq_len,
         dataset: t.optional(problems, "dataset", string),
         loader_workers: t.optional(problems, "loader_workers", spanned_whole),
         checkpoint_every: t.optional(problems, "checkpoint_every", spanned_whole),
         steps: t.optional(problems, "steps", spanned_whole),
         launch: t.optional(problems, "launch", spanned_string),
         start: t.optional(problems, "start", spanned_string),
+        request_rate: t.optional(problems, "request_rate", |v| float(v).map(|x| Spanned::new(v.span(), x))),
+        prompt_tokens: t.optional(problems, "prompt_tokens", spanned_whole),
+        output_tokens: t.optional(problems, "output_tokens", spanned_whole),
+        max_num_seqs: t.optional(problems, "max_num_seqs", spanned_whole),
     })
 }
 

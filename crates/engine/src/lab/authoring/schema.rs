@@ -168,10 +168,13 @@ pub fn json_schema() -> String {
       "items": {{
         "type": "object",
         "additionalProperties": false,
-        "required": ["name", "params", "global_batch", "seq_len"],
+        "required": ["name", "params"],
+        "if": {{ "not": {{ "properties": {{ "kind": {{ "const": "serving" }} }}, "required": ["kind"] }} }},
+        "then": {{ "required": ["global_batch", "seq_len"] }},
+        "else": {{ "required": ["request_rate"] }},
         "properties": {{
           "name": {{ "type": "string", "pattern": "^[A-Za-z0-9._-]+$" }},
-          "kind": {{ "enum": ["training", "fine-tuning"] }},
+          "kind": {{ "enum": ["training", "fine-tuning", "serving"] }},
           "nodes": {{ "oneOf": [{{ "type": "array", "items": {{ "type": "string" }}, "minItems": 1 }}, {{ "type": "integer", "minimum": 1 }}] }},
           "gpus_per_node": {{ "type": "integer", "minimum": 1 }},
           "params": {{ "type": "string", "pattern": "^[0-9.]+[BbMmTt]$", "description": "model size: 8B, 70B, 350M" }},
@@ -185,7 +188,11 @@ pub fn json_schema() -> String {
           "checkpoint_every": {{ "type": "integer", "minimum": 0 }},
           "steps": {{ "type": "integer", "minimum": 1, "maximum": {max_steps} }},
           "launch": {{ "enum": ["slurm"] }},
-          "start": {{ "enum": ["running", "launch"] }}
+          "start": {{ "enum": ["running", "launch"] }},
+          "request_rate": {{ "type": "number", "minimum": 0, "maximum": 10000, "description": "a server's requests a second" }},
+          "prompt_tokens": {{ "type": "integer", "minimum": 1, "maximum": 131072 }},
+          "output_tokens": {{ "type": "integer", "minimum": 1, "maximum": 131072 }},
+          "max_num_seqs": {{ "type": "integer", "minimum": 1, "maximum": 4096 }}
         }}
       }}
     }},

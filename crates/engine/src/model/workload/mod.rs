@@ -3,7 +3,7 @@
 //! A lab declares each one ([`WorkloadSpec`]); the cluster holds it running
 //! ([`Workload`]) as Slurm job, as processes on its GPUs and as a log. Its
 //! progress is a function of the model over time: the cluster records the
-//! job's pace (a [`Pacer`]: the performance model's `perf::training::pace`) each time a fault or an
+//! job's pace (a [`Pacer`]: the performance model's `perf::workload_pace`) each time a fault or an
 //! operator's change alters it, and the job's steps, checkpoints and end
 //! follow from that record and the clock ([`Workload::timeline`]). A fault
 //! that stops it (a GPU lost, a rail down) ends it the way it ends a real
@@ -22,12 +22,28 @@ use crate::limits::MAX_TRAIN_ITERATIONS;
 use crate::rng::Rng;
 
 pub mod pace;
-pub use pace::{Pace, Pacer, Stop};
+pub mod serving;
+pub use pace::{Pace, Pacer, Serving, Stop};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Training,
     FineTuning,
+    /// An inference server (vLLM's OpenAI-compatible server) under a
+    /// request load: its [`Load`] says how much.
+    Serving,
+}
+
+/// A serving job's request load and the server's limits.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Load {
+    /// Requests arriving each second (a Poisson stream).
+    pub requests_per_s: f64,
+    /// Tokens in a request's prompt, and generated for it, on average.
+    pub prompt_tokens: u32,
+    pub output_tokens: u32,
+    /// vLLM's `--max-num-seqs`: requests it runs at once.
+    pub max_num_seqs: u32,
 }
 
 /// When the job runs.
@@ -64,19 +80,27 @@ pub struct WorkloadSpec {
     /// Megatron's `--train-iters`.
     pub steps: u32,
     pub start: Start,
+    /// A serving job's load (its `seq_len` is the server's
+    /// `--max-model-len`); None for training.
+    pub load: Option<Load>,
 }
 
 /// [`WorkloadSpec`] as lab data: name, fine-tuning, nodes, GPUs per node,
 /// params, tensor, pipeline, global batch, sequence, dataset, loader
-/// workers, checkpoint interval, steps, launched by the trainee.
+/// workers, checkpoint interval, steps, launched by the trainee, and a
+/// serving job's load.
 #[derive(Serialize, Deserialize)]
-struct Compact(String, bool, Vec<String>, u32, String, u32, u32, u32, u32, String, u32, u32, u32, bool);
+struct Compact(String, bool, Vec<String>, u32, String, u32, u32, u32, u32, String, u32, u32, u32, bool, Option<Load>);
 
 impl From<Compact> for WorkloadSpec {
     fn from(c: Compact) -> WorkloadSpec {
         WorkloadSpec {
             name: c.0,
-            kind: if c.1 { Kind::FineTuning } else { Kind::Training },
+            kind: match (&c.14, c.1) {
+                (Some(_), _) => Kind::Serving,
+                (None, true) => Kind::FineTuning,
+                (None, false) => Kind::Training,
+            },
             nodes: c.2,
             params_b: parse_params(&c.4).unwrap_or(1.0),
             params: c.4,
@@ -92,6 +116,12 @@ impl From<Compact> for WorkloadSpec {
             checkpoint_every: c.11.min(MAX_TRAIN_ITERATIONS),
             steps: c.12.min(MAX_TRAIN_ITERATIONS),
             start: if c.13 { Start::Launch } else { Start::Running },
+            load: c.14.map(|load| Load {
+                requests_per_s: if load.requests_per_s.is_finite() { load.requests_per_s.clamp(0.0, 10_000.0) } else { 0.0 },
+                prompt_tokens: load.prompt_tokens.clamp(1, 131_072),
+                output_tokens: load.output_tokens.clamp(1, 131_072),
+                max_num_seqs: load.max_num_seqs.clamp(1, 4_096),
+            }),
         }
     }
 }
@@ -113,6 +143,7 @@ impl From<WorkloadSpec> for Compact {
             s.checkpoint_every,
             s.steps,
             s.start == Start::Launch,
+            s.load,
         )
     }
 }
@@ -136,6 +167,7 @@ impl WorkloadSpec {
             checkpoint_every: 500,
             steps: 100_000,
             start: Start::Running,
+            load: None,
         }
     }
 
@@ -305,6 +337,18 @@ const SETUP_SECONDS: f64 = 95.0;
 const SETUP_ERROR_SECONDS: EpochSeconds = 9;
 /// Seconds from the job's start to Megatron's argument checks.
 const ARGUMENTS_SECONDS: EpochSeconds = 4;
+/// A server's start before it loads weights: Python, the engine's
+/// processes, the distributed setup of its tensor-parallel workers.
+pub const SERVER_INIT_SECONDS: f64 = 21.0;
+/// After the weights: torch.compile (cached), the memory profile, the KV
+/// cache, capturing the CUDA graphs.
+pub const ENGINE_INIT_SECONDS: f64 = 41.0;
+/// Of those, the compile and the memory profile, before the KV cache is sized.
+pub const PROFILE_SECONDS: f64 = 20.0;
+/// From the engine's start to the API server taking requests.
+pub const SERVER_UP_SECONDS: f64 = 4.0;
+/// A server whose engine died exits this long after.
+pub const SERVER_EXIT_SECONDS: EpochSeconds = 6;
 /// PyTorch's process-group timeout as Megatron sets it (10 minutes): ranks
 /// left waiting on a lost peer time out after it.
 pub const WATCHDOG_MS: i64 = 600_000;
@@ -351,9 +395,25 @@ impl Workload {
         }
     }
 
-    /// When its first step starts: setup, and loading the checkpoint it resumes from.
+    /// When its first step starts: setup, and loading the checkpoint it
+    /// resumes from; for a server, when it takes requests.
     pub fn ready_at(&self) -> f64 {
-        self.started as f64 + SETUP_SECONDS + self.restore_seconds()
+        match self.spec.kind {
+            Kind::Serving => self.started as f64 + SERVER_INIT_SECONDS + self.weights_load_seconds() + ENGINE_INIT_SECONDS + SERVER_UP_SECONDS,
+            Kind::Training | Kind::FineTuning => self.started as f64 + SETUP_SECONDS + self.restore_seconds(),
+        }
+    }
+
+    /// When a server has read its weights.
+    pub fn weights_loaded_at(&self) -> f64 {
+        self.started as f64 + SERVER_INIT_SECONDS + self.weights_load_seconds()
+    }
+
+    /// Seconds a server takes to read its weights (BF16 safetensors) from
+    /// shared storage: its GPUs' shards share the node's bandwidth.
+    pub fn weights_load_seconds(&self) -> f64 {
+        let bytes = pace::parameter_count(self.spec.params_b) as f64 * 2.0;
+        1.2 + bytes / (self.storage_gb_per_s.max(0.01) * 1e9)
     }
 
     /// The pace in force at `t`.
@@ -364,7 +424,7 @@ impl Workload {
     /// What has happened by `until`, in order.
     pub fn timeline(&self, until: EpochSeconds) -> Vec<Event> {
         let mut events = Vec::new();
-        let ready = self.started as f64 + SETUP_SECONDS + self.restore_seconds();
+        let ready = self.ready_at();
         let until_f = until as f64;
         let cancel = match &self.end {
             Some((at, End::Cancelled)) => Some(*at),
@@ -380,11 +440,15 @@ impl Workload {
                 // The arguments are checked before any GPU work; memory runs
                 // out in the first step, once the model is built.
                 Stop::Arguments { .. } => self.started + ARGUMENTS_SECONDS,
+                // A server runs out loading its weights; it finds its KV
+                // cache too small once it has loaded them and profiled.
+                Stop::OutOfMemory { .. } if self.spec.kind == Kind::Serving => self.weights_loaded_at().floor() as EpochSeconds,
+                Stop::CacheMemory { .. } => (self.weights_loaded_at() + PROFILE_SECONDS).ceil() as EpochSeconds,
                 Stop::OutOfMemory { .. } => ready.floor() as EpochSeconds,
                 _ => from.max(self.started + SETUP_ERROR_SECONDS).min(ready.floor() as EpochSeconds),
             };
             if cancel.is_none_or(|cancelled| at < cancelled) {
-                stopped(&mut events, at, stop, self.spec.nodes.len(), cancel, until);
+                stopped(&mut events, at, stop, &self.spec, cancel, until);
                 return events;
             }
         }
@@ -395,6 +459,19 @@ impl Workload {
             return events;
         }
         events.push(Event::Started { at: ready.ceil() as EpochSeconds });
+        if self.spec.kind == Kind::Serving {
+            // A server runs until a fault stops it or it is cancelled.
+            let struck = self.segments.iter().find(|(from, pace)| pace.is_err() && (*from as f64) >= ready);
+            match struck {
+                Some((at, Err(stop))) if cancel.is_none_or(|cancelled| *at < cancelled) => stopped(&mut events, *at, stop, &self.spec, cancel, until),
+                _ => {
+                    if let Some(at) = cancel.filter(|at| *at <= until) {
+                        events.push(Event::Cancelled { at });
+                    }
+                }
+            }
+            return events;
+        }
         let (mut t, mut iteration) = (ready, self.resumed_from);
         let steps = self.spec.steps.min(MAX_TRAIN_ITERATIONS);
         let interval = self.spec.log_interval().max(1);
@@ -408,7 +485,7 @@ impl Workload {
             let pace = match self.segments.get(segment) {
                 Some((_, Ok(pace))) => *pace,
                 Some((at, Err(stop))) => {
-                    stopped(&mut events, *at, stop, self.spec.nodes.len(), cancel, until);
+                    stopped(&mut events, *at, stop, &self.spec, cancel, until);
                     return events;
                 }
                 None => return events,
@@ -417,7 +494,7 @@ impl Workload {
             let next = t + pace.step_ms / 1e3;
             let struck = self.segments[segment + 1..].iter().take_while(|(from, _)| (*from as f64) < next).find(|(_, p)| p.is_err());
             if let Some((at, Err(stop))) = struck {
-                stopped(&mut events, *at, stop, self.spec.nodes.len(), cancel, until);
+                stopped(&mut events, *at, stop, &self.spec, cancel, until);
                 return events;
             }
             if next > limit {
@@ -537,6 +614,16 @@ impl Workload {
         self.pid_base.saturating_add((node_at as u32).saturating_mul(37)).saturating_add(gpu)
     }
 
+    /// The name nvidia-smi shows for the process on its `gpu`th GPU: a
+    /// training rank's interpreter, or the title vLLM gives its worker.
+    pub fn process_name(&self, gpu: u32) -> String {
+        match self.spec.kind {
+            Kind::Serving if self.spec.tensor > 1 => format!("VLLM::Worker_TP{gpu}"),
+            Kind::Serving => "VLLM::EngineCore".to_string(),
+            Kind::Training | Kind::FineTuning => "/usr/bin/python3".to_string(),
+        }
+    }
+
     /// The global rank of GPU `gpu` on `node`.
     pub fn rank(&self, node: &str, gpu: u32) -> Option<u32> {
         let at = self.spec.nodes.iter().position(|n| n == node)? as u32;
@@ -546,17 +633,21 @@ impl Workload {
     /// Memory each rank holds (MiB), as nvidia-smi shows it (a job that
     /// does not fit fails before it fills the GPU).
     pub fn rank_memory_mib(&self, total_mib: u64) -> u64 {
-        self.spec.rank_memory_mib().min(total_mib.saturating_sub(1_600))
+        match self.spec.kind {
+            // vLLM takes its share of the memory whatever its load.
+            Kind::Serving => (total_mib as f64 * pace::GPU_MEMORY_UTILIZATION) as u64,
+            Kind::Training | Kind::FineTuning => self.spec.rank_memory_mib().min(total_mib.saturating_sub(1_600)),
+        }
     }
 }
 
 /// A fault stopped the job at `at`: it ends when its ranks give up, or
 /// when `scancel` ends it first (then its ranks never time out).
-fn stopped(events: &mut Vec<Event>, at: EpochSeconds, stop: &Stop, nodes: usize, cancel: Option<EpochSeconds>, until: EpochSeconds) {
+fn stopped(events: &mut Vec<Event>, at: EpochSeconds, stop: &Stop, spec: &WorkloadSpec, cancel: Option<EpochSeconds>, until: EpochSeconds) {
     if at > until {
         return;
     }
-    let ends = stop_end(at, stop, nodes);
+    let ends = stop_end(at, stop, spec);
     match cancel.filter(|cancelled| *cancelled < ends) {
         Some(cancelled) => {
             events.push(Event::Stopped { at, stop: stop.clone(), ends: EpochSeconds::MAX });
@@ -570,13 +661,17 @@ fn stopped(events: &mut Vec<Event>, at: EpochSeconds, stop: &Stop, nodes: usize,
 
 /// When a job a fault stopped at `at` ends: the ranks waiting on a lost
 /// GPU or node time out; a network error reaches them in seconds.
-fn stop_end(at: EpochSeconds, stop: &Stop, nodes: usize) -> EpochSeconds {
+fn stop_end(at: EpochSeconds, stop: &Stop, spec: &WorkloadSpec) -> EpochSeconds {
+    let nodes = spec.nodes.len();
     match stop {
+        // The server's watchdog finds its engine dead within its 5 s check
+        // and shuts the API server down.
+        Stop::GpuLost { .. } | Stop::GpuHung { .. } | Stop::GpuEcc { .. } if spec.kind == Kind::Serving => at + SERVER_EXIT_SECONDS,
         Stop::RailDown { .. } => at + NETWORK_ERROR_SECONDS,
         // Every rank of a one-node job failed: srun ends the step at once.
         Stop::DriverMismatch { .. } if nodes == 1 => at + 1,
         // Every rank fails the same way: srun ends the step at once.
-        Stop::OutOfMemory { .. } | Stop::Arguments { .. } => at + 1,
+        Stop::OutOfMemory { .. } | Stop::Arguments { .. } | Stop::CacheMemory { .. } => at + 1,
         _ => at + WATCHDOG_MS / 1000 + 5,
     }
 }
@@ -773,11 +868,20 @@ impl Cluster {
                         && !matches!(stop, Some(Stop::DriverMismatch { node }) if node == host);
                     if running {
                         let used = workload.rank_memory_mib(gpu.memory_total_mib);
-                        gpu.processes.push(GpuProcess { pid, name: "/usr/bin/python3".into(), used_mib: used.saturating_sub(idle.0) });
+                        gpu.processes.push(GpuProcess { pid, name: workload.process_name(gpu.index), used_mib: used.saturating_sub(idle.0) });
                         gpu.memory_used_mib = used;
-                        gpu.utilization_pct = 100 - rng.range_u64(0, 3) as u32;
-                        gpu.memory_utilization_pct = if waiting { 0 } else { 28 + rng.range_u64(0, 14) as u32 };
-                        let busy = if waiting { rng.range_u64(180, 230) } else { rng.range_u64(590, 690) } as u32;
+                        let serving = workload.spec.load.map(|_| serving_readings(workload, now, &mut rng));
+                        gpu.utilization_pct = serving.map_or(100 - rng.range_u64(0, 3) as u32, |(util, ..)| util);
+                        gpu.memory_utilization_pct = match serving {
+                            Some((_, memory, _)) => memory,
+                            None if waiting => 0,
+                            None => 28 + rng.range_u64(0, 14) as u32,
+                        };
+                        let busy = match serving {
+                            Some((.., watts)) => watts,
+                            None if waiting => rng.range_u64(180, 230) as u32,
+                            None => rng.range_u64(590, 690) as u32,
+                        };
                         // A GPU whose clocks are held down draws less, about in step with its clock.
                         let clock_share = if slowed == 0 { 1.0 } else { f64::from(gpu.sm_clock_mhz) / f64::from(gpu.max_sm_clock_mhz.max(1)) };
                         let busy = (f64::from(busy) * clock_share.clamp(0.4, 1.0)) as u32;
@@ -843,6 +947,24 @@ impl Cluster {
     }
 }
 
+/// A server's GPU at `now`: utilization and memory-bandwidth utilization
+/// (%) and the watts it draws before its clock is considered. Decode waits
+/// on memory: the GPUs read busy while any request runs, and draw more as
+/// the batch's compute grows. Loading, they are mostly idle.
+fn serving_readings(workload: &Workload, now: EpochSeconds, rng: &mut Rng) -> (u32, u32, u32) {
+    let Some((state, _)) = workload.server_at(now as f64) else {
+        return (rng.range_u64(0, 30) as u32, rng.range_u64(0, 8) as u32, rng.range_u64(110, 160) as u32);
+    };
+    let compute = workload.pace_at(now as f64).and_then(|pace| pace.as_ref().ok()).and_then(|pace| pace.serving).map_or(0.0, |s| s.compute_share);
+    // The share of the time some request runs (Poisson: 1 - e^-running).
+    let busy = 1.0 - (-state.running).exp();
+    let jitter = rng.unit_f64();
+    let util = (busy * (93.0 + jitter * 6.0)).round() as u32;
+    let memory = (busy * (55.0 + 35.0 * (1.0 - compute) + jitter * 4.0)).round() as u32;
+    let watts = (120.0 + busy * (230.0 + 380.0 * compute) + jitter * 15.0) as u32;
+    (util.min(100), memory.min(100), watts)
+}
+
 /// Shared storage's read bandwidth to one node when a lab does not say
 /// (a parallel file system client over the storage network).
 pub const DEFAULT_STORAGE_GB_PER_S: f64 = 4.0;
@@ -901,7 +1023,7 @@ mod tests {
             return Err(Stop::NodeDown { node: spec.nodes[0].clone() });
         }
         let step_ms = if elapsed > 3_600 { 2_000.0 } else { 1_234.5 };
-        Ok(Pace { compute_ms: step_ms, all_reduce_ms: 0.0, exposed_comm_ms: 0.0, input_ms: 0.0, step_ms, flops: 1e15, gpus: 8, clock: 1.0 })
+        Ok(Pace { compute_ms: step_ms, all_reduce_ms: 0.0, exposed_comm_ms: 0.0, input_ms: 0.0, step_ms, flops: 1e15, gpus: 8, clock: 1.0, serving: None })
     }
 
     /// The iteration a walk of the timeline up to `now` finds.

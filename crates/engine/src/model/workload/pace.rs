@@ -9,7 +9,7 @@ use crate::model::{Cluster, Node};
 
 /// The performance model's step time for a job on the cluster as it is,
 /// or what stops it. The model records it as faults and changes alter the
-/// cluster; the lab supplies `perf::training::pace`, so the model does not
+/// cluster; the lab supplies `perf::workload_pace`, so the model does not
 /// name the layer above it.
 pub type Pacer = fn(&Cluster, &WorkloadSpec, f64) -> Result<Pace, Stop>;
 
@@ -29,6 +29,29 @@ pub struct Pace {
     pub gpus: u32,
     /// The share of its top SM clock the slowest GPU runs at.
     pub clock: f64,
+    /// A serving job's steady state (its engine step is `step_ms`).
+    pub serving: Option<Serving>,
+}
+
+/// An inference server's steady state under its load, as the performance
+/// model finds it for the cluster as it is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Serving {
+    /// One prompt's prefill, ms.
+    pub prefill_ms: f64,
+    /// Requests running at once, on average, and its step then (ms), while
+    /// it keeps up (its full batch's when it cannot).
+    pub running: f64,
+    pub steady_step_ms: f64,
+    /// The most requests a second it can finish: its full batch's rate.
+    pub capacity_rps: f64,
+    /// The full batch (`--max-num-seqs`, or what the KV cache holds) and its step, ms.
+    pub saturated_running: f64,
+    pub saturated_step_ms: f64,
+    /// Tokens its KV cache holds.
+    pub kv_tokens: u64,
+    /// The share of each step the GPUs compute (the rest waits on memory).
+    pub compute_share: f64,
 }
 
 /// Why the job cannot step: a GPU it runs on is gone or hung, a node is
@@ -68,8 +91,15 @@ pub enum Stop {
         gpu: u32,
     },
     /// Megatron's argument checks refuse the job's parallelism before any
-    /// GPU work (`message` is the assertion's).
+    /// GPU work (`message` is the assertion's); or vLLM's refuse the
+    /// server's configuration.
     Arguments {
+        message: String,
+    },
+    /// A server loaded its model, but what is left for the KV cache does
+    /// not hold one request of the longest length it must serve: vLLM
+    /// refuses to start (`message` is its error).
+    CacheMemory {
         message: String,
     },
 }
@@ -164,16 +194,109 @@ pub fn stop(cluster: &Cluster, spec: &WorkloadSpec) -> Option<Stop> {
             }
         }
     }
-    if let Some(message) = refused_arguments(spec) {
+    let refused = if spec.load.is_some() { refused_serving(spec) } else { refused_arguments(spec) };
+    if let Some(message) = refused {
         return Some(Stop::Arguments { message });
     }
     let first = spec.nodes.first().and_then(|name| cluster.node(name)).and_then(|node| job_gpus(node, spec.gpus_per_node).next().map(|gpu| (node, gpu)));
     if let Some((node, gpu)) = first {
-        if spec.rank_memory_mib() > usable_memory_mib(cluster, gpu) {
+        let usable = usable_memory_mib(cluster, gpu);
+        if spec.load.is_some() {
+            let memory = serving_memory(spec, usable);
+            if memory.weights_gib + memory.non_torch_gib > memory.total_gib {
+                return Some(Stop::OutOfMemory { node: node.hostname.clone(), gpu: gpu.index });
+            }
+            return memory.refusal(spec.seq_len).map(|message| Stop::CacheMemory { message });
+        }
+        if spec.rank_memory_mib() > usable {
             return Some(Stop::OutOfMemory { node: node.hostname.clone(), gpu: gpu.index });
         }
     }
     None
+}
+
+/// Llama 3's grouped-query attention at every size: 8 key-value heads of
+/// 128 dimensions, and a query head per 128 dimensions of the hidden size.
+pub const KV_HEADS: u32 = 8;
+pub const HEAD_DIM: u32 = 128;
+
+/// vLLM's `--gpu-memory-utilization` default: the share of each GPU's
+/// memory the server may take, weights, activations and KV cache together.
+pub const GPU_MEMORY_UTILIZATION: f64 = 0.9;
+/// vLLM's `--max-num-batched-tokens` for the OpenAI server on a
+/// data-centre GPU: the tokens one engine step takes (chunked prefill),
+/// and the batch its start-up profile runs.
+pub const MAX_NUM_BATCHED_TOKENS: u32 = 8192;
+/// Tokens in one KV cache block (`--block-size`).
+pub const BLOCK_TOKENS: u64 = 16;
+
+const GIB: f64 = 1_073_741_824.0;
+
+/// A server's memory on each of its GPUs, as vLLM's start-up profile
+/// finds it (GiB): the share it may take of what CUDA reports, its weights
+/// (BF16, split over the tensor-parallel GPUs), the profile's activation
+/// peak, memory outside PyTorch (CUDA context, NCCL), and the rest, for
+/// the KV cache.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ServingMemory {
+    pub total_gib: f64,
+    pub requested_gib: f64,
+    pub weights_gib: f64,
+    pub activation_gib: f64,
+    pub non_torch_gib: f64,
+    pub kv_cache_gib: f64,
+    /// Bytes one token's keys and values take on one GPU (BF16).
+    pub kv_bytes_per_token: f64,
+    /// Tokens the KV cache holds, in whole blocks.
+    pub kv_tokens: u64,
+}
+
+/// `spec`'s memory on a GPU where CUDA reports `usable_mib`.
+pub fn serving_memory(spec: &WorkloadSpec, usable_mib: u64) -> ServingMemory {
+    let tensor = f64::from(spec.tensor.max(1));
+    let (layers, hidden) = shape(spec.params_b);
+    let total_gib = usable_mib as f64 / 1024.0;
+    let requested_gib = total_gib * GPU_MEMORY_UTILIZATION;
+    let weights_gib = parameter_count(spec.params_b) as f64 * 2.0 / tensor / GIB;
+    // The profile runs one step of the most tokens a step takes: the
+    // residual stream and attention (24 bytes a token per hidden unit),
+    // the feed-forward's 3.5 h intermediate (4 bytes each), and the
+    // sampler's FP32 logits for the most requests at once.
+    let load = spec.load.map_or(256, |load| load.max_num_seqs);
+    let batched = f64::from(MAX_NUM_BATCHED_TOKENS.max(spec.seq_len.min(MAX_NUM_BATCHED_TOKENS)));
+    let activation_gib = (batched * (f64::from(hidden) * 24.0 + f64::from(hidden) * 3.5 * 4.0) / tensor + f64::from(load) * 128_256.0 * 4.0) / GIB;
+    // The CUDA context; NCCL's buffers between tensor-parallel GPUs.
+    let non_torch_gib = if spec.tensor > 1 { 1.1 } else { 0.45 };
+    let kv_cache_gib = requested_gib - weights_gib - activation_gib - non_torch_gib;
+    let kv_heads = f64::from(KV_HEADS) / tensor.min(f64::from(KV_HEADS));
+    let kv_bytes_per_token = 2.0 * f64::from(layers) * kv_heads * f64::from(HEAD_DIM) * 2.0;
+    let blocks = (kv_cache_gib.max(0.0) * GIB / (kv_bytes_per_token * BLOCK_TOKENS as f64)).floor() as u64;
+    ServingMemory { total_gib, requested_gib, weights_gib, activation_gib, non_torch_gib, kv_cache_gib, kv_bytes_per_token, kv_tokens: blocks * BLOCK_TOKENS }
+}
+
+impl ServingMemory {
+    /// vLLM's refusal to start when its KV cache cannot hold one request of
+    /// `max_model_len` tokens (or none at all), if it refuses.
+    pub fn refusal(&self, max_model_len: u32) -> Option<String> {
+        if self.kv_cache_gib <= 0.0 {
+            return Some("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.".to_string());
+        }
+        let needed_gib = f64::from(max_model_len) * self.kv_bytes_per_token / GIB;
+        (self.kv_tokens < u64::from(max_model_len)).then(|| {
+            let estimated = self.kv_tokens;
+            format!(
+                "To serve at least one request with the models's max seq len ({max_model_len}), ({needed_gib:.2} GiB KV cache is needed, which is larger than the available KV cache memory ({:.2} GiB). Based on the available memory, the estimated maximum model length is {estimated}. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+                self.kv_cache_gib
+            )
+        })
+    }
+}
+
+/// vLLM's check of a server's parallelism: tensor parallelism must
+/// divide the model's attention heads.
+fn refused_serving(spec: &WorkloadSpec) -> Option<String> {
+    let heads = shape(spec.params_b).1 / HEAD_DIM;
+    (heads % spec.tensor.max(1) != 0).then(|| format!("Total number of attention heads ({heads}) must be divisible by tensor parallel size ({}).", spec.tensor))
 }
 
 /// What CUDA lets a process allocate on `gpu` (MiB): the board's memory

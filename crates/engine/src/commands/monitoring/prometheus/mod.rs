@@ -404,7 +404,9 @@ fn targets_json(cluster: &Cluster, now: i64) -> String {
             json::float_f((duration * 1e9).round() / 1e9),
         ));
     }
-    format!("{{\"activeTargets\":[{}],\"droppedTargets\":[],\"droppedTargetCounts\":{{\"dcgm\":0,\"node\":0,\"prometheus\":0}}}}", items.join(","))
+    // Go's map of the jobs, in key order.
+    let servers = if scrape::vllm_hosts(cluster).is_empty() { "" } else { ",\"vllm\":0" };
+    format!("{{\"activeTargets\":[{}],\"droppedTargets\":[],\"droppedTargetCounts\":{{\"dcgm\":0,\"node\":0,\"prometheus\":0{servers}}}}}", items.join(","))
 }
 
 /// Why a target's last scrape failed, in Go's words.
@@ -421,8 +423,10 @@ fn target_error(cluster: &Cluster, target: &scrape::Target) -> String {
 /// `/etc/prometheus/prometheus.yml` as the server reads it back.
 pub fn config_yaml(cluster: &Cluster) -> String {
     let list = |port: u16| -> String { cluster.nodes.iter().map(|node| format!("    - {}:{port}\n", node.hostname)).collect() };
+    let servers: String = scrape::vllm_hosts(cluster).iter().map(|host| format!("    - {host}:{}\n", crate::commands::monitoring::vllm::PORT)).collect();
+    let servers = if servers.is_empty() { String::new() } else { job_yaml("vllm", &servers) };
     format!(
-        "global:\n  scrape_interval: 15s\n  scrape_timeout: 10s\n  scrape_protocols:\n  - OpenMetricsText1.0.0\n  - OpenMetricsText0.0.1\n  - PrometheusText0.0.4\n  evaluation_interval: 15s\nalerting:\n  alertmanagers:\n  - follow_redirects: true\n    enable_http2: true\n    scheme: http\n    timeout: 10s\n    api_version: v2\n    static_configs:\n    - targets: []\nrule_files:\n- {RULES}/*.yml\n- {RULES}/*.yaml\nscrape_configs:\n- job_name: prometheus\n  honor_timestamps: true\n  track_timestamps_staleness: false\n  scrape_interval: 15s\n  scrape_timeout: 10s\n  scrape_protocols:\n  - OpenMetricsText1.0.0\n  - OpenMetricsText0.0.1\n  - PrometheusText0.0.4\n  metrics_path: /metrics\n  scheme: http\n  enable_compression: true\n  follow_redirects: true\n  enable_http2: true\n  static_configs:\n  - targets:\n    - localhost:9090\n{}{}",
+        "global:\n  scrape_interval: 15s\n  scrape_timeout: 10s\n  scrape_protocols:\n  - OpenMetricsText1.0.0\n  - OpenMetricsText0.0.1\n  - PrometheusText0.0.4\n  evaluation_interval: 15s\nalerting:\n  alertmanagers:\n  - follow_redirects: true\n    enable_http2: true\n    scheme: http\n    timeout: 10s\n    api_version: v2\n    static_configs:\n    - targets: []\nrule_files:\n- {RULES}/*.yml\n- {RULES}/*.yaml\nscrape_configs:\n- job_name: prometheus\n  honor_timestamps: true\n  track_timestamps_staleness: false\n  scrape_interval: 15s\n  scrape_timeout: 10s\n  scrape_protocols:\n  - OpenMetricsText1.0.0\n  - OpenMetricsText0.0.1\n  - PrometheusText0.0.4\n  metrics_path: /metrics\n  scheme: http\n  enable_compression: true\n  follow_redirects: true\n  enable_http2: true\n  static_configs:\n  - targets:\n    - localhost:9090\n{}{}{servers}",
         job_yaml("node", &list(crate::commands::host::node_exporter::PORT)),
         job_yaml("dcgm", &list(crate::commands::gpu::dcgm_exporter::PORT)),
         RULES = crate::model::storage::RULES_DIR,

@@ -45,6 +45,8 @@ pub enum Exporter {
     Prometheus,
     Node,
     Dcgm,
+    /// A vLLM server's own metrics (port 8000).
+    Vllm,
 }
 
 #[derive(Clone, Debug)]
@@ -74,7 +76,8 @@ impl Target {
         }
         match self.exporter {
             Exporter::Dcgm => name.starts_with("DCGM_"),
-            Exporter::Node => !name.starts_with("DCGM_"),
+            Exporter::Vllm => name.starts_with("vllm:"),
+            Exporter::Node => !name.starts_with("DCGM_") && !name.starts_with("vllm:"),
             Exporter::Prometheus => false,
         }
     }
@@ -90,7 +93,20 @@ pub fn targets(cluster: &Cluster) -> Vec<Target> {
     let mut all = vec![target("prometheus", "localhost", super::PORT, Exporter::Prometheus)];
     all.extend(cluster.nodes.iter().map(|node| target("node", &node.hostname, node_exporter::PORT, Exporter::Node)));
     all.extend(cluster.nodes.iter().map(|node| target("dcgm", &node.hostname, dcgm_exporter::PORT, Exporter::Dcgm)));
+    all.extend(vllm_hosts(cluster).iter().map(|host| target("vllm", host, crate::commands::monitoring::vllm::PORT, Exporter::Vllm)));
     all
+}
+
+/// The nodes the lab's servers run on, in the lab's order: the `vllm`
+/// job's static targets.
+pub fn vllm_hosts(cluster: &Cluster) -> Vec<String> {
+    let mut hosts: Vec<String> = Vec::new();
+    for spec in cluster.workload_specs.iter().filter(|spec| spec.load.is_some()) {
+        if let Some(host) = spec.nodes.first().filter(|host| !hosts.contains(host)) {
+            hosts.push(host.clone());
+        }
+    }
+    hosts
 }
 
 /// One scrape: whether the target answered, and the samples it gave.
@@ -187,6 +203,9 @@ impl<'c> Scrapes<'c> {
         let mut rng = Rng::derive(seed, &["prometheus", "scrape", &target.instance(), &at_ms.to_string()]);
         let page = match target.exporter {
             Exporter::Prometheus => Some(String::new()),
+            Exporter::Vllm => {
+                past.node(&target.host).and_then(|node| crate::commands::monitoring::vllm::serve(past, node, "/metrics")).map(|response| response.body)
+            }
             exporter => past.node(&target.host).and_then(|node| {
                 let unit = if exporter == Exporter::Dcgm { service::EXPORTER_UNIT } else { service::NODE_EXPORTER_UNIT };
                 let (state, since) = service::state_of(node, unit)?;

@@ -354,10 +354,16 @@ fn expand_pattern(pattern: &str, id: i64, node: &str, name: &str, user: &str) ->
 /// A whole-number Megatron argument in a batch script (`--tensor-model-parallel-size 4`),
 /// within what Megatron accepts here.
 fn megatron_argument(script: &str, name: &str) -> Option<u32> {
+    script_argument(script, name, 128)
+}
+
+/// A whole-number argument in a batch script (`--name 4` or `--name=4`),
+/// the last one given, from 1 to `most`.
+fn script_argument(script: &str, name: &str, most: u32) -> Option<u32> {
     let words: Vec<&str> = script.split(|c: char| c.is_whitespace() || c == '\\').filter(|w| !w.is_empty()).collect();
     let at = words.iter().rposition(|word| *word == name || word.strip_prefix(name).is_some_and(|rest| rest.starts_with('=')))?;
     let value = words[at].split_once('=').map(|(_, v)| v).or_else(|| words.get(at + 1).copied())?;
-    value.parse::<u32>().ok().filter(|n| (1..=128).contains(n))
+    value.parse::<u32>().ok().filter(|n| (1..=most).contains(n))
 }
 
 /// `sbatch SCRIPT` for a script the lab provides: the workload starts, on
@@ -380,11 +386,21 @@ fn launch(invocation: &Invocation, file: &str) -> Output {
     let mut out = Output { stdout: format!("Submitted batch job {id}\n"), duration_ms: 1000, ..Output::default() };
     // The script as it is now: the trainee may have changed its parallelism.
     let text = crate::commands::files::View::for_command(invocation).read(&path).map(|text| text.into_owned()).unwrap_or_default();
-    let (tensor, pipeline) = (megatron_argument(&text, "--tensor-model-parallel-size"), megatron_argument(&text, "--pipeline-model-parallel-size"));
-    let (tensor, pipeline) = (tensor.unwrap_or(spec.tensor), pipeline.unwrap_or(spec.pipeline));
-    if (tensor, pipeline) != (spec.tensor, spec.pipeline) {
-        let (node, name) = (invocation.node.hostname.clone(), spec.name.clone());
-        out.changes.push(Change::ConfigureWorkload { node, name, tensor, pipeline });
+    let (node, name) = (invocation.node.hostname.clone(), spec.name.clone());
+    if let Some(load) = spec.load {
+        // A server's GPUs follow its tensor parallelism; its limits are vLLM's flags.
+        let tensor = script_argument(&text, "--tensor-parallel-size", 64).unwrap_or(spec.tensor);
+        let max_model_len = script_argument(&text, "--max-model-len", 131_072).unwrap_or(spec.seq_len);
+        let max_num_seqs = script_argument(&text, "--max-num-seqs", 4_096).unwrap_or(load.max_num_seqs);
+        if (tensor, max_model_len, max_num_seqs) != (spec.tensor, spec.seq_len, load.max_num_seqs) {
+            out.changes.push(Change::ConfigureWorkload { node, name, tensor, pipeline: 1, serving: Some((max_model_len, max_num_seqs)) });
+        }
+    } else {
+        let (tensor, pipeline) = (megatron_argument(&text, "--tensor-model-parallel-size"), megatron_argument(&text, "--pipeline-model-parallel-size"));
+        let (tensor, pipeline) = (tensor.unwrap_or(spec.tensor), pipeline.unwrap_or(spec.pipeline));
+        if (tensor, pipeline) != (spec.tensor, spec.pipeline) {
+            out.changes.push(Change::ConfigureWorkload { node, name, tensor, pipeline, serving: None });
+        }
     }
     if spec.nodes.iter().all(usable) && !busy {
         out.changes.push(Change::LaunchWorkload { node: invocation.node.hostname.clone(), name: spec.name.clone(), job: id });
