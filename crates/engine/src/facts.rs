@@ -171,8 +171,8 @@ impl Fact {
             Fact::Service { node, service, active: true } => format!("{service} active on {node}"),
             Fact::Service { node, service, active: false } => format!("{service} stopped on {node}"),
             Fact::AllReduce { within } => format!("all_reduce_perf over every node within {} of the healthy cluster's bus bandwidth", percent(*within)),
-            Fact::JobProgress { job, within: Some(within) } => format!("the job {job} training within {} of its baseline step time", percent(*within)),
-            Fact::JobProgress { job, within: None } => format!("the job {job} training"),
+            Fact::JobProgress { job, within: Some(within) } => format!("the job {job} making progress within {} of its baseline step time", percent(*within)),
+            Fact::JobProgress { job, within: None } => format!("the job {job} making progress"),
             Fact::LostWork { job, at_most } => format!("the job {job} stopped with at most {at_most} iterations lost since its last checkpoint"),
             Fact::Restarted { job, seconds } => format!("the job {job} training again within {} of each stop", clock_span(*seconds)),
             Fact::By { seconds } => format!("all this by {} into the lab", clock_span(*seconds)),
@@ -407,8 +407,15 @@ fn observe_job(cluster: &Cluster, job: &str, within: Option<f64>) -> Observed {
         return seen(false, format!("job {} ({job}) is {state}", workload.job_id));
     }
     let serving = workload.spec.load.is_some();
-    if serving && workload.server_at(now as f64).is_none() {
-        return seen(false, format!("job {job} is RUNNING but its server does not take requests yet"));
+    if serving {
+        // A server makes progress when it takes requests and keeps up with them.
+        match workload.server_at(now as f64) {
+            None => return seen(false, format!("job {job} is RUNNING but its server does not take requests yet")),
+            Some((state, _)) if state.waiting >= 1.0 => {
+                return seen(false, format!("job {job} is RUNNING but cannot keep up: {:.0} requests wait", state.waiting));
+            }
+            Some(_) => {}
+        }
     }
     if !serving && workload.iteration_at(now) <= workload.resumed_from {
         return seen(false, format!("job {job} is RUNNING but has not finished an iteration since it started"));

@@ -647,3 +647,26 @@ fn a_restored_session_has_the_same_server_byte_for_byte() {
     let mut restored = Session::restore(lab.instantiate(0), session.snapshot());
     assert_eq!(read(&mut restored), live);
 }
+
+#[test]
+fn a_servers_script_sizes_it_and_its_slurm_gpus_bound_it() {
+    let long = "[[jobs]]\nname = \"docs\"\nkind = \"serving\"\nparams = \"70B\"\ntensor = 2\nnodes = [\"gpu-001\"]\nseq_len = 32768\nrequest_rate = 1.5\nprompt_tokens = 3000\noutput_tokens = 400\n";
+    let lab = load(&format!("{CLUSTER}{long}")).expect("the lab loads");
+    let mut session = Session::new(lab.instantiate(0), "gpu-001");
+    let last = |session: &mut Session| session.run("tail -1 ~/slurm-*.out").stdout();
+    assert!(session.run("cat ~/slurm-*.out").stdout().contains("the estimated maximum model length is 20192."));
+    // More of each GPU starts it, but its cache holds too few requests: the queue grows.
+    session.run("sed -i 's/--gpu-memory-utilization 0.9/--gpu-memory-utilization 0.99/' ~/docs.sbatch; sbatch ~/docs.sbatch; sleep 600");
+    let stats = last(&mut session);
+    let waiting: f64 = stats.split("Waiting: ").nth(1).and_then(|rest| rest.split(' ').next()).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    assert!(waiting > 100.0 && stats.contains("GPU KV cache usage: 9"), "{stats}");
+    // Four workers on the two GPUs Slurm gave it: vLLM refuses.
+    session.run("scancel -n docs; sed -i 's/--gpu-memory-utilization 0.99/--gpu-memory-utilization 0.9/; s/--tensor-parallel-size 2/--tensor-parallel-size 4/' ~/docs.sbatch; sbatch ~/docs.sbatch; sleep 60");
+    assert!(last(&mut session).ends_with("ValueError: please set tensor_parallel_size (4) to less than max local gpu count (2)\n"), "{}", last(&mut session));
+    // With the four GPUs asked for, it keeps up.
+    session.run("sed -i 's/--gpus-per-node=2/--gpus-per-node=4/' ~/docs.sbatch; sbatch ~/docs.sbatch; sleep 400");
+    let stats = last(&mut session);
+    assert!(stats.contains("Waiting: 0 reqs"), "{stats}");
+    let apps = session.run("nvidia-smi --query-compute-apps=process_name --format=csv,noheader").stdout();
+    assert_eq!(apps, "VLLM::Worker_TP0\nVLLM::Worker_TP1\nVLLM::Worker_TP2\nVLLM::Worker_TP3\n");
+}

@@ -103,9 +103,9 @@ pub enum Change {
         name: String,
         tensor: u32,
         pipeline: u32,
-        /// A server's `--max-model-len` and `--max-num-seqs` (its GPUs follow its tensor parallelism).
+        /// A server's flags, as its script gives them.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        serving: Option<(u32, u32)>,
+        serving: Option<ServerFlags>,
     },
     /// An operator rebooted the node from its OS (`reboot`, `systemctl
     /// reboot`, `shutdown -r`) or its BMC (`ipmitool chassis power cycle`,
@@ -122,6 +122,17 @@ pub enum Change {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         by_slurm: bool,
     },
+}
+
+/// What a server's batch script sets: vLLM's `--max-model-len`,
+/// `--max-num-seqs` and `--gpu-memory-utilization` (thousandths), and the
+/// GPUs it asks Slurm for (`#SBATCH --gpus-per-node`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerFlags {
+    pub max_model_len: u32,
+    pub max_num_seqs: u32,
+    pub memory_permille: u32,
+    pub gpus: u32,
 }
 
 /// How long a node takes from `reboot` to a running kernel (firmware, POST
@@ -419,10 +430,11 @@ impl Cluster {
                 if let Some(spec) = self.workload_specs.iter_mut().find(|spec| spec.name == *name) {
                     let mut changed = (**spec).clone();
                     (changed.tensor, changed.pipeline) = (*tensor, *pipeline);
-                    if let (Some((max_model_len, max_num_seqs)), Some(load)) = (serving, changed.load.as_mut()) {
-                        changed.gpus_per_node = (*tensor).clamp(1, gpus.max(1));
-                        changed.seq_len = (*max_model_len).clamp(128, 131_072);
-                        load.max_num_seqs = (*max_num_seqs).clamp(1, 4_096);
+                    if let (Some(flags), Some(load)) = (serving, changed.load.as_mut()) {
+                        changed.gpus_per_node = flags.gpus.clamp(1, gpus.max(1));
+                        changed.seq_len = flags.max_model_len.clamp(128, 131_072);
+                        load.max_num_seqs = flags.max_num_seqs.clamp(1, 4_096);
+                        load.memory_permille = flags.memory_permille.clamp(1, 1000);
                     }
                     *spec = std::rc::Rc::new(changed);
                 }

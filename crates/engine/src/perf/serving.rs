@@ -83,7 +83,8 @@ impl StepCost {
 fn step_cost(cluster: &Cluster, spec: &WorkloadSpec, node: Option<&Node>) -> StepCost {
     let gpu = &cluster.preset.gpu;
     let tensor = f64::from(spec.tensor.max(1));
-    let load = spec.load.unwrap_or(crate::model::workload::Load { requests_per_s: 0.0, prompt_tokens: 1, output_tokens: 1, max_num_seqs: 1 });
+    let load =
+        spec.load.unwrap_or(crate::model::workload::Load { requests_per_s: 0.0, prompt_tokens: 1, output_tokens: 1, max_num_seqs: 1, memory_permille: 900 });
     // The slowest GPU sets the pace of a tensor-parallel step.
     let clock = node.map_or(1.0, |node| job_gpus(node, spec.gpus_per_node).map(super::training::clock_share).fold(1.0, f64::min));
     let bandwidth = gpu.hbm_gbytes_per_sec * 1e9 * ETA_HBM * (clock / FULL_BANDWIDTH_CLOCK).min(1.0);
@@ -117,7 +118,8 @@ fn step_cost(cluster: &Cluster, spec: &WorkloadSpec, node: Option<&Node>) -> Ste
 fn operating_point(cluster: &Cluster, spec: &WorkloadSpec) -> Pace {
     let node = spec.nodes.first().and_then(|name| cluster.node(name));
     let cost = step_cost(cluster, spec, node);
-    let load = spec.load.unwrap_or(crate::model::workload::Load { requests_per_s: 0.0, prompt_tokens: 1, output_tokens: 1, max_num_seqs: 1 });
+    let load =
+        spec.load.unwrap_or(crate::model::workload::Load { requests_per_s: 0.0, prompt_tokens: 1, output_tokens: 1, max_num_seqs: 1, memory_permille: 900 });
     let usable = node.and_then(|node| node.gpus.first()).map_or(cluster.preset.gpu.memory_total_mib, |g| usable_memory_mib(cluster, g));
     let memory = serving_memory(spec, usable);
     let (lambda, prompt, output) = (load.requests_per_s, f64::from(load.prompt_tokens), f64::from(load.output_tokens));
@@ -185,7 +187,7 @@ mod tests {
     fn server(params_b: f64, tensor: u32, requests_per_s: f64) -> (Cluster, WorkloadSpec) {
         let config = ClusterConfig::new(preset::find("hgx-h100").unwrap(), vec!["gpu-001".into()]);
         let cluster = Cluster::build(&config, 1);
-        let load = Load { requests_per_s, prompt_tokens: 1000, output_tokens: 1000, max_num_seqs: 256 };
+        let load = Load { requests_per_s, prompt_tokens: 1000, output_tokens: 1000, max_num_seqs: 256, memory_permille: 900 };
         let spec = WorkloadSpec { kind: Kind::Serving, tensor, gpus_per_node: tensor, seq_len: 8192, load: Some(load), ..WorkloadSpec::example(params_b) };
         (cluster, spec)
     }
@@ -200,10 +202,10 @@ mod tests {
     #[test]
     fn seventy_b_over_four_gpus_matches_the_published_runs() {
         let (cluster, mut spec) = server(70.6, 4, 2.0);
-        spec.load = Some(Load { requests_per_s: 2.0, prompt_tokens: 1024, output_tokens: 512, max_num_seqs: 256 });
+        spec.load = Some(Load { requests_per_s: 2.0, prompt_tokens: 1024, output_tokens: 512, max_num_seqs: 256, memory_permille: 900 });
         let step = pace(&cluster, &spec).unwrap().step_ms;
         assert!((step / 20.0 - 1.0).abs() < 0.15, "{step} ms between tokens at 2 requests a second");
-        spec.load = Some(Load { requests_per_s: 1000.0, prompt_tokens: 1024, output_tokens: 512, max_num_seqs: 256 });
+        spec.load = Some(Load { requests_per_s: 1000.0, prompt_tokens: 1024, output_tokens: 512, max_num_seqs: 256, memory_permille: 900 });
         let serving = pace(&cluster, &spec).unwrap().serving.unwrap();
         let tokens_per_s = serving.capacity_rps * 512.0;
         assert!((tokens_per_s / 3_100.0 - 1.0).abs() < 0.15, "{tokens_per_s} tokens/s saturated");

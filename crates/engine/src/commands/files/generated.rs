@@ -110,10 +110,10 @@ pub fn batch_script(spec: &crate::model::workload::WorkloadSpec) -> String {
 /// A server's batch script: vLLM's OpenAI-compatible server on the
 /// job's GPUs, with the limits the lab gives it spelt out.
 fn serving_script(spec: &crate::model::workload::WorkloadSpec, load: crate::model::workload::Load) -> String {
-    use crate::model::workload::pace::{BLOCK_TOKENS, GPU_MEMORY_UTILIZATION, MAX_NUM_BATCHED_TOKENS};
+    use crate::model::workload::pace::{BLOCK_TOKENS, MAX_NUM_BATCHED_TOKENS};
     let name = spec.dataset.rsplit('/').next().unwrap_or("model");
     format!(
-        "#!/bin/bash\n#SBATCH --job-name={}\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --gpus-per-node={}\n#SBATCH --nodelist={}\n#SBATCH --exclusive\n#SBATCH --output=slurm-%j.out\n\nexport HF_HUB_OFFLINE=1\nexport VLLM_DISABLE_LOG_LOGO=1\n\nvllm serve {} \\\n    --served-model-name {name} \\\n    --tensor-parallel-size {} \\\n    --max-model-len {} \\\n    --max-num-seqs {} \\\n    --max-num-batched-tokens {MAX_NUM_BATCHED_TOKENS} \\\n    --gpu-memory-utilization {GPU_MEMORY_UTILIZATION} \\\n    --block-size {BLOCK_TOKENS} \\\n    --host 0.0.0.0 \\\n    --port 8000 \\\n    --disable-uvicorn-access-log\n",
+        "#!/bin/bash\n#SBATCH --job-name={}\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --gpus-per-node={}\n#SBATCH --nodelist={}\n#SBATCH --exclusive\n#SBATCH --output=slurm-%j.out\n\nexport HF_HUB_OFFLINE=1\nexport VLLM_DISABLE_LOG_LOGO=1\n\nvllm serve {} \\\n    --served-model-name {name} \\\n    --tensor-parallel-size {} \\\n    --max-model-len {} \\\n    --max-num-seqs {} \\\n    --max-num-batched-tokens {MAX_NUM_BATCHED_TOKENS} \\\n    --gpu-memory-utilization {} \\\n    --block-size {BLOCK_TOKENS} \\\n    --host 0.0.0.0 \\\n    --port 8000 \\\n    --disable-uvicorn-access-log\n",
         spec.name,
         spec.gpus_per_node,
         spec.nodes.first().map_or("", String::as_str),
@@ -121,6 +121,7 @@ fn serving_script(spec: &crate::model::workload::WorkloadSpec, load: crate::mode
         spec.tensor,
         spec.seq_len,
         load.max_num_seqs,
+        load.memory_share(),
     )
 }
 

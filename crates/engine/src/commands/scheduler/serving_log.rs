@@ -96,10 +96,11 @@ pub fn render(cluster: &Cluster, workload: &Workload, now: i64) -> String {
     let model = &spec.dataset;
     emit(t0 + 7, api(t0 + 7, "startup.py:38", &format!("vLLM server version {VLLM_VERSION}, serving model {model}")), &mut out);
     let args = format!(
-        "non-default args: {{'model_tag': '{model}', 'host': '0.0.0.0', 'model': '{model}', 'max_model_len': {}, 'served_model_name': ['{}'], 'tensor_parallel_size': {}, 'gpu_memory_utilization': {GPU_MEMORY_UTILIZATION}, 'block_size': {BLOCK_TOKENS}, 'max_num_batched_tokens': {MAX_NUM_BATCHED_TOKENS}, 'max_num_seqs': {}}}",
+        "non-default args: {{'model_tag': '{model}', 'host': '0.0.0.0', 'model': '{model}', 'max_model_len': {}, 'served_model_name': ['{}'], 'tensor_parallel_size': {}, 'gpu_memory_utilization': {}, 'block_size': {BLOCK_TOKENS}, 'max_num_batched_tokens': {MAX_NUM_BATCHED_TOKENS}, 'max_num_seqs': {}}}",
         spec.seq_len,
         served_name(workload),
         spec.tensor,
+        spec.load.map_or(GPU_MEMORY_UTILIZATION, |load| load.memory_share()),
         spec.load.map_or(0, |load| load.max_num_seqs)
     );
     emit(t0 + 7, api(t0 + 7, "startup.py:96", &args), &mut out);

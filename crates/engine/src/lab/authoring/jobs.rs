@@ -164,7 +164,7 @@ fn spec(table: &JobTable, hostnames: &[String], preset: &Preset, problem: &mut i
                 0.0
             }
         };
-        Some(Load { requests_per_s: rate, prompt_tokens, output_tokens, max_num_seqs })
+        Some(Load { requests_per_s: rate, prompt_tokens, output_tokens, max_num_seqs, memory_permille: 900 })
     } else {
         None
     };

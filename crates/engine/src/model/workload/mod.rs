@@ -44,6 +44,20 @@ pub struct Load {
     pub output_tokens: u32,
     /// vLLM's `--max-num-seqs`: requests it runs at once.
     pub max_num_seqs: u32,
+    /// vLLM's `--gpu-memory-utilization`, in thousandths (900: 0.9).
+    #[serde(default = "default_memory_permille")]
+    pub memory_permille: u32,
+}
+
+fn default_memory_permille() -> u32 {
+    900
+}
+
+impl Load {
+    /// The share of each GPU's memory the server may take.
+    pub fn memory_share(&self) -> f64 {
+        f64::from(self.memory_permille.clamp(1, 1000)) / 1000.0
+    }
 }
 
 /// When the job runs.
@@ -121,6 +135,7 @@ impl From<Compact> for WorkloadSpec {
                 prompt_tokens: load.prompt_tokens.clamp(1, 131_072),
                 output_tokens: load.output_tokens.clamp(1, 131_072),
                 max_num_seqs: load.max_num_seqs.clamp(1, 4_096),
+                memory_permille: load.memory_permille.clamp(1, 1000),
             }),
         }
     }
@@ -635,7 +650,7 @@ impl Workload {
     pub fn rank_memory_mib(&self, total_mib: u64) -> u64 {
         match self.spec.kind {
             // vLLM takes its share of the memory whatever its load.
-            Kind::Serving => (total_mib as f64 * pace::GPU_MEMORY_UTILIZATION) as u64,
+            Kind::Serving => (total_mib as f64 * self.spec.load.map_or(pace::GPU_MEMORY_UTILIZATION, |load| load.memory_share())) as u64,
             Kind::Training | Kind::FineTuning => self.spec.rank_memory_mib().min(total_mib.saturating_sub(1_600)),
         }
     }
@@ -857,7 +872,9 @@ impl Cluster {
                 let seed = self.seed;
                 let idle = (self.preset.gpu.idle_memory_used_mib, self.preset.gpu.idle_power_w, self.preset.gpu.idle_sm_clock_mhz);
                 let Some(node) = self.node_mut(host) else { continue };
-                for gpu in node.gpus.iter_mut().take(workload.spec.gpus_per_node as usize) {
+                // A server's workers hold the first `tensor` of the GPUs it was given.
+                let used = if workload.spec.load.is_some() { workload.spec.tensor.min(workload.spec.gpus_per_node) } else { workload.spec.gpus_per_node };
+                for gpu in node.gpus.iter_mut().take(used as usize) {
                     let mut rng = Rng::derive(seed, &["workload", host, &gpu.index.to_string(), &workload.job_id.to_string()]);
                     // The power cap is decided here, by the work: recomputed each time.
                     let slowed = gpu.throttle_reasons & !(throttle::GPU_IDLE | throttle::SW_POWER_CAP);

@@ -220,8 +220,9 @@ pub fn stop(cluster: &Cluster, spec: &WorkloadSpec) -> Option<Stop> {
 pub const KV_HEADS: u32 = 8;
 pub const HEAD_DIM: u32 = 128;
 
-/// vLLM's `--gpu-memory-utilization` default: the share of each GPU's
-/// memory the server may take, weights, activations and KV cache together.
+/// vLLM's `--gpu-memory-utilization` as the labs' scripts set it: the share
+/// of each GPU's memory the server may take, weights, activations and KV
+/// cache together.
 pub const GPU_MEMORY_UTILIZATION: f64 = 0.9;
 /// vLLM's `--max-num-batched-tokens` for the OpenAI server on a
 /// data-centre GPU: the tokens one engine step takes (chunked prefill),
@@ -256,7 +257,7 @@ pub fn serving_memory(spec: &WorkloadSpec, usable_mib: u64) -> ServingMemory {
     let tensor = f64::from(spec.tensor.max(1));
     let (layers, hidden) = shape(spec.params_b);
     let total_gib = usable_mib as f64 / 1024.0;
-    let requested_gib = total_gib * GPU_MEMORY_UTILIZATION;
+    let requested_gib = total_gib * spec.load.map_or(GPU_MEMORY_UTILIZATION, |load| load.memory_share());
     let weights_gib = parameter_count(spec.params_b) as f64 * 2.0 / tensor / GIB;
     // The profile runs one step of the most tokens a step takes: the
     // residual stream and attention (24 bytes a token per hidden unit),
@@ -296,7 +297,12 @@ impl ServingMemory {
 /// divide the model's attention heads.
 fn refused_serving(spec: &WorkloadSpec) -> Option<String> {
     let heads = shape(spec.params_b).1 / HEAD_DIM;
-    (heads % spec.tensor.max(1) != 0).then(|| format!("Total number of attention heads ({heads}) must be divisible by tensor parallel size ({}).", spec.tensor))
+    if heads % spec.tensor.max(1) != 0 {
+        return Some(format!("Total number of attention heads ({heads}) must be divisible by tensor parallel size ({}).", spec.tensor));
+    }
+    // Slurm's cgroup shows the server only the GPUs the job asked for.
+    (spec.tensor > spec.gpus_per_node)
+        .then(|| format!("please set tensor_parallel_size ({}) to less than max local gpu count ({})", spec.tensor, spec.gpus_per_node))
 }
 
 /// What CUDA lets a process allocate on `gpu` (MiB): the board's memory

@@ -19,7 +19,7 @@
 use super::{hostlist, PARTITION};
 use crate::commands::{Call, Command, Example, Flag, Invocation, Output, Runner, Signature};
 use crate::limits::MAX_SLURM_JOBS;
-use crate::model::change::Change;
+use crate::model::change::{Change, ServerFlags};
 use crate::model::job::{Batch, Job};
 use crate::model::node::SchedulerState;
 use crate::model::time::EpochSeconds;
@@ -357,6 +357,16 @@ fn megatron_argument(script: &str, name: &str) -> Option<u32> {
     script_argument(script, name, 128)
 }
 
+/// A share in a batch script (`--gpu-memory-utilization 0.95`), in
+/// thousandths, from 0.001 to 1.
+fn share_argument(script: &str, name: &str) -> Option<u32> {
+    let words: Vec<&str> = script.split(|c: char| c.is_whitespace() || c == '\\').filter(|w| !w.is_empty()).collect();
+    let at = words.iter().rposition(|word| *word == name || word.strip_prefix(name).is_some_and(|rest| rest.starts_with('=')))?;
+    let value = words[at].split_once('=').map(|(_, v)| v).or_else(|| words.get(at + 1).copied())?;
+    let share: f64 = value.parse().ok()?;
+    (share > 0.0 && share <= 1.0).then(|| (share * 1000.0).round().max(1.0) as u32)
+}
+
 /// A whole-number argument in a batch script (`--name 4` or `--name=4`),
 /// the last one given, from 1 to `most`.
 fn script_argument(script: &str, name: &str, most: u32) -> Option<u32> {
@@ -388,12 +398,16 @@ fn launch(invocation: &Invocation, file: &str) -> Output {
     let text = crate::commands::files::View::for_command(invocation).read(&path).map(|text| text.into_owned()).unwrap_or_default();
     let (node, name) = (invocation.node.hostname.clone(), spec.name.clone());
     if let Some(load) = spec.load {
-        // A server's GPUs follow its tensor parallelism; its limits are vLLM's flags.
+        // A server's limits are vLLM's flags; its GPUs, what Slurm gives it.
         let tensor = script_argument(&text, "--tensor-parallel-size", 64).unwrap_or(spec.tensor);
         let max_model_len = script_argument(&text, "--max-model-len", 131_072).unwrap_or(spec.seq_len);
         let max_num_seqs = script_argument(&text, "--max-num-seqs", 4_096).unwrap_or(load.max_num_seqs);
-        if (tensor, max_model_len, max_num_seqs) != (spec.tensor, spec.seq_len, load.max_num_seqs) {
-            out.changes.push(Change::ConfigureWorkload { node, name, tensor, pipeline: 1, serving: Some((max_model_len, max_num_seqs)) });
+        let gpus = script_argument(&text, "--gpus-per-node", 64).unwrap_or(spec.gpus_per_node);
+        let memory_permille = share_argument(&text, "--gpu-memory-utilization").unwrap_or(load.memory_permille);
+        let flags = ServerFlags { max_model_len, max_num_seqs, memory_permille, gpus };
+        let now = ServerFlags { max_model_len: spec.seq_len, max_num_seqs: load.max_num_seqs, memory_permille: load.memory_permille, gpus: spec.gpus_per_node };
+        if (tensor, flags) != (spec.tensor, now) {
+            out.changes.push(Change::ConfigureWorkload { node, name, tensor, pipeline: 1, serving: Some(flags) });
         }
     } else {
         let (tensor, pipeline) = (megatron_argument(&text, "--tensor-model-parallel-size"), megatron_argument(&text, "--pipeline-model-parallel-size"));
