@@ -670,3 +670,33 @@ fn a_servers_script_sizes_it_and_its_slurm_gpus_bound_it() {
     let apps = session.run("nvidia-smi --query-compute-apps=process_name --format=csv,noheader").stdout();
     assert_eq!(apps, "VLLM::Worker_TP0\nVLLM::Worker_TP1\nVLLM::Worker_TP2\nVLLM::Worker_TP3\n");
 }
+
+#[test]
+fn a_nodes_cpu_counters_only_grow_as_jobs_come_and_go() {
+    let (_, mut session) = lab("");
+    let read = |session: &mut Session| -> Vec<(String, f64)> {
+        let page = session.run("curl -s localhost:9100/metrics").stdout();
+        page.lines()
+            .filter(|line| {
+                line.starts_with("node_cpu_seconds_total{") || line.starts_with("node_context_switches_total ") || line.starts_with("node_intr_total ")
+            })
+            .filter_map(|line| {
+                let (series, value) = line.rsplit_once(' ')?;
+                Some((series.to_string(), value.parse().ok()?))
+            })
+            .collect()
+    };
+    let mut before = read(&mut session);
+    for line in ["sleep 60", "scancel -n llama3-8b", "sleep 60", "sbatch ~/llama3-8b.sbatch", "sleep 300"] {
+        session.run(line);
+        let after = read(&mut session);
+        assert_eq!(after.len(), before.len());
+        for ((series, old), (_, new)) in before.iter().zip(&after) {
+            assert!(new >= old, "{series} went from {old} to {new} after `{line}`");
+        }
+        before = after;
+    }
+    // Busy, the CPUs spend most of a job's time in user mode; idle, almost none.
+    let user: f64 = before.iter().filter(|(s, _)| s.contains("mode=\"user\"")).map(|(_, v)| v).sum();
+    assert!(user > 0.0);
+}

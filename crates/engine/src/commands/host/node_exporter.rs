@@ -168,7 +168,11 @@ pub fn metrics_named(cluster: &Cluster, node: &Node, name: Option<&str>) -> Stri
     if wants(&["go_"]) {
         go_families(&mut families, &mut rng_for("go"), (now - started).max(1) as f64, now);
     }
-    let load = if wants(&["node_load", "node_procs_"]) { crate::commands::host::uptime::load_averages(cluster, node) } else { [0; 3] };
+    let load = if wants(&["node_load", "node_procs_", "node_cpu", "node_context_switches", "node_intr"]) {
+        crate::commands::host::uptime::load_averages(cluster, node)
+    } else {
+        [0; 3]
+    };
     if wants(&["node_cpu", "node_context_switches", "node_forks", "node_intr", "node_procs_"]) {
         stat_families(&mut families, cluster, node, uptime, load);
     }
@@ -351,30 +355,43 @@ fn go_families(families: &mut Vec<Family>, rng: &mut Rng, alive: f64, now: Epoch
 /// The stat collector's families (`/proc/stat`) and the CPU collector's.
 /// `load`: the load averages in hundredths, as `uptime` reports them.
 fn stat_families(families: &mut Vec<Family>, cluster: &Cluster, node: &Node, uptime: f64, load: [u64; 3]) {
-    let cpus = cluster.preset.host.cpus();
-    // The share of each CPU busy: the 15-minute load over the CPUs.
-    let busy = (load[2] as f64 / 100.0 / f64::from(cpus.max(1))).clamp(0.0, 1.0);
+    let cpus = f64::from(cluster.preset.host.cpus().max(1));
+    // The share of each CPU busy: the 15-minute load over the CPUs, now.
+    let busy = (load[2] as f64 / 100.0 / cpus).clamp(0.0, 1.0);
+    // The counters add up what the node did since it booted, a job's time
+    // at a job's load and the rest at idle, so they only ever grow.
+    let share = |running: bool| {
+        let load = crate::commands::host::uptime::load_averages_when(cluster, node, running);
+        (load[2] as f64 / 100.0 / cpus).clamp(0.0, 1.0)
+    };
+    let (idle_share, busy_share) = (share(false), share(true));
+    let busy_time = cluster.busy_seconds(node).min(uptime);
+    let idle_time = uptime - busy_time;
     let mut cpu = family("node_cpu_seconds_total", "Seconds the CPUs spent in each mode.", "counter");
     let mut cpu_rng = Rng::derive(cluster.seed, &[&node.hostname, "cpu-seconds", &node.booted_at.to_string()]);
-    for index in 0..cpus {
-        // Each CPU's share is fixed for the boot; the clock adds to it.
-        let share = (busy + 0.002) * (0.7 + 0.6 * cpu_rng.unit_f64());
-        let modes = [
-            ("idle", 1.0 - share),
-            ("iowait", 0.0004 * cpu_rng.unit_f64()),
+    for index in 0..cluster.preset.host.cpus() {
+        // Each CPU's part is fixed for the boot; the clock adds to it.
+        let jitter = 0.7 + 0.6 * cpu_rng.unit_f64();
+        let small = [0.0004 * cpu_rng.unit_f64(), 0.00002 * cpu_rng.unit_f64(), 0.0002 * cpu_rng.unit_f64()];
+        let seconds_at =
+            |fraction: &dyn Fn(f64) -> f64| idle_time * fraction((idle_share + 0.002) * jitter) + busy_time * fraction((busy_share + 0.002) * jitter);
+        let modes: [(&str, f64); 8] = [
+            ("idle", seconds_at(&|share| 1.0 - share)),
+            ("iowait", uptime * small[0]),
             ("irq", 0.0),
-            ("nice", 0.00002 * cpu_rng.unit_f64()),
-            ("softirq", 0.0002 * cpu_rng.unit_f64()),
+            ("nice", uptime * small[1]),
+            ("softirq", uptime * small[2]),
             ("steal", 0.0),
-            ("system", share * 0.25),
-            ("user", share * 0.75),
+            ("system", seconds_at(&|share| share * 0.25)),
+            ("user", seconds_at(&|share| share * 0.75)),
         ];
-        for (mode, fraction) in modes {
-            let seconds = (uptime * fraction * 100.0).floor() / 100.0;
+        for (mode, seconds) in modes {
+            let seconds = (seconds * 100.0).floor() / 100.0;
             cpu.samples.push((vec![("cpu", index.to_string()), ("mode", mode.to_string())], seconds.max(0.0)));
         }
     }
     families.push(cpu);
+    let cpus = cluster.preset.host.cpus();
     let running = 1.0 + (busy * f64::from(cpus)).round();
     for (name, help, kind, value) in [
         (
@@ -382,10 +399,15 @@ fn stat_families(families: &mut Vec<Family>, cluster: &Cluster, node: &Node, upt
             "Total number of context switches.",
             "counter",
             // The noise is the boot's, so the counter only grows between scrapes.
-            (uptime * (9_000.0 + 60_000.0 * busy) * (1.0 + 0.05 * cpu_rng.unit_f64())).round(),
+            ((idle_time * (9_000.0 + 60_000.0 * idle_share) + busy_time * (9_000.0 + 60_000.0 * busy_share)) * (1.0 + 0.05 * cpu_rng.unit_f64())).round(),
         ),
         ("node_forks_total", "Total number of forks.", "counter", (uptime * 2.9).round()),
-        ("node_intr_total", "Total number of interrupts serviced.", "counter", (uptime * (21_000.0 + 90_000.0 * busy)).round()),
+        (
+            "node_intr_total",
+            "Total number of interrupts serviced.",
+            "counter",
+            (idle_time * (21_000.0 + 90_000.0 * idle_share) + busy_time * (21_000.0 + 90_000.0 * busy_share)).round(),
+        ),
         ("node_procs_blocked", "Number of processes blocked waiting for I/O to complete.", "gauge", 0.0),
         ("node_procs_running", "Number of processes in runnable state.", "gauge", running),
     ] {

@@ -23,9 +23,13 @@ static SIGNATURE: Signature = Signature {
 
 /// The 1, 5 and 15 minute load averages, in hundredths.
 pub fn load_averages(cluster: &Cluster, node: &Node) -> [u64; 3] {
-    let mut rng = Rng::derive(cluster.seed, &[&node.hostname, "load"]);
     // A job's ranks and their data loaders keep the run queue full.
-    let running = node.busy || node.scheduler == SchedulerState::Allocated;
+    load_averages_when(cluster, node, node.busy || node.scheduler == SchedulerState::Allocated)
+}
+
+/// The load averages of `node` with a job on it (`running`) or without.
+pub fn load_averages_when(cluster: &Cluster, node: &Node, running: bool) -> [u64; 3] {
+    let mut rng = Rng::derive(cluster.seed, &[&node.hostname, "load"]);
     let (base, spread) = if running { (9000, 3000) } else { (5, 80) };
     [rng.range_u64(base, base + spread), rng.range_u64(base, base + spread), rng.range_u64(base, base + spread)]
 }

@@ -958,6 +958,29 @@ impl Cluster {
             .fold(0u64, u64::saturating_add)
     }
 
+    /// Seconds a job's processes have run on `node` since it booted, by now.
+    pub fn busy_seconds(&self, node: &super::Node) -> f64 {
+        let (from, to) = (node.booted_at, self.now);
+        let mut spans: Vec<(EpochSeconds, EpochSeconds)> = self
+            .workloads
+            .iter()
+            .filter(|w| w.spec.nodes.contains(&node.hostname))
+            .map(|w| (w.started.max(from), w.end.as_ref().map_or(to, |(end, _)| (*end).min(to))))
+            .filter(|(start, end)| start < end)
+            .collect();
+        crate::sort::sort_by(&mut spans, |a, b| a.cmp(b));
+        // Runs on one node never overlap, but count each second once anyway.
+        let (mut total, mut reached) = (0, from);
+        for (start, end) in spans {
+            let start = start.max(reached);
+            if end > start {
+                total += end - start;
+                reached = end;
+            }
+        }
+        total as f64
+    }
+
     /// The running workload whose processes hold GPU `gpu` on `node`.
     pub fn workload_on(&self, node: &str, gpu: u32) -> Option<&Workload> {
         self.workloads.iter().find(|w| w.running_at(self.now) && w.rank(node, gpu).is_some())
