@@ -49,6 +49,9 @@ pub enum Fact {
     /// Every run of the job that was stopped (cancelled or killed) lost at
     /// most `at_most` iterations since its last saved checkpoint.
     LostWork { job: String, at_most: u32 },
+    /// The job's latest run is a server that takes requests of at least
+    /// `tokens` tokens (its `--max-model-len`).
+    ServesContext { job: String, tokens: u32 },
     /// After each stop (a cancel or a failure), the job's next run reached
     /// its first step within `seconds`: the restart time an operator keeps
     /// (queue wait, start-up, checkpoint load). A job never stopped has
@@ -145,6 +148,7 @@ impl Fact {
             Fact::JobProgress { within: None, .. } => "the job running",
             Fact::JobProgress { .. } => "the job's pace",
             Fact::LostWork { .. } => "the work a stop lost",
+            Fact::ServesContext { .. } => "the requests the server takes",
             Fact::Restarted { .. } => "the restart time",
             Fact::By { .. } => "the deadline",
             Fact::Alert { .. } => "an alerting rule",
@@ -174,6 +178,7 @@ impl Fact {
             Fact::JobProgress { job, within: Some(within) } => format!("the job {job} making progress within {} of its baseline step time", percent(*within)),
             Fact::JobProgress { job, within: None } => format!("the job {job} making progress"),
             Fact::LostWork { job, at_most } => format!("the job {job} stopped with at most {at_most} iterations lost since its last checkpoint"),
+            Fact::ServesContext { job, tokens } => format!("the job {job} serving requests of up to {tokens} tokens"),
             Fact::Restarted { job, seconds } => format!("the job {job} training again within {} of each stop", clock_span(*seconds)),
             Fact::By { seconds } => format!("all this by {} into the lab", clock_span(*seconds)),
             Fact::Alert { name, node } => format!("the alerting rule {name} loaded, active for {node} and quiet on the healthy cluster"),
@@ -280,6 +285,7 @@ impl Fact {
             },
             Fact::JobProgress { job, within } => observe_job(cluster, job, *within),
             Fact::LostWork { job, at_most } => observe_lost_work(cluster, job, *at_most),
+            Fact::ServesContext { job, tokens } => observe_context(cluster, job, *tokens),
             Fact::Restarted { job, seconds } => observe_restart(cluster, job, *seconds),
             Fact::By { seconds } => {
                 let elapsed = cluster.now - cluster.started_at();
@@ -309,7 +315,12 @@ impl Fact {
             | Fact::Service { node, .. }
             | Fact::Alert { node, .. } => Some(node),
             Fact::Repaired { node } => node.as_deref(),
-            Fact::AllReduce { .. } | Fact::JobProgress { .. } | Fact::LostWork { .. } | Fact::Restarted { .. } | Fact::By { .. } => None,
+            Fact::AllReduce { .. }
+            | Fact::JobProgress { .. }
+            | Fact::LostWork { .. }
+            | Fact::ServesContext { .. }
+            | Fact::Restarted { .. }
+            | Fact::By { .. } => None,
         }
     }
 }
@@ -394,6 +405,18 @@ fn observe_restart(cluster: &Cluster, job: &str, seconds: i64) -> Observed {
         None => format!("job {job} has not trained again in the {} since job {} ended", clock_span(shown.seconds), shown.stopped),
     };
     seen(late.is_none(), words)
+}
+
+/// Whether the job's latest run is a server that takes requests as long as `tokens`.
+fn observe_context(cluster: &Cluster, job: &str, tokens: u32) -> Observed {
+    let Some(workload) = cluster.workloads.iter().rev().find(|w| w.spec.name == job) else {
+        return seen(false, format!("no job {job} in this lab"));
+    };
+    if workload.spec.load.is_none() {
+        return seen(false, format!("job {job} is not a server"));
+    }
+    let longest = workload.spec.seq_len;
+    seen(longest >= tokens, format!("job {} ({job}) takes requests of up to {longest} tokens", workload.job_id))
 }
 
 fn observe_job(cluster: &Cluster, job: &str, within: Option<f64>) -> Observed {

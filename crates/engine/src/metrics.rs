@@ -82,13 +82,13 @@ impl Context {
                 // A server's step is the time between tokens; its throughput
                 // the tokens it generates for the requests it finishes.
                 let (rate, output) = self.load.map_or((0.0, 0.0), |load| (load.requests_per_s, f64::from(load.output_tokens)));
-                let busy = 1.0 - (-serving.running).exp();
+                let busy = crate::model::workload::pace::serving_busy(serving);
                 [
                     Some(pace.step_ms),
                     Some(rate.min(serving.capacity_rps) * output),
                     Some(busy * 96.0),
                     Some(self.max_clock * pace.clock),
-                    Some(self.idle_power + busy * (230.0 + 380.0 * serving.compute_share)),
+                    Some(crate::model::workload::pace::serving_watts(self.idle_power, serving)),
                     Some(0.0),
                     None,
                 ]

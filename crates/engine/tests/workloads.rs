@@ -662,7 +662,11 @@ fn a_servers_script_sizes_it_and_its_slurm_gpus_bound_it() {
     assert!(waiting > 100.0 && stats.contains("GPU KV cache usage: 9"), "{stats}");
     // Four workers on the two GPUs Slurm gave it: vLLM refuses.
     session.run("scancel -n docs; sed -i 's/--gpu-memory-utilization 0.99/--gpu-memory-utilization 0.9/; s/--tensor-parallel-size 2/--tensor-parallel-size 4/' ~/docs.sbatch; sbatch ~/docs.sbatch; sleep 60");
-    assert!(last(&mut session).ends_with("ValueError: please set tensor_parallel_size (4) to less than max local gpu count (2)\n"), "{}", last(&mut session));
+    assert!(
+        session.run("cat ~/slurm-*.out").stdout().contains("ValueError: World size (4) is larger than the number of available GPUs (2) in this node."),
+        "{}",
+        last(&mut session)
+    );
     // With the four GPUs asked for, it keeps up.
     session.run("sed -i 's/--gpus-per-node=2/--gpus-per-node=4/' ~/docs.sbatch; sbatch ~/docs.sbatch; sleep 400");
     let stats = last(&mut session);
@@ -672,13 +676,15 @@ fn a_servers_script_sizes_it_and_its_slurm_gpus_bound_it() {
 }
 
 #[test]
-fn a_nodes_cpu_counters_only_grow_as_jobs_come_and_go() {
+fn a_nodes_counters_only_grow_as_jobs_come_and_go() {
     let (_, mut session) = lab("");
     let read = |session: &mut Session| -> Vec<(String, f64)> {
-        let page = session.run("curl -s localhost:9100/metrics").stdout();
+        let page = session.run("curl -s localhost:9100/metrics; curl -s localhost:9400/metrics").stdout();
         page.lines()
             .filter(|line| {
-                line.starts_with("node_cpu_seconds_total{") || line.starts_with("node_context_switches_total ") || line.starts_with("node_intr_total ")
+                ["node_cpu_seconds_total{", "node_context_switches_total ", "node_intr_total ", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{"]
+                    .iter()
+                    .any(|prefix| line.starts_with(prefix))
             })
             .filter_map(|line| {
                 let (series, value) = line.rsplit_once(' ')?;
@@ -687,7 +693,7 @@ fn a_nodes_cpu_counters_only_grow_as_jobs_come_and_go() {
             .collect()
     };
     let mut before = read(&mut session);
-    for line in ["sleep 60", "scancel -n llama3-8b", "sleep 60", "sbatch ~/llama3-8b.sbatch", "sleep 300"] {
+    for line in ["sleep 60", "sudo nvidia-smi -i 0 -pl 350", "sleep 60", "scancel -n llama3-8b", "sleep 60", "sbatch ~/llama3-8b.sbatch", "sleep 300"] {
         session.run(line);
         let after = read(&mut session);
         assert_eq!(after.len(), before.len());

@@ -196,7 +196,7 @@ pub enum AnswerSpec {
 pub struct ExpectSpec(pub std::collections::BTreeMap<String, String>);
 
 /// What an entry with `job` may state about it besides that it runs.
-const JOB_FACTS: &[&str] = &["step_time_within", "lost_iterations_at_most", "restarted_within"];
+const JOB_FACTS: &[&str] = &["step_time_within", "lost_iterations_at_most", "restarted_within", "context_at_least"];
 
 /// The keys that say what a fact is about; each entry has exactly one.
 pub const FACT_KINDS: &[&str] = &[
@@ -359,6 +359,9 @@ impl ExpectSpec {
                 let about: Vec<&str> = JOB_FACTS.iter().copied().filter(|key| self.get(key).is_some()).collect();
                 if let [first, second, ..] = about[..] {
                     return Err(error(field, format!("`{first}` and `{second}` are two facts about the job: give each its own entry")));
+                }
+                if let Some(tokens) = self.get("context_at_least") {
+                    return Ok(Fact::ServesContext { job, tokens: whole(field, &tokens, values)? });
                 }
                 match (self.get("step_time_within"), self.get("lost_iterations_at_most"), self.get("restarted_within")) {
                     (_, Some(lost), _) => Fact::LostWork { job, at_most: whole(field, &lost, values)? },

@@ -330,11 +330,37 @@ pub fn processes(cluster: &super::Cluster, node: &Node) -> Vec<Process> {
                 user: super::node::USER.to_string(),
                 started: job.map_or(cluster.now, |w| w.started),
                 comm: rank.name.rsplit('/').next().unwrap_or(&rank.name).chars().take(15).collect(),
-                args: format!("{} pretrain_gpt.py", rank.name),
+                // A server's workers carry the titles vLLM gives them.
+                args: if job.is_some_and(|w| w.spec.load.is_some()) { rank.name.clone() } else { format!("{} pretrain_gpt.py", rank.name) },
                 gpus: vec![gpu.index],
                 tty: None,
                 unit: None,
             });
+        }
+    }
+    // A server's API server (`vllm serve`, as its script runs it) and, with
+    // tensor parallelism, its engine core, which holds no GPU itself.
+    if let Some(server) = job.filter(|w| w.spec.load.is_some()) {
+        let (api, engine) = server.server_pids();
+        let server_process = |pid: u32, comm: &str, args: String| Process {
+            pid,
+            ppid: 1,
+            user: super::node::USER.to_string(),
+            started: server.started,
+            comm: comm.to_string(),
+            args,
+            gpus: Vec::new(),
+            tty: None,
+            unit: None,
+        };
+        let name = server.spec.dataset.rsplit('/').next().unwrap_or("model");
+        let command = format!(
+            "/usr/bin/python3 /usr/local/bin/vllm serve {} --served-model-name {name} --tensor-parallel-size {}",
+            server.spec.dataset, server.spec.tensor
+        );
+        list.push(server_process(api, "vllm", command));
+        if server.spec.tensor > 1 {
+            list.push(server_process(engine, "VLLM::EngineCor", "VLLM::EngineCore".to_string()));
         }
     }
     let login = cluster.started_at().max(boot);

@@ -34,9 +34,9 @@
 //! cache. (b) vLLM blog, "TurboQuant" (2026-05-11), figures 1 and 12, read
 //! off the chart (vLLM 0.20.2, BF16 baseline).
 
-use crate::model::workload::pace::{job_gpus, parameter_count, serving_memory, shape, stop, usable_memory_mib};
+use crate::model::workload::pace::{job_gpus, parameter_count, serving_memory, serving_watts, shape, stop, usable_memory_mib, ServingMemory};
 use crate::model::workload::pace::{Pace, Serving, Stop};
-use crate::model::workload::WorkloadSpec;
+use crate::model::workload::{Load, WorkloadSpec};
 use crate::model::{Cluster, Node};
 
 use super::collective::{Coll, Member, Plan};
@@ -80,16 +80,16 @@ impl StepCost {
     }
 }
 
-fn step_cost(cluster: &Cluster, spec: &WorkloadSpec, node: Option<&Node>) -> StepCost {
+/// A server's load, or none.
+fn load_of(spec: &WorkloadSpec) -> Load {
+    spec.load.unwrap_or(Load { requests_per_s: 0.0, prompt_tokens: 1, output_tokens: 1, max_num_seqs: 1, memory_permille: 900 })
+}
+
+fn step_cost(cluster: &Cluster, spec: &WorkloadSpec, node: Option<&Node>, memory: &ServingMemory, clock: f64) -> StepCost {
     let gpu = &cluster.preset.gpu;
     let tensor = f64::from(spec.tensor.max(1));
-    let load =
-        spec.load.unwrap_or(crate::model::workload::Load { requests_per_s: 0.0, prompt_tokens: 1, output_tokens: 1, max_num_seqs: 1, memory_permille: 900 });
-    // The slowest GPU sets the pace of a tensor-parallel step.
-    let clock = node.map_or(1.0, |node| job_gpus(node, spec.gpus_per_node).map(super::training::clock_share).fold(1.0, f64::min));
+    let load = load_of(spec);
     let bandwidth = gpu.hbm_gbytes_per_sec * 1e9 * ETA_HBM * (clock / FULL_BANDWIDTH_CLOCK).min(1.0);
-    let usable = node.and_then(|node| node.gpus.first()).map_or(gpu.memory_total_mib, |g| usable_memory_mib(cluster, g));
-    let memory = serving_memory(spec, usable);
     let weight_bytes = parameter_count(spec.params_b) as f64 * 2.0 / tensor;
     // A running request's context is, on average, its prompt and half its output.
     let context = f64::from(load.prompt_tokens) + f64::from(load.output_tokens) / 2.0;
@@ -114,57 +114,72 @@ fn step_cost(cluster: &Cluster, spec: &WorkloadSpec, node: Option<&Node>) -> Ste
     }
 }
 
-/// The server's steady state under its load.
-fn operating_point(cluster: &Cluster, spec: &WorkloadSpec) -> Pace {
-    let node = spec.nodes.first().and_then(|name| cluster.node(name));
-    let cost = step_cost(cluster, spec, node);
-    let load =
-        spec.load.unwrap_or(crate::model::workload::Load { requests_per_s: 0.0, prompt_tokens: 1, output_tokens: 1, max_num_seqs: 1, memory_permille: 900 });
-    let usable = node.and_then(|node| node.gpus.first()).map_or(cluster.preset.gpu.memory_total_mib, |g| usable_memory_mib(cluster, g));
-    let memory = serving_memory(spec, usable);
+/// The server's steady state under its load with its GPUs at `clock`.
+fn steady_state(cluster: &Cluster, spec: &WorkloadSpec, node: Option<&Node>, memory: &ServingMemory, clock: f64) -> Serving {
+    let cost = step_cost(cluster, spec, node, memory, clock);
+    let load = load_of(spec);
     let (lambda, prompt, output) = (load.requests_per_s, f64::from(load.prompt_tokens), f64::from(load.output_tokens));
-    // The most requests at once: the limit, and what the KV cache holds
-    // (each request's whole prompt and output, in blocks).
+    // The most requests at once: the limit, and what the KV cache holds.
     // vLLM admits a request while blocks are free and preempts the newest
     // when they run out: the cache stays nearly full, each request holding
     // its prompt and, on average, half its output.
     let context = prompt + output / 2.0;
     let kv_limit = (memory.kv_tokens as f64 * KV_HIGH_WATER / context).floor().max(1.0);
     let full = f64::from(load.max_num_seqs).min(kv_limit);
-    // Prefill's share of each second: the prompts that arrive, at its rate.
-    let prefill_share = lambda * prompt * cost.prefill_token_ms / 1e3;
-    let step_at = |batch: f64, share: f64| cost.at(batch) / (1.0 - share).max(0.05);
-    // running = lambda x output x step(running), solved for running.
+    // Saturated, the full batch runs: it finishes full / (output x step)
+    // requests a second, and each step also prefills their prompts, so
+    // step = cost(full) + full x prompt x prefill / output.
+    let saturated_step_ms = cost.at(full) + full * prompt * cost.prefill_token_ms / output;
+    let capacity_rps = full / (output * saturated_step_ms / 1e3);
+    // Keeping up, prefill takes its share of each second (the prompts
+    // that arrive), and running = lambda x output x step(running): the
+    // fixed point of a step linear in the batch. It reaches the full
+    // batch exactly at capacity.
+    let prefill_share = (lambda * prompt * cost.prefill_token_ms / 1e3).min(0.95);
     let denominator = (1.0 - prefill_share) - lambda * output * cost.per_request_ms / 1e3;
-    let steady = (denominator > 0.0).then(|| lambda * output * cost.fixed_ms / 1e3 / denominator).filter(|running| *running <= full);
-    // Saturated: the full batch runs; it finishes full / (output x step) a
-    // second, and prefill takes its share of the steps for those alone.
-    let saturated_step = {
-        let mut step = cost.at(full);
-        for _ in 0..8 {
-            let finished = full / (output * step / 1e3);
-            step = step_at(full, finished * prompt * cost.prefill_token_ms / 1e3);
-        }
-        step
+    let (running, steady_step_ms) = if lambda < capacity_rps && denominator > 0.0 {
+        let running = (lambda * output * cost.fixed_ms / 1e3 / denominator).min(full);
+        (running, cost.at(running) / (1.0 - prefill_share))
+    } else {
+        (full, saturated_step_ms)
     };
-    let capacity_rps = full / (output * saturated_step / 1e3);
-    let (running, step_ms) = match steady {
-        Some(running) => (running, step_at(running, prefill_share)),
-        None => (full, saturated_step),
-    };
-    let prefill_ms = prompt * cost.prefill_token_ms;
-    let compute_share = ((cost.compute_per_request_ms * running + prefill_share.min(1.0) * step_ms) / step_ms).clamp(0.0, 1.0);
-    let clock = node.map_or(1.0, |node| job_gpus(node, spec.gpus_per_node).map(super::training::clock_share).fold(1.0, f64::min));
-    let serving = Serving {
-        prefill_ms,
+    let step = if lambda < capacity_rps { steady_step_ms } else { saturated_step_ms };
+    let finished = lambda.min(capacity_rps);
+    let prefill_time = finished * prompt * cost.prefill_token_ms / 1e3;
+    let compute_share = ((cost.compute_per_request_ms * running / step) + prefill_time).clamp(0.0, 1.0);
+    Serving {
+        prefill_ms: prompt * cost.prefill_token_ms,
         running,
-        steady_step_ms: step_ms,
+        steady_step_ms,
         capacity_rps,
         saturated_running: full,
-        saturated_step_ms: saturated_step,
+        saturated_step_ms,
         kv_tokens: memory.kv_tokens,
         compute_share,
-    };
+    }
+}
+
+/// The server's steady state under its load. Its step waits for its
+/// slowest GPU: one a slowdown holds down, or one whose power limit is
+/// below what the server would draw (then its clock drops until it fits).
+fn operating_point(cluster: &Cluster, spec: &WorkloadSpec) -> Pace {
+    let node = spec.nodes.first().and_then(|name| cluster.node(name));
+    let usable = node.and_then(|node| node.gpus.first()).map_or(cluster.preset.gpu.memory_total_mib, |g| usable_memory_mib(cluster, g));
+    let memory = serving_memory(spec, usable);
+    let gpus: Vec<&crate::model::gpu::Gpu> = node.map(|node| job_gpus(node, spec.gpus_used()).collect()).unwrap_or_default();
+    let held = gpus.iter().map(|gpu| super::training::held_clock_share(gpu)).fold(1.0, f64::min);
+    let mut serving = steady_state(cluster, spec, node, &memory, held);
+    let idle_w = f64::from(cluster.preset.gpu.idle_power_w.0 + cluster.preset.gpu.idle_power_w.1) / 2.0;
+    let watts = serving_watts(idle_w, &serving) * held.max(0.4);
+    let capped = gpus
+        .iter()
+        .map(|gpu| if watts > f64::from(gpu.power_limit_w) { ((f64::from(gpu.power_limit_w) - idle_w) / (watts - idle_w)).clamp(0.05, 1.0) } else { 1.0 })
+        .fold(1.0, f64::min);
+    let clock = held * capped;
+    if capped < 1.0 {
+        serving = steady_state(cluster, spec, node, &memory, clock);
+    }
+    let step_ms = if load_of(spec).requests_per_s < serving.capacity_rps { serving.steady_step_ms } else { serving.saturated_step_ms };
     Pace {
         compute_ms: step_ms,
         all_reduce_ms: 0.0,
@@ -172,7 +187,7 @@ fn operating_point(cluster: &Cluster, spec: &WorkloadSpec) -> Pace {
         input_ms: 0.0,
         step_ms,
         flops: 0.0,
-        gpus: spec.gpus_per_node,
+        gpus: spec.gpus_used(),
         clock,
         serving: Some(serving),
     }

@@ -47,13 +47,18 @@ pub fn flops_per_token(params_b: f64, seq_len: u32) -> f64 {
 /// brake) holds the SM clock down and the job's steps with it, and a power
 /// limit below what a step draws caps it.
 pub(crate) fn clock_share(gpu: &Gpu) -> f64 {
+    held_clock_share(gpu).min(gpu.power_capped_clock_share())
+}
+
+/// The share of its top clock a slowdown (thermal, power brake) holds a
+/// GPU to, whatever it draws.
+pub(crate) fn held_clock_share(gpu: &Gpu) -> f64 {
     let slowed = throttle::HW_SLOWDOWN | throttle::HW_THERMAL_SLOWDOWN | throttle::SW_THERMAL_SLOWDOWN | throttle::HW_POWER_BRAKE_SLOWDOWN;
-    let held = if gpu.throttle_reasons & slowed == 0 || gpu.max_sm_clock_mhz == 0 {
+    if gpu.throttle_reasons & slowed == 0 || gpu.max_sm_clock_mhz == 0 {
         1.0
     } else {
         (f64::from(gpu.sm_clock_mhz) / f64::from(gpu.max_sm_clock_mhz)).clamp(0.01, 1.0)
-    };
-    held.min(gpu.power_capped_clock_share())
+    }
 }
 
 /// One step of `spec` on the cluster as it is, or what stops it.

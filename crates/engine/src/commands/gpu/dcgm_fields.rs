@@ -64,11 +64,8 @@ pub fn value(cluster: &Cluster, host: &str, gpu: &Gpu, id: u32, rng: &mut Rng) -
         140 => Int(gpu.memory_temperature_c.into()),
         150 => Int(gpu.temperature_c.into()),
         155 => Double(f64::from(gpu.power_draw_w) * jitter(rng, 0.01)),
-        // Millijoules since the driver loaded, at today's draw.
-        156 => {
-            let seconds = cluster.node(host).map_or(0, |node| (cluster.now - node.booted_at).max(0));
-            Int(i64::from(gpu.power_draw_w).saturating_mul(seconds).saturating_mul(1000))
-        }
+        // Millijoules since the driver loaded.
+        156 => Int(cluster.node(host).map_or(0.0, |node| cluster.gpu_energy_joules(node, gpu.index) * 1000.0) as i64),
         // NVML's PCIe throughput in KB/s (DCGM before 3.3.5's exporter).
         200 | 201 => rate(true, 1e3, rng),
         // The driver counts no replays on a link that trained: nvidia-smi -q agrees.

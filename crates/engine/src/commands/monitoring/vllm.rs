@@ -25,12 +25,20 @@ pub const PORT: u16 = 8000;
 
 /// prometheus_client's exposition type.
 const TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
-/// The slices of a server's run its histograms are summed over.
-const SLICES: usize = 48;
+/// A server's run is summed for its histograms in pieces of this many
+/// seconds from when it took requests (and cut where its pace changed),
+/// each at the state it began with: a fixed grid, so a count only grows.
+const PIECE_SECONDS: f64 = 300.0;
+/// At most this many pieces (two weeks of a run); the last takes the rest.
+const MAX_PIECES: usize = 4_096;
 
 /// The serving job whose API server listens on `node` at `now`.
-fn server_on<'c>(cluster: &'c Cluster, node: &Node) -> Option<&'c Workload> {
+pub fn server_on<'c>(cluster: &'c Cluster, node: &Node) -> Option<&'c Workload> {
     let now = cluster.now;
+    // Its processes went down with the node.
+    if !node.up(now) {
+        return None;
+    }
     cluster.workloads.iter().find(|w| {
         w.spec.kind == Kind::Serving
             && w.spec.nodes.first() == Some(&node.hostname)
@@ -68,6 +76,11 @@ fn models(workload: &Workload) -> String {
         "{{\"object\":\"list\",\"data\":[{{\"id\":{name},\"object\":\"model\",\"created\":{created},\"owned_by\":\"vllm\",\"root\":{root},\"parent\":null,\"max_model_len\":{},\"permission\":[{{\"id\":\"{permission}\",\"object\":\"model_permission\",\"created\":{created},\"allow_create_engine\":false,\"allow_sampling\":true,\"allow_logprobs\":true,\"allow_search_indices\":false,\"allow_view\":true,\"allow_fine_tuning\":false,\"organization\":\"*\",\"group\":null,\"is_blocking\":false}}]}}]}}",
         workload.spec.seq_len
     )
+}
+
+/// A label's value in the text format: backslash, quote and newline escaped.
+fn label_value(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 
 /// prometheus_client's `floatToGoString`: Python's repr, with a large
@@ -181,8 +194,9 @@ fn metrics(workload: &Workload, now: i64) -> String {
     let Some(load) = workload.load() else { return String::new() };
     let at = now as f64;
     let ready = workload.ready_at();
-    let (state, served) = workload.server_at(at).map_or((None, Default::default()), |(state, served)| (Some(state), served));
-    let labels = format!("engine=\"0\",model_name=\"{}\"", served_name(workload));
+    let state = workload.server_at(at).map(|(state, _)| state);
+    let served = workload.served_by(at);
+    let labels = format!("engine=\"0\",model_name=\"{}\"", label_value(served_name(workload)));
     let created = go_float(ready.floor() + 0.25);
     let mut ttft = Histogram::new(TTFT_BUCKETS);
     let mut itl = Histogram::new(ITL_BUCKETS);
@@ -191,12 +205,16 @@ fn metrics(workload: &Workload, now: i64) -> String {
     let lengths = length_buckets(workload.spec.seq_len);
     let mut prompt_lengths = Histogram::new(&lengths);
     let mut output_lengths = Histogram::new(&lengths);
-    // Each slice's requests observed at the state in its middle.
-    let mut before = crate::model::workload::serving::Served::default();
-    for slice in 1..=SLICES {
-        let end = ready + (at - ready) * slice as f64 / SLICES as f64;
-        let middle = end - (at - ready) / SLICES as f64 / 2.0;
-        let (Some((state, _)), Some((_, served))) = (workload.server_at(middle), workload.server_at(end)) else { continue };
+    // Each piece's requests observed at the state it began with.
+    let mut cuts: Vec<f64> = (0..MAX_PIECES).map(|piece| ready + piece as f64 * PIECE_SECONDS).take_while(|cut| *cut < at).collect();
+    cuts.extend(workload.segments.iter().map(|(from, _)| *from as f64).filter(|from| *from > ready && *from < at));
+    crate::sort::sort_by(&mut cuts, |a, b| a.total_cmp(b));
+    cuts.dedup();
+    let mut before = workload.served_by(ready);
+    for (index, start) in cuts.iter().enumerate() {
+        let end = cuts.get(index + 1).copied().unwrap_or(at);
+        let Some((state, _)) = workload.server_at((start + 0.5).min(end)) else { continue };
+        let served = workload.served_by(end);
         let requests = (served.requests - before.requests).max(0.0);
         let tokens = (served.generation_tokens - before.generation_tokens).max(0.0);
         before = served;
@@ -346,6 +364,40 @@ mod tests {
         let itl: f64 = out.split(" => ").nth(1).and_then(|v| v.split(' ').next()).and_then(|v| v.parse().ok()).unwrap_or(0.0);
         assert!((0.003..0.01).contains(&itl), "{out}");
         assert!(shell.run("curl -s mgmt-01:9090/api/v1/status/config").stdout().contains("job_name: vllm"));
+    }
+
+    /// Every counter and bucket of the page, by series.
+    fn counters(text: &str) -> Vec<(String, f64)> {
+        text.lines()
+            .filter(|line| line.contains("_total{") || line.contains("_bucket{") || line.contains("_count{") || line.contains("_sum{"))
+            .filter_map(|line| {
+                let (series, value) = line.rsplit_once(' ')?;
+                Some((series.to_string(), value.parse().ok()?))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn counters_and_buckets_only_grow_through_a_fault_and_the_engines_death() {
+        let faults = "[[faults]]\nkind = \"gpu-thermal-slowdown\"\nnode = \"gpu-002\"\ngpu = 1\nat = \"2m\"\n[[faults]]\nkind = \"gpu-fallen-off-bus\"\nnode = \"gpu-002\"\ngpu = 0\nat = \"12m\"\n";
+        let mut shell = server("8B", 2, faults);
+        let mut before = counters(&shell.run("curl -s gpu-002:8000/metrics").stdout());
+        // Scrapes every 37 s across the slowdown, up to the engine's death (the server exits 6 s after it).
+        for _ in 0..19 {
+            shell.run("sleep 37");
+            let after = counters(&shell.run("curl -s gpu-002:8000/metrics").stdout());
+            assert_eq!(after.len(), before.len());
+            for ((series, old), (_, new)) in before.iter().zip(&after) {
+                assert!(new >= old, "{series} went from {old} to {new}");
+            }
+            before = after;
+        }
+        // The GPU fails at 12 min: the engine is dead, the server not yet gone.
+        shell.run("sleep 18");
+        let dying = counters(&shell.run("curl -s gpu-002:8000/metrics").stdout());
+        assert_eq!(dying.len(), before.len());
+        assert!(dying.iter().zip(&before).all(|((_, new), (_, old))| new >= old), "a dead engine's server keeps its counters");
+        assert_eq!(shell.run("curl -s -o /dev/null -w '%{http_code}' gpu-002:8000/health").stdout(), "503");
     }
 
     #[test]

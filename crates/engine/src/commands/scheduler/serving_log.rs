@@ -15,7 +15,7 @@
 
 use crate::commands::monitoring::vllm::PORT;
 use crate::model::time::civil;
-use crate::model::workload::pace::{serving_memory, usable_memory_mib, BLOCK_TOKENS, GPU_MEMORY_UTILIZATION, MAX_NUM_BATCHED_TOKENS};
+use crate::model::workload::pace::{python_round, serving_memory, usable_memory_mib, BLOCK_TOKENS, GPU_MEMORY_UTILIZATION, MAX_NUM_BATCHED_TOKENS};
 use crate::model::workload::{Event, Stop, Workload, ENGINE_INIT_SECONDS, PROFILE_SECONDS};
 use crate::model::Cluster;
 use crate::rng::Rng;
@@ -35,9 +35,8 @@ struct Processes {
 }
 
 fn processes(workload: &Workload) -> Processes {
-    let base = workload.pid_base;
-    let engine = if workload.spec.tensor > 1 { base.saturating_sub(12) } else { workload.pid(0, 0) };
-    Processes { api: base.saturating_sub(31), engine }
+    let (api, engine) = workload.server_pids();
+    Processes { api, engine }
 }
 
 /// One log line: `(APIServer pid=123) INFO 12-05 09:54:45 [loggers.py:335] message`.
@@ -83,9 +82,9 @@ pub fn render(cluster: &Cluster, workload: &Workload, now: i64) -> String {
     let events = workload.timeline(now);
     let t0 = workload.started;
     let mut out = String::new();
-    // A fault before it took requests cuts its start-up short.
+    // A fault, or a cancel, before it took requests cuts its start-up short.
     let cutoff = match events.first() {
-        Some(Event::Stopped { at, .. }) => (*at).min(now),
+        Some(Event::Stopped { at, .. } | Event::Cancelled { at }) => (*at).min(now),
         _ => now,
     };
     let emit = |at: i64, text: String, out: &mut String| {
@@ -104,13 +103,18 @@ pub fn render(cluster: &Cluster, workload: &Workload, now: i64) -> String {
         spec.load.map_or(0, |load| load.max_num_seqs)
     );
     emit(t0 + 7, api(t0 + 7, "startup.py:96", &args), &mut out);
-    // vLLM checks its arguments before it builds the engine.
-    if let Some(Event::Stopped { at, stop: Stop::Arguments { message }, .. }) = events.first() {
-        emit(*at, line("APIServer", pids.api, "ERROR", *at, "startup.py:96", &format!("ValueError: {message}")), &mut out);
-        return out;
-    }
+    // vLLM checks its configuration before it builds the engine: the
+    // exception ends the API server, its traceback's last line on stderr.
+    let refused = match events.first() {
+        Some(Event::Stopped { at, stop: Stop::Arguments { message }, .. }) => Some((*at, message.clone())),
+        _ => None,
+    };
     emit(t0 + 9, api(t0 + 9, "model.py:761", "Resolved architecture: LlamaForCausalLM"), &mut out);
     emit(t0 + 9, api(t0 + 9, "model.py:2214", &format!("Using max model len {}", spec.seq_len)), &mut out);
+    if let Some((at, message)) = refused {
+        emit(at, format!("ValueError: {message}\n"), &mut out);
+        return out;
+    }
     emit(t0 + 9, api(t0 + 9, "scheduler.py:354", &format!("Chunked prefill is enabled with max_num_batched_tokens={MAX_NUM_BATCHED_TOKENS}.")), &mut out);
     emit(
         t0 + 12,
@@ -199,7 +203,7 @@ pub fn render(cluster: &Cluster, workload: &Workload, now: i64) -> String {
     for event in &events {
         match event {
             Event::Stopped { at, stop, ends } => out += &engine_died(workload, &pids, *at, stop, *ends, now),
-            Event::Cancelled { at } if *at <= now => out += &shut_down(workload, &pids, *at, true),
+            Event::Cancelled { at } if *at <= now => out += &shut_down(workload, &pids, *at, true, (*at as f64) >= workload.ready_at()),
             _ => {}
         }
     }
@@ -230,16 +234,6 @@ const ROUTES: &[(&str, &str)] = &[
     ("/v1/completions", "POST"),
     ("/metrics", "GET"),
 ];
-
-/// Python's `str(round(x, 2))`: `15.0`, `14.96`.
-fn python_round(value: f64) -> String {
-    let rounded = (value * 100.0).round() / 100.0;
-    let text = format!("{rounded:.2}");
-    match text.strip_suffix('0') {
-        Some(short) if !short.ends_with('.') => short.to_string(),
-        _ => text,
-    }
-}
 
 /// The stats line every interval from `ready` to `now` (or the engine's
 /// death), the last [`MAX_STATS_LINES`] of them. An idle server logs one
@@ -295,7 +289,11 @@ fn engine_died(workload: &Workload, pids: &Processes, at: i64, stop: &Stop, ends
         Stop::NodeDown { .. } => return out,
         _ => (0, "unspecified launch failure"),
     };
-    let error = format!("torch.AcceleratorError: CUDA error: {cuda}\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1");
+    let error = match stop {
+        // CUDA cannot start at all: PyTorch's lazy init reports the runtime's error 803.
+        Stop::DriverMismatch { .. } => "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 803: system has unsupported display driver / cuda driver combination".to_string(),
+        _ => format!("torch.AcceleratorError: CUDA error: {cuda}\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1"),
+    };
     // Before it took requests, the engine fails to start.
     if (at as f64) < workload.ready_at() {
         out += &line("EngineCore", pids.engine, "ERROR", at, "core.py:1757", &format!("EngineCore failed to start.\n{error}"));
@@ -319,19 +317,21 @@ fn engine_died(workload: &Workload, pids: &Processes, at: i64, stop: &Stop, ends
     let dead = "AsyncLLM output_handler failed.\nvllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.";
     out += &line("APIServer", pids.api, "ERROR", at, "async_llm.py:957", dead);
     if ends <= now {
-        out += &shut_down(workload, pids, ends, false);
+        out += &shut_down(workload, pids, ends, false, true);
     }
     out
 }
 
-/// Uvicorn's shutdown, and for a cancel Slurm's lines.
-fn shut_down(workload: &Workload, pids: &Processes, at: i64, cancelled: bool) -> String {
+/// For a cancel Slurm's line, and uvicorn's shutdown once it was serving.
+fn shut_down(workload: &Workload, pids: &Processes, at: i64, cancelled: bool, serving: bool) -> String {
     let mut out = String::new();
     if cancelled {
         let first = workload.spec.nodes.first().map_or("", String::as_str);
         out += &format!("slurmstepd: error: *** JOB {} ON {first} CANCELLED AT {} ***\n", workload.job_id, super::slurm::timestamp(at));
     }
-    out += &format!("INFO:     Shutting down\nINFO:     Waiting for application shutdown.\nINFO:     Application shutdown complete.\nINFO:     Finished server process [{}]\n", pids.api);
+    if serving {
+        out += &format!("INFO:     Shutting down\nINFO:     Waiting for application shutdown.\nINFO:     Application shutdown complete.\nINFO:     Finished server process [{}]\n", pids.api);
+    }
     out
 }
 
@@ -421,7 +421,7 @@ pub(crate) mod tests {
         let mut shell = server("70B", 2, "seq_len = 131072\n");
         let text = log(&mut shell);
         assert!(text.contains("Model loading took 65.71 GiB memory"), "{text}");
-        assert!(text.contains("ValueError: To serve at least one request with the models's max seq len (131072), (20.00 GiB KV cache is needed"), "{text}");
+        assert!(text.contains("ValueError: To serve at least one request with the model's max seq len (131072), (20.0 GiB KV cache is needed"), "{text}");
         // Fewer tokens a request, or more GPUs, fit: the script's flags take effect on the next sbatch.
         let out = shell.run("sed -i 's/--max-model-len 131072/--max-model-len 16384/' ~/chat.sbatch && sbatch ~/chat.sbatch && sleep 180 && squeue -h -o %T");
         assert!(out.stdout().ends_with("RUNNING\n"), "{}", out.stdout());

@@ -263,6 +263,7 @@ pub struct ExpectTable {
     pub step_time_within: Option<String>,
     pub lost_iterations_at_most: Option<Scalar>,
     pub restarted_within: Option<String>,
+    pub context_at_least: Option<Scalar>,
     pub by: Option<String>,
 }
 
@@ -381,6 +382,7 @@ pub(crate) const EXPECT_KEYS: &[&str] = &[
     "step_time_within",
     "lost_iterations_at_most",
     "restarted_within",
+    "context_at_least",
     "by",
     "alert",
 ];
@@ -1022,6 +1024,7 @@ fn expect_table(t: &Table, problems: &mut Vec<Problem>) -> ExpectTable {
         step_time_within: t.optional(problems, "step_time_within", string),
         lost_iterations_at_most: t.optional(problems, "lost_iterations_at_most", scalar),
         restarted_within: t.optional(problems, "restarted_within", string),
+        context_at_least: t.optional(problems, "context_at_least", scalar),
         by: t.optional(problems, "by", string),
         alert: t.optional(problems, "alert", string),
     }

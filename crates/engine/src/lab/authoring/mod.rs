@@ -479,6 +479,7 @@ fn expect_spec(e: &ExpectTable) -> ExpectSpec {
     put("step_time_within", e.step_time_within.clone());
     put("lost_iterations_at_most", e.lost_iterations_at_most.as_ref().map(Scalar::as_text));
     put("restarted_within", e.restarted_within.clone());
+    put("context_at_least", e.context_at_least.as_ref().map(Scalar::as_text));
     put("by", e.by.clone());
     put("alert", e.alert.clone());
     ExpectSpec(map)

@@ -61,6 +61,7 @@ pub fn json_schema() -> String {
         "job": {{ "type": "string", "description": "a [[jobs]] name: it runs and makes progress" }},
         "step_time_within": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$" }},
         "lost_iterations_at_most": {{ "type": ["integer", "string"], "description": "with job: its runs that were stopped lost at most this many iterations since their last checkpoint" }},
+        "context_at_least": {{ "type": ["integer", "string"], "description": "with job: its latest run is a server that takes requests of at least this many tokens (its --max-model-len)" }},
         "restarted_within": {{ "type": "string", "pattern": "^\\s*[0-9]+[smh]?\\s*$", "description": "with job: after each stop, the next run's first step came within this time of the stop (queue wait, start-up, checkpoint load), e.g. 15m" }},
         "by": {{ "type": "string", "pattern": "^\\s*[0-9]+[smh]?\\s*$", "description": "a deadline from the lab's start on its simulated clock, e.g. 30m" }}
       }}

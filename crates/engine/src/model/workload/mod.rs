@@ -104,7 +104,24 @@ pub struct WorkloadSpec {
 /// workers, checkpoint interval, steps, launched by the trainee, and a
 /// serving job's load.
 #[derive(Serialize, Deserialize)]
-struct Compact(String, bool, Vec<String>, u32, String, u32, u32, u32, u32, String, u32, u32, u32, bool, Option<Load>);
+struct Compact(
+    String,
+    bool,
+    Vec<String>,
+    u32,
+    String,
+    u32,
+    u32,
+    u32,
+    u32,
+    String,
+    u32,
+    u32,
+    u32,
+    bool,
+    // Lab data built before servers has no load.
+    #[serde(default)] Option<Load>,
+);
 
 impl From<Compact> for WorkloadSpec {
     fn from(c: Compact) -> WorkloadSpec {
@@ -248,6 +265,17 @@ impl WorkloadSpec {
 
     pub fn log_interval(&self) -> u32 {
         10
+    }
+
+    /// How many of each node's first GPUs its processes use: a server's
+    /// tensor-parallel workers (of the GPUs Slurm gave it), a training
+    /// job's ranks.
+    pub fn gpus_used(&self) -> u32 {
+        if self.load.is_some() {
+            self.tensor.min(self.gpus_per_node)
+        } else {
+            self.gpus_per_node
+        }
     }
 }
 
@@ -452,8 +480,10 @@ impl Workload {
             self.segments.iter().take_while(|(from, _)| (*from as f64) < ready).find_map(|(from, pace)| pace.as_ref().err().map(|stop| (*from, stop)));
         if let Some((from, stop)) = setup_stop {
             let at = match stop {
-                // The arguments are checked before any GPU work; memory runs
-                // out in the first step, once the model is built.
+                // The arguments are checked before any GPU work (a server's
+                // once it has resolved its model); memory runs out in the
+                // first step, once the model is built.
+                Stop::Arguments { .. } if self.spec.kind == Kind::Serving => self.started + 9,
                 Stop::Arguments { .. } => self.started + ARGUMENTS_SECONDS,
                 // A server runs out loading its weights; it finds its KV
                 // cache too small once it has loaded them and profiled.
@@ -629,6 +659,13 @@ impl Workload {
         self.pid_base.saturating_add((node_at as u32).saturating_mul(37)).saturating_add(gpu)
     }
 
+    /// A server's API server and engine core processes (with one GPU the
+    /// engine core is its only worker, on the GPU).
+    pub fn server_pids(&self) -> (u32, u32) {
+        let engine = if self.spec.tensor > 1 { self.pid_base.saturating_sub(12) } else { self.pid(0, 0) };
+        (self.pid_base.saturating_sub(31), engine)
+    }
+
     /// The name nvidia-smi shows for the process on its `gpu`th GPU: a
     /// training rank's interpreter, or the title vLLM gives its worker.
     pub fn process_name(&self, gpu: u32) -> String {
@@ -639,10 +676,16 @@ impl Workload {
         }
     }
 
+    /// How many of each node's first GPUs its processes use: a server's
+    /// tensor-parallel workers, a training job's ranks.
+    pub fn gpus_used(&self) -> u32 {
+        self.spec.gpus_used()
+    }
+
     /// The global rank of GPU `gpu` on `node`.
     pub fn rank(&self, node: &str, gpu: u32) -> Option<u32> {
         let at = self.spec.nodes.iter().position(|n| n == node)? as u32;
-        (gpu < self.spec.gpus_per_node).then(|| at * self.spec.gpus_per_node + gpu)
+        (gpu < self.gpus_used()).then(|| at * self.spec.gpus_per_node + gpu)
     }
 
     /// Memory each rank holds (MiB), as nvidia-smi shows it (a job that
@@ -681,7 +724,8 @@ fn stop_end(at: EpochSeconds, stop: &Stop, spec: &WorkloadSpec) -> EpochSeconds 
     match stop {
         // The server's watchdog finds its engine dead within its 5 s check
         // and shuts the API server down.
-        Stop::GpuLost { .. } | Stop::GpuHung { .. } | Stop::GpuEcc { .. } if spec.kind == Kind::Serving => at + SERVER_EXIT_SECONDS,
+        // (A server has no peers to wait for: it is gone with its node.)
+        Stop::GpuLost { .. } | Stop::GpuHung { .. } | Stop::GpuEcc { .. } | Stop::NodeDown { .. } if spec.kind == Kind::Serving => at + SERVER_EXIT_SECONDS,
         Stop::RailDown { .. } => at + NETWORK_ERROR_SECONDS,
         // Every rank of a one-node job failed: srun ends the step at once.
         Stop::DriverMismatch { .. } if nodes == 1 => at + 1,
@@ -873,8 +917,7 @@ impl Cluster {
                 let idle = (self.preset.gpu.idle_memory_used_mib, self.preset.gpu.idle_power_w, self.preset.gpu.idle_sm_clock_mhz);
                 let Some(node) = self.node_mut(host) else { continue };
                 // A server's workers hold the first `tensor` of the GPUs it was given.
-                let used = if workload.spec.load.is_some() { workload.spec.tensor.min(workload.spec.gpus_per_node) } else { workload.spec.gpus_per_node };
-                for gpu in node.gpus.iter_mut().take(used as usize) {
+                for gpu in node.gpus.iter_mut().take(workload.gpus_used() as usize) {
                     let mut rng = Rng::derive(seed, &["workload", host, &gpu.index.to_string(), &workload.job_id.to_string()]);
                     // The power cap is decided here, by the work: recomputed each time.
                     let slowed = gpu.throttle_reasons & !(throttle::GPU_IDLE | throttle::SW_POWER_CAP);
@@ -887,7 +930,8 @@ impl Cluster {
                         let used = workload.rank_memory_mib(gpu.memory_total_mib);
                         gpu.processes.push(GpuProcess { pid, name: workload.process_name(gpu.index), used_mib: used.saturating_sub(idle.0) });
                         gpu.memory_used_mib = used;
-                        let serving = workload.spec.load.map(|_| serving_readings(workload, now, &mut rng));
+                        let idle_w = f64::from(idle.1 .0 + idle.1 .1) / 2.0;
+                        let serving = workload.spec.load.map(|_| serving_readings(workload, now, idle_w, &mut rng));
                         gpu.utilization_pct = serving.map_or(100 - rng.range_u64(0, 3) as u32, |(util, ..)| util);
                         gpu.memory_utilization_pct = match serving {
                             Some((_, memory, _)) => memory,
@@ -904,13 +948,19 @@ impl Cluster {
                         let busy = (f64::from(busy) * clock_share.clamp(0.4, 1.0)) as u32;
                         // A step that would draw more than the limit runs at the limit, its clock
                         // capped: the same rule the pace of the job follows (`Gpu::power_capped_clock_share`).
-                        let capped = !waiting && gpu.power_capped_clock_share() < 1.0;
+                        // A server draws what its load asks: capped only when that is over the limit.
+                        let capped = !waiting && serving.map_or(gpu.power_capped_clock_share() < 1.0, |(.., watts)| watts > gpu.power_limit_w);
                         gpu.power_draw_w = if capped { gpu.power_limit_w - rng.range_u64(1, 6) as u32 } else { busy.min(gpu.power_limit_w) };
                         gpu.temperature_c = gpu.temperature_c.max(if waiting { 42 } else { 58 } + rng.range_u64(0, 9) as u32);
                         gpu.memory_temperature_c = gpu.temperature_c + 6;
                         gpu.throttle_reasons = slowed | if capped { throttle::SW_POWER_CAP } else { 0 };
                         if slowed == 0 {
-                            let share = if capped { gpu.power_capped_clock_share() } else { 1.0 };
+                            let paced = workload.pace_at(now as f64).and_then(|pace| pace.as_ref().ok()).map_or(1.0, |pace| pace.clock);
+                            let share = match (capped, serving) {
+                                (false, _) => 1.0,
+                                (true, Some(_)) => paced,
+                                (true, None) => gpu.power_capped_clock_share(),
+                            };
                             // Clocks move in 15 MHz steps.
                             gpu.sm_clock_mhz = (f64::from(gpu.max_sm_clock_mhz) * share / 15.0) as u32 * 15;
                         }
@@ -981,6 +1031,35 @@ impl Cluster {
         total as f64
     }
 
+    /// Joules GPU `gpu` of `node` has drawn since the node booted, by now:
+    /// idle at its idle draw, and under each job that held it at what each
+    /// of the job's paces draws (as the metrics panel charts it), so the
+    /// counter only grows.
+    pub fn gpu_energy_joules(&self, node: &super::Node, gpu: u32) -> f64 {
+        let (from, to) = (node.booted_at, self.now);
+        let idle_w = f64::from(self.preset.gpu.idle_power_w.0 + self.preset.gpu.idle_power_w.1) / 2.0;
+        let (mut held_s, mut held_j) = (0.0, 0.0);
+        for workload in self.workloads.iter().filter(|w| w.spec.nodes.contains(&node.hostname) && gpu < w.gpus_used()) {
+            let end = workload.end.as_ref().map_or(to, |(end, _)| (*end).min(to));
+            for (at, (start, pace)) in workload.segments.iter().enumerate() {
+                let next = workload.segments.get(at + 1).map_or(end, |(t, _)| (*t).min(end));
+                let span = (next.min(end) - (*start).max(from).max(workload.started)).max(0) as f64;
+                let watts = match pace {
+                    Ok(pace) => match pace.serving {
+                        Some(serving) => pace::serving_watts(idle_w, &serving),
+                        None => 640.0 * (0.4 + 0.6 * pace.compute_ms / pace.step_ms.max(1e-9)),
+                    },
+                    // Ranks waiting on a lost peer spin at low power.
+                    Err(_) => 205.0,
+                };
+                held_s += span;
+                held_j += span * watts;
+            }
+        }
+        let uptime = (to - from).max(0) as f64;
+        idle_w * (uptime - held_s).max(0.0) + held_j
+    }
+
     /// The running workload whose processes hold GPU `gpu` on `node`.
     pub fn workload_on(&self, node: &str, gpu: u32) -> Option<&Workload> {
         self.workloads.iter().find(|w| w.running_at(self.now) && w.rank(node, gpu).is_some())
@@ -991,17 +1070,18 @@ impl Cluster {
 /// (%) and the watts it draws before its clock is considered. Decode waits
 /// on memory: the GPUs read busy while any request runs, and draw more as
 /// the batch's compute grows. Loading, they are mostly idle.
-fn serving_readings(workload: &Workload, now: EpochSeconds, rng: &mut Rng) -> (u32, u32, u32) {
-    let Some((state, _)) = workload.server_at(now as f64) else {
+fn serving_readings(workload: &Workload, now: EpochSeconds, idle_w: f64, rng: &mut Rng) -> (u32, u32, u32) {
+    let paced = workload.pace_at(now as f64).and_then(|pace| pace.as_ref().ok()).and_then(|pace| pace.serving);
+    let (Some((state, _)), Some(serving)) = (workload.server_at(now as f64), paced) else {
         return (rng.range_u64(0, 30) as u32, rng.range_u64(0, 8) as u32, rng.range_u64(110, 160) as u32);
     };
-    let compute = workload.pace_at(now as f64).and_then(|pace| pace.as_ref().ok()).and_then(|pace| pace.serving).map_or(0.0, |s| s.compute_share);
-    // The share of the time some request runs (Poisson: 1 - e^-running).
-    let busy = 1.0 - (-state.running).exp();
+    // As it runs now (its full batch once requests queue).
+    let serving = Serving { running: state.running, ..serving };
+    let busy = pace::serving_busy(&serving);
     let jitter = rng.unit_f64();
     let util = (busy * (93.0 + jitter * 6.0)).round() as u32;
-    let memory = (busy * (55.0 + 35.0 * (1.0 - compute) + jitter * 4.0)).round() as u32;
-    let watts = (120.0 + busy * (230.0 + 380.0 * compute) + jitter * 15.0) as u32;
+    let memory = (busy * (55.0 + 35.0 * (1.0 - serving.compute_share) + jitter * 4.0)).round() as u32;
+    let watts = (pace::serving_watts(idle_w, &serving) + jitter * 15.0) as u32;
     (util.min(100), memory.min(100), watts)
 }
 

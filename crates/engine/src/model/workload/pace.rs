@@ -111,6 +111,18 @@ impl Pace {
     }
 }
 
+/// What a server's GPU draws (W): idle, and while some request runs (a
+/// share `1 - e^-running` of the time, arrivals being Poisson) more as its
+/// steps compute rather than wait on memory.
+pub fn serving_watts(idle_w: f64, serving: &Serving) -> f64 {
+    idle_w + serving_busy(serving) * (230.0 + 380.0 * serving.compute_share)
+}
+
+/// The share of the time some request runs on a server.
+pub fn serving_busy(serving: &Serving) -> f64 {
+    1.0 - (-serving.running).exp()
+}
+
 /// Checkpoint bytes per parameter: BF16 weights and FP32 master weights and
 /// Adam's two moments.
 pub const CHECKPOINT_BYTES_PER_PARAM: f64 = 14.0;
@@ -180,7 +192,7 @@ pub fn stop(cluster: &Cluster, spec: &WorkloadSpec) -> Option<Stop> {
         if node.driver_mismatch() {
             return Some(Stop::DriverMismatch { node: name.clone() });
         }
-        for gpu in job_gpus(node, spec.gpus_per_node) {
+        for gpu in job_gpus(node, spec.gpus_used()) {
             match gpu.health {
                 GpuHealth::FallenOffBus => return Some(Stop::GpuLost { node: name.clone(), gpu: gpu.index }),
                 GpuHealth::Unresponsive => return Some(Stop::GpuHung { node: name.clone(), gpu: gpu.index }),
@@ -206,7 +218,8 @@ pub fn stop(cluster: &Cluster, spec: &WorkloadSpec) -> Option<Stop> {
             if memory.weights_gib + memory.non_torch_gib > memory.total_gib {
                 return Some(Stop::OutOfMemory { node: node.hostname.clone(), gpu: gpu.index });
             }
-            return memory.refusal(spec.seq_len).map(|message| Stop::CacheMemory { message });
+            let share = spec.load.map_or(GPU_MEMORY_UTILIZATION, |load| load.memory_share());
+            return memory.refusal(spec.seq_len, share).map(|message| Stop::CacheMemory { message });
         }
         if spec.rank_memory_mib() > usable {
             return Some(Stop::OutOfMemory { node: node.hostname.clone(), gpu: gpu.index });
@@ -278,18 +291,35 @@ pub fn serving_memory(spec: &WorkloadSpec, usable_mib: u64) -> ServingMemory {
 impl ServingMemory {
     /// vLLM's refusal to start when its KV cache cannot hold one request of
     /// `max_model_len` tokens (or none at all), if it refuses.
-    pub fn refusal(&self, max_model_len: u32) -> Option<String> {
+    /// (vLLM 0.34's text, `v1/core/kv_cache_planning.py`, with its hint for
+    /// a `gpu_memory_utilization` below 1 and sizes as `format_gib` writes them.)
+    pub fn refusal(&self, max_model_len: u32, share: f64) -> Option<String> {
+        let hint = format!(
+            "The KV cache gets what is left after the model and its activations within `gpu_memory_utilization`={share}; increase it (with the extensible KV cache it defaults to 1.0) or decrease `max_model_len` or `max_num_seqs`."
+        );
+        let see = "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.";
         if self.kv_cache_gib <= 0.0 {
-            return Some("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.".to_string());
+            return Some(format!("No available memory for the cache blocks. {hint} {see}"));
         }
         let needed_gib = f64::from(max_model_len) * self.kv_bytes_per_token / GIB;
         (self.kv_tokens < u64::from(max_model_len)).then(|| {
-            let estimated = self.kv_tokens;
             format!(
-                "To serve at least one request with the models's max seq len ({max_model_len}), ({needed_gib:.2} GiB KV cache is needed, which is larger than the available KV cache memory ({:.2} GiB). Based on the available memory, the estimated maximum model length is {estimated}. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
-                self.kv_cache_gib
+                "To serve at least one request with the model's max seq len ({max_model_len}), ({} GiB KV cache is needed, which is larger than the available KV cache memory ({} GiB). Based on the available memory, the estimated maximum model length is {}. {hint} Decreasing `max_model_len` also reduces what is needed. {see}",
+                python_round(needed_gib),
+                python_round(self.kv_cache_gib),
+                self.kv_tokens
             )
         })
+    }
+}
+
+/// Python's `str(round(x, 2))`: `15.0`, `14.96`, as vLLM prints sizes.
+pub fn python_round(value: f64) -> String {
+    let rounded = (value * 100.0).round() / 100.0;
+    let text = format!("{rounded:.2}");
+    match text.strip_suffix('0') {
+        Some(short) if !short.ends_with('.') => short.to_string(),
+        _ => text,
     }
 }
 
@@ -301,8 +331,12 @@ fn refused_serving(spec: &WorkloadSpec) -> Option<String> {
         return Some(format!("Total number of attention heads ({heads}) must be divisible by tensor parallel size ({}).", spec.tensor));
     }
     // Slurm's cgroup shows the server only the GPUs the job asked for.
-    (spec.tensor > spec.gpus_per_node)
-        .then(|| format!("please set tensor_parallel_size ({}) to less than max local gpu count ({})", spec.tensor, spec.gpus_per_node))
+    (spec.tensor > spec.gpus_per_node).then(|| {
+        format!(
+            "World size ({}) is larger than the number of available GPUs ({}) in this node. If this is intentional and you are using:\n- ray, set '--distributed-executor-backend ray'.\n- multiprocessing, set '--nnodes' appropriately.",
+            spec.tensor, spec.gpus_per_node
+        )
+    })
 }
 
 /// What CUDA lets a process allocate on `gpu` (MiB): the board's memory

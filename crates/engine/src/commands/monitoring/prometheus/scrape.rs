@@ -203,9 +203,11 @@ impl<'c> Scrapes<'c> {
         let mut rng = Rng::derive(seed, &["prometheus", "scrape", &target.instance(), &at_ms.to_string()]);
         let page = match target.exporter {
             Exporter::Prometheus => Some(String::new()),
-            Exporter::Vllm => {
-                past.node(&target.host).and_then(|node| crate::commands::monitoring::vllm::serve(past, node, "/metrics")).map(|response| response.body)
-            }
+            // A scrape kept for `up` alone needs only whether it answers.
+            Exporter::Vllm => past.node(&target.host).and_then(|node| match page_needed {
+                true => crate::commands::monitoring::vllm::serve(past, node, "/metrics").map(|response| response.body),
+                false => crate::commands::monitoring::vllm::server_on(past, node).map(|_| String::new()),
+            }),
             exporter => past.node(&target.host).and_then(|node| {
                 let unit = if exporter == Exporter::Dcgm { service::EXPORTER_UNIT } else { service::NODE_EXPORTER_UNIT };
                 let (state, since) = service::state_of(node, unit)?;
