@@ -360,20 +360,21 @@ fn megatron_argument(script: &str, name: &str) -> Option<u32> {
 /// A share in a batch script (`--gpu-memory-utilization 0.95`), in
 /// thousandths, from 0.001 to 1.
 fn share_argument(script: &str, name: &str) -> Option<u32> {
-    let words: Vec<&str> = script.split(|c: char| c.is_whitespace() || c == '\\').filter(|w| !w.is_empty()).collect();
-    let at = words.iter().rposition(|word| *word == name || word.strip_prefix(name).is_some_and(|rest| rest.starts_with('=')))?;
-    let value = words[at].split_once('=').map(|(_, v)| v).or_else(|| words.get(at + 1).copied())?;
-    let share: f64 = value.parse().ok()?;
+    let share: f64 = script_value(script, name)?.parse().ok()?;
     (share > 0.0 && share <= 1.0).then(|| (share * 1000.0).round().max(1.0) as u32)
 }
 
 /// A whole-number argument in a batch script (`--name 4` or `--name=4`),
 /// the last one given, from 1 to `most`.
 fn script_argument(script: &str, name: &str, most: u32) -> Option<u32> {
+    script_value(script, name)?.parse::<u32>().ok().filter(|n| (1..=most).contains(n))
+}
+
+/// The value of the last `--name VALUE` or `--name=VALUE` in a batch script.
+fn script_value<'s>(script: &'s str, name: &str) -> Option<&'s str> {
     let words: Vec<&str> = script.split(|c: char| c.is_whitespace() || c == '\\').filter(|w| !w.is_empty()).collect();
     let at = words.iter().rposition(|word| *word == name || word.strip_prefix(name).is_some_and(|rest| rest.starts_with('=')))?;
-    let value = words[at].split_once('=').map(|(_, v)| v).or_else(|| words.get(at + 1).copied())?;
-    value.parse::<u32>().ok().filter(|n| (1..=most).contains(n))
+    words[at].split_once('=').map(|(_, v)| v).or_else(|| words.get(at + 1).copied())
 }
 
 /// `sbatch SCRIPT` for a script the lab provides: the workload starts, on
