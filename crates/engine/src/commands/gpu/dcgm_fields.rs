@@ -26,9 +26,16 @@ pub enum FieldValue {
 fn activity(cluster: &Cluster, host: &str, gpu: &Gpu) -> Option<(f64, bool)> {
     let workload = cluster.workload_on(host, gpu.index)?;
     match workload.segments.last() {
-        Some((_, Ok(pace))) => Some((pace.compute_ms / pace.step_ms.max(1e-9), false)),
+        // A server's steps compute only part of the time; decode waits on memory.
+        Some((_, Ok(pace))) => Some((pace.serving.map_or(pace.compute_ms / pace.step_ms.max(1e-9), |serving| serving.compute_share), false)),
         _ => Some((0.0, true)),
     }
+}
+
+/// Whether the job that holds the GPU is a server, whose decode keeps its
+/// memory busy whatever its compute.
+fn serving(cluster: &Cluster, host: &str, gpu: &Gpu) -> bool {
+    cluster.workload_on(host, gpu.index).is_some_and(|workload| workload.spec.load.is_some())
 }
 
 /// Bytes per second the GPU's job moves: through its rail's HCA over PCIe
@@ -38,7 +45,16 @@ fn traffic(cluster: &Cluster, host: &str, gpu: &Gpu, pcie: bool) -> Option<f64> 
     let workload = cluster.workload_on(host, gpu.index)?;
     let Some((_, Ok(pace))) = workload.segments.last() else { return None };
     let spec = &workload.spec;
-    let per_step = if pcie {
+    let per_step = if let Some(serving) = pace.serving {
+        // A server's tensor-parallel all-reduces: twice a layer, its running
+        // requests' activations (BF16), over NVLink only.
+        let (layers, hidden) = crate::model::workload::pace::shape(spec.params_b);
+        let tensor = f64::from(spec.tensor.max(1));
+        if pcie || spec.tensor < 2 {
+            return None;
+        }
+        2.0 * f64::from(layers) * 2.0 * f64::from(hidden) * 2.0 * serving.running.max(1.0) * (tensor - 1.0) / tensor
+    } else if pcie {
         // The node's rail traffic over its GPUs' rails.
         spec.rail_bytes_per_step(cluster.node(host).map_or(1, |node| node.hcas.len()))
     } else {
@@ -91,9 +107,12 @@ pub fn value(cluster: &Cluster, host: &str, gpu: &Gpu, id: u32, rng: &mut Rng) -
             let on = |value: f64| if busy { value } else { 0.0 };
             match id {
                 1001 => fraction(on(0.985), rng),
+                // Memory-bound kernels still keep the SMs occupied.
+                1002 if serving(cluster, host, gpu) => fraction(on(0.72 + 0.2 * share), rng),
                 1002 => fraction(on(0.9 * share + 0.06), rng),
                 1003 => fraction(on(0.42 * share + 0.03), rng),
                 1004 => fraction(0.68 * share, rng),
+                _ if serving(cluster, host, gpu) => fraction(on(0.55 + 0.3 * (1.0 - share)), rng),
                 _ => fraction(0.34 * share + on(0.02), rng),
             }
         }
