@@ -158,8 +158,10 @@ pub fn panel(cluster: &Cluster) -> String {
     for (index, name) in names.iter().enumerate() {
         let runs: Vec<Run> =
             cluster.workloads.iter().filter(|w| w.spec.name == *name).map(|workload| Run { workload, events: workload.timeline(now) }).collect();
-        let Some(first) = runs.first() else { continue };
-        let spec = &first.workload.spec;
+        // The latest run's configuration: a job the trainee resized is
+        // measured against its own healthy pace, not the first run's.
+        let Some(latest) = runs.last() else { continue };
+        let spec = &latest.workload.spec;
         let start = runs.iter().map(|r| r.workload.started).min().unwrap_or(now);
         // Up to the last two hours, so that recent changes stay readable.
         let from = start.max(now - 2 * 3600);

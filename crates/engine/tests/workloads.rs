@@ -677,6 +677,10 @@ fn a_servers_script_sizes_it_and_its_slurm_gpus_bound_it() {
     assert!(stats.contains("Waiting: 0 reqs"), "{stats}");
     let apps = session.run("nvidia-smi --query-compute-apps=process_name --format=csv,noheader").stdout();
     assert_eq!(apps, "VLLM::Worker_TP0\nVLLM::Worker_TP1\nVLLM::Worker_TP2\nVLLM::Worker_TP3\n");
+    // The panel charts the server against its resized configuration's healthy pace.
+    let html = clusterlab_engine::metrics::panel(&session.cluster);
+    let caption = html.split("<figcaption>").nth(1).unwrap_or("").split("</figcaption>").next().unwrap_or("");
+    assert!(caption.starts_with("Time between tokens (ms): ") && caption.contains("; baseline "), "{caption}");
 }
 
 #[test]
