@@ -603,6 +603,10 @@ fn a_server_is_its_processes_its_memory_and_its_slurm_job() {
     let util: u32 = util.trim().parse().unwrap_or(0);
     assert!((90..=100).contains(&util), "a busy server's GPU: {util}%");
     assert!(session.run("squeue -h -o %j").stdout().starts_with("chat"));
+    // Its API server and engine core hold no GPU but are the job's: scancel ends them, not kill.
+    let killed = session.run("ssh gpu-002 pkill VLLM; ssh gpu-002 'kill $(pgrep vllm)'");
+    assert_eq!(killed.stderr().matches("is a rank of a Slurm job").count(), 4, "{}", killed.stderr());
+    assert!(session.run("squeue -h -o %j").stdout().starts_with("chat"));
     // Decode waits on memory: DRAM busier than the tensor cores.
     let dmon = session.run("ssh gpu-002 dcgmi dmon -e 1004,1005 -c 1 -i 0").stdout();
     let fields: Vec<f64> = dmon.lines().nth(2).unwrap_or("").split_whitespace().skip(2).filter_map(|v| v.parse().ok()).collect();

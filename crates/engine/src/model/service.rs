@@ -267,6 +267,9 @@ pub struct Process {
     pub tty: Option<String>,
     /// The unit it is the main process of.
     pub unit: Option<&'static str>,
+    /// The Slurm job it belongs to (a rank; a server's API server and
+    /// engine core): `scancel` ends it, not `kill`.
+    pub job: Option<i64>,
 }
 
 /// Every process on `node` at the cluster's instant: init, the running
@@ -286,6 +289,7 @@ pub fn processes(cluster: &super::Cluster, node: &Node) -> Vec<Process> {
         gpus: Vec::new(),
         tty: None,
         unit: None,
+        job: None,
     };
     let mut list = vec![root(1, "systemd", "/sbin/init"), root(2, "kthreadd", "[kthreadd]")];
     let all_gpus: Vec<u32> = node.gpus.iter().filter(|gpu| gpu.is_visible()).map(|gpu| gpu.index).collect();
@@ -304,6 +308,7 @@ pub fn processes(cluster: &super::Cluster, node: &Node) -> Vec<Process> {
             gpus: if unit.holds_gpus { all_gpus.clone() } else { Vec::new() },
             tty: None,
             unit: Some(unit.name),
+            job: None,
         });
     }
     if node.fabric_manager == ServiceState::Active {
@@ -318,6 +323,7 @@ pub fn processes(cluster: &super::Cluster, node: &Node) -> Vec<Process> {
             gpus: Vec::new(),
             tty: None,
             unit: Some(FABRIC_MANAGER_UNIT),
+            job: None,
         });
     }
     // The job's ranks, under slurmstepd, as its script starts them (`srun python pretrain_gpt.py`).
@@ -335,6 +341,7 @@ pub fn processes(cluster: &super::Cluster, node: &Node) -> Vec<Process> {
                 gpus: vec![gpu.index],
                 tty: None,
                 unit: None,
+                job: job.map(|w| w.job_id),
             });
         }
     }
@@ -352,11 +359,13 @@ pub fn processes(cluster: &super::Cluster, node: &Node) -> Vec<Process> {
             gpus: Vec::new(),
             tty: None,
             unit: None,
+            job: Some(server.job_id),
         };
-        let name = server.spec.dataset.rsplit('/').next().unwrap_or("model");
         let command = format!(
-            "/usr/bin/python3 /usr/local/bin/vllm serve {} --served-model-name {name} --tensor-parallel-size {}",
-            server.spec.dataset, server.spec.tensor
+            "/usr/bin/python3 /usr/local/bin/vllm serve {} --served-model-name {} --tensor-parallel-size {}",
+            server.spec.dataset,
+            server.spec.served_name(),
+            server.spec.tensor
         );
         list.push(server_process(api, "vllm", command));
         if server.spec.tensor > 1 {
@@ -375,6 +384,7 @@ pub fn processes(cluster: &super::Cluster, node: &Node) -> Vec<Process> {
         gpus: Vec::new(),
         tty: None,
         unit: None,
+        job: None,
     });
     list.push(Process {
         pid: sshd + 2,
@@ -386,6 +396,7 @@ pub fn processes(cluster: &super::Cluster, node: &Node) -> Vec<Process> {
         gpus: Vec::new(),
         tty: Some("pts/0".to_string()),
         unit: None,
+        job: None,
     });
     crate::sort::sort_by(&mut list, |a, b| a.pid.cmp(&b.pid));
     list

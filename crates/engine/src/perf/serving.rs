@@ -143,10 +143,9 @@ fn steady_state(cluster: &Cluster, spec: &WorkloadSpec, node: Option<&Node>, mem
     } else {
         (full, saturated_step_ms)
     };
-    let step = if lambda < capacity_rps { steady_step_ms } else { saturated_step_ms };
     let finished = lambda.min(capacity_rps);
     let prefill_time = finished * prompt * cost.prefill_token_ms / 1e3;
-    let compute_share = ((cost.compute_per_request_ms * running / step) + prefill_time).clamp(0.0, 1.0);
+    let compute_share = ((cost.compute_per_request_ms * running / steady_step_ms) + prefill_time).clamp(0.0, 1.0);
     Serving {
         prefill_ms: prompt * cost.prefill_token_ms,
         running,
@@ -179,7 +178,9 @@ fn operating_point(cluster: &Cluster, spec: &WorkloadSpec) -> Pace {
     if capped < 1.0 {
         serving = steady_state(cluster, spec, node, &memory, clock);
     }
-    let step_ms = if load_of(spec).requests_per_s < serving.capacity_rps { serving.steady_step_ms } else { serving.saturated_step_ms };
+    // The step it runs at: the steady one, which is the full batch's once
+    // the load reaches its capacity.
+    let step_ms = serving.steady_step_ms;
     Pace {
         compute_ms: step_ms,
         all_reduce_ms: 0.0,

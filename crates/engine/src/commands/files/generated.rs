@@ -111,7 +111,7 @@ pub fn batch_script(spec: &crate::model::workload::WorkloadSpec) -> String {
 /// job's GPUs, with the limits the lab gives it spelt out.
 fn serving_script(spec: &crate::model::workload::WorkloadSpec, load: crate::model::workload::Load) -> String {
     use crate::model::workload::pace::{BLOCK_TOKENS, MAX_NUM_BATCHED_TOKENS};
-    let name = spec.dataset.rsplit('/').next().unwrap_or("model");
+    let name = spec.served_name();
     format!(
         "#!/bin/bash\n#SBATCH --job-name={}\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --gpus-per-node={}\n#SBATCH --nodelist={}\n#SBATCH --exclusive\n#SBATCH --output=slurm-%j.out\n\nexport HF_HUB_OFFLINE=1\nexport VLLM_DISABLE_LOG_LOGO=1\n\nvllm serve {} \\\n    --served-model-name {name} \\\n    --tensor-parallel-size {} \\\n    --max-model-len {} \\\n    --max-num-seqs {} \\\n    --max-num-batched-tokens {MAX_NUM_BATCHED_TOKENS} \\\n    --gpu-memory-utilization {} \\\n    --block-size {BLOCK_TOKENS} \\\n    --host 0.0.0.0 \\\n    --port 8000 \\\n    --disable-uvicorn-access-log\n",
         spec.name,

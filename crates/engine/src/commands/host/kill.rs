@@ -174,9 +174,9 @@ fn effect(node: &Node, process: &Process, signal: u32) -> Result<Vec<Change>, Re
             };
             Ok(vec![Change::SetUnit { node: host, unit: name.to_string(), state }])
         }
-        // A job's ranks hold GPUs; a server's API server and engine core
-        // hold none but are the job's as much.
-        None if !process.gpus.is_empty() || process.args.starts_with("VLLM::") || process.args.contains("/vllm serve ") => Err(Refused::Rank),
+        // A job's processes: its ranks on their GPUs, a server's API server
+        // and engine core, which hold none.
+        None if process.job.is_some() || !process.gpus.is_empty() => Err(Refused::Rank),
         None => Ok(Vec::new()),
     }
 }

@@ -84,6 +84,7 @@ impl Command for Ps {
                 gpus: Vec::new(),
                 tty: shell.tty.clone(),
                 unit: None,
+                job: None,
             });
         }
         let selected: Vec<&Process> = list

@@ -17,7 +17,7 @@
 use std::fmt::Write;
 
 use crate::commands::host::curl::Response;
-use crate::commands::scheduler::serving_log::{served_name, VLLM_VERSION};
+use crate::commands::scheduler::serving_log::VLLM_VERSION;
 use crate::model::workload::{Kind, Workload};
 use crate::model::{Cluster, Node};
 
@@ -68,7 +68,7 @@ pub fn serve(cluster: &Cluster, node: &Node, path: &str) -> Option<Response> {
 
 /// `/v1/models`: the one model it serves.
 fn models(workload: &Workload) -> String {
-    let name = crate::commands::go_format::json_string(served_name(workload), false);
+    let name = crate::commands::go_format::json_string(workload.spec.served_name(), false);
     let root = crate::commands::go_format::json_string(&workload.spec.dataset, false);
     let created = workload.ready_at() as i64;
     let permission = format!("modelperm-{:016x}", crate::rng::Rng::derive(workload.job_id as u64, &["modelperm"]).next_u64());
@@ -83,9 +83,10 @@ fn label_value(text: &str) -> String {
     text.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 
-/// prometheus_client's `floatToGoString`: Python's repr, with a large
+/// prometheus_client's `floatToGoString` (not Go's own formatting,
+/// `node_exporter::go_float`): Python's repr, with a large
 /// value's exponent written Go's way (`1.7e+09`).
-pub fn go_float(value: f64) -> String {
+fn float_to_go_string(value: f64) -> String {
     if value.is_infinite() {
         return if value > 0.0 { "+Inf" } else { "-Inf" }.to_string();
     }
@@ -196,8 +197,8 @@ fn metrics(workload: &Workload, now: i64) -> String {
     let ready = workload.ready_at();
     let state = workload.server_at(at).map(|(state, _)| state);
     let served = workload.served_by(at);
-    let labels = format!("engine=\"0\",model_name=\"{}\"", label_value(served_name(workload)));
-    let created = go_float(ready.floor() + 0.25);
+    let labels = format!("engine=\"0\",model_name=\"{}\"", label_value(workload.spec.served_name()));
+    let created = float_to_go_string(ready.floor() + 0.25);
     let mut ttft = Histogram::new(TTFT_BUCKETS);
     let mut itl = Histogram::new(ITL_BUCKETS);
     let mut e2e = Histogram::new(LATENCY_BUCKETS);
@@ -231,13 +232,13 @@ fn metrics(workload: &Workload, now: i64) -> String {
     let gauge = |out: &mut String, name: &str, help: &str, lines: &[(String, f64)]| {
         let _ = writeln!(out, "# HELP vllm:{name} {help}\n# TYPE vllm:{name} gauge");
         for (extra, value) in lines {
-            let _ = writeln!(out, "vllm:{name}{{{extra}}} {}", go_float(*value));
+            let _ = writeln!(out, "vllm:{name}{{{extra}}} {}", float_to_go_string(*value));
         }
     };
     let counter = |out: &mut String, name: &str, help: &str, lines: &[(String, f64)]| {
         let _ = writeln!(out, "# HELP vllm:{name}_total {help}\n# TYPE vllm:{name}_total counter");
         for (extra, value) in lines {
-            let _ = writeln!(out, "vllm:{name}_total{{{extra}}} {}", go_float(value.floor()));
+            let _ = writeln!(out, "vllm:{name}_total{{{extra}}} {}", float_to_go_string(value.floor()));
         }
         let _ = writeln!(out, "# HELP vllm:{name}_created {help}\n# TYPE vllm:{name}_created gauge");
         for (extra, _) in lines {
@@ -248,11 +249,11 @@ fn metrics(workload: &Workload, now: i64) -> String {
         let _ = writeln!(out, "# HELP vllm:{name} {help}\n# TYPE vllm:{name} histogram");
         let (engine, model) = labels.split_once(',').unwrap_or((&labels, ""));
         for (bound, count) in h.bounds.iter().zip(&h.counts) {
-            let _ = writeln!(out, "vllm:{name}_bucket{{{engine},le=\"{}\",{model}}} {}", go_float(*bound), go_float(count.floor()));
+            let _ = writeln!(out, "vllm:{name}_bucket{{{engine},le=\"{}\",{model}}} {}", float_to_go_string(*bound), float_to_go_string(count.floor()));
         }
-        let _ = writeln!(out, "vllm:{name}_bucket{{{engine},le=\"+Inf\",{model}}} {}", go_float(h.count.floor()));
-        let _ = writeln!(out, "vllm:{name}_count{{{labels}}} {}", go_float(h.count.floor()));
-        let _ = writeln!(out, "vllm:{name}_sum{{{labels}}} {}", go_float(h.sum));
+        let _ = writeln!(out, "vllm:{name}_bucket{{{engine},le=\"+Inf\",{model}}} {}", float_to_go_string(h.count.floor()));
+        let _ = writeln!(out, "vllm:{name}_count{{{labels}}} {}", float_to_go_string(h.count.floor()));
+        let _ = writeln!(out, "vllm:{name}_sum{{{labels}}} {}", float_to_go_string(h.sum));
         let _ = writeln!(out, "# HELP vllm:{name}_created {help}\n# TYPE vllm:{name}_created gauge\nvllm:{name}_created{{{labels}}} {created}");
     };
     let one = |value: f64| vec![(labels.clone(), value)];
@@ -303,13 +304,13 @@ mod tests {
 
     #[test]
     fn floats_read_as_prometheus_client_writes_them() {
-        assert_eq!(go_float(5.0), "5.0");
-        assert_eq!(go_float(0.001), "0.001");
-        assert_eq!(go_float(2560.0), "2560.0");
-        assert_eq!(go_float(1234567.0), "1.234567e+06");
-        assert_eq!(go_float(1_764_928_800.25), "1.76492880025e+09");
-        assert_eq!(go_float(f64::INFINITY), "+Inf");
-        assert_eq!(go_float(0.00001), "1e-05");
+        assert_eq!(float_to_go_string(5.0), "5.0");
+        assert_eq!(float_to_go_string(0.001), "0.001");
+        assert_eq!(float_to_go_string(2560.0), "2560.0");
+        assert_eq!(float_to_go_string(1234567.0), "1.234567e+06");
+        assert_eq!(float_to_go_string(1_764_928_800.25), "1.76492880025e+09");
+        assert_eq!(float_to_go_string(f64::INFINITY), "+Inf");
+        assert_eq!(float_to_go_string(0.00001), "1e-05");
     }
 
     use crate::commands::scheduler::serving_log::tests::server;

@@ -27,18 +27,6 @@ const STATS_INTERVAL_S: f64 = 10.0;
 /// The most stats lines one read of the log renders: the last ones.
 const MAX_STATS_LINES: usize = 5_000;
 
-/// The processes that write the log: the API server, the engine core
-/// and, with tensor parallelism, one worker per GPU.
-struct Processes {
-    api: u32,
-    engine: u32,
-}
-
-fn processes(workload: &Workload) -> Processes {
-    let (api, engine) = workload.server_pids();
-    Processes { api, engine }
-}
-
 /// One log line: `(APIServer pid=123) INFO 12-05 09:54:45 [loggers.py:335] message`.
 /// Each line of a message several lines long carries the prefix.
 fn line(process: &str, pid: u32, level: &str, at: i64, source: &str, message: &str) -> String {
@@ -60,82 +48,66 @@ fn thousands(n: u64) -> String {
     out
 }
 
-/// The served model's name: the last part of its path.
-pub fn served_name(workload: &Workload) -> &str {
-    workload.spec.dataset.rsplit('/').next().unwrap_or("model")
-}
-
 /// The log's text at `now`.
 pub fn render(cluster: &Cluster, workload: &Workload, now: i64) -> String {
     let spec = &workload.spec;
-    let pids = processes(workload);
-    let api = |at: i64, source: &str, message: &str| line("APIServer", pids.api, "INFO", at, source, message);
-    let engine = |at: i64, level: &str, source: &str, message: &str| line("EngineCore", pids.engine, level, at, source, message);
+    let (api_pid, engine_pid) = workload.server_pids();
+    let events = workload.timeline(now);
+    // A fault, or a cancel, before it took requests cuts its start-up short:
+    // each line of the start-up is written only up to then.
+    let cutoff = match events.first() {
+        Some(Event::Stopped { at, .. } | Event::Cancelled { at }) => (*at).min(now),
+        _ => now,
+    };
+    let by_cutoff = |at: i64, text: String| if at <= cutoff { text } else { String::new() };
+    let api = |at: i64, source: &str, message: &str| by_cutoff(at, line("APIServer", api_pid, "INFO", at, source, message));
+    let engine = |at: i64, level: &str, source: &str, message: &str| by_cutoff(at, line("EngineCore", engine_pid, level, at, source, message));
     let worker = |gpu: u32, at: i64, level: &str, source: &str, message: &str| {
         if spec.tensor > 1 {
-            line(&format!("Worker_TP{gpu}"), workload.pid(0, gpu), level, at, source, message)
+            by_cutoff(at, line(&format!("Worker_TP{gpu}"), workload.pid(0, gpu), level, at, source, message))
         } else {
             engine(at, level, source, message)
         }
     };
     let mut rng = Rng::derive(workload.job_id as u64, &["vllm"]);
-    let events = workload.timeline(now);
     let t0 = workload.started;
     let mut out = String::new();
-    // A fault, or a cancel, before it took requests cuts its start-up short.
-    let cutoff = match events.first() {
-        Some(Event::Stopped { at, .. } | Event::Cancelled { at }) => (*at).min(now),
-        _ => now,
-    };
-    let emit = |at: i64, text: String, out: &mut String| {
-        if at <= cutoff {
-            *out += &text;
-        }
-    };
     let model = &spec.dataset;
-    emit(t0 + 7, api(t0 + 7, "startup.py:38", &format!("vLLM server version {VLLM_VERSION}, serving model {model}")), &mut out);
+    out += &api(t0 + 7, "startup.py:38", &format!("vLLM server version {VLLM_VERSION}, serving model {model}"));
     let args = format!(
         "non-default args: {{'model_tag': '{model}', 'host': '0.0.0.0', 'model': '{model}', 'max_model_len': {}, 'served_model_name': ['{}'], 'tensor_parallel_size': {}, 'gpu_memory_utilization': {}, 'block_size': {BLOCK_TOKENS}, 'max_num_batched_tokens': {MAX_NUM_BATCHED_TOKENS}, 'max_num_seqs': {}}}",
         spec.seq_len,
-        served_name(workload),
+        spec.served_name(),
         spec.tensor,
         spec.load.map_or(GPU_MEMORY_UTILIZATION, |load| load.memory_share()),
         spec.load.map_or(0, |load| load.max_num_seqs)
     );
-    emit(t0 + 7, api(t0 + 7, "startup.py:96", &args), &mut out);
+    out += &api(t0 + 7, "startup.py:96", &args);
     // vLLM checks its configuration before it builds the engine: the
     // exception ends the API server, its traceback's last line on stderr.
     let refused = match events.first() {
         Some(Event::Stopped { at, stop: Stop::Arguments { message }, .. }) => Some((*at, message.clone())),
         _ => None,
     };
-    emit(t0 + 9, api(t0 + 9, "model.py:761", "Resolved architecture: LlamaForCausalLM"), &mut out);
-    emit(t0 + 9, api(t0 + 9, "model.py:2214", &format!("Using max model len {}", spec.seq_len)), &mut out);
+    out += &api(t0 + 9, "model.py:761", "Resolved architecture: LlamaForCausalLM");
+    out += &api(t0 + 9, "model.py:2214", &format!("Using max model len {}", spec.seq_len));
     if let Some((at, message)) = refused {
-        emit(at, format!("ValueError: {message}\n"), &mut out);
+        out += &by_cutoff(at, format!("ValueError: {message}\n"));
         return out;
     }
-    emit(t0 + 9, api(t0 + 9, "scheduler.py:354", &format!("Chunked prefill is enabled with max_num_batched_tokens={MAX_NUM_BATCHED_TOKENS}.")), &mut out);
-    emit(
-        t0 + 12,
-        engine(
-            t0 + 12,
-            "INFO",
-            "core.py:153",
-            &format!(
-                "Initializing a V1 LLM engine (v{VLLM_VERSION}) with config: model='{model}', tensor_parallel_size={}, max_seq_len={}, dtype=torch.bfloat16",
-                spec.tensor, spec.seq_len
-            ),
-        ),
-        &mut out,
+    out += &api(t0 + 9, "scheduler.py:354", &format!("Chunked prefill is enabled with max_num_batched_tokens={MAX_NUM_BATCHED_TOKENS}."));
+    let config = format!(
+        "Initializing a V1 LLM engine (v{VLLM_VERSION}) with config: model='{model}', tensor_parallel_size={}, max_seq_len={}, dtype=torch.bfloat16",
+        spec.tensor, spec.seq_len
     );
+    out += &engine(t0 + 12, "INFO", "core.py:153", &config);
     for gpu in 0..spec.tensor {
         let message = format!(
             "world_size={} rank={gpu} local_rank={gpu} distributed_init_method=tcp://127.0.0.1:{} backend=nccl",
             spec.tensor,
             40_000 + workload.pid_base % 20_000
         );
-        emit(t0 + 17, worker(gpu, t0 + 17, "INFO", "parallel_state.py:1935", &message), &mut out);
+        out += &worker(gpu, t0 + 17, "INFO", "parallel_state.py:1935", &message);
     }
     let load_s = workload.weights_load_seconds();
     let loaded = workload.weights_loaded_at().floor() as i64;
@@ -148,27 +120,23 @@ pub fn render(cluster: &Cluster, workload: &Workload, now: i64) -> String {
         let capacity = usable as f64;
         let tried = 1_002.0;
         let message = super::job_log::out_of_memory(capacity, tried, 300.0 + rng.unit_f64() * 600.0, 520.0, 40.0 + rng.unit_f64() * 200.0);
-        emit(at, engine(at, "ERROR", "core.py:1757", &format!("EngineCore failed to start.\n{message}")), &mut out);
-        out += &start_failed(pids.api, at + 1, now);
+        out += &engine(at, "ERROR", "core.py:1757", &format!("EngineCore failed to start.\n{message}"));
+        out += &start_failed(api_pid, at + 1, now);
         return out;
     }
-    emit(loaded, worker(0, loaded, "INFO", "default_loader.py:543", &format!("Loading weights took {:.2} seconds", load_s - 0.9)), &mut out);
+    out += &worker(0, loaded, "INFO", "default_loader.py:543", &format!("Loading weights took {:.2} seconds", load_s - 0.9));
     for gpu in 0..spec.tensor {
         let seconds = load_s + 0.21 + rng.unit_f64() * 0.4;
         let message = format!("Model loading took {} GiB memory and {seconds:.6} seconds", python_round(memory.weights_gib));
-        emit(loaded, worker(gpu, loaded, "INFO", "model_runner.py:441", &message), &mut out);
+        out += &worker(gpu, loaded, "INFO", "model_runner.py:441", &message);
     }
     let compilation = PROFILE_SECONDS - 3.0 + rng.unit_f64() * 2.5;
     let profiled = (workload.weights_loaded_at() + PROFILE_SECONDS).ceil() as i64;
-    emit(
-        profiled,
-        worker(0, profiled, "INFO", "gpu_worker.py:795", &format!("Available KV cache memory: {} GiB", python_round(memory.kv_cache_gib))),
-        &mut out,
-    );
+    out += &worker(0, profiled, "INFO", "gpu_worker.py:795", &format!("Available KV cache memory: {} GiB", python_round(memory.kv_cache_gib)));
     if let Some(Event::Stopped { at, stop: Stop::CacheMemory { message }, .. }) = events.first() {
         let at = *at;
-        emit(at, engine(at, "ERROR", "core.py:1757", &format!("EngineCore failed to start.\nValueError: {message}")), &mut out);
-        out += &start_failed(pids.api, at + 1, now);
+        out += &engine(at, "ERROR", "core.py:1757", &format!("EngineCore failed to start.\nValueError: {message}"));
+        out += &start_failed(api_pid, at + 1, now);
         return out;
     }
     let concurrency = memory.kv_tokens as f64 / f64::from(spec.seq_len.max(1));
@@ -177,33 +145,32 @@ pub fn render(cluster: &Cluster, workload: &Workload, now: i64) -> String {
         thousands(memory.kv_tokens),
         thousands(u64::from(spec.seq_len))
     );
-    emit(profiled + 1, engine(profiled + 1, "INFO", "kv_cache_utils.py:1168", &kv), &mut out);
+    out += &engine(profiled + 1, "INFO", "kv_cache_utils.py:1168", &kv);
     let ready = workload.ready_at().ceil() as i64;
     let engine_ready = ready - crate::model::workload::SERVER_UP_SECONDS as i64;
     let capture = (engine_ready - profiled - 2).max(1);
     for gpu in 0..spec.tensor {
         let message = format!("Graph capturing finished in {capture} secs, took {:.2} GiB", 0.49 + rng.unit_f64() * 0.12);
-        emit(engine_ready - 1, worker(gpu, engine_ready - 1, "INFO", "model_runner.py:1216", &message), &mut out);
+        out += &worker(gpu, engine_ready - 1, "INFO", "model_runner.py:1216", &message);
     }
     let init = ENGINE_INIT_SECONDS + load_s - 0.6 + rng.unit_f64();
     let message = format!("init engine (profile, create kv cache, warmup model) took {init:.2} s (compilation: {compilation:.2} s)");
-    emit(engine_ready, engine(engine_ready, "INFO", "core.py:451", &message), &mut out);
-    emit(ready, api(ready, "entry.py:135", "Supported tasks: ['generate']"), &mut out);
-    emit(ready, api(ready, "entry.py:139", &format!("Starting vLLM server on http://0.0.0.0:{PORT}")), &mut out);
-    emit(ready, api(ready, "launcher.py:188", "Available routes are:"), &mut out);
+    out += &engine(engine_ready, "INFO", "core.py:451", &message);
+    out += &api(ready, "entry.py:135", "Supported tasks: ['generate']");
+    out += &api(ready, "entry.py:139", &format!("Starting vLLM server on http://0.0.0.0:{PORT}"));
+    out += &api(ready, "launcher.py:188", "Available routes are:");
     for (route, methods) in ROUTES {
-        emit(ready, api(ready, "launcher.py:197", &format!("Route: {route}, Methods: {methods}")), &mut out);
+        out += &api(ready, "launcher.py:197", &format!("Route: {route}, Methods: {methods}"));
     }
-    emit(
+    out += &by_cutoff(
         ready,
-        format!("INFO:     Started server process [{}]\nINFO:     Waiting for application startup.\nINFO:     Application startup complete.\n", pids.api),
-        &mut out,
+        format!("INFO:     Started server process [{api_pid}]\nINFO:     Waiting for application startup.\nINFO:     Application startup complete.\n"),
     );
     out += &stats_lines(workload, ready, now, &mut rng);
     for event in &events {
         match event {
-            Event::Stopped { at, stop, ends } => out += &engine_died(workload, &pids, *at, stop, *ends, now),
-            Event::Cancelled { at } if *at <= now => out += &shut_down(workload, &pids, *at, true, (*at as f64) >= workload.ready_at()),
+            Event::Stopped { at, stop, ends } => out += &engine_died(workload, *at, stop, *ends, now),
+            Event::Cancelled { at } if *at <= now => out += &shut_down(workload, *at, true, (*at as f64) >= workload.ready_at()),
             _ => {}
         }
     }
@@ -249,7 +216,7 @@ fn stats_lines(workload: &Workload, ready: i64, now: i64, rng: &mut Rng) -> Stri
     }
     let count = ((limit - first) / STATS_INTERVAL_S).floor() as usize + 1;
     let skip = count.saturating_sub(MAX_STATS_LINES);
-    let pid = processes(workload).api;
+    let (pid, _) = workload.server_pids();
     let mut out = String::new();
     // The logger's loop drifts a few milliseconds an interval.
     let drift = 0.0031 + rng.unit_f64() * 0.002;
@@ -259,7 +226,7 @@ fn stats_lines(workload: &Workload, ready: i64, now: i64, rng: &mut Rng) -> Stri
             break;
         }
         let Some((state, served)) = workload.server_at(at) else { continue };
-        let Some((_, before)) = workload.server_at(at - STATS_INTERVAL_S).or(Some((state, Default::default()))) else { continue };
+        let before = workload.served_by(at - STATS_INTERVAL_S);
         let mut noise = Rng::derive(workload.job_id as u64, &["stats", &index.to_string()]);
         let mut vary = |value: f64, spread: f64| (value * (1.0 + (noise.unit_f64() - 0.5) * spread)).max(0.0);
         let prompt = vary((served.prompt_tokens - before.prompt_tokens) / STATS_INTERVAL_S, 0.12);
@@ -277,8 +244,9 @@ fn stats_lines(workload: &Workload, ready: i64, now: i64, rng: &mut Rng) -> Stri
 
 /// A GPU under the server failed at `at`: the worker's CUDA error, the
 /// engine's death, the API server's, and its shutdown at `ends`.
-fn engine_died(workload: &Workload, pids: &Processes, at: i64, stop: &Stop, ends: i64, now: i64) -> String {
+fn engine_died(workload: &Workload, at: i64, stop: &Stop, ends: i64, now: i64) -> String {
     let spec = &workload.spec;
+    let (api_pid, engine_pid) = workload.server_pids();
     let mut out = String::new();
     if at > now {
         return out;
@@ -296,8 +264,8 @@ fn engine_died(workload: &Workload, pids: &Processes, at: i64, stop: &Stop, ends
     };
     // Before it took requests, the engine fails to start.
     if (at as f64) < workload.ready_at() {
-        out += &line("EngineCore", pids.engine, "ERROR", at, "core.py:1757", &format!("EngineCore failed to start.\n{error}"));
-        out += &start_failed(pids.api, at + 1, now);
+        out += &line("EngineCore", engine_pid, "ERROR", at, "core.py:1757", &format!("EngineCore failed to start.\n{error}"));
+        out += &start_failed(api_pid, at + 1, now);
         return out;
     }
     if spec.tensor > 1 {
@@ -310,27 +278,28 @@ fn engine_died(workload: &Workload, pids: &Processes, at: i64, stop: &Stop, ends
             &format!("WorkerProc hit an exception.\n{error}"),
         );
         let failed = format!("EngineCore encountered a fatal error.\nRuntimeError: Worker failed with error 'CUDA error: {cuda}', please check the stack trace above for the root cause");
-        out += &line("EngineCore", pids.engine, "ERROR", at, "core.py:1759", &failed);
+        out += &line("EngineCore", engine_pid, "ERROR", at, "core.py:1759", &failed);
     } else {
-        out += &line("EngineCore", pids.engine, "ERROR", at, "core.py:1759", &format!("EngineCore encountered a fatal error.\n{error}"));
+        out += &line("EngineCore", engine_pid, "ERROR", at, "core.py:1759", &format!("EngineCore encountered a fatal error.\n{error}"));
     }
     let dead = "AsyncLLM output_handler failed.\nvllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.";
-    out += &line("APIServer", pids.api, "ERROR", at, "async_llm.py:957", dead);
+    out += &line("APIServer", api_pid, "ERROR", at, "async_llm.py:957", dead);
     if ends <= now {
-        out += &shut_down(workload, pids, ends, false, true);
+        out += &shut_down(workload, ends, false, true);
     }
     out
 }
 
 /// For a cancel Slurm's line, and uvicorn's shutdown once it was serving.
-fn shut_down(workload: &Workload, pids: &Processes, at: i64, cancelled: bool, serving: bool) -> String {
+fn shut_down(workload: &Workload, at: i64, cancelled: bool, serving: bool) -> String {
     let mut out = String::new();
     if cancelled {
         let first = workload.spec.nodes.first().map_or("", String::as_str);
         out += &format!("slurmstepd: error: *** JOB {} ON {first} CANCELLED AT {} ***\n", workload.job_id, super::slurm::timestamp(at));
     }
     if serving {
-        out += &format!("INFO:     Shutting down\nINFO:     Waiting for application shutdown.\nINFO:     Application shutdown complete.\nINFO:     Finished server process [{}]\n", pids.api);
+        let (api_pid, _) = workload.server_pids();
+        out += &format!("INFO:     Shutting down\nINFO:     Waiting for application shutdown.\nINFO:     Application shutdown complete.\nINFO:     Finished server process [{api_pid}]\n");
     }
     out
 }

@@ -229,10 +229,8 @@ fn spec(table: &JobTable, hostnames: &[String], preset: &Preset, problem: &mut i
 /// The instruct model a server of this size serves when the lab does not
 /// name one: Llama 3.1's sizes by their released names.
 fn served_model(params_b: f64) -> String {
-    match params_b {
-        p if (7.5..=8.5).contains(&p) => "Llama-3.1-8B-Instruct".to_string(),
-        p if (65.0..=75.0).contains(&p) => "Llama-3.1-70B-Instruct".to_string(),
-        p if (400.0..=410.0).contains(&p) => "Llama-3.1-405B-Instruct".to_string(),
-        p => format!("llm-{p}b-instruct"),
+    match crate::model::workload::pace::llama3_size(params_b) {
+        Some(size) => format!("Llama-3.1-{size}B-Instruct"),
+        None => format!("llm-{params_b}b-instruct"),
     }
 }

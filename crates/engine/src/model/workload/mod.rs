@@ -267,6 +267,12 @@ impl WorkloadSpec {
         10
     }
 
+    /// The name a server serves its model as (`--served-model-name`): the
+    /// last part of the model's path.
+    pub fn served_name(&self) -> &str {
+        self.dataset.rsplit('/').next().unwrap_or("model")
+    }
+
     /// How many of each node's first GPUs its processes use: a server's
     /// tensor-parallel workers (of the GPUs Slurm gave it), a training
     /// job's ranks.

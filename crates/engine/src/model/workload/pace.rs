@@ -127,15 +127,26 @@ pub fn serving_busy(serving: &Serving) -> f64 {
 /// Adam's two moments.
 pub const CHECKPOINT_BYTES_PER_PARAM: f64 = 14.0;
 
+/// The Llama 3 release a model of `params_b` billion parameters is (8,
+/// 70 or 405 billion), if one.
+pub fn llama3_size(params_b: f64) -> Option<u32> {
+    match params_b {
+        p if (7.5..=8.5).contains(&p) => Some(8),
+        p if (65.0..=75.0).contains(&p) => Some(70),
+        p if (400.0..=410.0).contains(&p) => Some(405),
+        _ => None,
+    }
+}
+
 /// Layers and hidden size of a Llama-style model of `params_b` billion
 /// parameters: the published shapes for Llama 3 sizes, else a shape of
 /// that size.
 pub fn shape(params_b: f64) -> (u32, u32) {
-    match params_b {
-        p if (7.5..=8.5).contains(&p) => (32, 4096),
-        p if (65.0..=75.0).contains(&p) => (80, 8192),
-        p if (400.0..=410.0).contains(&p) => (126, 16384),
-        p => {
+    match (llama3_size(params_b), params_b) {
+        (Some(8), _) => (32, 4096),
+        (Some(70), _) => (80, 8192),
+        (Some(_), _) => (126, 16384),
+        (None, p) => {
             let layers: u32 = if p < 3.0 {
                 16
             } else if p <= 10.0 {
@@ -157,12 +168,12 @@ pub fn shape(params_b: f64) -> (u32, u32) {
 /// sizes (8,030,261,248 for 8B), else the shape's with a 128,256-token
 /// vocabulary.
 pub fn parameter_count(params_b: f64) -> u64 {
-    match params_b {
-        p if (7.5..=8.5).contains(&p) => 8_030_261_248,
-        p if (65.0..=75.0).contains(&p) => 70_553_706_496,
-        p if (400.0..=410.0).contains(&p) => 405_853_388_800,
-        p => {
-            let (layers, hidden) = shape(p);
+    match llama3_size(params_b) {
+        Some(8) => 8_030_261_248,
+        Some(70) => 70_553_706_496,
+        Some(_) => 405_853_388_800,
+        None => {
+            let (layers, hidden) = shape(params_b);
             let (l, h) = (u64::from(layers), u64::from(hidden));
             12 * l * h * h + 2 * 128_256 * h + (2 * l + 1) * h
         }
