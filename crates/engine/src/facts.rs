@@ -63,6 +63,8 @@ pub enum Fact {
     /// running the lab's jobs at the same instant: it fires for the fault
     /// and stays quiet without it.
     Alert { name: String, node: String },
+    /// The pod `pod` (in `default`) is Running and ready, on GPUs that answer.
+    PodRunning { pod: String },
     /// The lab's clock is at most `seconds` past the lab's start: with the
     /// other facts of an `expect`, a deadline on the simulated clock.
     By { seconds: i64 },
@@ -152,6 +154,7 @@ impl Fact {
             Fact::Restarted { .. } => "the restart time",
             Fact::By { .. } => "the deadline",
             Fact::Alert { .. } => "an alerting rule",
+            Fact::PodRunning { .. } => "a pod running",
         }
     }
 
@@ -182,6 +185,7 @@ impl Fact {
             Fact::Restarted { job, seconds } => format!("the job {job} training again within {} of each stop", clock_span(*seconds)),
             Fact::By { seconds } => format!("all this by {} into the lab", clock_span(*seconds)),
             Fact::Alert { name, node } => format!("the alerting rule {name} loaded, active for {node} and quiet on the healthy cluster"),
+            Fact::PodRunning { pod } => format!("the pod {pod} Running and ready"),
         }
     }
 
@@ -295,6 +299,7 @@ impl Fact {
                 let (holds, words) = crate::commands::monitoring::rules::judge(cluster, name, node);
                 seen(holds, words)
             }
+            Fact::PodRunning { pod } => observe_pod(cluster, pod),
         }
     }
 
@@ -320,6 +325,7 @@ impl Fact {
             | Fact::LostWork { .. }
             | Fact::ServesContext { .. }
             | Fact::Restarted { .. }
+            | Fact::PodRunning { .. }
             | Fact::By { .. } => None,
         }
     }
@@ -408,6 +414,22 @@ fn observe_restart(cluster: &Cluster, job: &str, seconds: i64) -> Observed {
 }
 
 /// Whether the job's latest run is a server that takes requests as long as `tokens`.
+fn observe_pod(cluster: &Cluster, name: &str) -> Observed {
+    let Some(pod) = cluster.pod("default", name) else {
+        return seen(false, format!("no pod {name} in the default namespace"));
+    };
+    let state = cluster.pod_state(pod);
+    let Some(binding) = pod.binding.as_ref() else {
+        return seen(false, format!("pod {name} is Pending: no node can take it"));
+    };
+    // Running, and not about to fail: its GPUs answer.
+    let gpus_ok = cluster
+        .node(&binding.node)
+        .is_some_and(|node| binding.gpus.iter().all(|g| node.gpu(*g).is_some_and(|gpu| gpu.health == crate::model::GpuHealth::Healthy && !gpu.needs_reset)));
+    let running = state.status == "Running" && state.ready && gpus_ok;
+    seen(running, format!("pod {name} is {} on {}", state.status, binding.node))
+}
+
 fn observe_context(cluster: &Cluster, job: &str, tokens: u32) -> Observed {
     let Some(workload) = cluster.workloads.iter().rev().find(|w| w.spec.name == job) else {
         return seen(false, format!("no job {job} in this lab"));

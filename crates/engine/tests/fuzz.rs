@@ -280,6 +280,51 @@ proptest! {
     }
 
     #[test]
+    fn pod_manifests(gpus in prop::sample::select(EXTREMES.to_vec()),
+                     seconds in prop::sample::select(EXTREMES.to_vec()),
+                     policy in prop::sample::select(vec!["Always", "OnFailure", "Never", "", "always"]),
+                     command in prop::sample::select(vec!["sleep", "nvidia-smi -L", "python3 -c 'import torch; print(torch.cuda.device_count())'", "torchrun x.py", "echo", "sh -c", ""]),
+                     name in "[a-zA-Z0-9._-]{0,70}",
+                     noise in "[a-z:\\[\\]{}#\\- ]{0,30}") {
+        let words: Vec<String> = command.split(' ').chain([seconds]).map(|w| format!("\"{}\"", w.replace('\'', ""))).collect();
+        let manifest = format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  restartPolicy: {policy}\n  containers:\n  - name: c\n    image: busybox\n    command: [{}]\n    resources:\n      limits:\n        nvidia.com/gpu: {gpus}\n  {noise}\n",
+            words.join(", ")
+        );
+        let file = manifest.replace('\'', "").replace('\n', "\\n");
+        run_lines(vec![
+            format!("printf '{file}' > p.yaml"),
+            "kubectl apply -f p.yaml".to_string(),
+            "kubectl get pods -A -o wide".to_string(),
+            format!("kubectl describe pod {name}"),
+            format!("sleep {seconds}"),
+            format!("kubectl logs {name} -p"),
+            "kubectl drain gpu-001 --ignore-daemonsets --force".to_string(),
+            "kubectl get events -A".to_string(),
+            format!("kubectl get pod {name} -o yaml"),
+            "kubectl delete -f p.yaml".to_string(),
+        ]);
+    }
+
+    #[test]
+    fn lab_pods(gpus in prop::sample::select(EXTREMES.to_vec()),
+                node in prop::sample::select(vec!["gpu-001", "gpu-009", "", "{x}"]),
+                start in prop::sample::select(vec!["running", "apply", "later"]),
+                fault in prop::sample::select(vec!["gpu-fallen-off-bus", "gpu-xid", "node-down", "gpu-thermal-slowdown"])) {
+        let source = format!(
+            "{LAB}[[pods]]\nname = \"p\"\nimage = \"i\"\ncommand = [\"python\", \"t.py\"]\ngpus = {gpus}\nnode = \"{node}\"\nstart = \"{start}\"\n[[faults]]\nkind = \"{fault}\"\nnode = \"gpu-001\"\ngpu = 2\nxid = 79\n"
+        );
+        contained("a lab's pods", move || {
+            if let Ok(lab) = load(&source) {
+                let mut session = Session::new(lab.instantiate(1), "gpu-002");
+                for line in ["kubectl get pods -o wide", "kubectl describe pod p", "ssh gpu-001 sudo reboot", "sleep 3600", "kubectl delete pod p", "kubectl apply -f ~/p.yaml", "sleep 600", "kubectl logs p", "ssh gpu-001 nvidia-smi"] {
+                    let _ = session.run(line);
+                }
+            }
+        });
+    }
+
+    #[test]
     fn lab_files(field in prop::sample::select(vec!["gpu", "count", "links", "xid", "mtu", "rate", "width", "gen"]),
                  value in prop::sample::select(EXTREMES.to_vec()),
                  kind in prop::sample::select(clusterlab_engine::lab::FAULT_KINDS.iter().map(|(kind, _, _)| *kind).collect::<Vec<_>>()),

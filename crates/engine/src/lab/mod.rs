@@ -450,7 +450,9 @@ fn instantiate(id: &str, config: &ClusterConfig, vars: &[Var], faults: &[FaultSp
     // struck a while before the lab, before its jobs started.
     // With jobs running, every fault strikes at its instant, in order of
     // time, so that a job that ran then shows it from then on.
-    let jobs_run = jobs.iter().any(|job| job.start == crate::model::workload::Start::Running);
+    let jobs_run = jobs.iter().any(|job| job.start == crate::model::workload::Start::Running) || config.pods.iter().any(|pod| pod.running);
+    // The lab's pods were applied before any fault struck.
+    cluster.start_lab_pods(&config.pods);
     let mut timed = Vec::new();
     for spec in faults {
         if let Ok(fault) = spec.resolve(&values) {

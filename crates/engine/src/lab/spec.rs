@@ -214,6 +214,7 @@ pub const FACT_KINDS: &[&str] = &[
     "job",
     "by",
     "alert",
+    "pod",
 ];
 
 fn percentage(field: &'static str, key: &str, within: &str) -> Result<f64, ResolveError> {
@@ -251,6 +252,7 @@ impl ExpectSpec {
             self.get("job").is_some(),
             self.get("by").is_some(),
             self.get("alert").is_some(),
+            self.get("pod").is_some(),
         ];
         FACT_KINDS.iter().zip(present).filter(|(_, on)| *on).map(|(kind, _)| *kind).collect()
     }
@@ -338,6 +340,13 @@ impl ExpectSpec {
                     other => return Err(error(field, format!("`fabric_manager` must be `active` or `inactive`, not `{other}`"))),
                 };
                 Fact::Service { node: need_node("fabric_manager")?, service: "nvidia-fabricmanager".to_string(), active }
+            }
+            "pod" => {
+                only_true("running", self.flag("running"))?;
+                if self.flag("running").is_none() {
+                    return Err(error(field, "`pod` needs `running = true`"));
+                }
+                Fact::PodRunning { pod: text(field, self.get("pod").as_deref().unwrap_or_default(), values)? }
             }
             "alert" => {
                 let name = text(field, self.get("alert").as_deref().unwrap_or_default(), values)?;

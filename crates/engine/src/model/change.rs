@@ -115,6 +115,11 @@ pub enum Change {
     /// revives a hung node). Unless Slurm rebooted it itself
     /// (`by_slurm`: `scontrol reboot`, shown `boot^` while it boots), Slurm
     /// was not told: an idle node comes back down, "unexpectedly rebooted".
+    /// `kubectl apply -f` or `create -f` of a Pod: the API server stores it
+    /// (replacing a pod of that name) and the scheduler binds it.
+    ApplyPod { node: String, pod: super::pods::PodSpec },
+    /// `kubectl delete pod`: the pod is gone, its GPUs free.
+    DeletePod { node: String, namespace: String, name: String },
     Reboot {
         node: String,
         #[serde(default)]
@@ -236,6 +241,8 @@ impl Change {
             | Change::CancelJob { node, .. }
             | Change::LaunchWorkload { node, .. }
             | Change::ConfigureWorkload { node, .. }
+            | Change::ApplyPod { node, .. }
+            | Change::DeletePod { node, .. }
             | Change::Reboot { node, .. } => node,
         }
     }
@@ -262,6 +269,15 @@ impl Cluster {
         if self.node(change.node()).is_none() {
             return;
         }
+        self.apply_known_change(change, at);
+        // The scheduler retries its pending pods on every change to the cluster.
+        if !self.pods.is_empty() {
+            self.schedule_pods(at);
+            self.follow_pods();
+        }
+    }
+
+    fn apply_known_change(&mut self, change: &Change, at: EpochSeconds) {
         // What a monitor scrapes is the nodes' state, not the files people write.
         if !matches!(change, Change::WriteFile { .. }) {
             self.end_era(at);
@@ -425,6 +441,8 @@ impl Cluster {
                 }
             }
             Change::LaunchWorkload { name, job, .. } => self.launch_workload(name, *job, at),
+            Change::ApplyPod { pod, .. } => self.create_pod(pod, at),
+            Change::DeletePod { namespace, name, .. } => self.delete_pod(namespace, name, at),
             Change::ConfigureWorkload { name, tensor, pipeline, serving, .. } => {
                 let gpus = self.preset.gpu_buses.len() as u32;
                 if let Some(spec) = self.workload_specs.iter_mut().find(|spec| spec.name == *name) {
@@ -728,6 +746,8 @@ impl Cluster {
             | Change::HoldJob { .. }
             | Change::LaunchWorkload { .. }
             | Change::ConfigureWorkload { .. }
+            | Change::ApplyPod { .. }
+            | Change::DeletePod { .. }
             | Change::Reboot { .. } => {}
             // Applied above, with the cluster's job traffic.
             Change::ResetPortCounters { .. } | Change::ResetLeafPortCounters { .. } => {}

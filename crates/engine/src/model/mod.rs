@@ -13,6 +13,7 @@ pub mod gpu;
 pub mod job;
 pub mod network;
 pub mod node;
+pub mod pods;
 pub mod preset;
 pub mod service;
 pub mod storage;
@@ -58,6 +59,10 @@ pub struct ClusterConfig {
     /// their data and write their checkpoints at it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage_gb_per_s: Option<f64>,
+    /// The lab's pods (`[[pods]]`): their manifests in the home directory,
+    /// those `running` applied before the lab began.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pods: Vec<pods::LabPod>,
 }
 
 impl ClusterConfig {
@@ -76,6 +81,7 @@ impl ClusterConfig {
             slurm: None,
             kubernetes: None,
             storage_gb_per_s: None,
+            pods: Vec::new(),
         }
     }
 }
@@ -227,6 +233,8 @@ pub struct Cluster {
     pub workload_specs: Vec<Rc<workload::WorkloadSpec>>,
     /// The performance model's step time, handed in with the lab's jobs.
     pacer: Option<workload::Pacer>,
+    /// The pods the API server holds (`model::pods`).
+    pub pods: Vec<pods::Pod>,
 }
 
 /// A fault in the cluster, the actions that repair it, and whether one has.
@@ -319,6 +327,7 @@ impl Cluster {
             workloads: Vec::new(),
             workload_specs: Vec::new(),
             pacer: None,
+            pods: Vec::new(),
         }
     }
 
@@ -341,6 +350,9 @@ impl Cluster {
         }
         self.injected.push(Injected { fault, repairs, repaired: false, at: self.striking });
         self.follow_workloads(self.striking.unwrap_or(self.now));
+        if !self.pods.is_empty() {
+            self.schedule_pods(struck);
+        }
         Ok(())
     }
 
@@ -394,6 +406,7 @@ impl Cluster {
             self.hold_gpus();
             self.start_waiting_jobs(now, false);
         }
+        self.follow_pods();
     }
 
     /// Keeps the nodes as they are, as the state that ended at `until`.
@@ -596,6 +609,11 @@ impl Cluster {
         self.started_at
     }
 
+    /// The lab's pods, as `[[pods]]` declared them (their manifests are files).
+    pub fn lab_pods(&self) -> &[pods::LabPod] {
+        &self.config.pods
+    }
+
     /// Every change applied so far, with the simulated time it was made at.
     pub fn changes(&self) -> &[(EpochSeconds, change::Change)] {
         &self.history
@@ -632,6 +650,7 @@ impl Cluster {
             workloads: Vec::new(),
             workload_specs: self.workload_specs.clone(),
             pacer: self.pacer,
+            pods: self.pods.iter().filter(|p| p.binding.as_ref().is_some_and(|b| hostnames.contains(&b.node.as_str()))).cloned().collect(),
         }
     }
 }

@@ -328,8 +328,34 @@ pub fn processes(cluster: &super::Cluster, node: &Node) -> Vec<Process> {
     }
     // The job's ranks, under slurmstepd, as its script starts them (`srun python pretrain_gpt.py`).
     let job = cluster.workloads.iter().find(|w| w.running_at(cluster.now) && w.spec.nodes.contains(&node.hostname));
+    // A pod's container runs as root in its own namespaces; the host sees
+    // its process once, holding every GPU the pod was given.
+    let pods: Vec<(u32, &super::pods::Pod)> = cluster.pod_gpus(&node.hostname).into_iter().map(|(_, pod)| (super::pods::pod_pid(seed, pod), pod)).collect();
+    let mut pod_pids: Vec<u32> = Vec::new();
+    for (pid, pod) in &pods {
+        if pod_pids.contains(pid) {
+            continue;
+        }
+        pod_pids.push(*pid);
+        let started = cluster.pod_state(pod).runs.last().map_or(cluster.now, |run| run.started);
+        let gpus = pods.iter().filter(|(p, _)| p == pid).count();
+        let held: Vec<u32> = node.gpus.iter().filter(|g| g.processes.iter().any(|p| p.pid == *pid)).map(|g| g.index).take(gpus).collect();
+        let program = pod.spec.command.first().map_or("python", |c| c.rsplit('/').next().unwrap_or(c));
+        list.push(Process {
+            pid: *pid,
+            ppid: 1,
+            user: "root".to_string(),
+            started,
+            comm: program.chars().take(15).collect(),
+            args: pod.spec.command.join(" "),
+            gpus: held,
+            tty: None,
+            unit: None,
+            job: None,
+        });
+    }
     for gpu in &node.gpus {
-        for rank in &gpu.processes {
+        for rank in gpu.processes.iter().filter(|p| !pod_pids.contains(&p.pid)) {
             list.push(Process {
                 pid: rank.pid,
                 ppid: 1,

@@ -209,6 +209,7 @@ pub fn paths(cluster: &Cluster, node: &Node) -> Vec<String> {
     paths.extend(devices(node).into_iter().map(|device| device.path));
     // The home directory is shared: every node sees the jobs' scripts and logs.
     paths.extend(cluster.workload_specs.iter().map(|spec| spec.script_path()));
+    paths.extend(cluster.lab_pods().iter().map(|pod| pod.manifest_path()));
     paths.extend(cluster.workloads.iter().filter(|w| w.started <= cluster.now).map(|w| job_log_path(w.job_id)));
     for gpu in &node.gpus {
         paths.push(format!("/proc/driver/nvidia/gpus/{}/information", proc_bus_id(&gpu.bus_id)));
@@ -263,6 +264,9 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
         _ if path.strip_prefix(HOME).is_some_and(|rest| rest.starts_with('/')) => {
             if let Some(spec) = cluster.workload_specs.iter().find(|spec| spec.script_path() == path) {
                 return Some(batch_script(spec));
+            }
+            if let Some(pod) = cluster.lab_pods().iter().find(|pod| pod.manifest_path() == path) {
+                return Some(crate::commands::scheduler::kubectl_pods::manifest_yaml(&pod.spec));
             }
             let workload = cluster.workloads.iter().find(|w| w.started <= cluster.now && job_log_path(w.job_id) == path)?;
             return Some(crate::commands::scheduler::job_log::render(cluster, workload, cluster.now));

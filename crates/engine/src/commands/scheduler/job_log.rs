@@ -327,10 +327,10 @@ fn srun_ended(node: &str, ranks: &[u32], how: &str) -> String {
 }
 
 /// Where PyTorch is installed in the job's container.
-const TORCH: &str = "/usr/local/lib/python3.10/dist-packages/torch";
+pub(crate) const TORCH: &str = "/usr/local/lib/python3.10/dist-packages/torch";
 
 /// A traceback's frame: where, and the line of source Python prints under it.
-fn frame(file: &str, line: u32, function: &str, source: &str) -> [String; 2] {
+pub(crate) fn frame(file: &str, line: u32, function: &str, source: &str) -> [String; 2] {
     [format!("  File \"{file}\", line {line}, in {function}"), format!("    {source}")]
 }
 

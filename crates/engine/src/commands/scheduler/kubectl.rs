@@ -17,12 +17,19 @@
 //! `CrashLoopBackOff`, restarted on kubelet's back-off (10 s doubling to 5
 //! min) since the node's last kernel warning or error.
 //!
+//! Workload pods (`kubectl_pods`, over `model::pods`): `apply -f`/`create -f`
+//! of a Pod manifest, `delete`, `get pods` with them, `describe pod`, `logs`
+//! (`-p`); `drain` refuses them without `--force` (they declare no
+//! controller) and evicts them with it. A node's allocatable
+//! `nvidia.com/gpu` is 0 while its device plugin is down.
+//!
 //! Events (`get events`, `describe node`'s) are the nodes', in `default`,
 //! for an hour (the API server's event TTL): NodeNotReady 40 s after the
 //! node stopped answering, and after a reboot the kubelet's Starting,
 //! Rebooted (with a new boot id) and NodeReady; NodeNotSchedulable for a
-//! cordon. `describe node` sums the pods' requests (Allocated resources:
-//! nothing, as the operator's pods ask for none).
+//! cordon; and the pods' (scheduling, pulls, starts, back-offs). `describe
+//! node` sums the pods' requests (Allocated resources: the workload pods'
+//! GPUs; the operator's pods ask for none).
 //!
 //! Client and server run the cluster's Kubernetes release
 //! (`Versions::kubernetes`, v1.29.15 unless the lab names another, 1.21 to
@@ -33,9 +40,9 @@
 //! `version` prints kubectl's short form (the default from 1.28, `--short`
 //! before, with the Kustomize line from 1.24). Tables are aligned as
 //! kubectl's tabwriter does (padding 3, minimum width 6; `describe`: padding
-//! 2). Not emulated: `-o json|yaml`, `describe pod`, `version`'s long form
-//! before 1.28, `apply`, other namespaces' pods, logs of pods other than the
-//! device plugin (empty).
+//! 2). Not emulated: `version`'s long form before 1.28, objects other than
+//! nodes, pods, namespaces and events (Deployments, Jobs, Services), logs of
+//! the operator's pods other than the device plugin's (empty).
 
 use super::kubectl_print::{object, object_from, Value};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
@@ -51,7 +58,7 @@ pub struct Kubectl;
 static SIGNATURE: Signature = Signature {
     name: "kubectl",
     summary: "view and cordon the cluster's nodes and GPU Operator pods through Kubernetes",
-    usage: "kubectl get nodes|pods|namespaces [NAME] [-n NS|-A] [-o wide|name|json|yaml|jsonpath=...|go-template=...|custom-columns=...]\n       kubectl describe node [NAME]\n       kubectl version [--client]\n       kubectl logs -n NS POD\n       kubectl cordon|uncordon|drain NODE [--ignore-daemonsets] [--delete-emptydir-data]",
+    usage: "kubectl get nodes|pods|namespaces|events [NAME] [-n NS|-A] [-o wide|name|json|yaml|jsonpath=...|go-template=...|custom-columns=...]\n       kubectl describe node|pod [NAME]\n       kubectl apply|create -f FILE\n       kubectl delete pod NAME | -f FILE [--force]\n       kubectl logs [-n NS] POD [-p] [--tail N]\n       kubectl version [--client]\n       kubectl cordon|uncordon|drain NODE [--ignore-daemonsets] [--delete-emptydir-data] [--force]",
     flags: &[
         Flag { short: Some('n'), long: Some("namespace"), value: Some("NS"), help: "the namespace" },
         Flag { short: Some('A'), long: Some("all-namespaces"), value: None, help: "every namespace" },
@@ -61,11 +68,15 @@ static SIGNATURE: Signature = Signature {
         Flag { short: Some('c'), long: Some("container"), value: Some("NAME"), help: "logs: the container" },
         Flag { short: None, long: Some("tail"), value: Some("N"), help: "logs: the last N lines" },
         Flag { short: Some('p'), long: Some("previous"), value: None, help: "logs: the previous container" },
+        Flag { short: Some('f'), long: Some("filename"), value: Some("FILE"), help: "apply, create, delete: the manifest (- reads standard input)" },
+        Flag { short: None, long: Some("force"), value: None, help: "drain: delete pods that declare no controller; delete: at once" },
     ],
     examples: &[
         Example { command: "kubectl get nodes -o wide", description: "every node's status (NotReady, SchedulingDisabled)" },
         Example { command: "kubectl get pods -A -o wide", description: "the GPU Operator's pods (CrashLoopBackOff device plugins)" },
         Example { command: "kubectl version", description: "the client's and the cluster's Kubernetes releases" },
+        Example { command: "kubectl apply -f pod.yaml", description: "create the Pod a manifest describes" },
+        Example { command: "kubectl describe pod NAME", description: "a pod's containers, conditions and events (FailedScheduling, BackOff)" },
         Example {
             command: "kubectl get nodes -o custom-columns=NAME:.metadata.name,GPUS:.status.allocatable.nvidia\\.com/gpu",
             description: "the GPUs each node offers to pods",
@@ -83,13 +94,13 @@ const DAEMONSETS: [(&str, i64); 5] = [
     ("gpu-feature-discovery", 331),
     ("gpu-operator-node-feature-discovery-worker", 21),
     ("nvidia-container-toolkit-daemonset", 95),
-    ("nvidia-device-plugin-daemonset", 322),
+    ("nvidia-device-plugin-daemonset", crate::model::pods::PLUGIN_AFTER_BOOT_S),
     ("nvidia-operator-validator", 97),
 ];
 const DEPLOYMENTS: [&str; 2] = ["gpu-operator", "gpu-operator-node-feature-discovery-master"];
 const PLUGIN: &str = "nvidia-device-plugin-daemonset";
 /// The cluster's namespaces, as `get namespaces` lists them.
-const NAMESPACES: [&str; 5] = ["default", NS, "kube-node-lease", "kube-public", "kube-system"];
+pub(super) const NAMESPACES: [&str; 5] = ["default", NS, "kube-node-lease", "kube-public", "kube-system"];
 /// kubectl's output formats, as its refusal lists them.
 const PRINTERS: [&str; 13] = [
     "custom-columns",
@@ -119,7 +130,7 @@ struct Pod {
     daemonset: bool,
 }
 
-fn suffix(cluster: &Cluster, parts: &[&str], n: usize) -> String {
+pub(super) fn suffix(cluster: &Cluster, parts: &[&str], n: usize) -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let mut rng = Rng::derive(cluster.seed, parts);
     (0..n).map(|_| ALPHABET[rng.range_u64(0, 26) as usize] as char).collect()
@@ -152,11 +163,7 @@ fn lost_at(cluster: &Cluster, node: &Node) -> EpochSeconds {
 }
 
 fn gpu_fault(node: &Node) -> bool {
-    node.gpus.iter().any(|g| g.health != GpuHealth::Healthy || g.needs_reset)
-}
-
-fn healthy_gpus(node: &Node) -> usize {
-    node.gpus.iter().filter(|g| g.health == GpuHealth::Healthy && !g.needs_reset).count()
+    !crate::model::pods::plugin_runs(node)
 }
 
 /// The device plugin's restarts: one at once, then after 10 s doubling to 300 s.
@@ -190,9 +197,7 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
                 daemonset: true,
             };
             if ds == PLUGIN && gpu_fault(node) {
-                let last = node.kernel_log.iter().filter(|l| l.level <= 4).map(|l| l.uptime_us).max();
-                let fault = last.map_or(cluster.now - 2400, |us| node.booted_at + (us / 1_000_000) as i64);
-                let start = fault.max(pod.since);
+                let start = crate::model::pods::plugin_down_since(cluster, node).max(pod.since);
                 pod.restarts = restarts(cluster.now - start);
                 pod.last_crash = Some(last_crash(start, cluster.now));
                 (pod.ready, pod.status) = (false, "CrashLoopBackOff");
@@ -335,20 +340,9 @@ fn rfc1123(at: EpochSeconds) -> String {
     format!("{}, {:0>2} {} {} {} +0000", f[0], f[2], f[1], f[4], f[3])
 }
 
-/// A node's labels, sorted as kubectl prints them: the kubelet's and the
-/// GPU Operator's feature discovery's.
+/// A node's labels as `key=value`, sorted as kubectl prints them.
 fn node_labels(node: &Node) -> Vec<String> {
-    let product = node.gpus.first().map_or(String::new(), |g| g.name.replace(' ', "-"));
-    vec![
-        "beta.kubernetes.io/arch=amd64".into(),
-        "beta.kubernetes.io/os=linux".into(),
-        "kubernetes.io/arch=amd64".into(),
-        format!("kubernetes.io/hostname={}", node.hostname),
-        "kubernetes.io/os=linux".into(),
-        format!("nvidia.com/gpu.count={}", node.gpus.len()),
-        "nvidia.com/gpu.present=true".into(),
-        format!("nvidia.com/gpu.product={product}"),
-    ]
+    crate::model::pods::node_labels(node).into_iter().map(|(key, value)| format!("{key}={value}")).collect()
 }
 
 /// Whether `labels` satisfy a selector: comma-separated `key=value`,
@@ -429,6 +423,7 @@ fn identity(cluster: &Cluster, what: &str) -> (String, String) {
 /// The Node object the API server returns for `node`: what `describe` shows.
 fn node_object(cluster: &Cluster, node: &Node, index: usize) -> Value {
     let host = &cluster.preset.host;
+    let (gpu_capacity, gpu_allocatable) = crate::model::pods::gpu_resources(cluster, node);
     let labels = object_from(node_labels(node).iter().filter_map(|label| label.split_once('=')).map(|(k, v)| (k.to_string(), Value::from(v))));
     let memory = host.memory_mib * 1024;
     let resources = |mem: u64, gpus: usize| {
@@ -477,8 +472,8 @@ fn node_object(cluster: &Cluster, node: &Node, index: usize) -> Value {
             "status",
             object([
                 ("addresses", Value::from(addresses)),
-                ("allocatable", resources(memory - 102_400, healthy_gpus(node))),
-                ("capacity", resources(memory, node.gpus.len())),
+                ("allocatable", resources(memory - 102_400, gpu_allocatable)),
+                ("capacity", resources(memory, gpu_capacity)),
                 ("conditions", Value::from(conditions)),
                 ("daemonEndpoints", object([("kubeletEndpoint", object([("Port", Value::Number(10250))]))])),
                 (
@@ -607,7 +602,7 @@ fn print_objects(format: &str, items: Vec<Value>, single: bool) -> Output {
 fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
     let now = cluster.now;
     let host = &cluster.preset.host;
-    let (name, gpus) = (&node.hostname, node.gpus.len());
+    let name = &node.hostname;
     let mut l: Vec<String> = vec![format!("Name:\t{name}"), "Roles:\t<none>".into()];
     for (at, label) in node_labels(node).iter().enumerate() {
         l.push(format!("{}\t{label}", if at == 0 { "Labels:" } else { "" }));
@@ -633,7 +628,8 @@ fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
     l.push(format!("  InternalIP:\t{}", crate::model::network::frontend_ip(name)));
     l.push(format!("  Hostname:\t{name}"));
     let memory = host.memory_mib * 1024;
-    for (title, mem, gpu) in [("Capacity:", memory, gpus), ("Allocatable:", memory - 102_400, healthy_gpus(node))] {
+    let (capacity, allocatable) = crate::model::pods::gpu_resources(cluster, node);
+    for (title, mem, gpu) in [("Capacity:", memory, capacity), ("Allocatable:", memory - 102_400, allocatable)] {
         l.push(title.into());
         l.push(format!("  cpu:\t{}", host.cpus()));
         l.push(format!("  memory:\t{mem}Ki"));
@@ -653,15 +649,24 @@ fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
         l.push(format!("  {key}:\t{value}"));
     }
     let mine: Vec<&Pod> = pods.iter().filter(|p| cluster.nodes[p.node].hostname == *name).collect();
-    l.push(format!("Non-terminated Pods:\t({} in total)", mine.len()));
+    let workload: Vec<&crate::model::pods::Pod> = cluster
+        .pods_in(None)
+        .into_iter()
+        .filter(|p| p.binding.as_ref().is_some_and(|b| b.node == *name) && !matches!(cluster.pod_state(p).phase, "Succeeded" | "Failed"))
+        .collect();
+    l.push(format!("Non-terminated Pods:\t({} in total)", mine.len() + workload.len()));
     l.push("  Namespace\tName\tCPU Requests\tCPU Limits\tMemory Requests\tMemory Limits\tAge".into());
     l.push("  ---------\t----\t------------\t----------\t---------------\t-------------\t---".into());
-    for pod in mine {
-        l.push(format!("  {NS}\t{}\t0 (0%)\t0 (0%)\t0 (0%)\t0 (0%)\t{}", pod.name, age(now - pod.since)));
+    let mut rows: Vec<(&str, &str, EpochSeconds)> = mine.iter().map(|p| (NS, p.name.as_str(), p.since)).collect();
+    rows.extend(workload.iter().map(|p| (p.spec.namespace.as_str(), p.spec.name.as_str(), p.created)));
+    crate::sort::sort_by(&mut rows, |a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    for (namespace, pod, since) in rows {
+        l.push(format!("  {namespace}\t{pod}\t0 (0%)\t0 (0%)\t0 (0%)\t0 (0%)\t{}", age(now - since)));
     }
+    let gpus_requested: u32 = workload.iter().map(|p| p.spec.gpus).sum();
     // What the pods request of the node: the operator's pods ask for
-    // nothing, and no workload runs as pods here (an extended resource has
-    // no percentage).
+    // nothing, the workload pods their GPUs (an extended resource has no
+    // percentage).
     l.push("Allocated resources:".into());
     l.push("  (Total limits may be over 100 percent, i.e., overcommitted.)".into());
     l.push("  Resource\tRequests\tLimits".into());
@@ -669,7 +674,7 @@ fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
     l.push("  cpu\t0 (0%)\t0 (0%)".into());
     l.push("  memory\t0 (0%)\t0 (0%)".into());
     l.push("  ephemeral-storage\t0 (0%)\t0 (0%)".into());
-    l.push("  nvidia.com/gpu\t0\t0".into());
+    l.push(format!("  nvidia.com/gpu\t{gpus_requested}\t{gpus_requested}"));
     let events = node_events(cluster, node);
     if events.is_empty() {
         l.push("Events:\t<none>".into());
@@ -737,11 +742,8 @@ fn node_events(cluster: &Cluster, node: &Node) -> Vec<Event> {
 fn events(cluster: &Cluster, o: &Opts) -> Output {
     let all = o.all;
     let namespace = o.namespace.as_deref().unwrap_or("default");
-    if !all && namespace != "default" {
-        return none_found(false, namespace);
-    }
     let mut rows = vec![format!("{}LAST SEEN\tTYPE\tREASON\tOBJECT\tMESSAGE", if all { "NAMESPACE\t" } else { "" })];
-    for node in &cluster.nodes {
+    for node in cluster.nodes.iter().filter(|_| all || namespace == "default") {
         for event in node_events(cluster, node) {
             rows.push(format!(
                 "{}{}\t{}\t{}\tnode/{}\t{}",
@@ -750,6 +752,19 @@ fn events(cluster: &Cluster, o: &Opts) -> Output {
                 event.kind,
                 event.reason,
                 node.hostname,
+                event.message
+            ));
+        }
+    }
+    for pod in cluster.pods_in(if all { None } else { Some(namespace) }) {
+        for event in super::kubectl_pods::pod_events(cluster, pod) {
+            rows.push(format!(
+                "{}{}\t{}\t{}\tpod/{}\t{}",
+                if all { format!("{}\t", pod.spec.namespace) } else { String::new() },
+                super::kubectl_pods::event_age(cluster.now, &event, &age).split(' ').next().unwrap_or(""),
+                event.kind,
+                event.reason,
+                pod.spec.name,
                 event.message
             ));
         }
@@ -811,6 +826,12 @@ struct Opts {
     /// `-l SELECTOR`, `--show-labels`.
     selector: Option<String>,
     show_labels: bool,
+    /// `-f FILE` of apply, create and delete.
+    files: Vec<String>,
+    /// `drain --force`, `delete --force`.
+    force: bool,
+    /// `logs -p`.
+    previous: bool,
 }
 
 fn parse(args: &[String]) -> Result<Opts, Output> {
@@ -826,10 +847,27 @@ fn parse(args: &[String]) -> Result<Opts, Output> {
             [b'-', b'n' | b'o' | b'c', _, ..] if inline.is_none() => (&name[..2], Some(name[2..].to_string())),
             _ => (name, inline),
         };
+        // `-f` names a manifest for the verbs that read one (`logs -f` follows).
+        let manifests = o.words.first().is_some_and(|verb| matches!(verb.as_str(), "apply" | "create" | "delete" | "replace"));
+        let (name, inline) = match name.as_bytes() {
+            [b'-', b'f', _, ..] if manifests && inline.is_none() => (&name[..2], Some(name[2..].to_string())),
+            _ => (name, inline),
+        };
         let takes = matches!(
             name,
-            "-n" | "--namespace" | "-o" | "--output" | "-c" | "--container" | "--tail" | "--grace-period" | "--timeout" | "--since" | "-l" | "--selector"
-        );
+            "-n" | "--namespace"
+                | "-o"
+                | "--output"
+                | "-c"
+                | "--container"
+                | "--tail"
+                | "--grace-period"
+                | "--timeout"
+                | "--since"
+                | "-l"
+                | "--selector"
+                | "--filename"
+        ) || (manifests && name == "-f");
         let value = if takes {
             match inline.or_else(|| rest.next().cloned()) {
                 Some(v) => v,
@@ -849,6 +887,9 @@ fn parse(args: &[String]) -> Result<Opts, Output> {
             "--ignore-daemonsets" => o.ignore_ds = true,
             "--client" => o.client = true,
             "--short" => o.short = true,
+            "-f" | "--filename" if manifests || name == "--filename" => o.files.push(value),
+            "--force" => o.force = true,
+            "-p" | "--previous" => o.previous = true,
             "-c"
             | "--container"
             | "--grace-period"
@@ -856,9 +897,6 @@ fn parse(args: &[String]) -> Result<Opts, Output> {
             | "--since"
             | "--delete-emptydir-data"
             | "--delete-local-data"
-            | "--force"
-            | "-p"
-            | "--previous"
             | "-f"
             | "--follow"
             | "-w"
@@ -871,6 +909,7 @@ fn parse(args: &[String]) -> Result<Opts, Output> {
                     return Err(usage(format!("unknown shorthand flag: '{bad}' in {name}")));
                 }
                 o.all |= name.contains('A');
+                o.previous |= name.contains('p');
             }
             _ => o.words.push(arg.clone()),
         }
@@ -989,20 +1028,29 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
             let namespace = o.namespace.as_deref().unwrap_or("default");
             let all = o.all && wanted.is_empty();
             let pods = pods(cluster);
-            let shown: Vec<&Pod> = if all || namespace == NS { pods.iter().collect() } else { Vec::new() };
+            // One list, as the API server returns it: by namespace, then name.
+            let mut shown: Vec<Listed> = Vec::new();
+            if all || namespace == NS {
+                shown.extend(pods.iter().enumerate().map(|(at, pod)| Listed::Operator(pod, at)));
+            }
+            shown.extend(cluster.pods_in(if all { None } else { Some(namespace) }).into_iter().map(Listed::Workload));
+            crate::sort::sort_by(&mut shown, |a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
             for name in wanted {
-                if !shown.iter().any(|p| p.name == *name) {
+                if !shown.iter().any(|p| p.name() == name) {
                     return not_found("pods", name);
                 }
             }
             if shown.is_empty() {
                 return none_found(all, namespace);
             }
+            let shown: Vec<Listed> = shown.into_iter().filter(|p| wanted.is_empty() || wanted.iter().any(|w| w == p.name())).collect();
             if let Some(format) = objects {
                 let items = shown
                     .iter()
-                    .filter(|p| wanted.is_empty() || wanted.contains(&p.name))
-                    .map(|p| pod_object(cluster, p, pods.iter().position(|q| q.name == p.name).unwrap_or(0)))
+                    .map(|listed| match listed {
+                        Listed::Operator(pod, at) => pod_object(cluster, pod, *at),
+                        Listed::Workload(pod) => super::kubectl_pods::pod_object(cluster, pod),
+                    })
                     .collect();
                 return print_objects(format, items, wanted.len() == 1);
             }
@@ -1011,23 +1059,31 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
                 if all { "NAMESPACE\t" } else { "" },
                 if wide { "\tIP\tNODE\tNOMINATED NODE\tREADINESS GATES" } else { "" }
             ));
-            for pod in shown.iter().filter(|p| wanted.is_empty() || wanted.contains(&p.name)) {
+            for listed in &shown {
                 if name_only {
-                    rows.push(format!("pod/{}", pod.name));
+                    rows.push(format!("pod/{}", listed.name()));
                     continue;
                 }
+                let (ready, status, restarts, since, ip, node) = match listed {
+                    Listed::Operator(pod, at) => {
+                        (pod.ready, pod.status, restarts_cell(cluster, pod), pod.since, pod_ip(pod, *at), cluster.nodes[pod.node].hostname.clone())
+                    }
+                    Listed::Workload(pod) => {
+                        let state = cluster.pod_state(pod);
+                        let node = pod.binding.as_ref().map_or("<none>".to_string(), |b| b.node.clone());
+                        let ip = super::kubectl_pods::ip(cluster, pod).filter(|_| !state.runs.is_empty()).unwrap_or("<none>".to_string());
+                        (state.ready, state.status, super::kubectl_pods::restarts_cell(cluster, &state, age), pod.created, ip, node)
+                    }
+                };
                 let mut row = format!(
-                    "{}{}\t{}/1\t{}\t{}\t{}",
-                    if all { "gpu-operator\t" } else { "" },
-                    pod.name,
-                    u8::from(pod.ready),
-                    pod.status,
-                    restarts_cell(cluster, pod),
-                    age(now - pod.since)
+                    "{}{}\t{}/1\t{status}\t{restarts}\t{}",
+                    if all { format!("{}\t", listed.namespace()) } else { String::new() },
+                    listed.name(),
+                    u8::from(ready),
+                    age(now - since)
                 );
                 if wide {
-                    let at = pods.iter().position(|p| p.name == pod.name).unwrap_or(0);
-                    row += &format!("\t{}\t{}\t<none>\t<none>", pod_ip(pod, at), cluster.nodes[pod.node].hostname);
+                    row += &format!("\t{ip}\t{node}\t<none>\t<none>");
                 }
                 rows.push(row);
             }
@@ -1038,6 +1094,29 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
         return Output::ok(rows.iter().map(|r| format!("{r}\n")).collect::<String>());
     }
     Output::ok(align(&rows, 3, 6))
+}
+
+/// A pod in a listing: one of the GPU Operator's (with its place in their
+/// list, for its IP) or a workload pod.
+enum Listed<'a> {
+    Operator(&'a Pod, usize),
+    Workload(&'a crate::model::pods::Pod),
+}
+
+impl Listed<'_> {
+    fn namespace(&self) -> &str {
+        match self {
+            Listed::Operator(..) => NS,
+            Listed::Workload(pod) => &pod.spec.namespace,
+        }
+    }
+
+    fn name(&self) -> &str {
+        match self {
+            Listed::Operator(pod, _) => &pod.name,
+            Listed::Workload(pod) => &pod.spec.name,
+        }
+    }
 }
 
 fn act(cluster: &Cluster, o: &Opts, verb: &str) -> Output {
@@ -1074,21 +1153,49 @@ fn act(cluster: &Cluster, o: &Opts, verb: &str) -> Output {
         }
         let mine: Vec<&Pod> = all_pods.iter().filter(|p| p.node == cluster.nodes.iter().position(|n| n.hostname == *name).unwrap_or(usize::MAX)).collect();
         let ds: Vec<String> = mine.iter().filter(|p| p.daemonset).map(|p| format!("{NS}/{}", p.name)).collect();
-        if !o.ignore_ds {
-            let why = format!("cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore): {}", ds.join(", "));
+        // Workload pods declare no controller: only --force deletes them
+        // (those that finished go without it).
+        let workload: Vec<&crate::model::pods::Pod> = cluster.pods.iter().filter(|p| p.binding.as_ref().is_some_and(|b| b.node == *name)).collect();
+        let finished = |p: &crate::model::pods::Pod| matches!(cluster.pod_state(p).phase, "Succeeded" | "Failed");
+        let bare: Vec<String> = workload.iter().filter(|p| !finished(p)).map(|p| format!("{}/{}", p.spec.namespace, p.spec.name)).collect();
+        let mut refusals = Vec::new();
+        if !o.ignore_ds && !ds.is_empty() {
+            refusals.push(format!("cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore): {}", ds.join(", ")));
+        }
+        if !o.force && !bare.is_empty() {
+            refusals.push(format!("cannot delete Pods declare no controller (use --force to override): {}", bare.join(", ")));
+        }
+        if !refusals.is_empty() {
+            // One error alone, or the list of them, as an aggregate error prints.
+            let why = if refusals.len() == 1 { refusals[0].clone() } else { format!("[{}]", refusals.join(", ")) };
             out.stderr += &format!(
-                "error: unable to drain node \"{name}\" due to error: {why}, continuing command...\nThere are pending nodes to be drained:\n {name}\n{why}\n"
+                "error: unable to drain node \"{name}\" due to error:{why}, continuing command...\nThere are pending nodes to be drained:\n {name}\n{}\n",
+                refusals.join("\n")
             );
             out.status = 1;
             continue;
         }
-        out.stderr += &format!("Warning: ignoring DaemonSet-managed Pods: {}\n", ds.join(", "));
-        let evicted: Vec<&&Pod> = mine.iter().filter(|p| !p.daemonset).collect();
+        let mut warnings = Vec::new();
+        if !bare.is_empty() {
+            warnings.push(format!("deleting Pods that declare no controller: {}", bare.join(", ")));
+        }
+        if !ds.is_empty() {
+            warnings.push(format!("ignoring DaemonSet-managed Pods: {}", ds.join(", ")));
+        }
+        if !warnings.is_empty() {
+            out.stderr += &format!("Warning: {}\n", warnings.join("; "));
+        }
+        let mut evicted: Vec<String> = workload.iter().map(|p| format!("{}/{}", p.spec.namespace, p.spec.name)).collect();
+        evicted.extend(mine.iter().filter(|p| !p.daemonset).map(|p| format!("{NS}/{}", p.name)));
         for pod in &evicted {
-            out.stdout += &format!("evicting pod {NS}/{}\n", pod.name);
+            out.stdout += &format!("evicting pod {pod}\n");
         }
         for pod in &evicted {
-            out.stdout += &format!("pod/{} evicted\n", pod.name);
+            out.stdout += &format!("pod/{} evicted\n", pod.split_once('/').map_or(pod.as_str(), |(_, n)| n));
+        }
+        for pod in &workload {
+            out.duration_ms += super::kubectl_pods::deletion_ms(cluster, pod, false);
+            out.changes.push(Change::DeletePod { node: name.clone(), namespace: pod.spec.namespace.clone(), name: pod.spec.name.clone() });
         }
         out.stdout += &format!("node/{name} drained\n");
         out.changes.push(mark(true, true));
@@ -1157,6 +1264,23 @@ fn logs(cluster: &Cluster, o: &Opts) -> Output {
     let name = name.strip_prefix("pod/").unwrap_or(name);
     let pods = pods(cluster);
     let namespace = o.namespace.as_deref().unwrap_or("default");
+    let tail = o.tail.as_deref().and_then(|t| t.parse::<usize>().ok());
+    if let Some(pod) = cluster.pod(namespace, name) {
+        if let Some(node) = pod.binding.as_ref().and_then(|b| cluster.node(&b.node)).filter(|n| !n.up(cluster.now)) {
+            let ip = crate::model::network::frontend_ip(&node.hostname);
+            return Output::error(
+                format!(
+                    "Error from server: Get \"https://{ip}:10250/containerLogs/{namespace}/{name}/{}\": dial tcp {ip}:10250: connect: no route to host\n",
+                    pod.spec.container
+                ),
+                1,
+            );
+        }
+        return match super::kubectl_pods::logs(cluster, pod, o.previous, tail) {
+            Ok(text) => Output::ok(text),
+            Err(message) => Output::error(message, 1),
+        };
+    }
     let Some(pod) = pods.iter().find(|p| p.name == name).filter(|_| namespace == NS) else {
         return not_found("pods", name);
     };
@@ -1203,31 +1327,166 @@ impl Command for Kubectl {
             "version" => version(cluster, &o),
             "cordon" | "uncordon" | "drain" => act(cluster, &o, verb),
             "logs" => logs(cluster, &o),
-            "describe" => {
-                match o.words.get(1).map(|w| kind(w)) {
-                    None => return Output::error("You must specify the type of resource to describe. Use \"kubectl api-resources\" for a complete list of supported resources.\n\nerror: Required resource not specified.\n", 1),
-                    Some(Some("nodes")) => {}
-                    Some(_) => return Output::error(format!("error: the server doesn't have a resource type \"{}\"\n", o.words[1]), 1),
-                }
-                let pods = pods(cluster);
-                let wanted = &o.words[2..];
-                let mut out = String::new();
-                for name in wanted {
-                    if cluster.node(name).is_none() {
-                        return not_found("nodes", name);
-                    }
-                }
-                for node in cluster.nodes.iter().filter(|n| wanted.is_empty() || wanted.contains(&n.hostname)) {
-                    if !out.is_empty() {
-                        out += "\n\n";
-                    }
-                    out += &describe_node(cluster, node, &pods);
-                }
-                Output::ok(out)
-            }
+            "apply" | "create" => manifests(invocation, &o, verb == "create"),
+            "delete" => delete(invocation, &o),
+            "describe" => describe(cluster, &o),
             other => Output::error(format!("error: unknown command \"{other}\" for \"kubectl\"\nRun 'kubectl --help' for usage.\n"), 1),
         }
     }
+}
+
+/// `kubectl describe node [NAME...]` and `kubectl describe pod [NAME...]`
+/// (a name matches every pod it begins, as kubectl's describer does).
+fn describe(cluster: &Cluster, o: &Opts) -> Output {
+    let words: Vec<String> = match o.words.get(1).and_then(|w| w.split_once('/')) {
+        Some((kind, name)) => vec![kind.to_string(), name.to_string()],
+        None => o.words[1..].to_vec(),
+    };
+    let Some(resource) = words.first() else {
+        return Output::error("You must specify the type of resource to describe. Use \"kubectl api-resources\" for a complete list of supported resources.\n\nerror: Required resource not specified.\n", 1);
+    };
+    let wanted = &words[1..];
+    let mut out = String::new();
+    match kind(resource) {
+        Some("nodes") => {
+            let pods = pods(cluster);
+            for name in wanted {
+                if cluster.node(name).is_none() {
+                    return not_found("nodes", name);
+                }
+            }
+            for node in cluster.nodes.iter().filter(|n| wanted.is_empty() || wanted.contains(&n.hostname)) {
+                if !out.is_empty() {
+                    out += "\n\n";
+                }
+                out += &describe_node(cluster, node, &pods);
+            }
+        }
+        Some("pods") => {
+            let namespace = o.namespace.as_deref().unwrap_or("default");
+            let listed = cluster.pods_in(if o.all { None } else { Some(namespace) });
+            let mut shown = Vec::new();
+            for name in wanted {
+                let matching: Vec<_> = match listed.iter().find(|p| p.spec.name == *name) {
+                    Some(pod) => vec![*pod],
+                    None => listed.iter().filter(|p| p.spec.name.starts_with(name.as_str())).copied().collect(),
+                };
+                if matching.is_empty() {
+                    return not_found("pods", name);
+                }
+                shown.extend(matching);
+            }
+            if wanted.is_empty() {
+                shown = listed;
+            }
+            if shown.is_empty() {
+                return none_found(o.all, namespace);
+            }
+            for pod in shown {
+                if !out.is_empty() {
+                    out += "\n\n";
+                }
+                out += &align(&super::kubectl_pods::describe(cluster, pod, &age, &rfc1123), 2, 0);
+            }
+        }
+        Some(other) => return Output::error(format!("kubectl describe {other}: not emulated; try kubectl describe node or kubectl describe pod\n"), 1),
+        None => return Output::error(format!("error: the server doesn't have a resource type \"{resource}\"\n"), 1),
+    }
+    Output::ok(out)
+}
+
+/// The manifests `-f` names, read from the node's files (`-` reads standard input).
+fn read_manifests(invocation: &Invocation, o: &Opts) -> Vec<(String, Result<String, String>)> {
+    let view = crate::commands::files::View::for_command(invocation);
+    o.files
+        .iter()
+        .map(|file| {
+            let text = if file == "-" {
+                Ok(invocation.stdin.to_string())
+            } else {
+                view.read(file).map(|text| text.into_owned()).map_err(|_| format!("error: the path \"{file}\" does not exist\n"))
+            };
+            (file.clone(), text)
+        })
+        .collect()
+}
+
+/// `kubectl apply -f FILE` and `kubectl create -f FILE`.
+fn manifests(invocation: &Invocation, o: &Opts, create: bool) -> Output {
+    if o.files.is_empty() {
+        let verb = if create { "create" } else { "apply" };
+        return Output::error(format!("error: must specify one of -f and -k\n\nSee 'kubectl {verb} -h' for help and examples\n"), 1);
+    }
+    let namespace = o.namespace.as_deref().unwrap_or("default");
+    super::kubectl_pods::apply(invocation.cluster, &invocation.node.hostname, &read_manifests(invocation, o), namespace, create)
+}
+
+/// `kubectl delete pod NAME...`, `delete pod/NAME`, `delete -f FILE`.
+fn delete(invocation: &Invocation, o: &Opts) -> Output {
+    let cluster = invocation.cluster;
+    let namespace = o.namespace.as_deref().unwrap_or("default").to_string();
+    let mut targets: Vec<(String, String)> = Vec::new();
+    let mut out = Output::default();
+    if !o.files.is_empty() {
+        for (file, text) in read_manifests(invocation, o) {
+            match text {
+                Ok(text) => {
+                    for read in super::kubectl_pods::manifest(&text, &file, &namespace) {
+                        match read {
+                            Ok(spec) => targets.push((spec.namespace, spec.name)),
+                            Err(message) => {
+                                out.stderr += &message;
+                                out.status = 1;
+                            }
+                        }
+                    }
+                }
+                Err(message) => {
+                    out.stderr += &message;
+                    out.status = 1;
+                }
+            }
+        }
+    } else {
+        let words = &o.words[1..];
+        let Some(first) = words.first() else {
+            return Output::error("error: You must provide one or more resources by argument or filename.\nExample resource specifications include:\n   '-f rsrc.yaml'\n   '--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'\n", 1);
+        };
+        let names: Vec<&String> = match first.split_once('/') {
+            Some((kind_word, _)) if kind(kind_word) != Some("pods") => {
+                return Output::error(format!("error: the server doesn't have a resource type \"{kind_word}\"\n"), 1);
+            }
+            Some(_) => words.iter().collect(),
+            None => match kind(first) {
+                Some("pods") if words.len() > 1 => words[1..].iter().collect(),
+                Some("pods") => return Output::error("error: resource(s) were provided, but no name was specified\n", 1),
+                Some(other) => {
+                    return Output::error(format!("error: deleting {other} is not emulated; kubectl delete removes pods here (kubectl delete pod NAME)\n"), 1)
+                }
+                None => return Output::error(format!("error: the server doesn't have a resource type \"{first}\"\n"), 1),
+            },
+        };
+        targets.extend(names.iter().map(|n| (namespace.clone(), n.strip_prefix("pod/").or_else(|| n.strip_prefix("pods/")).unwrap_or(n).to_string())));
+    }
+    if o.force {
+        out.stderr += "Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.\n";
+    }
+    let operator = pods(cluster);
+    for (ns, name) in targets {
+        if let Some(pod) = cluster.pod(&ns, &name) {
+            out.stdout += &format!("pod \"{name}\" {}\n", if o.force { "force deleted" } else { "deleted" });
+            out.duration_ms += super::kubectl_pods::deletion_ms(cluster, pod, o.force);
+            out.changes.push(Change::DeletePod { node: invocation.node.hostname.clone(), namespace: ns, name });
+        } else if ns == NS && operator.iter().any(|p| p.name == name) {
+            // Its controller starts another in its place at once.
+            out.stdout += &format!("pod \"{name}\" deleted\n");
+            out.duration_ms += 2_000;
+        } else {
+            out.stderr += &format!("Error from server (NotFound): pods \"{name}\" not found\n");
+            out.status = 1;
+        }
+    }
+    out
 }
 
 /// When the cluster was created: two months before the lab's clock starts.
@@ -1358,9 +1617,11 @@ mod tests {
         let log = shell.run(&format!("kubectl logs -n gpu-operator {pod}")).stdout();
         assert!(log.contains("main.go:123] error starting plugins:") && log.ends_with("'3': GPU is lost\n"), "{log}");
         assert!(shell.run("kubectl describe node gpu-002").stdout().contains("Allocatable:\n  cpu:             224\n"));
-        // The objects say what the tables say.
+        // The objects say what the tables say: with its plugin gone the
+        // kubelet offers none of the node's GPUs, and after its grace period
+        // counts none.
         let gpus = shell.run(r#"kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.capacity.nvidia\.com/gpu}/{.status.allocatable.nvidia\.com/gpu} {end}'"#).stdout();
-        assert_eq!(gpus, "gpu-001=8/8 gpu-002=8/7 ");
+        assert_eq!(gpus, "gpu-001=8/8 gpu-002=0/0 ");
         let restarts =
             shell.run(&format!("kubectl get pod {pod} -n gpu-operator -o jsonpath='{{.status.containerStatuses[0].state.waiting.reason}}'")).stdout();
         assert_eq!(restarts, "CrashLoopBackOff");

@@ -23,6 +23,7 @@ pub struct LabFile {
     pub vars: BTreeMap<String, Spanned<VarTable>>,
     pub faults: Vec<Spanned<FaultTable>>,
     pub jobs: Vec<Spanned<JobTable>>,
+    pub pods: Vec<Spanned<PodTable>>,
     pub questions: Vec<Spanned<QuestionTable>>,
     pub solution: Option<Spanned<SolutionTable>>,
     pub policy: Option<Spanned<PolicyTable>>,
@@ -78,6 +79,19 @@ pub struct JobTable {
     pub prompt_tokens: Option<Spanned<i64>>,
     pub output_tokens: Option<Spanned<i64>>,
     pub max_num_seqs: Option<Spanned<i64>>,
+}
+
+/// A `[[pods]]` table: a workload pod and its manifest.
+#[derive(Clone, Debug)]
+pub struct PodTable {
+    pub name: Spanned<String>,
+    pub image: Spanned<String>,
+    pub command: Vec<String>,
+    pub gpus: Option<Spanned<i64>>,
+    /// Pinned to a node (`nodeSelector: kubernetes.io/hostname`).
+    pub node: Option<Spanned<String>>,
+    pub restart: Option<Spanned<String>>,
+    pub start: Option<Spanned<String>>,
 }
 
 #[derive(Clone, Debug)]
@@ -259,6 +273,8 @@ pub struct ExpectTable {
     pub fabric_manager: Option<String>,
     pub all_reduce_within: Option<String>,
     pub alert: Option<String>,
+    pub pod: Option<String>,
+    pub running: Option<bool>,
     pub job: Option<String>,
     pub step_time_within: Option<String>,
     pub lost_iterations_at_most: Option<Scalar>,
@@ -295,7 +311,8 @@ pub enum AfterTable {
     Fact(ExpectTable),
 }
 
-pub(crate) const TOP_KEYS: &[&str] = &["lab", "cluster", "vars", "faults", "jobs", "questions", "solution", "policy"];
+pub(crate) const TOP_KEYS: &[&str] = &["lab", "cluster", "vars", "faults", "jobs", "pods", "questions", "solution", "policy"];
+pub(crate) const POD_KEYS: &[&str] = &["name", "image", "command", "gpus", "node", "restart", "start"];
 pub(crate) const LAB_KEYS: &[&str] = &["id", "title", "summary", "briefing", "level", "minutes", "stage", "tags", "requires", "pass", "exam_minutes"];
 pub(crate) const POLICY_KEYS: &[&str] = &["attempts", "number_attempts", "retry_credit", "hint_cost"];
 pub(crate) const FIELD_KEYS: &[&str] = &["name", "states", "numbers", "actions", "review"];
@@ -385,6 +402,8 @@ pub(crate) const EXPECT_KEYS: &[&str] = &[
     "context_at_least",
     "by",
     "alert",
+    "pod",
+    "running",
 ];
 pub(crate) const SOLUTION_KEYS: &[&str] = &["steps", "answers", "wrong", "alternatives", "mistakes"];
 pub(crate) const ALTERNATIVE_KEYS: &[&str] = &["name", "steps", "answers"];
@@ -437,6 +456,7 @@ pub fn parse(source: &str) -> Result<LabFile, Vec<Problem>> {
     }
     let faults = top.tables("faults", &mut problems).iter().map(|t| Spanned::new(t.span.clone(), fault_table(t, &mut problems))).collect();
     let jobs = top.tables("jobs", &mut problems).iter().filter_map(|t| job_table(t, &mut problems).map(|job| Spanned::new(t.span.clone(), job))).collect();
+    let pods = top.tables("pods", &mut problems).iter().filter_map(|t| pod_table(t, &mut problems).map(|pod| Spanned::new(t.span.clone(), pod))).collect();
     let questions =
         top.tables("questions", &mut problems).iter().filter_map(|t| question_table(t, &mut problems).map(|q| Spanned::new(t.span.clone(), q))).collect();
     let solution = top.optional_table("solution", &mut problems).map(|t| Spanned::new(t.span.clone(), solution_table(&t, &mut problems)));
@@ -451,7 +471,7 @@ pub fn parse(source: &str) -> Result<LabFile, Vec<Problem>> {
         Spanned::new(t.span.clone(), table)
     });
     match (lab.flatten(), cluster.flatten()) {
-        (Some(lab), Some(cluster)) if problems.is_empty() => Ok(LabFile { lab, cluster, vars, faults, jobs, questions, solution, policy }),
+        (Some(lab), Some(cluster)) if problems.is_empty() => Ok(LabFile { lab, cluster, vars, faults, jobs, pods, questions, solution, policy }),
         _ => Err(problems),
     }
 }
@@ -696,6 +716,7 @@ fn section_name(key: &str) -> &'static str {
         "vars" => "[vars]",
         "faults" => "[[faults]]",
         "jobs" => "[[jobs]]",
+        "pods" => "[[pods]]",
         "questions" => "[[questions]]",
         "solution" => "[solution]",
         "alternatives" => "[[solution.alternatives]]",
@@ -881,6 +902,21 @@ fn job_table(t: &Table, problems: &mut Vec<Problem>) -> Option<JobTable> {
     })
 }
 
+fn pod_table(t: &Table, problems: &mut Vec<Problem>) -> Option<PodTable> {
+    t.check_keys(POD_KEYS, problems);
+    let name = t.required(problems, "name", spanned_string);
+    let image = t.required(problems, "image", spanned_string);
+    Some(PodTable {
+        name: name?,
+        image: image?,
+        command: t.optional(problems, "command", |v| list(v, string)).unwrap_or_default(),
+        gpus: t.optional(problems, "gpus", spanned_whole),
+        node: t.optional(problems, "node", spanned_string),
+        restart: t.optional(problems, "restart", spanned_string),
+        start: t.optional(problems, "start", spanned_string),
+    })
+}
+
 fn fault_table(t: &Table, problems: &mut Vec<Problem>) -> FaultTable {
     t.check_keys(FAULT_KEYS, problems);
     FaultTable {
@@ -1027,6 +1063,8 @@ fn expect_table(t: &Table, problems: &mut Vec<Problem>) -> ExpectTable {
         context_at_least: t.optional(problems, "context_at_least", scalar),
         by: t.optional(problems, "by", string),
         alert: t.optional(problems, "alert", string),
+        pod: t.optional(problems, "pod", string),
+        running: t.optional(problems, "running", boolean),
     }
 }
 
@@ -1156,7 +1194,7 @@ mod tests {
         assert_eq!(
             found,
             [
-                "unknown key `extra`; expected one of `lab`, `cluster`, `vars`, `faults`, `jobs`, `questions`, `solution`, `policy`",
+                "unknown key `extra`; expected one of `lab`, `cluster`, `vars`, `faults`, `jobs`, `pods`, `questions`, `solution`, `policy`",
                 "`id` must be a string, not an integer",
                 "missing key `summary` in [lab]",
                 "`count` must be a whole number, not a string",

@@ -20,6 +20,7 @@ pub mod jobs;
 pub mod leaks;
 pub mod live;
 pub mod markdown;
+pub mod pods;
 pub mod schema;
 pub mod share;
 pub mod solution;
@@ -223,6 +224,7 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
         }
     }
     let jobs = jobs::specs(&file.jobs, &hostnames, preset.unwrap_or(&preset::PRESETS[0]), &mut problem);
+    let pods = pods::specs(&file.pods, &hostnames, preset.unwrap_or(&preset::PRESETS[0]), &mut problem);
     for question in &file.questions {
         let Some(expect) = &question.get_ref().expect else { continue };
         for job in expect.get_ref().iter().filter_map(|e| e.job.as_deref()) {
@@ -256,7 +258,7 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
     // An unknown preset is already reported; check the rest against the first.
     let cluster_is_known = preset.is_some() && problems.is_empty();
     let preset = preset.unwrap_or(&preset::PRESETS[0]);
-    let compiled = assemble(file, preset, hostnames, vars, jobs, policy);
+    let compiled = assemble(file, preset, hostnames, vars, (jobs, pods), policy);
     let apply_faults = cluster_is_known && !compiled.lab.cluster.hostnames.is_empty();
     problems.extend(variant_problems(&compiled, apply_faults));
     if problems.is_empty() {
@@ -315,7 +317,7 @@ fn assemble(
     preset: &'static preset::Preset,
     hostnames: Vec<String>,
     vars: Vec<Var>,
-    jobs: Vec<crate::model::workload::WorkloadSpec>,
+    (jobs, pods): (Vec<crate::model::workload::WorkloadSpec>, Vec<crate::model::pods::LabPod>),
     policy: Policy,
 ) -> Compiled {
     let cluster = file.cluster;
@@ -366,6 +368,7 @@ fn assemble(
             slurm: cluster.slurm.map(Spanned::into_inner),
             kubernetes: cluster.kubernetes.map(Spanned::into_inner),
             storage_gb_per_s: cluster.storage_gb_per_s.map(Spanned::into_inner),
+            pods,
             ..ClusterConfig::new(preset, hostnames)
         },
         vars,
@@ -482,6 +485,8 @@ fn expect_spec(e: &ExpectTable) -> ExpectSpec {
     put("context_at_least", e.context_at_least.as_ref().map(Scalar::as_text));
     put("by", e.by.clone());
     put("alert", e.alert.clone());
+    put("pod", e.pod.clone());
+    put("running", flag(e.running));
     ExpectSpec(map)
 }
 

@@ -57,6 +57,8 @@ pub fn json_schema() -> String {
         "active": {{ "type": "boolean" }},
         "fabric_manager": {{ "enum": ["active", "inactive"] }},
         "all_reduce_within": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$" }},
+        "pod": {{ "type": "string", "description": "a [[pods]] name: with running = true, the pod is Running and ready on healthy GPUs" }},
+        "running": {{ "type": "boolean", "description": "with pod: true" }},
         "alert": {{ "type": "string", "description": "with node: an alerting rule of that name, loaded by Prometheus, has an alert for the node now and finds nothing on the healthy cluster" }},
         "job": {{ "type": "string", "description": "a [[jobs]] name: it runs and makes progress" }},
         "step_time_within": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$" }},
@@ -194,6 +196,24 @@ pub fn json_schema() -> String {
           "prompt_tokens": {{ "type": "integer", "minimum": 1, "maximum": 131072 }},
           "output_tokens": {{ "type": "integer", "minimum": 1, "maximum": 131072 }},
           "max_num_seqs": {{ "type": "integer", "minimum": 1, "maximum": 4096 }}
+        }}
+      }}
+    }},
+    "pods": {{
+      "type": "array",
+      "maxItems": {max_jobs},
+      "items": {{
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["name", "image"],
+        "properties": {{
+          "name": {{ "type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "description": "the pod, its container and ~/NAME.yaml" }},
+          "image": {{ "type": "string" }},
+          "command": {{ "type": "array", "items": {{ "type": "string" }} }},
+          "gpus": {{ "type": "integer", "minimum": 0, "maximum": 8, "description": "resources.limits nvidia.com/gpu" }},
+          "node": {{ "type": "string", "description": "pinned to this node (nodeSelector kubernetes.io/hostname)" }},
+          "restart": {{ "enum": ["Always", "OnFailure", "Never"] }},
+          "start": {{ "enum": ["running", "apply"] }}
         }}
       }}
     }},
@@ -337,6 +357,7 @@ mod tests {
         assert_eq!(keys(&top["vars"]["additionalProperties"]), sorted(file::VAR_KEYS));
         assert_eq!(keys(&top["faults"]["items"]), sorted(file::FAULT_KEYS));
         assert_eq!(keys(&top["jobs"]["items"]), sorted(file::JOB_KEYS));
+        assert_eq!(keys(&top["pods"]["items"]), sorted(file::POD_KEYS));
         assert_eq!(keys(&top["questions"]["items"]), sorted(file::QUESTION_KEYS));
         assert_eq!(keys(&schema["$defs"]["fact"]), sorted(file::EXPECT_KEYS));
         assert_eq!(keys(&schema["$defs"]["run"]), sorted(file::RUN_KEYS));

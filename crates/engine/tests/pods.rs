@@ -1,0 +1,249 @@
+//! Workload pods (issue 30, point 7: GPU pod failures) as one system: what
+//! `kubectl` shows of a pod, its node and its events agrees with what the
+//! node shows of its GPUs, and a GPU that fails under a pod crashes it.
+//!
+//! The layouts follow kubectl 1.29.14's own output for the same objects
+//! (run against a stand-in API server): `describe pod` aligned per run of
+//! lines by tabwriter (padding 2; conditions with a trailing space), the
+//! scheduler's FailedScheduling text ending in two full stops, drain's
+//! refusal `due to error:` without a space before a single error.
+
+use clusterlab_engine::lab::evidence::Baseline;
+use clusterlab_engine::lab::Setup;
+use clusterlab_engine::{load, Lab, Session};
+
+const CLUSTER: &str = "[lab]\nid = \"p\"\ntitle = \"t\"\nsummary = \"s\"\n[cluster]\npreset = \"hgx-h100\"\nnodes = [\"gpu-001\", \"gpu-002\"]\n";
+
+const TRAIN: &str = "[[pods]]\nname = \"train\"\nimage = \"nvcr.io/nvidia/pytorch:24.05-py3\"\ncommand = [\"torchrun\", \"--nproc-per-node=8\", \"/workspace/train.py\"]\ngpus = 8\nnode = \"gpu-002\"\n";
+
+fn lab(extra: &str) -> (Lab, Session) {
+    let lab = load(&format!("{CLUSTER}{extra}")).expect("the lab loads");
+    let session = Session::new(lab.instantiate(0), "gpu-001");
+    (lab, session)
+}
+
+fn lost_gpu(gpu: u32) -> String {
+    format!("[[faults]]\nkind = \"gpu-fallen-off-bus\"\nnode = \"gpu-002\"\ngpu = {gpu}\n")
+}
+
+/// The line of `text` that starts with `start`.
+fn line<'t>(text: &'t str, start: &str) -> &'t str {
+    text.lines().find(|l| l.starts_with(start)).unwrap_or_else(|| panic!("no line starting {start:?} in:\n{text}"))
+}
+
+#[test]
+fn a_running_pod_is_described_as_kubectl_describes_it() {
+    let (_, mut session) = lab(TRAIN);
+    let out = session.run("kubectl describe pod train").stdout();
+    for expected in [
+        "Name:             train",
+        "Namespace:        default",
+        "Priority:         0",
+        "Service Account:  default",
+        "Labels:           app=train",
+        "Annotations:      <none>",
+        "Status:           Running",
+        "Containers:",
+        "  train:",
+        // `Command:` has no value: it ends the run of lines aligned together.
+        "    Image:         nvcr.io/nvidia/pytorch:24.05-py3",
+        "    Port:          <none>",
+        "    Host Port:     <none>",
+        "    Command:",
+        "      torchrun",
+        "    State:          Running",
+        "    Ready:          True",
+        "    Restart Count:  0",
+        "    Limits:",
+        "      nvidia.com/gpu:  8",
+        "    Environment:       <none>",
+        "Conditions:",
+        "  Type                        Status",
+        "  PodReadyToStartContainers   True ",
+        "  Initialized                 True ",
+        "  Ready                       True ",
+        "  PodScheduled                True ",
+        "    Type:                    Projected (a volume that contains injected data from multiple sources)",
+        "    TokenExpirationSeconds:  3607",
+        "QoS Class:                   BestEffort",
+        "Node-Selectors:              kubernetes.io/hostname=gpu-002",
+        "Tolerations:                 node.kubernetes.io/not-ready:NoExecute op=Exists for 300s",
+        "                             node.kubernetes.io/unreachable:NoExecute op=Exists for 300s",
+    ] {
+        assert!(out.lines().any(|l| l == expected), "{expected:?} missing from:\n{out}");
+    }
+    assert!(line(&out, "Node:             gpu-002/").len() > 26);
+    assert!(line(&out, "    Container ID:  containerd://").len() == 19 + "containerd://".len() + 64);
+    assert!(line(&out, "    Image ID:      nvcr.io/nvidia/pytorch@sha256:").len() == 19 + "nvcr.io/nvidia/pytorch@sha256:".len() + 64);
+    // Applied five hours ago: its first events have expired.
+    assert!(out.ends_with("Events:                      <none>\n"), "{out}");
+    // Its training code holds its GPUs: the host sees one process on all eight.
+    let smi = session.run("ssh gpu-002 nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader").stdout();
+    assert_eq!(smi.lines().count(), 8, "{smi}");
+    let pid = smi.split(',').next().unwrap().to_string();
+    assert!(smi.lines().all(|l| l.starts_with(&format!("{pid}, /usr/bin/python, "))), "{smi}");
+    let ps = session.run(&format!("ssh gpu-002 ps -o user,args -p {pid}")).stdout();
+    assert!(ps.contains("root") && ps.contains("torchrun --nproc-per-node=8 /workspace/train.py"), "{ps}");
+    let reset = session.run("ssh gpu-002 sudo nvidia-smi -r -i 0");
+    assert_ne!(reset.status, 0, "a GPU the pod holds cannot be reset");
+}
+
+#[test]
+fn a_gpu_lost_under_a_pod_puts_it_in_crash_loop_back_off() {
+    let (_, mut session) = lab(&format!("{TRAIN}{}", lost_gpu(3)));
+    let pods = session.run("kubectl get pods").stdout();
+    let row: Vec<&str> = pods.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(&row[..3], ["train", "0/1", "CrashLoopBackOff"], "{pods}");
+    assert!(row[4].starts_with('(') && row[6] == "5h", "RESTARTS carries the last restart's age: {pods}");
+    let out = session.run("kubectl describe pod train").stdout();
+    for expected in [
+        "    State:          Waiting",
+        "      Reason:       CrashLoopBackOff",
+        "    Last State:     Terminated",
+        "      Reason:       Error",
+        "      Exit Code:    1",
+        "    Ready:          False",
+        "  Ready                       False ",
+    ] {
+        assert!(out.lines().any(|l| l == expected), "{expected:?} missing from:\n{out}");
+    }
+    let back_off = line(&out, "  Warning  BackOff ");
+    assert!(back_off.contains(" (x") && back_off.contains("kubelet  Back-off restarting failed container train in pod train_default("), "{back_off}");
+    // The crashed run's output, with or without --previous.
+    let logs = session.run("kubectl logs train");
+    assert_eq!(logs.status, 0);
+    assert!(
+        logs.stdout().contains("torch.cuda.set_device(local_rank)\n") && logs.stdout().contains("RuntimeError: CUDA error: invalid device ordinal\n"),
+        "{}",
+        logs.stdout()
+    );
+    assert_eq!(session.run("kubectl logs train -p").stdout(), logs.stdout());
+    // No process holds the GPUs between restarts.
+    assert_eq!(session.run("ssh gpu-002 nvidia-smi --query-compute-apps=pid --format=csv,noheader").stdout(), "");
+    // The device plugin is down on the node: nothing to allocate.
+    let node = session.run("kubectl describe node gpu-002").stdout();
+    let allocatable = node.split("Allocatable:").nth(1).unwrap();
+    assert!(allocatable.contains("  nvidia.com/gpu:  0\n"), "{node}");
+    assert!(node.contains("  default                     train "), "{node}");
+    assert!(node.contains("  nvidia.com/gpu     8         8\n"), "{node}");
+}
+
+#[test]
+fn a_pod_nothing_can_take_is_pending_with_the_schedulers_reasons() {
+    let (_, mut session) = lab(&format!("{TRAIN}{}", lost_gpu(3)));
+    assert_eq!(session.run("kubectl delete pod train").stdout(), "pod \"train\" deleted\n");
+    assert_eq!(session.run("kubectl apply -f ~/train.yaml").stdout(), "pod/train created\n");
+    let out = session.run("kubectl describe pod train").stdout();
+    assert!(out.lines().any(|l| l == "Node:             <none>"), "{out}");
+    assert!(out.lines().any(|l| l == "IP:               "), "an empty value is padded: {out}");
+    assert!(out.lines().any(|l| l == "IPs:              <none>"), "{out}");
+    assert!(out.lines().any(|l| l == "  PodScheduled   False "), "{out}");
+    assert!(out.ends_with("  Warning  FailedScheduling  0s    default-scheduler  0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling..\n"), "{out}");
+    assert_eq!(session.run("kubectl logs train").stdout(), "", "an unscheduled pod has no logs yet");
+    // A cordon is the first filter: it names that instead.
+    session.run("kubectl cordon gpu-001");
+    let events = session.run("kubectl get events").stdout();
+    assert!(events.contains("0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) were unschedulable."), "{events}");
+}
+
+#[test]
+fn a_repaired_gpu_and_a_new_pod_run_again() {
+    let (lab, mut session) = lab(&format!(
+        "{TRAIN}{}\n[[questions]]\nid = \"q\"\ntype = \"state\"\nprompt = \"p\"\nexpect = [{{ pod = \"train\", running = true }}]\n",
+        lost_gpu(3)
+    ));
+    let setup = Setup::from_json(&lab.to_json()).unwrap();
+    let baseline = Baseline::default();
+    assert!(setup.states_met(0, &session.cluster, &baseline).is_empty());
+    session.run("ssh gpu-002 sudo reboot");
+    session.run("sleep 400");
+    // The device plugin registers about five minutes after boot.
+    assert!(line(&session.run("kubectl describe node gpu-002").stdout(), "  nvidia.com/gpu:").ends_with(" 8"));
+    session.run("sleep 200");
+    session.run("kubectl delete pod train");
+    session.run("kubectl apply -f ~/train.yaml");
+    assert_eq!(
+        session.run("kubectl get pods --no-headers 2>/dev/null || kubectl get pods").stdout().lines().last().unwrap().split_whitespace().nth(2),
+        Some("ContainerCreating")
+    );
+    session.run("sleep 90");
+    let pods = session.run("kubectl get pods -o wide").stdout();
+    assert!(pods.lines().nth(1).unwrap().contains(" 1/1     Running   0 "), "{pods}");
+    assert_eq!(setup.states_met(0, &session.cluster, &baseline), vec!["q".to_string()]);
+    let events = session.run("kubectl describe pod train").stdout();
+    let pulled = line(&events, "  Normal  Pulled ");
+    assert!(pulled.contains("Successfully pulled image \"nvcr.io/nvidia/pytorch:24.05-py3\" in ") && pulled.ends_with("s including waiting)"), "{pulled}");
+}
+
+#[test]
+fn manifests_are_read_as_the_api_server_reads_them() {
+    let (_, mut session) = lab("");
+    let write = |session: &mut Session, text: &str| session.run(&format!("printf '{text}' > p.yaml"));
+    write(&mut session, "apiVersion: v1\\nkind: Pod\\nmetadata:\\n  name: smoke\\nspec:\\n  restartPolicy: Never\\n  containers:\\n  - name: smoke\\n    image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04\\n    command: [nvidia-smi, -L]\\n    resources:\\n      limits:\\n        nvidia.com/gpu: 2\\n");
+    assert_eq!(session.run("kubectl apply -f p.yaml").stdout(), "pod/smoke created\n");
+    assert_eq!(session.run("kubectl apply -f p.yaml").stdout(), "pod/smoke unchanged\n");
+    let again = session.run("kubectl create -f p.yaml");
+    assert_eq!(again.stderr(), "Error from server (AlreadyExists): error when creating \"p.yaml\": pods \"smoke\" already exists\n");
+    session.run("sleep 120");
+    let pods = session.run("kubectl get pods").stdout();
+    assert!(pods.contains("smoke   0/1     Completed   0          2m"), "{pods}");
+    let logs = session.run("kubectl logs smoke").stdout();
+    let lines: Vec<&str> = logs.lines().collect();
+    assert_eq!(lines.len(), 2, "{logs}");
+    assert!(lines[0].starts_with("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-") && lines[1].starts_with("GPU 1: "), "{logs}");
+    write(&mut session, "kind: Pod\\nmetadata:\\n  name: x\\n");
+    assert_eq!(session.run("kubectl apply -f p.yaml").stderr(), "error: error validating \"p.yaml\": error validating data: apiVersion not set; if you choose to ignore these errors, turn validation off with --validate=false\n");
+    write(&mut session, "metadata:\\n  name: x\\n");
+    assert!(session.run("kubectl apply -f p.yaml").stderr().contains("error validating data: [apiVersion not set, kind not set]; if you choose"));
+    write(
+        &mut session,
+        "apiVersion: v1\\nkind: Pod\\nmetadata:\\n  name: x\\nspec:\\n  containers:\\n  - name: x\\n    image: busybox\\n    resource:\\n      limits: {}\\n",
+    );
+    assert_eq!(session.run("kubectl apply -f p.yaml").stderr(), "Error from server (BadRequest): error when creating \"p.yaml\": Pod in version \"v1\" cannot be handled as a Pod: strict decoding error: unknown field \"spec.containers[0].resource\"\n");
+    write(&mut session, "apiVersion: v1\\nkind: Pod\\nmetadata:\\n  name: x\\n  bad: [\\n");
+    assert!(session.run("kubectl apply -f p.yaml").stderr().starts_with("error: error parsing p.yaml: error converting YAML to JSON: yaml: line "));
+    write(&mut session, "apiVersion: v1\\nkind: Pod\\nmetadata:\\n  name: Big_Name\\nspec:\\n  containers:\\n  - name: c\\n    image: busybox\\n");
+    assert!(session
+        .run("kubectl apply -f p.yaml")
+        .stderr()
+        .starts_with("The Pod \"Big_Name\" is invalid: metadata.name: Invalid value: \"Big_Name\": a lowercase RFC 1123 subdomain"));
+    assert_eq!(session.run("kubectl apply -f nothere.yaml").stderr(), "error: the path \"nothere.yaml\" does not exist\n");
+    assert_eq!(session.run("kubectl delete pod ghost").stderr(), "Error from server (NotFound): pods \"ghost\" not found\n");
+    let gone = session.run("kubectl delete -f p.yaml --force");
+    assert!(gone.stderr().starts_with("Warning: Immediate deletion does not wait"));
+}
+
+#[test]
+fn drain_needs_force_for_a_bare_pod() {
+    let (_, mut session) = lab(TRAIN);
+    let refused = session.run("kubectl drain gpu-002 --ignore-daemonsets");
+    assert_eq!(refused.status, 1);
+    assert_eq!(refused.stdout(), "node/gpu-002 cordoned\n");
+    assert_eq!(
+        refused.stderr(),
+        "error: unable to drain node \"gpu-002\" due to error:cannot delete Pods declare no controller (use --force to override): default/train, continuing command...\nThere are pending nodes to be drained:\n gpu-002\ncannot delete Pods declare no controller (use --force to override): default/train\n"
+    );
+    let both = session.run("kubectl drain gpu-002").stderr();
+    assert!(both.starts_with("error: unable to drain node \"gpu-002\" due to error:[cannot delete DaemonSet-managed Pods"), "{both}");
+    let forced = session.run("kubectl drain gpu-002 --ignore-daemonsets --force");
+    assert_eq!(forced.status, 0);
+    assert!(
+        forced.stderr().starts_with("Warning: deleting Pods that declare no controller: default/train; ignoring DaemonSet-managed Pods: gpu-operator/"),
+        "{}",
+        forced.stderr()
+    );
+    assert_eq!(forced.stdout(), "node/gpu-002 already cordoned\nevicting pod default/train\npod/train evicted\nnode/gpu-002 drained\n");
+    assert_eq!(session.run("kubectl get pods").stderr(), "No resources found in default namespace.\n");
+    assert_eq!(session.run("ssh gpu-002 nvidia-smi --query-compute-apps=pid --format=csv,noheader").stdout(), "", "the evicted pod let go of its GPUs");
+}
+
+#[test]
+fn pods_are_the_same_bytes_for_the_same_seed() {
+    let run = || {
+        let (_, mut session) = lab(&format!("{TRAIN}{}", lost_gpu(5)));
+        ["kubectl get pods -A -o wide", "kubectl describe pod train", "kubectl get events -A", "kubectl get pod train -o json"]
+            .map(|line| session.run(line).stdout())
+            .join("")
+    };
+    assert_eq!(run(), run());
+}
