@@ -135,6 +135,11 @@ pub const MAX_PENDING_BATCH_JOBS: usize = 64;
 /// Workloads a lab may declare, and the iterations one may train for: the
 /// job log is walked step by step, so its length is bounded.
 pub const MAX_WORKLOADS: usize = 16;
+/// Pods the cluster holds at once, the lab's and the trainee's: each
+/// change reschedules the pending ones over every node, so their number is
+/// bounded, as a namespace's ResourceQuota on `pods` bounds it (kubectl
+/// apply answers with the quota's refusal).
+pub const MAX_PODS: usize = 64;
 /// Runs of the lab's jobs in one session, relaunches included (each is
 /// walked when its log is read).
 pub const MAX_WORKLOAD_RUNS: usize = 64;

@@ -211,6 +211,10 @@ fn manifests_are_read_as_the_api_server_reads_them() {
     assert_eq!(session.run("kubectl delete pod ghost").stderr(), "Error from server (NotFound): pods \"ghost\" not found\n");
     let gone = session.run("kubectl delete -f p.yaml --force");
     assert!(gone.stderr().starts_with("Warning: Immediate deletion does not wait"));
+    // The namespace's quota bounds how many pods a loop can make.
+    write(&mut session, "apiVersion: v1\\nkind: Pod\\nmetadata:\\n  name: smoke\\nspec:\\n  containers:\\n  - name: smoke\\n    image: busybox\\n    command: [sleep, infinity]\\n");
+    let made = session.run("for i in $(seq 100); do sed \"s/name: smoke/name: s$i/\" p.yaml > q.yaml; kubectl apply -f q.yaml; done 2>&1 | tail -n 1").stdout();
+    assert_eq!(made, "Error from server (Forbidden): error when creating \"q.yaml\": pods \"s100\" is forbidden: exceeded quota: pod-count, requested: pods=1, used: pods=64, limited: pods=64\n");
 }
 
 #[test]

@@ -67,6 +67,10 @@ pub struct Lab {
     /// their data (and digest).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jobs: Option<Box<serde_json::value::RawValue>>,
+    /// The workload pods (`[[pods]]`), as their JSON, for the same reason:
+    /// [`Lab::pods`] reads them, for the engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pods: Option<Box<serde_json::value::RawValue>>,
     pub questions: Vec<QuestionSpec>,
 }
 
@@ -393,6 +397,8 @@ pub struct Setup {
     pub faults: Vec<FaultSpec>,
     #[serde(default)]
     pub jobs: Vec<WorkloadSpec>,
+    #[serde(default)]
+    pub pods: Vec<crate::model::pods::LabPod>,
     /// The questions, of which only `state` and `task` ones carry anything
     /// read here.
     pub questions: Vec<evidence::QuestionProbe>,
@@ -405,7 +411,7 @@ impl Setup {
 
     /// The cluster a trainee with this seed starts from, as [`Lab::instantiate`].
     pub fn instantiate(&self, seed: u64) -> Cluster {
-        instantiate(&self.id, &self.cluster, &self.vars, &self.faults, &self.jobs, seed)
+        instantiate(&self.id, &self.cluster, &self.vars, &self.faults, (&self.jobs, &self.pods), seed)
     }
 
     pub fn first_host(&self) -> &str {
@@ -440,7 +446,14 @@ fn read_stored<L: serde::de::DeserializeOwned>(text: &str) -> Result<L, String> 
 }
 
 /// The cluster of a trainee's variant: built from the seed, faults applied.
-fn instantiate(id: &str, config: &ClusterConfig, vars: &[Var], faults: &[FaultSpec], jobs: &[WorkloadSpec], seed: u64) -> Cluster {
+fn instantiate(
+    id: &str,
+    config: &ClusterConfig,
+    vars: &[Var],
+    faults: &[FaultSpec],
+    (jobs, pods): (&[WorkloadSpec], &[crate::model::pods::LabPod]),
+    seed: u64,
+) -> Cluster {
     let values = template::pick(vars, id, seed);
     let world_seed = Rng::derive(seed, &["lab", id]).next_u64();
     let mut cluster = Cluster::build(config, world_seed);
@@ -450,9 +463,9 @@ fn instantiate(id: &str, config: &ClusterConfig, vars: &[Var], faults: &[FaultSp
     // struck a while before the lab, before its jobs started.
     // With jobs running, every fault strikes at its instant, in order of
     // time, so that a job that ran then shows it from then on.
-    let jobs_run = jobs.iter().any(|job| job.start == crate::model::workload::Start::Running) || config.pods.iter().any(|pod| pod.running);
+    let jobs_run = jobs.iter().any(|job| job.start == crate::model::workload::Start::Running) || pods.iter().any(|pod| pod.running);
     // The lab's pods were applied before any fault struck.
-    cluster.start_lab_pods(&config.pods);
+    cluster.start_lab_pods(pods);
     let mut timed = Vec::new();
     for spec in faults {
         if let Ok(fault) = spec.resolve(&values) {
@@ -554,13 +567,26 @@ impl Lab {
     /// The cluster a trainee with this seed starts from: built, with the
     /// variant's faults applied.
     pub fn instantiate(&self, seed: u64) -> Cluster {
-        instantiate(&self.id, &self.cluster, &self.vars, &self.faults, &self.jobs(), seed)
+        instantiate(&self.id, &self.cluster, &self.vars, &self.faults, (&self.jobs(), &self.pods()), seed)
     }
 
     /// The lab's training jobs (none if their data does not read, which
     /// `clusterlab build` never writes).
     pub fn jobs(&self) -> Vec<WorkloadSpec> {
         self.jobs.as_ref().and_then(|raw| serde_json::from_str(raw.get()).ok()).unwrap_or_default()
+    }
+
+    /// The lab's workload pods (none if their data does not read).
+    pub fn pods(&self) -> Vec<crate::model::pods::LabPod> {
+        self.pods.as_ref().and_then(|raw| serde_json::from_str(raw.get()).ok()).unwrap_or_default()
+    }
+
+    /// Lab data for these pods (None for none).
+    pub fn pods_data(pods: &[crate::model::pods::LabPod]) -> Option<Box<serde_json::value::RawValue>> {
+        if pods.is_empty() {
+            return None;
+        }
+        serde_json::value::to_raw_value(pods).ok()
     }
 
     /// Lab data for these jobs (None for none).

@@ -59,10 +59,6 @@ pub struct ClusterConfig {
     /// their data and write their checkpoints at it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage_gb_per_s: Option<f64>,
-    /// The lab's pods (`[[pods]]`): their manifests in the home directory,
-    /// those `running` applied before the lab began.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pods: Vec<pods::LabPod>,
 }
 
 impl ClusterConfig {
@@ -81,7 +77,6 @@ impl ClusterConfig {
             slurm: None,
             kubernetes: None,
             storage_gb_per_s: None,
-            pods: Vec::new(),
         }
     }
 }
@@ -235,6 +230,8 @@ pub struct Cluster {
     pacer: Option<workload::Pacer>,
     /// The pods the API server holds (`model::pods`).
     pub pods: Vec<pods::Pod>,
+    /// The lab's pods, as `[[pods]]` declared them (their manifests are files).
+    lab_pods: Rc<[pods::LabPod]>,
 }
 
 /// A fault in the cluster, the actions that repair it, and whether one has.
@@ -328,6 +325,7 @@ impl Cluster {
             workload_specs: Vec::new(),
             pacer: None,
             pods: Vec::new(),
+            lab_pods: Rc::new([]),
         }
     }
 
@@ -611,7 +609,7 @@ impl Cluster {
 
     /// The lab's pods, as `[[pods]]` declared them (their manifests are files).
     pub fn lab_pods(&self) -> &[pods::LabPod] {
-        &self.config.pods
+        &self.lab_pods
     }
 
     /// Every change applied so far, with the simulated time it was made at.
@@ -651,6 +649,7 @@ impl Cluster {
             workload_specs: self.workload_specs.clone(),
             pacer: self.pacer,
             pods: self.pods.iter().filter(|p| p.binding.as_ref().is_some_and(|b| hostnames.contains(&b.node.as_str()))).cloned().collect(),
+            lab_pods: self.lab_pods.clone(),
         }
     }
 }

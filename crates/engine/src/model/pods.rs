@@ -134,7 +134,6 @@ pub const LAB_PODS_BEFORE_S: i64 = 5 * 3600;
 /// was applied five hours before the lab began.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LabPod {
-    #[serde(flatten)]
     pub spec: PodSpec,
     #[serde(default)]
     pub running: bool,
@@ -575,6 +574,7 @@ impl Cluster {
 
     /// The lab's pods: those running were applied before the lab.
     pub fn start_lab_pods(&mut self, pods: &[LabPod]) {
+        self.lab_pods = pods.into();
         let at = self.started_at - LAB_PODS_BEFORE_S;
         for pod in pods.iter().filter(|p| p.running) {
             self.pods.push(Pod { spec: pod.spec.clone(), created: at, binding: None });

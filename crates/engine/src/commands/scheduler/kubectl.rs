@@ -675,18 +675,23 @@ fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
     l.push("  memory\t0 (0%)\t0 (0%)".into());
     l.push("  ephemeral-storage\t0 (0%)\t0 (0%)".into());
     l.push(format!("  nvidia.com/gpu\t{gpus_requested}\t{gpus_requested}"));
-    let events = node_events(cluster, node);
-    if events.is_empty() {
-        l.push("Events:\t<none>".into());
-    } else {
-        l.push("Events:".into());
-        l.push("  Type\tReason\tAge\tFrom\tMessage".into());
-        l.push("  ----\t------\t----\t----\t-------".into());
-        for event in events {
-            l.push(format!("  {}\t{}\t{}\t{}\t{}", event.kind, event.reason, age(now - event.at), event.source, event.message));
-        }
-    }
+    let events: Vec<[String; 5]> =
+        node_events(cluster, node).into_iter().map(|e| [e.kind.to_string(), e.reason.to_string(), age(now - e.at), e.source.to_string(), e.message]).collect();
+    events_table(&mut l, events);
     align(&l, 2, 0)
+}
+
+/// `describe`'s last section: `Events:  <none>`, or its table (type,
+/// reason, age, source, message).
+pub(super) fn events_table(lines: &mut Vec<String>, events: Vec<[String; 5]>) {
+    if events.is_empty() {
+        lines.push("Events:\t<none>".into());
+        return;
+    }
+    lines.push("Events:".into());
+    lines.push("  Type\tReason\tAge\tFrom\tMessage".into());
+    lines.push("  ----\t------\t----\t----\t-------".into());
+    lines.extend(events.into_iter().map(|cells| format!("  {}", cells.join("\t"))));
 }
 
 /// An event the API server keeps about a node.
@@ -1371,6 +1376,12 @@ fn describe(cluster: &Cluster, o: &Opts) -> Output {
                     Some(pod) => vec![*pod],
                     None => listed.iter().filter(|p| p.spec.name.starts_with(name.as_str())).copied().collect(),
                 };
+                if matching.is_empty() && namespace == NS && pods(cluster).iter().any(|p| p.name.starts_with(name.as_str())) {
+                    return Output::error(
+                        format!("kubectl describe pod: the GPU Operator's pods are not emulated in full; try kubectl get pod {name} -n {NS} -o yaml, or kubectl logs -n {NS} POD\n"),
+                        1,
+                    );
+                }
                 if matching.is_empty() {
                     return not_found("pods", name);
                 }

@@ -11,6 +11,7 @@
 use super::kubectl_print::{object, Value};
 use crate::commands::monitoring::yaml::{self, Yaml};
 use crate::commands::Output;
+use crate::limits::MAX_PODS;
 use crate::model::change::Change;
 use crate::model::pods::{Ending, Pod, PodSpec, PodState, Program, RestartPolicy, Run, Toleration};
 use crate::model::time::{iso_utc, EpochSeconds};
@@ -134,17 +135,14 @@ fn devices(node: Option<&Yaml>) -> Result<Option<u32>, String> {
 /// kubectl before it) refuses it. `source` names the file in messages.
 pub(super) fn pod_spec(doc: &Yaml, source: &str, namespace: &str) -> Result<PodSpec, String> {
     let validating = |what: &str| {
-        format!("error: error validating \"{source}\": error validating data: {what} not set; if you choose to ignore these errors, turn validation off with --validate=false\n")
+        format!("error: error validating \"{source}\": error validating data: {what}; if you choose to ignore these errors, turn validation off with --validate=false\n")
     };
     let api = field(doc, "apiVersion").and_then(scalar);
     let kind = field(doc, "kind").and_then(scalar);
     match (api, kind) {
-        (None, None) => {
-            return Err(validating("[apiVersion not set, kind not set]")
-                .replace("data: [apiVersion not set, kind not set] not set", "data: [apiVersion not set, kind not set]"))
-        }
-        (None, _) => return Err(validating("apiVersion")),
-        (_, None) => return Err(validating("kind")),
+        (None, None) => return Err(validating("[apiVersion not set, kind not set]")),
+        (None, _) => return Err(validating("apiVersion not set")),
+        (_, None) => return Err(validating("kind not set")),
         (Some("v1"), Some("Pod")) => {}
         (Some(api), Some(kind)) => {
             return Err(format!("error: kubectl apply: a {kind} ({api}) is not emulated; ClusterLab's Kubernetes runs Pods (apiVersion: v1, kind: Pod)\n"))
@@ -597,7 +595,12 @@ pub(super) fn apply(cluster: &Cluster, host: &str, inputs: &[(String, Result<Str
                 continue;
             }
             let change = || Change::ApplyPod { node: host.to_string(), pod: spec.clone() };
+            let used = cluster.pods.len() + out.changes.len();
             match cluster.pod(&spec.namespace, name) {
+                None if used >= MAX_PODS => {
+                    out.stderr += &format!("Error from server (Forbidden): error when creating \"{file}\": pods \"{name}\" is forbidden: exceeded quota: pod-count, requested: pods=1, used: pods={used}, limited: pods={MAX_PODS}\n");
+                    out.status = 1;
+                }
                 None => {
                     out.stdout += &format!("pod/{name} created\n");
                     out.changes.push(change());
@@ -876,16 +879,10 @@ pub(super) fn describe(cluster: &Cluster, pod: &Pod, age: &dyn Fn(i64) -> String
     for (at, toleration) in tolerations.iter().enumerate() {
         l.push(format!("{}\t{toleration}", if at == 0 { "Tolerations:" } else { "" }));
     }
-    let events = pod_events(cluster, pod);
-    if events.is_empty() {
-        l.push("Events:\t<none>".into());
-    } else {
-        l.push("Events:".into());
-        l.push("  Type\tReason\tAge\tFrom\tMessage".into());
-        l.push("  ----\t------\t----\t----\t-------".into());
-        for event in &events {
-            l.push(format!("  {}\t{}\t{}\t{}\t{}", event.kind, event.reason, event_age(cluster.now, event, age), event.source, event.message));
-        }
-    }
+    let events: Vec<[String; 5]> = pod_events(cluster, pod)
+        .into_iter()
+        .map(|e| [e.kind.to_string(), e.reason.to_string(), event_age(cluster.now, &e, age), e.source.to_string(), e.message])
+        .collect();
+    super::kubectl::events_table(&mut l, events);
     l
 }

@@ -368,12 +368,12 @@ fn assemble(
             slurm: cluster.slurm.map(Spanned::into_inner),
             kubernetes: cluster.kubernetes.map(Spanned::into_inner),
             storage_gb_per_s: cluster.storage_gb_per_s.map(Spanned::into_inner),
-            pods,
             ..ClusterConfig::new(preset, hostnames)
         },
         vars,
         faults,
         jobs: Lab::jobs_data(&jobs),
+        pods: Lab::pods_data(&pods),
         questions,
     };
     Compiled { lab, map, solution }

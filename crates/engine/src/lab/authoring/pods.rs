@@ -8,7 +8,8 @@ use super::file::{PodTable, Spanned};
 use crate::model::pods::{LabPod, PodSpec, RestartPolicy};
 use crate::model::preset::Preset;
 
-/// As many pods as jobs: the scheduler's work per change stays small.
+/// As many pods as jobs: the trainee's have room under the cluster's quota
+/// (`limits::MAX_PODS`).
 pub const MAX_PODS: usize = crate::limits::MAX_WORKLOADS;
 
 /// The checked pods; a pod with a problem is reported and left out.
