@@ -242,6 +242,27 @@ fn drain_needs_force_for_a_bare_pod() {
 }
 
 #[test]
+fn exec_runs_in_the_containers_view_of_its_node() {
+    let (_, mut session) = lab(&TRAIN.replace("gpus = 8", "gpus = 2"));
+    let listed = session.run("kubectl exec train -- nvidia-smi -L").stdout();
+    assert_eq!(listed.lines().count(), 2, "only the pod's GPUs, numbered from 0: {listed}");
+    let host = session.run("ssh gpu-002 nvidia-smi -L").stdout();
+    assert_eq!(listed.lines().next().unwrap(), host.lines().next().unwrap(), "the lowest-numbered free GPUs, as they are");
+    assert_eq!(session.run("kubectl exec -it train -- hostname").stdout(), "train\n");
+    let apps = session.run("kubectl exec train -- nvidia-smi --query-compute-apps=pid --format=csv,noheader");
+    assert_eq!((apps.status, apps.stdout()), (0, String::new()), "the host's processes are not the container's");
+    let missing = session.run("kubectl exec train -- ls /nothere");
+    assert_eq!(missing.status, 2);
+    assert!(missing.stderr().ends_with("command terminated with exit code 2\n"), "{}", missing.stderr());
+    let unknown = session.run("kubectl exec train -- frobnicate");
+    assert_eq!(unknown.status, 126);
+    assert!(unknown.stderr().starts_with(
+        "OCI runtime exec failed: exec failed: unable to start container process: exec: \"frobnicate\": executable file not found in $PATH: unknown\n"
+    ));
+    assert_eq!(session.run("kubectl exec train").stderr(), "error: you must specify at least one command for the container\n");
+}
+
+#[test]
 fn pods_are_the_same_bytes_for_the_same_seed() {
     let run = || {
         let (_, mut session) = lab(&format!("{TRAIN}{}", lost_gpu(5)));

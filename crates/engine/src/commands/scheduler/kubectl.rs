@@ -19,7 +19,8 @@
 //!
 //! Workload pods (`kubectl_pods`, over `model::pods`): `apply -f`/`create -f`
 //! of a Pod manifest, `delete`, `get pods` with them, `describe pod`, `logs`
-//! (`-p`); `drain` refuses them without `--force` (they declare no
+//! (`-p`), `exec` (a command in the container's view of its node); `drain`
+//! refuses them without `--force` (they declare no
 //! controller) and evicts them with it. A node's allocatable
 //! `nvidia.com/gpu` is 0 while its device plugin is down.
 //!
@@ -58,7 +59,7 @@ pub struct Kubectl;
 static SIGNATURE: Signature = Signature {
     name: "kubectl",
     summary: "view and cordon the cluster's nodes and GPU Operator pods through Kubernetes",
-    usage: "kubectl get nodes|pods|namespaces|events [NAME] [-n NS|-A] [-o wide|name|json|yaml|jsonpath=...|go-template=...|custom-columns=...]\n       kubectl describe node|pod [NAME]\n       kubectl apply|create -f FILE\n       kubectl delete pod NAME | -f FILE [--force]\n       kubectl logs [-n NS] POD [-p] [--tail N]\n       kubectl version [--client]\n       kubectl cordon|uncordon|drain NODE [--ignore-daemonsets] [--delete-emptydir-data] [--force]",
+    usage: "kubectl get nodes|pods|namespaces|events [NAME] [-n NS|-A] [-o wide|name|json|yaml|jsonpath=...|go-template=...|custom-columns=...]\n       kubectl describe node|pod [NAME]\n       kubectl apply|create -f FILE\n       kubectl delete pod NAME | -f FILE [--force]\n       kubectl logs [-n NS] POD [-p] [--tail N]\n       kubectl exec [-it] POD -- COMMAND [ARGS...]\n       kubectl version [--client]\n       kubectl cordon|uncordon|drain NODE [--ignore-daemonsets] [--delete-emptydir-data] [--force]",
     flags: &[
         Flag { short: Some('n'), long: Some("namespace"), value: Some("NS"), help: "the namespace" },
         Flag { short: Some('A'), long: Some("all-namespaces"), value: None, help: "every namespace" },
@@ -70,6 +71,8 @@ static SIGNATURE: Signature = Signature {
         Flag { short: Some('p'), long: Some("previous"), value: None, help: "logs: the previous container" },
         Flag { short: Some('f'), long: Some("filename"), value: Some("FILE"), help: "apply, create, delete: the manifest (- reads standard input)" },
         Flag { short: None, long: Some("force"), value: None, help: "drain: delete pods that declare no controller; delete: at once" },
+        Flag { short: Some('i'), long: Some("stdin"), value: None, help: "exec: pass standard input to the container" },
+        Flag { short: Some('t'), long: Some("tty"), value: None, help: "exec: a terminal for the container" },
     ],
     examples: &[
         Example { command: "kubectl get nodes -o wide", description: "every node's status (NotReady, SchedulingDisabled)" },
@@ -77,6 +80,7 @@ static SIGNATURE: Signature = Signature {
         Example { command: "kubectl version", description: "the client's and the cluster's Kubernetes releases" },
         Example { command: "kubectl apply -f pod.yaml", description: "create the Pod a manifest describes" },
         Example { command: "kubectl describe pod NAME", description: "a pod's containers, conditions and events (FailedScheduling, BackOff)" },
+        Example { command: "kubectl exec NAME -- nvidia-smi -L", description: "the GPUs a pod's container sees" },
         Example {
             command: "kubectl get nodes -o custom-columns=NAME:.metadata.name,GPUS:.status.allocatable.nvidia\\.com/gpu",
             description: "the GPUs each node offers to pods",
@@ -837,6 +841,8 @@ struct Opts {
     force: bool,
     /// `logs -p`.
     previous: bool,
+    /// `exec POD -- COMMAND...`: what follows `--`.
+    command: Option<Vec<String>>,
 }
 
 fn parse(args: &[String]) -> Result<Opts, Output> {
@@ -844,6 +850,10 @@ fn parse(args: &[String]) -> Result<Opts, Output> {
     let mut rest = args.iter();
     let usage = |message: String| Output::error(format!("error: {message}\nSee 'kubectl --help' for usage.\n"), 1);
     while let Some(arg) = rest.next() {
+        if arg == "--" {
+            o.command = Some(rest.by_ref().cloned().collect());
+            break;
+        }
         let (name, inline) = match arg.split_once('=') {
             Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
             _ => (arg.as_str(), None),
@@ -902,6 +912,8 @@ fn parse(args: &[String]) -> Result<Opts, Output> {
             | "--since"
             | "--delete-emptydir-data"
             | "--delete-local-data"
+            | "--stdin"
+            | "--tty"
             | "-f"
             | "--follow"
             | "-w"
@@ -909,7 +921,7 @@ fn parse(args: &[String]) -> Result<Opts, Output> {
             "-" => o.words.push(arg.clone()),
             _ if name.starts_with("--") => return Err(usage(format!("unknown flag: {name}"))),
             _ if name.starts_with('-') => {
-                let bad = name[1..].chars().find(|c| !"Apfw".contains(*c)).unwrap_or('-');
+                let bad = name[1..].chars().find(|c| !"Apfwit".contains(*c)).unwrap_or('-');
                 if bad != '-' {
                     return Err(usage(format!("unknown shorthand flag: '{bad}' in {name}")));
                 }
@@ -1332,6 +1344,7 @@ impl Command for Kubectl {
             "version" => version(cluster, &o),
             "cordon" | "uncordon" | "drain" => act(cluster, &o, verb),
             "logs" => logs(cluster, &o),
+            "exec" => exec(invocation, &o),
             "apply" | "create" => manifests(invocation, &o, verb == "create"),
             "delete" => delete(invocation, &o),
             "describe" => describe(cluster, &o),
@@ -1404,6 +1417,75 @@ fn describe(cluster: &Cluster, o: &Opts) -> Output {
         None => return Output::error(format!("error: the server doesn't have a resource type \"{resource}\"\n"), 1),
     }
     Output::ok(out)
+}
+
+/// `kubectl exec POD [-c C] -- COMMAND...`: the command runs in the pod's
+/// container, which sees the node through its own namespaces: its hostname
+/// is the pod's, its GPUs only those the pod was given (numbered from 0, on
+/// their own bus ids), no other process's. What it changes stays in the
+/// container.
+fn exec(invocation: &Invocation, o: &Opts) -> Output {
+    let cluster = invocation.cluster;
+    let usage = || Output::error("error: you must specify at least one command for the container\n", 1);
+    let Some(name) = o.words.get(1) else {
+        return Output::error("error: expected 'exec (POD | TYPE/NAME) [-c CONTAINER] [flags] -- COMMAND [args...]'.\nPOD or TYPE/NAME is a required argument for the exec command\nSee 'kubectl exec -h' for help and examples\n", 1);
+    };
+    // The old form, words after the pod without `--`, still runs (deprecated).
+    let (argv, deprecated) = match &o.command {
+        Some(argv) => (argv.clone(), false),
+        None => (o.words[2..].to_vec(), true),
+    };
+    if argv.is_empty() {
+        return usage();
+    }
+    let name = name.strip_prefix("pod/").unwrap_or(name);
+    let namespace = o.namespace.as_deref().unwrap_or("default");
+    let Some(pod) = cluster.pod(namespace, name) else {
+        return not_found("pods", name);
+    };
+    let state = cluster.pod_state(pod);
+    if matches!(state.phase, "Succeeded" | "Failed") {
+        return Output::error(format!("error: cannot exec into a container in a completed pod; current phase is {}\n", state.phase), 1);
+    }
+    let running = state.runs.last().is_some_and(|r| r.ended.is_none());
+    let Some(binding) = pod.binding.as_ref().filter(|_| running) else {
+        return Output::error(format!("error: unable to upgrade connection: container not found (\"{}\")\n", pod.spec.container), 1);
+    };
+    let mut view = cluster.subset(&[binding.node.as_str()]);
+    if let Some(node) = view.node_mut(&binding.node) {
+        node.hostname = pod.spec.name.clone();
+        node.gpus.retain(|gpu| binding.gpus.contains(&gpu.index));
+        for (at, gpu) in node.gpus.iter_mut().enumerate() {
+            gpu.index = at as u32;
+            gpu.processes.clear();
+        }
+    }
+    let call = crate::commands::Call { cluster: &view, host: &pod.spec.name, env: None, stdin: invocation.stdin };
+    let mut out = match invocation.runner.run_program(call, &argv) {
+        Some(out) => out,
+        // The image has its Python, which the emulator does not run.
+        None if matches!(argv[0].rsplit('/').next(), Some("python" | "python3" | "pip" | "torchrun")) => {
+            return Output::error(format!("kubectl exec: {} in a container is not emulated; try nvidia-smi, env, ls or cat\n", argv[0]), 1);
+        }
+        None => {
+            let message = format!(
+                "OCI runtime exec failed: exec failed: unable to start container process: exec: \"{}\": executable file not found in $PATH: unknown\n",
+                argv[0]
+            );
+            Output { stderr: message, status: 126, ..Output::default() }
+        }
+    };
+    out.changes.clear();
+    if out.status != 0 {
+        out.stderr += &format!("command terminated with exit code {}\n", out.status);
+    }
+    if deprecated {
+        out.stderr.insert_str(
+            0,
+            "kubectl exec [POD] [COMMAND] is DEPRECATED and will be removed in a future version. Use kubectl exec [POD] -- [COMMAND] instead.\n",
+        );
+    }
+    out
 }
 
 /// The manifests `-f` names, read from the node's files (`-` reads standard input).
