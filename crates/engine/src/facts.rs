@@ -427,6 +427,11 @@ fn observe_pod(cluster: &Cluster, name: &str) -> Observed {
         .node(&binding.node)
         .is_some_and(|node| binding.gpus.iter().all(|g| node.gpu(*g).is_some_and(|gpu| gpu.health == crate::model::GpuHealth::Healthy && !gpu.needs_reset)));
     let running = state.status == "Running" && state.ready && gpus_ok;
+    // The lab's pod as it asked: a request cut down to fit does not count.
+    let asked = cluster.lab_pods().iter().find(|p| p.spec.name == name).map_or(0, |p| p.spec.gpus);
+    if running && pod.spec.gpus < asked {
+        return seen(false, format!("pod {name} runs with {} GPUs, not the {asked} it asks for", pod.spec.gpus));
+    }
     seen(running, format!("pod {name} is {} on {}", state.status, binding.node))
 }
 

@@ -176,6 +176,24 @@ fn a_repaired_gpu_and_a_new_pod_run_again() {
 }
 
 #[test]
+fn after_a_repair_the_device_plugin_offers_the_gpus_at_its_next_restart() {
+    let (_, mut session) = lab("[[faults]]\nkind = \"gpu-xid\"\nnode = \"gpu-002\"\ngpu = 2\nxid = 119\n");
+    let allocatable = |session: &mut Session| session.run("kubectl get node gpu-002 -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}'").stdout();
+    let plugin = |session: &mut Session| session.run("kubectl get pods -n gpu-operator | grep device-plugin | grep -v ' 1/1 .* 0 '").stdout();
+    assert_eq!(allocatable(&mut session), "0");
+    let reset =
+        session.run("ssh gpu-002 'sudo systemctl stop dcgm-exporter nvidia-dcgm && sudo nvidia-smi -r -i 2 && sudo systemctl start nvidia-dcgm dcgm-exporter'");
+    assert_eq!(reset.status, 0, "{}", reset.stderr());
+    // The plugin is still in its back-off: nothing offered yet.
+    assert_eq!(allocatable(&mut session), "0");
+    assert!(plugin(&mut session).contains("   0/1     CrashLoopBackOff   "), "{}", plugin(&mut session));
+    session.run("sleep 310");
+    assert_eq!(allocatable(&mut session), "8");
+    let row = plugin(&mut session);
+    assert!(row.contains("   1/1     Running   "), "running again, its restarts kept: {row}");
+}
+
+#[test]
 fn manifests_are_read_as_the_api_server_reads_them() {
     let (_, mut session) = lab("");
     let write = |session: &mut Session, text: &str| session.run(&format!("printf '{text}' > p.yaml"));
@@ -239,6 +257,17 @@ fn drain_needs_force_for_a_bare_pod() {
     assert_eq!(forced.stdout(), "node/gpu-002 already cordoned\nevicting pod default/train\npod/train evicted\nnode/gpu-002 drained\n");
     assert_eq!(session.run("kubectl get pods").stderr(), "No resources found in default namespace.\n");
     assert_eq!(session.run("ssh gpu-002 nvidia-smi --query-compute-apps=pid --format=csv,noheader").stdout(), "", "the evicted pod let go of its GPUs");
+}
+
+#[test]
+fn a_pod_cut_down_to_fit_is_not_the_pod_the_lab_asks_for() {
+    let (lab, mut session) =
+        lab(&format!("{TRAIN}[[questions]]\nid = \"q\"\ntype = \"state\"\nprompt = \"p\"\nexpect = [{{ pod = \"train\", running = true }}]\n"));
+    let setup = Setup::from_json(&lab.to_json()).unwrap();
+    assert_eq!(setup.states_met(0, &session.cluster, &Baseline::default()), vec!["q".to_string()]);
+    session.run("kubectl delete pod train; sed 's/nvidia.com\\/gpu: 8/nvidia.com\\/gpu: 1/' ~/train.yaml > small.yaml; kubectl apply -f small.yaml; sleep 120");
+    assert!(session.run("kubectl get pods").stdout().contains(" 1/1     Running "));
+    assert!(setup.states_met(0, &session.cluster, &Baseline::default()).is_empty(), "one GPU is not the eight it asks for");
 }
 
 #[test]

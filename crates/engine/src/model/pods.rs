@@ -270,16 +270,102 @@ pub fn plugin_runs(node: &Node) -> bool {
 
 /// The node's `nvidia.com/gpu` as the kubelet posts it: (capacity,
 /// allocatable). With the device plugin down its devices are unhealthy
-/// (allocatable 0) and, after the grace period, gone from capacity too.
+/// (allocatable 0) and, after the grace period, gone from capacity too;
+/// they come back when the plugin registers again.
 pub fn gpu_resources(cluster: &Cluster, node: &Node) -> (usize, usize) {
-    if plugin_runs(node) {
-        // After a boot, nothing is allocatable until the plugin registers.
-        let registered = cluster.now >= node.booted_at + PLUGIN_AFTER_BOOT_S;
-        return (node.gpus.len(), if registered { node.gpus.len() } else { 0 });
+    let plugin = device_plugin(cluster, node);
+    match plugin.registered {
+        Some(at) if at <= cluster.now => (node.gpus.len(), node.gpus.len()),
+        // Down since a GPU failed: gone from capacity after the grace period.
+        None if cluster.now - plugin.failing_since.unwrap_or(cluster.now) >= PLUGIN_GRACE_S => (0, 0),
+        _ => (node.gpus.len(), 0),
     }
-    let down_since = plugin_down_since(cluster, node);
-    let capacity = if cluster.now - down_since >= PLUGIN_GRACE_S { 0 } else { node.gpus.len() };
-    (capacity, 0)
+}
+
+/// How long the device plugin runs before it fails on a GPU it cannot open
+/// (its log's last line).
+pub const PLUGIN_RUN_S: i64 = 3;
+
+/// The kubelet's restarts of a container that keeps failing, `seconds`
+/// after its first failure: one at once, then after 10 s doubling to 300 s;
+/// and how long after the first failure the last of them came.
+pub fn back_off(seconds: i64) -> (u64, i64) {
+    let (mut n, mut spent, mut delay) = (1, 0, BACK_OFF_START_S);
+    while spent + delay <= seconds {
+        n += 1;
+        spent += delay;
+        delay = (delay * 2).min(BACK_OFF_MAX_S);
+    }
+    (n, spent)
+}
+
+/// The GPU Operator's device plugin on a node, as the kubelet runs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DevicePlugin {
+    /// Its restarts since it first failed on a GPU.
+    pub restarts: u64,
+    /// When its container last crashed.
+    pub last_crash: Option<EpochSeconds>,
+    /// Failing now: since when (None while it runs).
+    pub failing_since: Option<EpochSeconds>,
+    /// When it (last) registered its GPUs with the kubelet; None while it fails.
+    pub registered: Option<EpochSeconds>,
+}
+
+/// The device plugin on `node`: its pod starts [`PLUGIN_AFTER_BOOT_S`]
+/// after boot; while a GPU of the node fails it crashes at each start and
+/// the kubelet restarts it on its back-off, so after a repair it runs
+/// again only at its next restart.
+pub fn device_plugin(cluster: &Cluster, node: &Node) -> DevicePlugin {
+    let pod_start = node.booted_at + PLUGIN_AFTER_BOOT_S;
+    let fault = plugin_down_since(cluster, node).max(pod_start);
+    if !plugin_runs(node) {
+        let (restarts, spent) = back_off(cluster.now - fault);
+        return DevicePlugin { restarts, last_crash: Some((fault + spent + PLUGIN_RUN_S).min(cluster.now)), failing_since: Some(fault), registered: None };
+    }
+    // Healthy now: repaired at the last change that left the node's GPUs
+    // answering, after they had not been; it runs again at the restart after that.
+    let states = cluster.states();
+    let (mut repaired, mut failed_from) = (None, None);
+    let mut was_faulty = false;
+    let mut from = EpochSeconds::MIN;
+    for (until, nodes) in &states {
+        let faulty = nodes.iter().find(|n| n.hostname == node.hostname).is_some_and(|n| !plugin_runs(n));
+        if faulty && !was_faulty {
+            failed_from = Some(from);
+        }
+        if was_faulty && !faulty {
+            repaired = Some(from);
+        }
+        was_faulty = faulty;
+        from = *until;
+    }
+    let fault = failed_from.map_or(fault, |at| at.max(pod_start));
+    match repaired.filter(|r| *r > pod_start && fault < *r) {
+        Some(repaired) => {
+            // The starts before the repair failed; the next one runs.
+            let (failed, last_failed) = back_off(repaired - fault - 1);
+            let runs = fault + start_offset(failed);
+            let last_crash = Some((fault + last_failed + PLUGIN_RUN_S).min(cluster.now));
+            if runs > cluster.now {
+                // Waiting out its back-off still.
+                return DevicePlugin { restarts: failed, last_crash, failing_since: Some(fault), registered: None };
+            }
+            DevicePlugin { restarts: failed + 1, last_crash, failing_since: None, registered: Some(runs + PLUGIN_RUN_S) }
+        }
+        None => DevicePlugin { restarts: 0, last_crash: None, failing_since: None, registered: Some(pod_start) },
+    }
+}
+
+/// How long after its first failure the kubelet makes a failing
+/// container's start number `k` (0: at once).
+fn start_offset(k: u64) -> i64 {
+    let (mut at, mut delay) = (0, BACK_OFF_START_S);
+    for _ in 0..k.min(10_000) {
+        at += delay;
+        delay = (delay * 2).min(BACK_OFF_MAX_S);
+    }
+    at
 }
 
 /// When the node's device plugin stopped: its last kernel warning or error
@@ -403,7 +489,7 @@ impl Cluster {
     /// The cluster's states over time: (until, nodes), the last one the
     /// present; each era's end at most the next one's (a fault applied
     /// earlier in the lab's file may have struck later).
-    fn states(&self) -> Vec<(EpochSeconds, &[Rc<Node>])> {
+    pub(crate) fn states(&self) -> Vec<(EpochSeconds, &[Rc<Node>])> {
         let mut states: Vec<(EpochSeconds, &[Rc<Node>])> = Vec::with_capacity(self.eras.len() + 1);
         let mut until = EpochSeconds::MAX;
         for (end, nodes) in self.eras.iter().rev() {

@@ -130,6 +130,8 @@ struct Pod {
     /// When the container last crashed, if it has restarted.
     last_crash: Option<EpochSeconds>,
     since: EpochSeconds,
+    /// When its container (last) started.
+    started: EpochSeconds,
     node: usize,
     daemonset: bool,
 }
@@ -166,24 +168,10 @@ fn lost_at(cluster: &Cluster, node: &Node) -> EpochSeconds {
     }
 }
 
-fn gpu_fault(node: &Node) -> bool {
-    !crate::model::pods::plugin_runs(node)
-}
-
 /// The device plugin's restarts: one at once, then after 10 s doubling to 300 s.
+#[cfg(test)]
 fn restarts(seconds: i64) -> u64 {
-    back_off(seconds).0
-}
-
-/// The restarts within `seconds` of the first failure, and when the last one was.
-fn back_off(seconds: i64) -> (u64, i64) {
-    let (mut n, mut spent, mut delay) = (1, 0, 10);
-    while spent + delay <= seconds {
-        n += 1;
-        spent += delay;
-        delay = (delay * 2).min(300);
-    }
-    (n, spent)
+    crate::model::pods::back_off(seconds).0
 }
 
 fn pods(cluster: &Cluster) -> Vec<Pod> {
@@ -197,14 +185,19 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
                 restarts: 0,
                 last_crash: None,
                 since: node.booted_at + delay,
+                started: node.booted_at + delay,
                 node: index,
                 daemonset: true,
             };
-            if ds == PLUGIN && gpu_fault(node) {
-                let start = crate::model::pods::plugin_down_since(cluster, node).max(pod.since);
-                pod.restarts = restarts(cluster.now - start);
-                pod.last_crash = Some(last_crash(start, cluster.now));
-                (pod.ready, pod.status) = (false, "CrashLoopBackOff");
+            if ds == PLUGIN {
+                let plugin = crate::model::pods::device_plugin(cluster, node);
+                (pod.restarts, pod.last_crash) = (plugin.restarts, plugin.last_crash);
+                match plugin.registered {
+                    None => (pod.ready, pod.status) = (false, "CrashLoopBackOff"),
+                    // Started again after a repair: running since then.
+                    Some(at) if plugin.restarts > 0 => pod.started = pod.started.max(at - PLUGIN_RUN_S),
+                    Some(_) => {}
+                }
             }
             pods.push(pod);
         }
@@ -225,6 +218,7 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
                     restarts: 0,
                     last_crash: None,
                     since,
+                    started: since,
                     node: index,
                     daemonset: false,
                 });
@@ -242,6 +236,7 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
                         restarts: 0,
                         last_crash: None,
                         since: first.booted_at + 60,
+                        started: first.booted_at + 60,
                         node: 0,
                         daemonset: false,
                     });
@@ -256,14 +251,7 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
     pods
 }
 
-/// How long the device plugin runs before it fails (its log's last line).
-const PLUGIN_RUN_S: i64 = 3;
-
-/// When the device plugin's container last crashed: a few seconds after its
-/// last restart on `restarts`' back-off (at most now).
-fn last_crash(start: EpochSeconds, now: EpochSeconds) -> EpochSeconds {
-    (start + back_off(now - start).1 + PLUGIN_RUN_S).min(now)
-}
+use crate::model::pods::PLUGIN_RUN_S;
 
 /// The RESTARTS cell: from 1.22 the count and how long ago the container last ended.
 fn restarts_cell(cluster: &Cluster, pod: &Pod) -> String {
@@ -527,7 +515,7 @@ fn pod_object(cluster: &Cluster, pod: &Pod, at: usize) -> Value {
         let message = format!("back-off 5m0s restarting failed container={app} pod={}_{NS}({uid})", pod.name);
         object([("waiting", object([("message", message.into()), ("reason", "CrashLoopBackOff".into())]))])
     } else {
-        object([("running", object([("startedAt", iso_utc(pod.since).into())]))])
+        object([("running", object([("startedAt", iso_utc(pod.started).into())]))])
     };
     let mut container =
         object([("name", app.into()), ("ready", pod.ready.into()), ("restartCount", pod.restarts.into()), ("started", pod.ready.into()), ("state", state)]);
@@ -793,7 +781,7 @@ fn none_found(all: bool, namespace: &str) -> Output {
 
 /// Device-plugin log lines (klog format), with the error on a faulty node.
 fn plugin_log(cluster: &Cluster, node: &Node, pod: &Pod) -> String {
-    let started = if pod.status == "CrashLoopBackOff" { cluster.now - 30 } else { pod.since + 2 };
+    let started = if pod.status == "CrashLoopBackOff" { cluster.now - 30 } else { pod.started + 2 };
     let c = crate::model::time::civil(started);
     let mut rng = Rng::derive(cluster.seed, &[&pod.name, "log"]);
     let mut micros = rng.range_u64(0, 800_000);
