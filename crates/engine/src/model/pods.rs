@@ -430,8 +430,8 @@ impl Cluster {
         held
     }
 
-    /// Why `spec` fits no node now, per node (None: it fits `Some(node)`).
-    /// The reasons are kube-scheduler's filters', in its order.
+    /// The node `spec` fits now (the first by name), or the reason each
+    /// node refuses it, in kube-scheduler's words.
     pub fn placement(&self, spec: &PodSpec) -> Result<String, Vec<&'static str>> {
         let mut reasons = Vec::new();
         for node in &self.nodes {
@@ -479,8 +479,9 @@ impl Cluster {
             let held = self.gpus_held(&host);
             let Some(node) = self.node(&host) else { continue };
             let gpus: Vec<u32> = node.gpus.iter().map(|g| g.index).filter(|g| !held.contains(g)).take(self.pods[index].spec.gpus as usize).collect();
-            // Found as the clock moved: bound when its node could first take it.
-            let ready = if self.pods[index].spec.gpus > 0 { node.booted_at + PLUGIN_AFTER_BOOT_S } else { node.booted_at + KUBELET_AFTER_BOOT_S };
+            // Found as the clock moved: bound when its node could first take
+            // it (its kubelet up; for GPUs, its device plugin registered).
+            let ready = if self.pods[index].spec.gpus > 0 { device_plugin(self, node).registered.unwrap_or(at) } else { node.booted_at + KUBELET_AFTER_BOOT_S };
             let bound = at.min(ready.max(self.pods[index].created)).max(self.pods[index].created);
             self.pods[index].binding = Some(Binding { node: host, at: bound, gpus });
         }
