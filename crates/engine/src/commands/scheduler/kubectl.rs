@@ -20,9 +20,9 @@
 //! Workload pods (`kubectl_pods`, over `model::pods`): `apply -f`/`create -f`
 //! of a Pod manifest, `delete`, `get pods` with them, `describe pod`, `logs`
 //! (`-p`), `exec` (a command in the container's view of its node); `drain`
-//! refuses them without `--force` (they declare no
-//! controller) and evicts them with it. A node's allocatable
-//! `nvidia.com/gpu` is 0 while its device plugin is down.
+//! refuses them without `--force` (they declare no controller) and evicts
+//! them with it. A node's allocatable `nvidia.com/gpu` is 0 while its device
+//! plugin is down, until it registers again.
 //!
 //! Events (`get events`, `describe node`'s) are the nodes', in `default`,
 //! for an hour (the API server's event TTL): NodeNotReady 40 s after the
