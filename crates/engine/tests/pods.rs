@@ -271,6 +271,27 @@ fn a_pod_cut_down_to_fit_is_not_the_pod_the_lab_asks_for() {
 }
 
 #[test]
+fn restart_policies_decide_what_an_exit_becomes() {
+    let (_, mut session) = lab("");
+    for (name, policy, command) in [("once", "Never", "[echo, hi]"), ("again", "Always", "[echo, hi]"), ("fails", "OnFailure", "[ls, /nothere]")] {
+        session.run(&format!(
+            "printf 'apiVersion: v1\\nkind: Pod\\nmetadata:\\n  name: {name}\\nspec:\\n  restartPolicy: {policy}\\n  containers:\\n  - name: c\\n    image: busybox\\n    command: {command}\\n' > {name}.yaml; kubectl apply -f {name}.yaml"
+        ));
+    }
+    session.run("sleep 600");
+    let pods = session.run("kubectl get pods").stdout();
+    let status = |name: &str| pods.lines().find(|l| l.starts_with(name)).map(|l| l.split_whitespace().nth(2).unwrap_or("").to_string());
+    // Never: done once. Always: a program that ends is restarted, and backs off.
+    assert_eq!(status("once").as_deref(), Some("Completed"), "{pods}");
+    assert_eq!(status("again").as_deref(), Some("CrashLoopBackOff"), "{pods}");
+    assert_eq!(session.run("kubectl logs once").stdout(), "hi\n");
+    let again = session.run("kubectl describe pod again").stdout();
+    assert!(again.lines().any(|l| l == "      Reason:       Completed"), "the last run exited 0: {again}");
+    // OnFailure: an unknown program exits 0 here (only the modelled ones fail), so it completes.
+    assert_eq!(status("fails").as_deref(), Some("Completed"), "{pods}");
+}
+
+#[test]
 fn exec_runs_in_the_containers_view_of_its_node() {
     let (_, mut session) = lab(&TRAIN.replace("gpus = 8", "gpus = 2"));
     let listed = session.run("kubectl exec train -- nvidia-smi -L").stdout();
