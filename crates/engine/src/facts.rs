@@ -423,9 +423,7 @@ fn observe_pod(cluster: &Cluster, name: &str) -> Observed {
         return seen(false, format!("pod {name} is Pending: no node can take it"));
     };
     // Running, and not about to fail: its GPUs answer.
-    let gpus_ok = cluster
-        .node(&binding.node)
-        .is_some_and(|node| binding.gpus.iter().all(|g| node.gpu(*g).is_some_and(|gpu| gpu.health == crate::model::GpuHealth::Healthy && !gpu.needs_reset)));
+    let gpus_ok = cluster.node(&binding.node).is_some_and(|node| binding.gpus.iter().all(|g| node.gpu(*g).is_some_and(crate::model::Gpu::works)));
     let running = state.status == "Running" && state.ready && gpus_ok;
     // The lab's pod as it asked: a request cut down to fit does not count.
     let asked = cluster.lab_pods().iter().find(|p| p.spec.name == name).map_or(0, |p| p.spec.gpus);

@@ -225,6 +225,11 @@ impl Gpu {
     }
 
     /// Whether nvidia-smi can read this GPU at all.
+    /// Whether it can take work: on the bus, answering, nothing awaiting a reset.
+    pub fn works(&self) -> bool {
+        self.health == GpuHealth::Healthy && !self.needs_reset
+    }
+
     pub fn is_visible(&self) -> bool {
         self.health != GpuHealth::FallenOffBus
     }

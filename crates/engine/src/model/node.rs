@@ -207,7 +207,7 @@ impl Node {
     /// Fabric Manager starts only when every GPU answers, none waits for a
     /// reset, and the driver it was built for is the one loaded.
     pub fn fabric_manager_can_start(&self) -> bool {
-        !self.driver_mismatch() && self.gpus.iter().all(|gpu| gpu.health == super::gpu::GpuHealth::Healthy && !gpu.needs_reset)
+        !self.driver_mismatch() && self.gpus.iter().all(super::gpu::Gpu::works)
     }
 
     /// The driver's libraries are not the loaded module's version: NVML

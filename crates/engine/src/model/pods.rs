@@ -260,12 +260,12 @@ impl PodState {
 
 /// Whether a GPU can run work: on the bus, answering, nothing awaiting a reset.
 fn gpu_ok(node: &Node, gpu: u32) -> bool {
-    node.gpu(gpu).is_some_and(|g| g.health == GpuHealth::Healthy && !g.needs_reset)
+    node.gpu(gpu).is_some_and(super::gpu::Gpu::works)
 }
 
 /// Whether the node's device plugin runs: every GPU of the node answers.
 pub fn plugin_runs(node: &Node) -> bool {
-    node.gpus.iter().all(|g| g.health == GpuHealth::Healthy && !g.needs_reset)
+    node.gpus.iter().all(super::gpu::Gpu::works)
 }
 
 /// The node's `nvidia.com/gpu` as the kubelet posts it: (capacity,
@@ -580,7 +580,7 @@ impl Cluster {
         // node answers.
         if !node.up(self.now) {
             state.ready = false;
-            if self.now - node_lost_at(self, node) >= 300 {
+            if self.now - kubelet_lost_at(self, node) >= 300 {
                 state.status = "Terminating";
             }
         }
@@ -684,8 +684,16 @@ pub fn pod_pid(seed: u64, pod: &Pod) -> u32 {
     Rng::derive(seed, &["pod pid", &pod.spec.namespace, &pod.spec.name, &pod.created.to_string()]).range_u64(40_000, 3_000_000) as u32
 }
 
-/// When the node stopped answering.
-fn node_lost_at(cluster: &Cluster, node: &Node) -> EpochSeconds {
+/// When the node's kubelet stopped answering: since its unit stopped on a
+/// node that is up, since the reboot on one that boots, else since Slurm
+/// saw it down (5 minutes ago when it has not yet).
+pub fn kubelet_lost_at(cluster: &Cluster, node: &Node) -> EpochSeconds {
+    if node.up(cluster.now) {
+        return super::service::state_of(node, super::service::KUBELET_UNIT).map_or(cluster.now, |(_, since)| since);
+    }
+    if !node.hangs() {
+        return node.booted_at - super::change::BOOT_SECONDS;
+    }
     if node.scheduler == super::node::SchedulerState::Down {
         node.scheduler_reason_since
     } else {

@@ -48,7 +48,7 @@
 use super::kubectl_print::{object, object_from, Value};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
-use crate::model::node::SchedulerState;
+use crate::model::pods::kubelet_lost_at;
 use crate::model::service::kubelet_ready;
 use crate::model::time::{ctime, iso_utc, EpochSeconds};
 use crate::model::{Cluster, GpuHealth, Node};
@@ -151,23 +151,6 @@ fn evicted(node: &Node) -> bool {
     node.cordoned_since.is_some() && node.drained_pods
 }
 
-/// When the node stopped answering (its Slurm reason's time when it is down).
-fn lost_at(cluster: &Cluster, node: &Node) -> EpochSeconds {
-    if node.up(cluster.now) {
-        // Up, with its kubelet stopped: since then.
-        return crate::model::service::state_of(node, crate::model::service::KUBELET_UNIT).map_or(cluster.now, |(_, since)| since);
-    }
-    if !node.hangs() {
-        // Away while it boots: since the reboot.
-        return node.booted_at - crate::model::change::BOOT_SECONDS;
-    }
-    if node.scheduler == SchedulerState::Down {
-        node.scheduler_reason_since
-    } else {
-        cluster.now - 300
-    }
-}
-
 /// The device plugin's restarts: one at once, then after 10 s doubling to 300 s.
 #[cfg(test)]
 fn restarts(seconds: i64) -> u64 {
@@ -244,7 +227,7 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
             }
             break;
         }
-        let left = if !node.hangs() { node.cordoned_since.unwrap_or(node.booted_at) } else { lost_at(cluster, node) + 300 };
+        let left = if !node.hangs() { node.cordoned_since.unwrap_or(node.booted_at) } else { kubelet_lost_at(cluster, node) + 300 };
         moved = Some(moved.unwrap_or(left).max(left));
     }
     crate::sort::sort_by(&mut pods, |a, b| a.name.cmp(&b.name));
@@ -255,9 +238,15 @@ use crate::model::pods::PLUGIN_RUN_S;
 
 /// The RESTARTS cell: from 1.22 the count and how long ago the container last ended.
 fn restarts_cell(cluster: &Cluster, pod: &Pod) -> String {
-    match pod.last_crash {
-        Some(at) if pod.restarts > 0 && cluster.versions.kubernetes_minor() >= 22 => format!("{} ({} ago)", pod.restarts, age(cluster.now - at)),
-        _ => pod.restarts.to_string(),
+    restarts_text(cluster, pod.restarts, pod.last_crash)
+}
+
+/// The RESTARTS cell of `restarts`, with the age of the last container's
+/// end from 1.22.
+pub(super) fn restarts_text(cluster: &Cluster, restarts: u64, last_end: Option<EpochSeconds>) -> String {
+    match last_end {
+        Some(at) if restarts > 0 && cluster.versions.kubernetes_minor() >= 22 => format!("{restarts} ({} ago)", age(cluster.now - at)),
+        _ => restarts.to_string(),
     }
 }
 
@@ -379,7 +368,7 @@ fn conditions(cluster: &Cluster, node: &Node) -> Vec<Condition> {
         if kubelet_ready(node, now) {
             Condition { kind, status: fine, heartbeat: now - (now - up) % 40, transition: up, reason, message }
         } else {
-            let lost = lost_at(cluster, node);
+            let lost = kubelet_lost_at(cluster, node);
             Condition {
                 kind,
                 status: "Unknown",
@@ -706,8 +695,11 @@ fn node_events(cluster: &Cluster, node: &Node) -> Vec<Event> {
     let status = |at, status: &str, source| Event { kind: "Normal", reason: "", at, source, message: format!("Node {name} status is now: {status}") };
     let mut events = Vec::new();
     let rebooted = node.booted_at > cluster.started_at();
-    let away =
-        if !kubelet_ready(node, cluster.now) { Some(lost_at(cluster, node)) } else { rebooted.then_some(node.booted_at - crate::model::change::BOOT_SECONDS) };
+    let away = if !kubelet_ready(node, cluster.now) {
+        Some(kubelet_lost_at(cluster, node))
+    } else {
+        rebooted.then_some(node.booted_at - crate::model::change::BOOT_SECONDS)
+    };
     if let Some(at) = away {
         events.push(Event { reason: "NodeNotReady", ..status(at + 40, "NodeNotReady", "node-controller") });
     }
@@ -797,7 +789,7 @@ fn plugin_log(cluster: &Cluster, node: &Node, pod: &Pod) -> String {
     line('I', "main.go:234", "Loading configuration.", 25);
     line('I', "factory.go:107", "Detected NVML platform: found NVML library", 1040);
     line('I', "factory.go:107", "Detected non-Tegra platform: /sys/devices/soc0/family file not found", 55);
-    if let Some(gpu) = node.gpus.iter().find(|g| g.health != GpuHealth::Healthy || g.needs_reset) {
+    if let Some(gpu) = node.gpus.iter().find(|g| !g.works()) {
         let why = if gpu.health == GpuHealth::Healthy { "Unknown Error" } else { "GPU is lost" };
         let text = format!("error starting plugins: error getting plugins: failed to construct NVML resource managers: error building device map: error building device map from config.resources: error visiting devices: error visiting device: error getting device handle for index '{}': {why}", gpu.index);
         line('E', "main.go:123", &text, 3_120_000);
@@ -1077,7 +1069,7 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
                         let state = cluster.pod_state(pod);
                         let node = pod.binding.as_ref().map_or("<none>".to_string(), |b| b.node.clone());
                         let ip = super::kubectl_pods::ip(cluster, pod).filter(|_| !state.runs.is_empty()).unwrap_or("<none>".to_string());
-                        (state.ready, state.status, super::kubectl_pods::restarts_cell(cluster, &state, age), pod.created, ip, node)
+                        (state.ready, state.status, super::kubectl_pods::restarts_cell(cluster, &state), pod.created, ip, node)
                     }
                 };
                 let mut row = format!(
@@ -1262,6 +1254,15 @@ fn version(cluster: &Cluster, o: &Opts) -> Output {
     out
 }
 
+/// The API server's answer when the kubelet of a pod's node cannot be reached.
+fn kubelet_unreachable(node: &Node, namespace: &str, pod: &str, container: &str) -> Output {
+    let ip = crate::model::network::frontend_ip(&node.hostname);
+    Output::error(
+        format!("Error from server: Get \"https://{ip}:10250/containerLogs/{namespace}/{pod}/{container}\": dial tcp {ip}:10250: connect: no route to host\n"),
+        1,
+    )
+}
+
 fn logs(cluster: &Cluster, o: &Opts) -> Output {
     let Some(name) = o.words.get(1) else {
         return Output::error("error: expected 'logs [-f] [-p] (POD | TYPE/NAME) [-c CONTAINER]'.\nPOD or TYPE/NAME is a required argument for the logs command\nSee 'kubectl logs -h' for help and examples\n", 1);
@@ -1272,14 +1273,7 @@ fn logs(cluster: &Cluster, o: &Opts) -> Output {
     let tail = o.tail.as_deref().and_then(|t| t.parse::<usize>().ok());
     if let Some(pod) = cluster.pod(namespace, name) {
         if let Some(node) = pod.binding.as_ref().and_then(|b| cluster.node(&b.node)).filter(|n| !n.up(cluster.now)) {
-            let ip = crate::model::network::frontend_ip(&node.hostname);
-            return Output::error(
-                format!(
-                    "Error from server: Get \"https://{ip}:10250/containerLogs/{namespace}/{name}/{}\": dial tcp {ip}:10250: connect: no route to host\n",
-                    pod.spec.container
-                ),
-                1,
-            );
+            return kubelet_unreachable(node, namespace, name, &pod.spec.container);
         }
         return match super::kubectl_pods::logs(cluster, pod, o.previous, tail) {
             Ok(text) => Output::ok(text),
@@ -1291,14 +1285,7 @@ fn logs(cluster: &Cluster, o: &Opts) -> Output {
     };
     let node = &cluster.nodes[pod.node];
     if !node.up(cluster.now) {
-        let ip = crate::model::network::frontend_ip(&node.hostname);
-        return Output::error(
-            format!(
-                "Error from server: Get \"https://{ip}:10250/containerLogs/{NS}/{name}/{}\": dial tcp {ip}:10250: connect: no route to host\n",
-                pod.name.rsplit_once('-').map_or("", |(b, _)| b)
-            ),
-            1,
-        );
+        return kubelet_unreachable(node, NS, name, pod.name.rsplit_once('-').map_or("", |(b, _)| b));
     }
     if !pod.name.starts_with(PLUGIN) {
         return Output::default();

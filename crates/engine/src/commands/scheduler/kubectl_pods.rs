@@ -407,14 +407,11 @@ pub(super) fn logs(cluster: &Cluster, pod: &Pod, previous: bool, tail: Option<us
     Ok(lines[lines.len() - keep..].iter().map(|l| format!("{l}\n")).collect())
 }
 
-/// kubectl's RESTARTS cell: from 1.22 with the last restart's age.
-pub(super) fn restarts_cell(cluster: &Cluster, state: &PodState, age: impl Fn(i64) -> String) -> String {
-    let restarts = state.restarts();
-    let last_end = state.runs.iter().rev().skip(usize::from(state.runs.last().is_some_and(|r| r.ended.is_none()))).find_map(|r| r.ended.map(|e| e.0));
-    match last_end {
-        Some(at) if restarts > 0 && cluster.versions.kubernetes_minor() >= 22 => format!("{restarts} ({} ago)", age(cluster.now - at)),
-        _ => restarts.to_string(),
-    }
+/// kubectl's RESTARTS cell of a pod: its restarts, and when its last run before the current one ended.
+pub(super) fn restarts_cell(cluster: &Cluster, state: &PodState) -> String {
+    let running = state.runs.last().is_some_and(|r| r.ended.is_none());
+    let last_end = state.runs.iter().rev().skip(usize::from(running)).find_map(|r| r.ended.map(|e| e.0));
+    super::kubectl::restarts_text(cluster, state.restarts() as u64, last_end)
 }
 
 /// The Pod object, as `get -o json` returns it.
