@@ -19,8 +19,11 @@ use crate::perf::collective::all_reduce_busbw;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Fact {
     /// Slurm shows `node` in `state` (`idle`, `allocated`, `draining`,
-    /// `drained`, `down`), with a reason matching `reason` (a bash pattern).
+    /// `drained`, `down`, or several joined by `|`), with a reason
+    /// matching `reason` (a bash pattern).
     Slurm { node: String, state: String, reason: Option<String> },
+    /// Kubernetes has `node` cordoned (unschedulable), or not.
+    Kubernetes { node: String, cordoned: bool },
     /// Slurm can place jobs on `node`: idle or allocated, not drained or down.
     InService { node: String },
     /// Every fault (on `node`, when given) has struck and been repaired.
@@ -140,6 +143,7 @@ impl Fact {
         match self {
             Fact::Slurm { .. } => "a node's state in Slurm",
             Fact::InService { .. } => "a node back in service",
+            Fact::Kubernetes { .. } => "a node's mark in Kubernetes",
             Fact::Repaired { .. } => "the repair of what was wrong",
             Fact::GpuHealthy { .. } => "a GPU's health",
             Fact::DiagPasses { .. } => "a diagnostic that passes",
@@ -160,12 +164,17 @@ impl Fact {
 
     pub fn describe(&self) -> String {
         match self {
-            Fact::Slurm { node, state, reason } => match reason.as_deref() {
-                Some("?*" | "*?") => format!("{node} {state} in Slurm, with a reason"),
-                Some(reason) => format!("{node} {state} in Slurm, its reason matching `{reason}`"),
-                None => format!("{node} {state} in Slurm"),
-            },
+            Fact::Slurm { node, state, reason } => {
+                let state = state.replace('|', " or ");
+                match reason.as_deref() {
+                    Some("?*" | "*?") => format!("{node} {state} in Slurm, with a reason"),
+                    Some(reason) => format!("{node} {state} in Slurm, its reason matching `{reason}`"),
+                    None => format!("{node} {state} in Slurm"),
+                }
+            }
             Fact::InService { node } => format!("{node} in service in Slurm (idle or allocated)"),
+            Fact::Kubernetes { node, cordoned: true } => format!("{node} cordoned in Kubernetes"),
+            Fact::Kubernetes { node, cordoned: false } => format!("{node} schedulable in Kubernetes"),
             Fact::Repaired { node: Some(node) } => format!("every fault on {node} repaired"),
             Fact::Repaired { node: None } => "every fault repaired".to_string(),
             Fact::GpuHealthy { node, gpu: Some(gpu) } => format!("GPU {gpu} of {node} healthy"),
@@ -202,7 +211,12 @@ impl Fact {
                     Some(given) if shown != "idle" && shown != "allocated" => format!("{node} is {shown} (reason: {given})"),
                     _ => format!("{node} is {shown}"),
                 };
-                seen(shown == state && reason_ok, words)
+                seen(state.split('|').any(|one| one == shown) && reason_ok, words)
+            }
+            Fact::Kubernetes { node, cordoned } => {
+                let Some(found) = cluster.node(node) else { return no_node(node) };
+                let is = found.cordoned_since.is_some();
+                seen(is == *cordoned, format!("{node} is {} in Kubernetes", if is { "cordoned" } else { "schedulable" }))
             }
             Fact::InService { node } => {
                 let Some(found) = cluster.node(node) else { return no_node(node) };
@@ -313,6 +327,7 @@ impl Fact {
         match self {
             Fact::Slurm { node, .. }
             | Fact::InService { node }
+            | Fact::Kubernetes { node, .. }
             | Fact::GpuHealthy { node, .. }
             | Fact::DiagPasses { node, .. }
             | Fact::HcaLink { node, .. }

@@ -385,7 +385,7 @@ fn new_fields_are_checked_where_they_are_written() {
         "unknown entity `rack`",
         "a task question takes no `answer`",
         "tasks are judged on what ran, not on the typed text",
-        "`slurm` must be one of idle, allocated, draining, drained, down, not `sleepy`",
+        "`slurm` must be one of idle, allocated, draining, drained, down (or several joined by `|`), not `sleepy`",
         "`attempts` must be at least 1",
         "`pass` is a percentage",
         "`nope` is not a question of this lab",

@@ -367,6 +367,7 @@ pub const FAULT_KINDS: &[(&str, &[&str], &[&str])] = &[
     ("hca-pcie-degraded", &["node", "hca"], &["gen", "width"]),
     ("node-down", &["node"], &["reason"]),
     ("node-drain", &["node"], &["reason"]),
+    ("node-cordon", &["node"], &[]),
 ];
 
 /// The most nodes a lab may declare.

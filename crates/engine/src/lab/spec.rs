@@ -174,6 +174,7 @@ impl FaultSpec {
             "hca-pcie-degraded" => Fault::HcaPcieDegraded { node, hca: hca()?, gen: optional_u8("gen", &self.gen)?, width: optional_u8("width", &self.width)? },
             "node-down" => Fault::NodeDown { node, reason: reason("Not responding")? },
             "node-drain" => Fault::NodeDrain { node, reason: reason("maintenance")? },
+            "node-cordon" => Fault::NodeCordon { node },
             other => return Err(error("kind", format!("unknown fault kind `{other}`"))),
         })
     }
@@ -215,6 +216,7 @@ pub const FACT_KINDS: &[&str] = &[
     "by",
     "alert",
     "pod",
+    "kubernetes",
 ];
 
 fn percentage(field: &'static str, key: &str, within: &str) -> Result<f64, ResolveError> {
@@ -253,6 +255,7 @@ impl ExpectSpec {
             self.get("by").is_some(),
             self.get("alert").is_some(),
             self.get("pod").is_some(),
+            self.get("kubernetes").is_some(),
         ];
         FACT_KINDS.iter().zip(present).filter(|(_, on)| *on).map(|(kind, _)| *kind).collect()
     }
@@ -286,10 +289,20 @@ impl ExpectSpec {
         let fact = match *kind {
             "slurm" => {
                 let state = text(field, self.get("slurm").as_deref().unwrap_or_default(), values)?.to_ascii_lowercase();
-                if !super::SLURM_STATES.contains(&state.as_str()) {
-                    return Err(error(field, format!("`slurm` must be one of {}, not `{state}`", super::SLURM_STATES.join(", "))));
+                // `drained|down`: any of them (a node out of service either way).
+                if let Some(bad) = state.split('|').find(|one| !super::SLURM_STATES.contains(one)) {
+                    return Err(error(field, format!("`slurm` must be one of {} (or several joined by `|`), not `{bad}`", super::SLURM_STATES.join(", "))));
                 }
                 Fact::Slurm { node: need_node("slurm")?, state, reason: optional(&self.get("reason"))? }
+            }
+            "kubernetes" => {
+                let mark = text(field, self.get("kubernetes").as_deref().unwrap_or_default(), values)?.to_ascii_lowercase();
+                let cordoned = match mark.as_str() {
+                    "cordoned" => true,
+                    "schedulable" => false,
+                    _ => return Err(error(field, format!("`kubernetes` must be `cordoned` or `schedulable`, not `{mark}`"))),
+                };
+                Fact::Kubernetes { node: need_node("kubernetes")?, cordoned }
             }
             "in_service" => {
                 only_true("in_service", self.flag("in_service"))?;

@@ -194,7 +194,7 @@ impl RepairTarget {
             | HcaPfcOff { hca, .. }
             | HcaEcnOff { hca, .. }
             | HcaPcieDegraded { hca, .. } => (RepairTarget::Hca, hca.clone()),
-            FabricManagerDown { .. } | ServiceStopped { .. } | DriverMismatch { .. } | NodeDown { .. } | NodeDrain { .. } => {
+            FabricManagerDown { .. } | ServiceStopped { .. } | DriverMismatch { .. } | NodeDown { .. } | NodeDrain { .. } | NodeCordon { .. } => {
                 (RepairTarget::Node, String::new())
             }
         }
@@ -776,6 +776,10 @@ impl Cluster {
                     *mask = if *enabled { *mask | bit } else { *mask & !bit };
                 }
             }
+        }
+        if let Change::Cordon { node, .. } | Change::SetScheduler { node, .. } = change {
+            let node = node.clone();
+            self.sync_slurm_cordon(&node, at);
         }
     }
 }

@@ -30,28 +30,111 @@ pub enum PortDown {
 /// neither pauses its switch when its buffer fills nor is lossless.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fault {
-    GpuXid { node: String, gpu: u32, xid: u32 },
-    GpuFallenOffBus { node: String, gpu: u32, dead: bool },
-    GpuEccUncorrectable { node: String, gpu: u32, count: u64 },
-    GpuRowRemapPending { node: String, gpu: u32 },
-    GpuThermalSlowdown { node: String, gpu: u32 },
-    GpuPowerBrake { node: String, gpu: u32 },
-    GpuPowerCap { node: String, gpu: u32, watts: u32 },
-    GpuPcieDegraded { node: String, gpu: u32, gen: Option<u8>, width: Option<u8> },
-    NvlinkDown { node: String, gpu: u32, links: Vec<u32> },
-    FabricManagerDown { node: String },
-    ServiceStopped { node: String, unit: String },
-    DriverMismatch { node: String, installed: String },
-    HcaPortDown { node: String, hca: String, state: PortDown },
-    HcaLinkDegraded { node: String, hca: String, rate: Option<u32>, width: Option<u8> },
-    HcaSymbolErrors { node: String, hca: String, count: u64 },
-    HcaLinkFlap { node: String, hca: String },
-    HcaMtu { node: String, hca: String, mtu: u32 },
-    HcaPfcOff { node: String, hca: String },
-    HcaEcnOff { node: String, hca: String },
-    HcaPcieDegraded { node: String, hca: String, gen: Option<u8>, width: Option<u8> },
-    NodeDown { node: String, reason: String },
-    NodeDrain { node: String, reason: String },
+    GpuXid {
+        node: String,
+        gpu: u32,
+        xid: u32,
+    },
+    GpuFallenOffBus {
+        node: String,
+        gpu: u32,
+        dead: bool,
+    },
+    GpuEccUncorrectable {
+        node: String,
+        gpu: u32,
+        count: u64,
+    },
+    GpuRowRemapPending {
+        node: String,
+        gpu: u32,
+    },
+    GpuThermalSlowdown {
+        node: String,
+        gpu: u32,
+    },
+    GpuPowerBrake {
+        node: String,
+        gpu: u32,
+    },
+    GpuPowerCap {
+        node: String,
+        gpu: u32,
+        watts: u32,
+    },
+    GpuPcieDegraded {
+        node: String,
+        gpu: u32,
+        gen: Option<u8>,
+        width: Option<u8>,
+    },
+    NvlinkDown {
+        node: String,
+        gpu: u32,
+        links: Vec<u32>,
+    },
+    FabricManagerDown {
+        node: String,
+    },
+    ServiceStopped {
+        node: String,
+        unit: String,
+    },
+    DriverMismatch {
+        node: String,
+        installed: String,
+    },
+    HcaPortDown {
+        node: String,
+        hca: String,
+        state: PortDown,
+    },
+    HcaLinkDegraded {
+        node: String,
+        hca: String,
+        rate: Option<u32>,
+        width: Option<u8>,
+    },
+    HcaSymbolErrors {
+        node: String,
+        hca: String,
+        count: u64,
+    },
+    HcaLinkFlap {
+        node: String,
+        hca: String,
+    },
+    HcaMtu {
+        node: String,
+        hca: String,
+        mtu: u32,
+    },
+    HcaPfcOff {
+        node: String,
+        hca: String,
+    },
+    HcaEcnOff {
+        node: String,
+        hca: String,
+    },
+    HcaPcieDegraded {
+        node: String,
+        hca: String,
+        gen: Option<u8>,
+        width: Option<u8>,
+    },
+    NodeDown {
+        node: String,
+        reason: String,
+    },
+    NodeDrain {
+        node: String,
+        reason: String,
+    },
+    /// Someone cordoned the node in Kubernetes (`kubectl cordon`) before the lab.
+    NodeCordon {
+        node: String,
+    },
 }
 
 /// Why a fault cannot apply to a cluster, and which of its fields is at fault.
@@ -133,6 +216,7 @@ impl Fault {
             Fault::HcaPcieDegraded { .. } => "hca-pcie-degraded",
             Fault::NodeDown { .. } => "node-down",
             Fault::NodeDrain { .. } => "node-drain",
+            Fault::NodeCordon { .. } => "node-cordon",
         }
     }
 
@@ -158,7 +242,9 @@ impl Fault {
             | Fault::HcaEcnOff { hca, .. }
             | Fault::HcaPcieDegraded { hca, .. } => hca.clone(),
             Fault::ServiceStopped { unit, .. } => unit.clone(),
-            Fault::FabricManagerDown { .. } | Fault::DriverMismatch { .. } | Fault::NodeDown { .. } | Fault::NodeDrain { .. } => String::new(),
+            Fault::FabricManagerDown { .. } | Fault::DriverMismatch { .. } | Fault::NodeDown { .. } | Fault::NodeDrain { .. } | Fault::NodeCordon { .. } => {
+                String::new()
+            }
         }
     }
 
@@ -185,7 +271,8 @@ impl Fault {
             | Fault::HcaEcnOff { node, .. }
             | Fault::HcaPcieDegraded { node, .. }
             | Fault::NodeDown { node, .. }
-            | Fault::NodeDrain { node, .. } => node,
+            | Fault::NodeDrain { node, .. }
+            | Fault::NodeCordon { node } => node,
         }
     }
 
@@ -530,6 +617,11 @@ impl Fault {
                 node.scheduler = SchedulerState::Drained;
                 node.scheduler_reason = Some(reason.clone());
                 node.scheduler_reason_since = at;
+            }
+            Fault::NodeCordon { node: hostname } => {
+                node.cordoned_since = node.cordoned_since.or(Some(at));
+                let hostname = hostname.clone();
+                cluster.sync_slurm_cordon(&hostname, at);
             }
         }
         Ok(())

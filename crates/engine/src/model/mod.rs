@@ -16,6 +16,7 @@ pub mod node;
 pub mod pods;
 pub mod preset;
 pub mod service;
+pub mod slurm_operator;
 pub mod storage;
 pub mod switches;
 pub mod time;
@@ -59,6 +60,9 @@ pub struct ClusterConfig {
     /// their data and write their checkpoints at it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage_gb_per_s: Option<f64>,
+    /// Slurm runs in pods under the slurm-operator (`model::slurm_operator`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub slurm_on_kubernetes: bool,
 }
 
 impl ClusterConfig {
@@ -77,6 +81,7 @@ impl ClusterConfig {
             slurm: None,
             kubernetes: None,
             storage_gb_per_s: None,
+            slurm_on_kubernetes: false,
         }
     }
 }

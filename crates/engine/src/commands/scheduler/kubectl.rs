@@ -104,7 +104,19 @@ const DAEMONSETS: [(&str, i64); 5] = [
 const DEPLOYMENTS: [&str; 2] = ["gpu-operator", "gpu-operator-node-feature-discovery-master"];
 const PLUGIN: &str = "nvidia-device-plugin-daemonset";
 /// The cluster's namespaces, as `get namespaces` lists them.
-pub(super) const NAMESPACES: [&str; 5] = ["default", NS, "kube-node-lease", "kube-public", "kube-system"];
+const NAMESPACES: [&str; 5] = ["default", NS, "kube-node-lease", "kube-public", "kube-system"];
+
+/// The namespaces of `cluster`: the slurm-operator's two with Slurm on it.
+pub(super) fn namespaces(cluster: &Cluster) -> Vec<&'static str> {
+    let mut all = NAMESPACES.to_vec();
+    if cluster.slurm_on_kubernetes() {
+        all.extend([slurm_operator::OPERATOR_NAMESPACE, slurm_operator::NAMESPACE]);
+        crate::sort::sort(&mut all);
+    }
+    all
+}
+
+use crate::model::slurm_operator;
 /// kubectl's output formats, as its refusal lists them.
 const PRINTERS: [&str; 13] = [
     "custom-columns",
@@ -123,7 +135,12 @@ const PRINTERS: [&str; 13] = [
 ];
 
 struct Pod {
+    namespace: &'static str,
     name: String,
+    /// The container kubectl shows first (logs, statuses).
+    container: &'static str,
+    /// Containers counted in READY (a native sidecar counts).
+    containers: u8,
     ready: bool,
     status: &'static str,
     restarts: u64,
@@ -134,12 +151,13 @@ struct Pod {
     started: EpochSeconds,
     node: usize,
     daemonset: bool,
+    /// The slurm-operator's slurmd pod: a disruption budget keeps kubectl
+    /// drain from evicting it while Slurm runs a job there.
+    nodeset: bool,
 }
 
 pub(super) fn suffix(cluster: &Cluster, parts: &[&str], n: usize) -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut rng = Rng::derive(cluster.seed, parts);
-    (0..n).map(|_| ALPHABET[rng.range_u64(0, 26) as usize] as char).collect()
+    slurm_operator::pod_suffix(cluster.seed, parts, n)
 }
 
 fn cordoned(node: &Node) -> bool {
@@ -162,7 +180,10 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
     for (index, node) in cluster.nodes.iter().enumerate() {
         for (ds, delay) in DAEMONSETS {
             let mut pod = Pod {
+                namespace: NS,
                 name: format!("{ds}-{}", suffix(cluster, &[&node.hostname, "k8s", ds], 5)),
+                container: container_of(ds),
+                containers: 1,
                 ready: kubelet_ready(node, cluster.now),
                 status: "Running",
                 restarts: 0,
@@ -171,6 +192,7 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
                 started: node.booted_at + delay,
                 node: index,
                 daemonset: true,
+                nodeset: false,
             };
             if ds == PLUGIN {
                 let plugin = crate::model::pods::device_plugin(cluster, node);
@@ -195,7 +217,10 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
                 let since = moved.unwrap_or(node.booted_at + 60);
                 let pod = suffix(cluster, &[&node.hostname, "k8s", name], 5);
                 pods.push(Pod {
+                    namespace: NS,
                     name: format!("{name}-{hash}-{pod}"),
+                    container: container_of(name),
+                    containers: 1,
                     ready: true,
                     status: "Running",
                     restarts: 0,
@@ -204,6 +229,7 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
                     started: since,
                     node: index,
                     daemonset: false,
+                    nodeset: false,
                 });
                 if index == 0 || moved.is_none() {
                     continue;
@@ -213,7 +239,10 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
                 if first.hangs() && !evicted(first) {
                     let old = suffix(cluster, &[&first.hostname, "k8s", name], 5);
                     pods.push(Pod {
+                        namespace: NS,
                         name: format!("{name}-{hash}-{old}"),
+                        container: container_of(name),
+                        containers: 1,
                         ready: false,
                         status: "Terminating",
                         restarts: 0,
@@ -222,6 +251,7 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
                         started: first.booted_at + 60,
                         node: 0,
                         daemonset: false,
+                        nodeset: false,
                     });
                 }
             }
@@ -230,8 +260,80 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
         let left = if !node.hangs() { node.cordoned_since.unwrap_or(node.booted_at) } else { kubelet_lost_at(cluster, node) + 300 };
         moved = Some(moved.unwrap_or(left).max(left));
     }
-    crate::sort::sort_by(&mut pods, |a, b| a.name.cmp(&b.name));
+    if cluster.slurm_on_kubernetes() {
+        slurm_pods(cluster, &mut pods);
+    }
+    crate::sort::sort_by(&mut pods, |a, b| (a.namespace, &a.name).cmp(&(b.namespace, &b.name)));
     pods
+}
+
+/// A Deployment's or DaemonSet's pods' container: the workload's name.
+fn container_of(workload: &'static str) -> &'static str {
+    match workload {
+        "gpu-operator-node-feature-discovery-master" => "master",
+        "gpu-operator-node-feature-discovery-worker" => "worker",
+        "nvidia-device-plugin-daemonset" => "nvidia-device-plugin",
+        "nvidia-container-toolkit-daemonset" => "nvidia-container-toolkit-ctr",
+        "nvidia-operator-validator" => "nvidia-operator-validator",
+        other => other,
+    }
+}
+
+/// The slurm-operator's pods (chart v1.1.2's defaults, the workers a
+/// NodeSet in DaemonSet mode): the operator and its webhook, slurmctld
+/// (with its log sidecar and reconfigure container), slurmrestd, and a
+/// slurmd (with its log sidecar) on each node that is not drained.
+fn slurm_pods(cluster: &Cluster, pods: &mut Vec<Pod>) {
+    let Some((first, home)) = cluster.nodes.iter().enumerate().find(|(_, n)| !n.hangs() && !evicted(n)) else { return };
+    let since = home.booted_at + 90;
+    let controlled = |namespace, name: String, container, containers| Pod {
+        namespace,
+        name,
+        container,
+        containers,
+        ready: kubelet_ready(home, cluster.now),
+        status: "Running",
+        restarts: 0,
+        last_crash: None,
+        since,
+        started: since,
+        node: first,
+        daemonset: false,
+        nodeset: false,
+    };
+    for (name, container) in [("slurm-operator", "slurm-operator"), ("slurm-operator-webhook", "slurm-operator-webhook")] {
+        let hash = suffix(cluster, &[name, "rs"], 10);
+        let pod = suffix(cluster, &[&home.hostname, "k8s", name], 5);
+        pods.push(controlled(slurm_operator::OPERATOR_NAMESPACE, format!("{name}-{hash}-{pod}"), container, 1));
+    }
+    pods.push(controlled(slurm_operator::NAMESPACE, "slurm-controller-0".to_string(), "slurmctld", 2));
+    let hash = suffix(cluster, &["slurm-restapi", "rs"], 10);
+    let pod = suffix(cluster, &[&home.hostname, "k8s", "slurm-restapi"], 5);
+    pods.push(controlled(slurm_operator::NAMESPACE, format!("slurm-restapi-{hash}-{pod}"), "slurmrestd", 1));
+    for (index, node) in cluster.nodes.iter().enumerate() {
+        // Evicted by a drain, it comes back only once the node is uncordoned.
+        if evicted(node) {
+            continue;
+        }
+        // Its first pod starts a minute into the boot; a replacement, at once.
+        let (name, replaced) = cluster.worker_pod_created(&node.hostname);
+        let since = replaced.map_or(node.booted_at + 62, |at| at.max(node.booted_at + 62));
+        pods.push(Pod {
+            namespace: slurm_operator::NAMESPACE,
+            name,
+            container: "slurmd",
+            containers: 2,
+            ready: kubelet_ready(node, cluster.now),
+            status: "Running",
+            restarts: 0,
+            last_crash: None,
+            since,
+            started: since,
+            node: index,
+            daemonset: false,
+            nodeset: true,
+        });
+    }
 }
 
 use crate::model::pods::PLUGIN_RUN_S;
@@ -501,13 +603,18 @@ fn pod_object(cluster: &Cluster, pod: &Pod, at: usize) -> Value {
     let app = pod.name.rsplit_once('-').map_or(pod.name.as_str(), |(app, _)| app);
     let state = if pod.status == "CrashLoopBackOff" {
         let uid = identity(cluster, &pod.name).0;
-        let message = format!("back-off 5m0s restarting failed container={app} pod={}_{NS}({uid})", pod.name);
+        let message = format!("back-off 5m0s restarting failed container={} pod={}_{}({uid})", pod.container, pod.name, pod.namespace);
         object([("waiting", object([("message", message.into()), ("reason", "CrashLoopBackOff".into())]))])
     } else {
         object([("running", object([("startedAt", iso_utc(pod.started).into())]))])
     };
-    let mut container =
-        object([("name", app.into()), ("ready", pod.ready.into()), ("restartCount", pod.restarts.into()), ("started", pod.ready.into()), ("state", state)]);
+    let mut container = object([
+        ("name", pod.container.into()),
+        ("ready", pod.ready.into()),
+        ("restartCount", pod.restarts.into()),
+        ("started", pod.ready.into()),
+        ("state", state),
+    ]);
     if let Some(crashed) = pod.last_crash {
         let terminated = object([
             ("exitCode", Value::Number(1)),
@@ -520,7 +627,7 @@ fn pod_object(cluster: &Cluster, pod: &Pod, at: usize) -> Value {
     object([
         ("apiVersion", "v1".into()),
         ("kind", "Pod".into()),
-        ("metadata", metadata(cluster, &pod.name, Some(NS), pod.since, object([("app", app.into())]))),
+        ("metadata", metadata(cluster, &pod.name, Some(pod.namespace), pod.since, object([("app", app.into())]))),
         ("spec", object([("nodeName", node.clone().into())])),
         (
             "status",
@@ -638,7 +745,7 @@ fn describe_node(cluster: &Cluster, node: &Node, pods: &[Pod]) -> String {
     l.push(format!("Non-terminated Pods:\t({} in total)", mine.len() + workload.len()));
     l.push("  Namespace\tName\tCPU Requests\tCPU Limits\tMemory Requests\tMemory Limits\tAge".into());
     l.push("  ---------\t----\t------------\t----------\t---------------\t-------------\t---".into());
-    let mut rows: Vec<(&str, &str, EpochSeconds)> = mine.iter().map(|p| (NS, p.name.as_str(), p.since)).collect();
+    let mut rows: Vec<(&str, &str, EpochSeconds)> = mine.iter().map(|p| (p.namespace, p.name.as_str(), p.since)).collect();
     rows.extend(workload.iter().map(|p| (p.spec.namespace.as_str(), p.spec.name.as_str(), p.created)));
     crate::sort::sort_by(&mut rows, |a, b| (a.0, a.1).cmp(&(b.0, b.1)));
     for (namespace, pod, since) in rows {
@@ -999,7 +1106,7 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
             rows.push("NAME\tSTATUS\tAGE".into());
             let born = created(cluster);
             if let Some(format) = objects {
-                let items = NAMESPACES
+                let items = namespaces(cluster)
                     .iter()
                     .filter(|ns| wanted.is_empty() || wanted.iter().any(|w| w == *ns))
                     .map(|ns| {
@@ -1015,7 +1122,7 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
                     .collect();
                 return print_objects(format, items, wanted.len() == 1);
             }
-            for ns in NAMESPACES {
+            for ns in namespaces(cluster) {
                 if wanted.is_empty() || wanted.iter().any(|w| w == ns) {
                     rows.push(if name_only { format!("namespace/{ns}") } else { format!("{ns}\tActive\t{}", age(now - born)) });
                 }
@@ -1027,9 +1134,7 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
             let pods = pods(cluster);
             // One list, as the API server returns it: by namespace, then name.
             let mut shown: Vec<Listed> = Vec::new();
-            if all || namespace == NS {
-                shown.extend(pods.iter().enumerate().map(|(at, pod)| Listed::Operator(pod, at)));
-            }
+            shown.extend(pods.iter().enumerate().filter(|(_, pod)| all || pod.namespace == namespace).map(|(at, pod)| Listed::Operator(pod, at)));
             shown.extend(cluster.pods_in(if all { None } else { Some(namespace) }).into_iter().map(Listed::Workload));
             crate::sort::sort_by(&mut shown, |a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
             for name in wanted {
@@ -1063,20 +1168,20 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
                 }
                 let (ready, status, restarts, since, ip, node) = match listed {
                     Listed::Operator(pod, at) => {
-                        (pod.ready, pod.status, restarts_cell(cluster, pod), pod.since, pod_ip(pod, *at), cluster.nodes[pod.node].hostname.clone())
+                        let ready = format!("{}/{}", if pod.ready { pod.containers } else { 0 }, pod.containers);
+                        (ready, pod.status, restarts_cell(cluster, pod), pod.since, pod_ip(pod, *at), cluster.nodes[pod.node].hostname.clone())
                     }
                     Listed::Workload(pod) => {
                         let state = cluster.pod_state(pod);
                         let node = pod.binding.as_ref().map_or("<none>".to_string(), |b| b.node.clone());
                         let ip = super::kubectl_pods::ip(cluster, pod).filter(|_| !state.runs.is_empty()).unwrap_or("<none>".to_string());
-                        (state.ready, state.status, super::kubectl_pods::restarts_cell(cluster, &state), pod.created, ip, node)
+                        (format!("{}/1", u8::from(state.ready)), state.status, super::kubectl_pods::restarts_cell(cluster, &state), pod.created, ip, node)
                     }
                 };
                 let mut row = format!(
-                    "{}{}\t{}/1\t{status}\t{restarts}\t{}",
+                    "{}{}\t{ready}\t{status}\t{restarts}\t{}",
                     if all { format!("{}\t", listed.namespace()) } else { String::new() },
                     listed.name(),
-                    u8::from(ready),
                     age(now - since)
                 );
                 if wide {
@@ -1103,7 +1208,7 @@ enum Listed<'a> {
 impl Listed<'_> {
     fn namespace(&self) -> &str {
         match self {
-            Listed::Operator(..) => NS,
+            Listed::Operator(pod, _) => pod.namespace,
             Listed::Workload(pod) => &pod.spec.namespace,
         }
     }
@@ -1183,9 +1288,35 @@ fn act(cluster: &Cluster, o: &Opts, verb: &str) -> Output {
             out.stderr += &format!("Warning: {}\n", warnings.join("; "));
         }
         let mut evicted: Vec<String> = workload.iter().map(|p| format!("{}/{}", p.spec.namespace, p.spec.name)).collect();
-        evicted.extend(mine.iter().filter(|p| !p.daemonset).map(|p| format!("{NS}/{}", p.name)));
+        evicted.extend(mine.iter().filter(|p| !p.daemonset).map(|p| format!("{}/{}", p.namespace, p.name)));
         for pod in &evicted {
             out.stdout += &format!("evicting pod {pod}\n");
+        }
+        // The slurmd pod's disruption budget refuses its eviction while
+        // Slurm runs a job there: kubectl retries until the job ends.
+        let slurmd = mine.iter().find(|p| p.nodeset);
+        let waited_ms = match slurmd {
+            Some(pod) => {
+                match slurmd_free_after(cluster, name) {
+                    Some(waited_ms) => waited_ms,
+                    None => {
+                        let retry = format!("error when evicting pods/\"{}\" -n \"{}\" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.\n", pod.name, pod.namespace);
+                        out.started_stderr = out.stderr.clone() + &retry.repeat((DRAIN_WAIT_MS / 5000) as usize);
+                        out.stderr.clear();
+                        out.duration_ms = DRAIN_WAIT_MS;
+                        out.status = 130;
+                        return out;
+                    }
+                }
+            }
+            None => 0,
+        };
+        if let Some(pod) = slurmd.filter(|_| waited_ms > 0) {
+            let retry = format!(
+                "error when evicting pods/\"{}\" -n \"{}\" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.\n",
+                pod.name, pod.namespace
+            );
+            out.stderr += &retry.repeat(waited_ms.div_ceil(5000) as usize);
         }
         for pod in &evicted {
             out.stdout += &format!("pod/{} evicted\n", pod.split_once('/').map_or(pod.as_str(), |(_, n)| n));
@@ -1194,11 +1325,49 @@ fn act(cluster: &Cluster, o: &Opts, verb: &str) -> Output {
             out.duration_ms += super::kubectl_pods::deletion_ms(cluster, pod, false);
             out.changes.push(Change::DeletePod { node: name.clone(), namespace: pod.spec.namespace.clone(), name: pod.spec.name.clone() });
         }
+        if let Some(pod) = slurmd {
+            out.changes.extend(slurmd_pod_deleted(name, pod.namespace, &pod.name));
+        }
         out.stdout += &format!("node/{name} drained\n");
         out.changes.push(mark(true, true));
-        out.duration_ms += 5000 * evicted.len() as u64;
+        out.duration_ms += 5000 * evicted.len() as u64 + waited_ms;
     }
     out
+}
+
+/// How long kubectl drain retries an eviction a disruption budget refuses
+/// before the lab stops it for the user (a real one retries until the
+/// budget allows it, or Ctrl-C), as srun's wait in the queue.
+const DRAIN_WAIT_MS: u64 = 10 * 60 * 1000;
+
+/// How long until Slurm runs nothing on `node` (its slurmd pod's budget
+/// then lets it go), if within [`DRAIN_WAIT_MS`].
+fn slurmd_free_after(cluster: &Cluster, node: &str) -> Option<u64> {
+    let busy = |cluster: &Cluster| cluster.node(node).is_some_and(|n| n.busy);
+    if !busy(cluster) {
+        return Some(0);
+    }
+    let mut later = cluster.clone();
+    (1..=DRAIN_WAIT_MS / 30_000).map(|step| step * 30_000).find(|waited_ms| {
+        later.advance_to(cluster.now + (*waited_ms / 1000) as i64);
+        !busy(&later)
+    })
+}
+
+/// What deleting a node's slurmd pod does: its preStop hook sets the Slurm
+/// node down (chart v1.2's `scontrol update nodename=$(hostname)
+/// state=down reason='slurm-operator: Pod is terminating'`), and a down
+/// node stays down when the next slurmd registers (slurm.conf's default
+/// ReturnToService=0) until an operator resumes it.
+fn slurmd_pod_deleted(node: &str, namespace: &str, pod: &str) -> [Change; 2] {
+    [
+        Change::SetScheduler {
+            node: node.to_string(),
+            state: crate::model::node::SchedulerState::Down,
+            reason: Some(format!("{}Pod is terminating", slurm_operator::REASON_PREFIX)),
+        },
+        Change::DeletePod { node: node.to_string(), namespace: namespace.to_string(), name: pod.to_string() },
+    ]
 }
 
 /// The Kustomize kubectl embeds (its go.mod at each release's last tag); it
@@ -1280,12 +1449,12 @@ fn logs(cluster: &Cluster, o: &Opts) -> Output {
             Err(message) => Output::error(message, 1),
         };
     }
-    let Some(pod) = pods.iter().find(|p| p.name == name).filter(|_| namespace == NS) else {
+    let Some(pod) = pods.iter().find(|p| p.name == name && p.namespace == namespace) else {
         return not_found("pods", name);
     };
     let node = &cluster.nodes[pod.node];
     if !node.up(cluster.now) {
-        return kubelet_unreachable(node, NS, name, pod.name.rsplit_once('-').map_or("", |(b, _)| b));
+        return kubelet_unreachable(node, pod.namespace, name, pod.container);
     }
     if !pod.name.starts_with(PLUGIN) {
         return Output::default();
@@ -1364,9 +1533,9 @@ fn describe(cluster: &Cluster, o: &Opts) -> Output {
                     Some(pod) => vec![*pod],
                     None => listed.iter().filter(|p| p.spec.name.starts_with(name.as_str())).copied().collect(),
                 };
-                if matching.is_empty() && namespace == NS && pods(cluster).iter().any(|p| p.name.starts_with(name.as_str())) {
+                if matching.is_empty() && pods(cluster).iter().any(|p| p.namespace == namespace && p.name.starts_with(name.as_str())) {
                     return Output::error(
-                        format!("kubectl describe pod: the GPU Operator's pods are not emulated in full; try kubectl get pod {name} -n {NS} -o yaml, or kubectl logs -n {NS} POD\n"),
+                        format!("kubectl describe pod: the {namespace} namespace's system pods are not emulated in full; try kubectl get pod {name} -n {namespace} -o yaml\n"),
                         1,
                     );
                 }
@@ -1545,10 +1714,13 @@ fn delete(invocation: &Invocation, o: &Opts) -> Output {
             out.stdout += &format!("pod \"{name}\" {}\n", if o.force { "force deleted" } else { "deleted" });
             out.duration_ms += super::kubectl_pods::deletion_ms(cluster, pod, o.force);
             out.changes.push(Change::DeletePod { node: invocation.node.hostname.clone(), namespace: ns, name });
-        } else if ns == NS && operator.iter().any(|p| p.name == name) {
+        } else if let Some(pod) = operator.iter().find(|p| p.name == name && p.namespace == ns) {
             // Its controller starts another in its place at once.
             out.stdout += &format!("pod \"{name}\" deleted\n");
             out.duration_ms += 2_000;
+            if pod.nodeset {
+                out.changes.extend(slurmd_pod_deleted(&cluster.nodes[pod.node].hostname, &ns, &name));
+            }
         } else {
             out.stderr += &format!("Error from server (NotFound): pods \"{name}\" not found\n");
             out.status = 1;

@@ -577,7 +577,7 @@ pub(super) fn apply(cluster: &Cluster, host: &str, inputs: &[(String, Result<Str
                     continue;
                 }
             };
-            if !super::kubectl::NAMESPACES.contains(&spec.namespace.as_str()) {
+            if !super::kubectl::namespaces(cluster).contains(&spec.namespace.as_str()) {
                 out.stderr += &format!("Error from server (NotFound): error when creating \"{file}\": namespaces \"{}\" not found\n", spec.namespace);
                 out.status = 1;
                 continue;

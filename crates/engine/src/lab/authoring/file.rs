@@ -153,6 +153,7 @@ pub struct ClusterTable {
     pub slurm: Option<Spanned<String>>,
     pub kubernetes: Option<Spanned<String>>,
     pub storage_gb_per_s: Option<Spanned<f64>>,
+    pub slurm_on_kubernetes: Option<Spanned<bool>>,
 }
 
 #[derive(Clone, Debug)]
@@ -274,6 +275,7 @@ pub struct ExpectTable {
     pub all_reduce_within: Option<String>,
     pub alert: Option<String>,
     pub pod: Option<String>,
+    pub kubernetes: Option<String>,
     pub running: Option<bool>,
     pub job: Option<String>,
     pub step_time_within: Option<String>,
@@ -316,8 +318,22 @@ pub(crate) const POD_KEYS: &[&str] = &["name", "image", "command", "gpus", "node
 pub(crate) const LAB_KEYS: &[&str] = &["id", "title", "summary", "briefing", "level", "minutes", "stage", "tags", "requires", "pass", "exam_minutes"];
 pub(crate) const POLICY_KEYS: &[&str] = &["attempts", "number_attempts", "retry_credit", "hint_cost"];
 pub(crate) const FIELD_KEYS: &[&str] = &["name", "states", "numbers", "actions", "review"];
-pub(crate) const CLUSTER_KEYS: &[&str] =
-    &["preset", "nodes", "count", "driver", "cuda", "nccl", "dcgm", "fabric", "hcas", "persistence", "slurm", "kubernetes", "storage_gb_per_s"];
+pub(crate) const CLUSTER_KEYS: &[&str] = &[
+    "preset",
+    "nodes",
+    "count",
+    "driver",
+    "cuda",
+    "nccl",
+    "dcgm",
+    "fabric",
+    "hcas",
+    "persistence",
+    "slurm",
+    "kubernetes",
+    "storage_gb_per_s",
+    "slurm_on_kubernetes",
+];
 pub(crate) const VAR_KEYS: &[&str] = &["one_of", "range"];
 pub(crate) const FAULT_KEYS: &[&str] =
     &["kind", "node", "gpu", "hca", "xid", "count", "gen", "width", "rate", "mtu", "watts", "links", "state", "reason", "installed", "service", "repair", "at"];
@@ -403,6 +419,7 @@ pub(crate) const EXPECT_KEYS: &[&str] = &[
     "by",
     "alert",
     "pod",
+    "kubernetes",
     "running",
 ];
 pub(crate) const SOLUTION_KEYS: &[&str] = &["steps", "answers", "wrong", "alternatives", "mistakes"];
@@ -853,6 +870,7 @@ fn cluster_table(t: &Table, problems: &mut Vec<Problem>) -> Option<ClusterTable>
         slurm: t.optional(problems, "slurm", spanned_string),
         kubernetes: t.optional(problems, "kubernetes", spanned_string),
         storage_gb_per_s: t.optional(problems, "storage_gb_per_s", |v| float(v).map(|x| Spanned::new(v.span(), x))),
+        slurm_on_kubernetes: t.optional(problems, "slurm_on_kubernetes", |v| boolean(v).map(|x| Spanned::new(v.span(), x))),
     })
 }
 
@@ -1064,6 +1082,7 @@ fn expect_table(t: &Table, problems: &mut Vec<Problem>) -> ExpectTable {
         by: t.optional(problems, "by", string),
         alert: t.optional(problems, "alert", string),
         pod: t.optional(problems, "pod", string),
+        kubernetes: t.optional(problems, "kubernetes", string),
         running: t.optional(problems, "running", boolean),
     }
 }

@@ -199,7 +199,9 @@ pub fn contradictions(lab: &Lab) -> Vec<Leak> {
             for (k, fact) in facts.iter().enumerate() {
                 for other in &facts[k + 1..] {
                     match (fact, other) {
-                        (Fact::Slurm { node: a, state: x, .. }, Fact::Slurm { node: b, state: y, .. }) if a == b && x != y => {
+                        (Fact::Slurm { node: a, state: x, .. }, Fact::Slurm { node: b, state: y, .. })
+                            if a == b && !x.split('|').any(|one| y.split('|').any(|other| one == other)) =>
+                        {
                             say(format!("it expects {a} both {x} and {y} in Slurm"))
                         }
                         (Fact::Service { node: a, service: s, active: x }, Fact::Service { node: b, service: t, active: y }) if a == b && s == t && x != y => {
@@ -210,13 +212,13 @@ pub fn contradictions(lab: &Lab) -> Vec<Leak> {
                 }
                 match fact {
                     Fact::InService { node } => {
-                        if let Some(state @ ("drained" | "down" | "draining")) = slurm_of(node) {
+                        if let Some(state) = slurm_of(node).filter(|state| state.split('|').all(|one| matches!(one, "drained" | "down" | "draining"))) {
                             say(format!("it expects {node} in service and {state}"));
                         }
                     }
                     Fact::JobProgress { job, .. } => {
                         for node in jobs.iter().filter(|j| j.name == *job).flat_map(|j| j.nodes.iter()) {
-                            if let Some(state @ ("idle" | "drained" | "down")) = slurm_of(node) {
+                            if let Some(state) = slurm_of(node).filter(|state| state.split('|').all(|one| matches!(one, "idle" | "drained" | "down"))) {
                                 say(format!("it expects the job {job} to train on {node} while {node} is {state}"));
                             }
                         }

@@ -165,6 +165,17 @@ pub fn compile(source: &str) -> Result<Compiled, Vec<Diagnostic>> {
             );
         }
     }
+    // The slurm-operator's images carry their own Slurm: the lab names it.
+    if let Some(on) = cluster.slurm_on_kubernetes.as_ref().filter(|on| *on.get_ref()) {
+        let series = cluster.slurm.as_ref().and_then(|s| crate::model::release(s.get_ref()));
+        if series != Some(crate::model::slurm_operator::SLURM_SERIES) {
+            let (major, minor) = crate::model::slurm_operator::SLURM_SERIES;
+            problem(
+                on.span(),
+                format!("`slurm_on_kubernetes` runs the slurm-operator's images ({}), so `slurm` must name a {major}.{minor} release, such as \"{major}.{minor}.0\"", crate::model::slurm_operator::IMAGE_TAG),
+            );
+        }
+    }
     if let Some(kubernetes) = &cluster.kubernetes {
         if !crate::model::known_kubernetes(kubernetes.get_ref()) {
             let minors = crate::model::KUBERNETES_MINORS;
@@ -368,6 +379,7 @@ fn assemble(
             slurm: cluster.slurm.map(Spanned::into_inner),
             kubernetes: cluster.kubernetes.map(Spanned::into_inner),
             storage_gb_per_s: cluster.storage_gb_per_s.map(Spanned::into_inner),
+            slurm_on_kubernetes: cluster.slurm_on_kubernetes.is_some_and(|on| *on.get_ref()),
             ..ClusterConfig::new(preset, hostnames)
         },
         vars,
@@ -486,6 +498,7 @@ fn expect_spec(e: &ExpectTable) -> ExpectSpec {
     put("by", e.by.clone());
     put("alert", e.alert.clone());
     put("pod", e.pod.clone());
+    put("kubernetes", e.kubernetes.clone());
     put("running", flag(e.running));
     ExpectSpec(map)
 }

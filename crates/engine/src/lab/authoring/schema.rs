@@ -25,6 +25,8 @@ pub fn json_schema() -> String {
     let slurm = format!("^({})(\\\\.[0-9]+)?$", crate::model::SLURM_RELEASES.join("|").replace('.', "\\\\."));
     let minors: Vec<String> = crate::model::KUBERNETES_MINORS.map(|minor| minor.to_string()).collect();
     let kubernetes = format!("^v?1\\\\.({})\\\\.[0-9]+$", minors.join("|"));
+    // A state, or several joined by `|` (`drained|down`).
+    let slurm_states = format!("^({states})(\\\\|({states}))*$", states = SLURM_STATES.join("|"));
     format!(
         r##"{{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -42,7 +44,7 @@ pub fn json_schema() -> String {
       "description": "one fact the cluster must show: one of slurm, in_service, repaired, healthy, diag, link_up, rate, pcie_full, service, fabric_manager, all_reduce_within, job",
       "properties": {{
         "node": {{ "type": "string" }},
-        "slurm": {{ "enum": {slurm_states} }},
+        "slurm": {{ "type": "string", "pattern": "{slurm_states}", "description": "a state, or states separated by | (drained|down)" }},
         "reason": {{ "type": "string" }},
         "in_service": {{ "const": true }},
         "repaired": {{ "const": true }},
@@ -58,6 +60,7 @@ pub fn json_schema() -> String {
         "fabric_manager": {{ "enum": ["active", "inactive"] }},
         "all_reduce_within": {{ "type": "string", "pattern": "^\\s*[0-9.]+\\s*%\\s*$" }},
         "pod": {{ "type": "string", "description": "a [[pods]] name: with running = true, the pod is Running and ready on healthy GPUs" }},
+        "kubernetes": {{ "enum": ["cordoned", "schedulable"], "description": "with node: the node's cordon in Kubernetes" }},
         "running": {{ "type": "boolean", "description": "with pod: true" }},
         "alert": {{ "type": "string", "description": "with node: an alerting rule of that name, loaded by Prometheus, has an alert for the node now and finds nothing on the healthy cluster" }},
         "job": {{ "type": "string", "description": "a [[jobs]] name: it runs and makes progress" }},
@@ -120,7 +123,8 @@ pub fn json_schema() -> String {
         "persistence": {{ "type": "boolean" }},
         "slurm": {{ "type": "string", "pattern": "{slurm}" }},
         "kubernetes": {{ "type": "string", "pattern": "{kubernetes}" }},
-        "storage_gb_per_s": {{ "type": "number", "minimum": 0.05, "maximum": 1000, "description": "shared storage's bandwidth to each node" }}
+        "storage_gb_per_s": {{ "type": "number", "minimum": 0.05, "maximum": 1000, "description": "shared storage's bandwidth to each node" }},
+        "slurm_on_kubernetes": {{ "type": "boolean", "description": "Slurm's daemons run in pods under the slurm-operator" }}
       }}
     }},
     "vars": {{
@@ -320,7 +324,6 @@ pub fn json_schema() -> String {
         port_states = strings(PORT_DOWN_STATES.iter().copied()),
         question_types = strings(QUESTION_TYPES.iter().copied()),
         entities = strings(ENTITIES.iter().copied()),
-        slurm_states = strings(SLURM_STATES.iter().copied()),
         services = strings(crate::facts::SERVICES.iter().copied()),
         run_statuses = strings(crate::lab::spec::RUN_STATUSES.iter().copied()),
         actions = strings(crate::lab::spec::HANDOFF_ACTIONS.iter().map(|(name, _)| *name)),

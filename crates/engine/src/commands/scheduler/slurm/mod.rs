@@ -25,8 +25,17 @@ use crate::model::Node;
 
 pub const PARTITION: &str = "gpu";
 pub const TIME_LIMIT: &str = "infinite";
-/// Who set the reason: operators drain and down nodes as root.
-pub const REASON_USER: &str = "root";
+/// Who set a node's reason: operators drain and down nodes as root; the
+/// slurm-operator's own drains go through slurmrestd with its token, whose
+/// user is `slurm` (slurmjwt's default; its pod's preStop hook runs
+/// scontrol as root).
+pub fn reason_user(reason: &str) -> &'static str {
+    use crate::model::slurm_operator::REASON_PREFIX;
+    match reason.strip_prefix(REASON_PREFIX) {
+        Some("Pod is terminating") | None => "root",
+        Some(_) => "slurm",
+    }
+}
 
 /// Whether Slurm rebooted the node (`scontrol reboot`) and waits for it to
 /// boot: the REBOOT_ISSUED flag, which Slurm shows before any other for a

@@ -12,7 +12,7 @@
 //! stays down after RESUME. It returns `Change::SetScheduler`. Other changes
 //! (`create`, `delete`, ...) are refused as for a user without operator rights.
 
-use super::{hostlist, scontrol_state, timestamp, PARTITION, REASON_USER};
+use super::{hostlist, reason_user, scontrol_state, timestamp, PARTITION};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
 use crate::model::node::SchedulerState;
@@ -156,7 +156,7 @@ fn node_record(cluster: &Cluster, node: &Node, one_line: bool) -> String {
         if layout.release >= (21, 8) {
             out += end;
         }
-        out += &format!("Reason={reason} [{REASON_USER}@{}]", timestamp(node.scheduler_reason_since));
+        out += &format!("Reason={reason} [{}@{}]", reason_user(reason), timestamp(node.scheduler_reason_since));
     }
     out += if one_line { "\n" } else { "\n\n" };
     out

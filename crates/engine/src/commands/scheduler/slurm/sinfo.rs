@@ -7,7 +7,7 @@
 //! column from 23.02 (`Versions::slurm_release`).
 
 use super::format::{self, Part};
-use super::{bad_option, compact_state, field, hostlist, long_state, timestamp, PARTITION, REASON_USER, TIME_LIMIT};
+use super::{bad_option, compact_state, field, hostlist, long_state, reason_user, timestamp, PARTITION, TIME_LIMIT};
 use crate::commands::options::{scan, Arg};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::node::SlurmShown;
@@ -189,7 +189,7 @@ impl Command for Sinfo {
                 out.push_str(&format!(
                     "{} {} {} {}\n",
                     field(&reason, 20, false),
-                    field(REASON_USER, 9, false),
+                    field(reason_user(&reason), 9, false),
                     field(&timestamp(since), 19, false),
                     names(&members)
                 ));
@@ -360,7 +360,7 @@ fn value(kind: char, members: &[&Node], cluster: &crate::model::Cluster) -> Stri
         'R' => PARTITION.to_string(),
         't' => compact_state(first, cluster.now),
         'T' => long_state(first, cluster.now),
-        'u' => first.scheduler_reason.as_ref().map_or_else(|| "Unknown".to_string(), |_| REASON_USER.to_string()),
+        'u' => first.scheduler_reason.as_deref().map_or_else(|| "Unknown".to_string(), |reason| reason_user(reason).to_string()),
         'z' => format!("{}:{}:{}", host.sockets, host.cores_per_socket, host.threads_per_core),
         _ => String::new(),
     }
