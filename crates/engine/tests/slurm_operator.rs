@@ -57,6 +57,8 @@ fn the_slurm_cluster_runs_in_pods() {
         assert_eq!(name.len(), "slurm-worker-slinky-".len() + 5, "{name}");
         assert!(worker.contains(" 2/2 "), "{worker}");
     }
+    // kubectl names the container it chose of several (the log sidecar is an init container).
+    assert_eq!(s.run("kubectl logs -n slurm slurm-controller-0").stderr(), "Defaulted container \"slurmctld\" out of: slurmctld, logfile (init)\n");
     let operator = s.run("kubectl get pods -n slinky").stdout();
     assert!(operator.lines().any(|l| l.starts_with("slurm-operator-webhook-")), "{operator}");
     let namespaces = s.run("kubectl get namespaces -o name").stdout();
@@ -125,7 +127,8 @@ fn a_drain_evicts_an_idle_slurmd_until_the_uncordon() {
     let out = s.run("kubectl drain gpu-002 --ignore-daemonsets");
     assert!(out.stdout().contains(&format!("evicting pod slurm/{pod}\n")) && out.stdout().contains(&format!("pod/{pod} evicted\n")), "{}", out.stdout());
     assert!(!s.run("kubectl get pods -n slurm -o wide").stdout().contains("gpu-002"));
-    assert_eq!(slurm(&mut s, "gpu-002"), ("down".to_string(), "slurm-operator: Pod is terminating".to_string()));
+    // No slurmd answers for the node now: down and not responding.
+    assert_eq!(slurm(&mut s, "gpu-002"), ("down*".to_string(), "slurm-operator: Pod is terminating".to_string()));
     s.run("kubectl uncordon gpu-002");
     let back = worker_pod(&mut s, "gpu-002");
     assert_ne!(back, pod);
@@ -166,4 +169,18 @@ fn a_drain_waits_for_the_slurm_job_the_disruption_budget_protects() {
     // The cordon came first: Slurm drains the node while its job runs.
     assert_eq!(slurm(&mut s, "gpu-002").0, "draining");
     assert!(s.run("kubectl get pods -n slurm").stdout().contains(&pod));
+}
+
+#[test]
+fn the_node_image_runs_slurmd_in_its_pod_not_from_systemd() {
+    let mut s = session("");
+    let out = s.run("ssh gpu-002 systemctl status slurmd");
+    assert_eq!((out.stderr().as_str(), out.status), ("Unit slurmd.service could not be found.\n", 4));
+    assert!(!s.run("ssh gpu-002 systemctl list-units --all").stdout().contains("slurmd"));
+    assert_eq!(s.run("ssh gpu-002 journalctl -u slurmd").stdout(), "-- No entries --\n");
+    // The host still sees the container's process.
+    assert!(s.run("ssh gpu-002 pgrep -l slurmd").stdout().contains(" slurmd\n"));
+    // Evicted by a drain, it no longer answers Slurm.
+    s.run("kubectl drain gpu-002 --ignore-daemonsets");
+    assert_eq!(s.run("ssh gpu-002 pgrep slurmd").status, 1);
 }

@@ -693,6 +693,7 @@ fn build_node(config: &ClusterConfig, driver: &str, index: usize, hostname: &str
         listeners: Vec::new(),
         files: Default::default(),
         busy: false,
+        slurmd_in_pod: config.slurm_on_kubernetes,
     };
     boot_log(&mut node, &mut rng);
     node

@@ -145,6 +145,9 @@ pub struct Node {
     /// A job's processes run here: Slurm shows it allocated (draining
     /// once drained).
     pub busy: bool,
+    /// The node image runs slurmd in a pod (Slurm on Kubernetes), not as a
+    /// systemd unit.
+    pub slurmd_in_pod: bool,
     /// Files the trainee wrote (`echo x > notes.txt`), by absolute path.
     /// Everything else a node's file system shows is generated from the
     /// model (`commands::files`).

@@ -200,7 +200,18 @@ pub const KUBELET_UNIT: &str = "kubelet.service";
 /// The state of the unit named `name` on `node`, and since when; None
 /// for a unit the image lacks.
 pub fn state_of(node: &Node, name: &str) -> Option<(ServiceState, EpochSeconds)> {
-    unit(name).map(|unit| state(node, unit))
+    unit_on(node, name).map(|unit| state(node, unit))
+}
+
+/// The units of `node`'s image: all of [`UNITS`] but slurmd where it runs
+/// in a pod (Slurm on Kubernetes).
+pub fn units(node: &Node) -> impl Iterator<Item = &'static Unit> + '_ {
+    UNITS.iter().filter(|unit| !(node.slurmd_in_pod && unit.name == SLURMD_UNIT))
+}
+
+/// A unit of `node`'s image by its name or an alias.
+pub fn unit_on(node: &Node, name: &str) -> Option<&'static Unit> {
+    unit(name).filter(|unit| !(node.slurmd_in_pod && unit.name == SLURMD_UNIT))
 }
 
 /// Whether `unit` runs on `node` (a unit the image lacks does not).
@@ -208,9 +219,11 @@ pub fn runs(node: &Node, unit: &str) -> bool {
     state_of(node, unit).is_some_and(|(state, _)| state == ServiceState::Active)
 }
 
-/// Whether slurmctld hears from the node: it answers and its slurmd runs.
+/// Whether slurmctld hears from the node: it answers and its slurmd runs
+/// (in its pod, unless a drain evicted it, on Slurm on Kubernetes).
 pub fn slurmd_responds(node: &Node, now: EpochSeconds) -> bool {
-    node.up(now) && runs(node, SLURMD_UNIT)
+    let slurmd = if node.slurmd_in_pod { !(node.cordoned_since.is_some() && node.drained_pods) } else { runs(node, SLURMD_UNIT) };
+    node.up(now) && slurmd
 }
 
 /// Whether Slurm may place work on the node now: it hears from it, and
@@ -298,6 +311,11 @@ pub fn processes(cluster: &super::Cluster, node: &Node) -> Vec<Process> {
         if state != ServiceState::Active || cluster.now < since {
             continue;
         }
+        // In a pod, slurmd is the container's process, no unit of the host's.
+        let in_pod = node.slurmd_in_pod && unit.name == SLURMD_UNIT;
+        if in_pod && !slurmd_responds(node, cluster.now) {
+            continue;
+        }
         list.push(Process {
             pid: pid(seed, node, unit.name, since),
             ppid: 1,
@@ -307,7 +325,7 @@ pub fn processes(cluster: &super::Cluster, node: &Node) -> Vec<Process> {
             args: unit.command.to_string(),
             gpus: if unit.holds_gpus { all_gpus.clone() } else { Vec::new() },
             tty: None,
-            unit: Some(unit.name),
+            unit: (!in_pod).then_some(unit.name),
             job: None,
         });
     }

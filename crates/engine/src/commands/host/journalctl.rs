@@ -337,7 +337,7 @@ impl Command for Journalctl {
         if units.iter().any(|unit| unit == FABRIC_MANAGER_UNIT) || (units.is_empty() && !kernel) {
             entries.extend(fabric_manager_entries(cluster, node));
         }
-        for unit in service::UNITS.iter().filter(|unit| units.iter().any(|name| name == unit.name) || (units.is_empty() && !kernel)) {
+        for unit in service::units(node).filter(|unit| units.iter().any(|name| name == unit.name) || (units.is_empty() && !kernel)) {
             entries.extend(unit_entries(cluster, node, unit));
         }
         if kernel || (units.is_empty()) {

@@ -119,7 +119,7 @@ impl Command for Systemctl {
 /// 249's table): the services loaded, active ones unless `--all`, with the
 /// legend and the count after them; a failed unit is marked `●`.
 fn list_units(node: &Node, state: Option<&str>, all: bool, services: bool) -> Output {
-    let units = std::iter::once((FABRIC_MANAGER_UNIT, FABRIC_MANAGER_DESCRIPTION)).chain(service::UNITS.iter().map(|unit| (unit.name, unit.description)));
+    let units = std::iter::once((FABRIC_MANAGER_UNIT, FABRIC_MANAGER_DESCRIPTION)).chain(service::units(node).map(|unit| (unit.name, unit.description)));
     let mut rows: Vec<(&str, &str, &str, &str)> = Vec::new();
     for (unit, description) in units.filter(|_| services) {
         let (active, sub) = match service_state(node, unit) {
@@ -188,7 +188,7 @@ fn status(cluster: &Cluster, node: &Node, units: &[String]) -> Output {
         let unit = unit_name(unit);
         match service_state(node, &unit) {
             Some(state) => {
-                stdout.push(match service::unit(&unit) {
+                stdout.push(match service::unit_on(node, &unit) {
                     Some(unit) => unit_status(cluster, node, unit),
                     None => fabric_manager_status(cluster, node, state),
                 });
@@ -208,7 +208,7 @@ fn status(cluster: &Cluster, node: &Node, units: &[String]) -> Output {
 /// How many of the node image's units have failed (Fabric Manager's among them).
 fn failed_units(node: &Node) -> usize {
     std::iter::once(FABRIC_MANAGER_UNIT)
-        .chain(service::UNITS.iter().map(|unit| unit.name))
+        .chain(service::units(node).map(|unit| unit.name))
         .filter(|unit| service_state(node, unit) == Some(ServiceState::Failed))
         .count()
 }
@@ -305,7 +305,7 @@ fn control(node: &Node, verb: &str, units: &[String]) -> Output {
         if nothing_to_do {
             continue;
         }
-        if service::unit(&unit).is_some() {
+        if service::unit_on(node, &unit).is_some() {
             let to = if verb == "stop" { ServiceState::Inactive } else { ServiceState::Active };
             changes.push(Change::SetUnit { node: node.hostname.clone(), unit: unit.clone(), state: to });
         } else if verb == "stop" {

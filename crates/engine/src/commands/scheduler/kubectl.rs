@@ -1457,7 +1457,10 @@ fn logs(cluster: &Cluster, o: &Opts) -> Output {
         return kubelet_unreachable(node, pod.namespace, name, pod.container);
     }
     if !pod.name.starts_with(PLUGIN) {
-        return Output::default();
+        // kubectl picks the first container of several and says so; the
+        // log sidecar is a (native sidecar) init container.
+        let sidecars = if pod.containers > 1 { format!("Defaulted container \"{0}\" out of: {0}, logfile (init)\n", pod.container) } else { String::new() };
+        return Output { stderr: sidecars, ..Output::default() };
     }
     let text = plugin_log(cluster, node, pod);
     let lines: Vec<&str> = text.lines().collect();
