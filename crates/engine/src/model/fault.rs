@@ -27,114 +27,33 @@ pub enum PortDown {
 /// mismatch is a package update that installed a newer driver of the same
 /// branch (`installed`) while the old module stays loaded until a reboot.
 /// PFC off (RoCE) is a QoS setup that did not run at boot: the port
-/// neither pauses its switch when its buffer fills nor is lossless.
+/// neither pauses its switch when its buffer fills nor is lossless. A node
+/// cordon is someone's `kubectl cordon` before the lab.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fault {
-    GpuXid {
-        node: String,
-        gpu: u32,
-        xid: u32,
-    },
-    GpuFallenOffBus {
-        node: String,
-        gpu: u32,
-        dead: bool,
-    },
-    GpuEccUncorrectable {
-        node: String,
-        gpu: u32,
-        count: u64,
-    },
-    GpuRowRemapPending {
-        node: String,
-        gpu: u32,
-    },
-    GpuThermalSlowdown {
-        node: String,
-        gpu: u32,
-    },
-    GpuPowerBrake {
-        node: String,
-        gpu: u32,
-    },
-    GpuPowerCap {
-        node: String,
-        gpu: u32,
-        watts: u32,
-    },
-    GpuPcieDegraded {
-        node: String,
-        gpu: u32,
-        gen: Option<u8>,
-        width: Option<u8>,
-    },
-    NvlinkDown {
-        node: String,
-        gpu: u32,
-        links: Vec<u32>,
-    },
-    FabricManagerDown {
-        node: String,
-    },
-    ServiceStopped {
-        node: String,
-        unit: String,
-    },
-    DriverMismatch {
-        node: String,
-        installed: String,
-    },
-    HcaPortDown {
-        node: String,
-        hca: String,
-        state: PortDown,
-    },
-    HcaLinkDegraded {
-        node: String,
-        hca: String,
-        rate: Option<u32>,
-        width: Option<u8>,
-    },
-    HcaSymbolErrors {
-        node: String,
-        hca: String,
-        count: u64,
-    },
-    HcaLinkFlap {
-        node: String,
-        hca: String,
-    },
-    HcaMtu {
-        node: String,
-        hca: String,
-        mtu: u32,
-    },
-    HcaPfcOff {
-        node: String,
-        hca: String,
-    },
-    HcaEcnOff {
-        node: String,
-        hca: String,
-    },
-    HcaPcieDegraded {
-        node: String,
-        hca: String,
-        gen: Option<u8>,
-        width: Option<u8>,
-    },
-    NodeDown {
-        node: String,
-        reason: String,
-    },
-    NodeDrain {
-        node: String,
-        reason: String,
-    },
-    /// Someone cordoned the node in Kubernetes (`kubectl cordon`) before the lab.
-    NodeCordon {
-        node: String,
-    },
+    GpuXid { node: String, gpu: u32, xid: u32 },
+    GpuFallenOffBus { node: String, gpu: u32, dead: bool },
+    GpuEccUncorrectable { node: String, gpu: u32, count: u64 },
+    GpuRowRemapPending { node: String, gpu: u32 },
+    GpuThermalSlowdown { node: String, gpu: u32 },
+    GpuPowerBrake { node: String, gpu: u32 },
+    GpuPowerCap { node: String, gpu: u32, watts: u32 },
+    GpuPcieDegraded { node: String, gpu: u32, gen: Option<u8>, width: Option<u8> },
+    NvlinkDown { node: String, gpu: u32, links: Vec<u32> },
+    FabricManagerDown { node: String },
+    ServiceStopped { node: String, unit: String },
+    DriverMismatch { node: String, installed: String },
+    HcaPortDown { node: String, hca: String, state: PortDown },
+    HcaLinkDegraded { node: String, hca: String, rate: Option<u32>, width: Option<u8> },
+    HcaSymbolErrors { node: String, hca: String, count: u64 },
+    HcaLinkFlap { node: String, hca: String },
+    HcaMtu { node: String, hca: String, mtu: u32 },
+    HcaPfcOff { node: String, hca: String },
+    HcaEcnOff { node: String, hca: String },
+    HcaPcieDegraded { node: String, hca: String, gen: Option<u8>, width: Option<u8> },
+    NodeDown { node: String, reason: String },
+    NodeDrain { node: String, reason: String },
+    NodeCordon { node: String },
 }
 
 /// Why a fault cannot apply to a cluster, and which of its fields is at fault.

@@ -1,10 +1,10 @@
-//! Slurm on Kubernetes, as SchedMD's Slinky slurm-operator (v1.1) runs it:
+//! Slurm on Kubernetes, as SchedMD's Slinky slurm-operator (v1.2) runs it:
 //! slurmctld, slurmrestd and a login node in pods, and a slurmd pod on each
 //! GPU node (a NodeSet in DaemonSet scaling mode, so the pod's hostname and
 //! the Slurm node's name are the Kubernetes node's). A node is in both
 //! schedulers, and the operator keeps Slurm's drain in step with
 //! Kubernetes' cordon (its `syncCordon`, internal/controller/nodeset/nodeset_sync.go
-//! at v1.1.2):
+//! at v1.2.1):
 //! - a cordoned node's Slurm node is drained, keeping a reason already set
 //!   by the operator, else `slurm-operator: Node (N) was cordoned, Pod
 //!   (slurm/P) must be cordoned`;
@@ -24,7 +24,9 @@ pub const OPERATOR_NAMESPACE: &str = "slinky";
 pub const NODESET: &str = "slurm-worker-slinky";
 /// What the operator puts before every reason it gives (`nodeReasonPrefix`).
 pub const REASON_PREFIX: &str = "slurm-operator: ";
-/// The chart's image tag at v1.1.2: Slurm 25.11 on Ubuntu 24.04.
+/// The images' tag: Slurm 25.11 on Ubuntu 24.04 (chart v1.1's default; the
+/// site pins it under chart v1.2, whose REST API version, v0.0.44, 25.11
+/// serves).
 pub const IMAGE_TAG: &str = "25.11-ubuntu24.04";
 /// The Slurm series those images run.
 pub const SLURM_SERIES: (u32, u32) = (25, 11);

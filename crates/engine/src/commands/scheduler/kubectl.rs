@@ -267,7 +267,9 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
     pods
 }
 
-/// A Deployment's or DaemonSet's pods' container: the workload's name.
+/// A Deployment's or DaemonSet's pods' container, as the GPU Operator's
+/// manifests name it (v24.6: assets/state-*/0500_daemonset.yaml, the NFD
+/// subchart's master and worker).
 fn container_of(workload: &'static str) -> &'static str {
     match workload {
         "gpu-operator-node-feature-discovery-master" => "master",
@@ -279,10 +281,10 @@ fn container_of(workload: &'static str) -> &'static str {
     }
 }
 
-/// The slurm-operator's pods (chart v1.1.2's defaults, the workers a
-/// NodeSet in DaemonSet mode): the operator and its webhook, slurmctld
-/// (with its log sidecar and reconfigure container), slurmrestd, and a
-/// slurmd (with its log sidecar) on each node that is not drained.
+/// The slurm-operator's pods (chart v1.2's defaults, the workers a NodeSet
+/// in DaemonSet mode): the operator and its webhook, slurmctld (with its
+/// log sidecar), slurmrestd, and a slurmd (with its log sidecar) on each
+/// node a drain has not evicted it from.
 fn slurm_pods(cluster: &Cluster, pods: &mut Vec<Pod>) {
     let Some((first, home)) = cluster.nodes.iter().enumerate().find(|(_, n)| !n.hangs() && !evicted(n)) else { return };
     let since = home.booted_at + 90;
@@ -1295,29 +1297,26 @@ fn act(cluster: &Cluster, o: &Opts, verb: &str) -> Output {
         // The slurmd pod's disruption budget refuses its eviction while
         // Slurm runs a job there: kubectl retries until the job ends.
         let slurmd = mine.iter().find(|p| p.nodeset);
-        let waited_ms = match slurmd {
-            Some(pod) => {
-                match slurmd_free_after(cluster, name) {
-                    Some(waited_ms) => waited_ms,
-                    None => {
-                        let retry = format!("error when evicting pods/\"{}\" -n \"{}\" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.\n", pod.name, pod.namespace);
-                        out.started_stderr = out.stderr.clone() + &retry.repeat((DRAIN_WAIT_MS / 5000) as usize);
-                        out.stderr.clear();
-                        out.duration_ms = DRAIN_WAIT_MS;
-                        out.status = 130;
-                        return out;
-                    }
-                }
-            }
-            None => 0,
-        };
-        if let Some(pod) = slurmd.filter(|_| waited_ms > 0) {
-            let retry = format!(
+        let retry = |pod: &Pod| {
+            format!(
                 "error when evicting pods/\"{}\" -n \"{}\" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.\n",
                 pod.name, pod.namespace
-            );
-            out.stderr += &retry.repeat(waited_ms.div_ceil(5000) as usize);
-        }
+            )
+        };
+        let waited_ms = match slurmd.map(|pod| (pod, slurmd_free_after(cluster, name))) {
+            None => 0,
+            Some((pod, Some(waited_ms))) => {
+                out.stderr += &retry(pod).repeat(waited_ms.div_ceil(5000) as usize);
+                waited_ms
+            }
+            // Still protected when the lab stops the wait, as Ctrl-C would.
+            Some((pod, None)) => {
+                out.started_stderr = std::mem::take(&mut out.stderr) + &retry(pod).repeat((DRAIN_WAIT_MS / 5000) as usize);
+                out.duration_ms = DRAIN_WAIT_MS;
+                out.status = 130;
+                return out;
+            }
+        };
         for pod in &evicted {
             out.stdout += &format!("pod/{} evicted\n", pod.split_once('/').map_or(pod.as_str(), |(_, n)| n));
         }
