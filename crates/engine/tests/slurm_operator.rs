@@ -178,6 +178,8 @@ fn the_node_image_runs_slurmd_in_its_pod_not_from_systemd() {
     assert_eq!((out.stderr().as_str(), out.status), ("Unit slurmd.service could not be found.\n", 4));
     assert!(!s.run("ssh gpu-002 systemctl list-units --all").stdout().contains("slurmd"));
     assert_eq!(s.run("ssh gpu-002 journalctl -u slurmd").stdout(), "-- No entries --\n");
+    // Configless: slurmd fetches slurm.conf from slurmctld into its pod.
+    assert_eq!(s.run("ssh gpu-002 cat /etc/slurm/slurm.conf").stderr(), "cat: /etc/slurm/slurm.conf: No such file or directory\n");
     // The host still sees the container's process.
     assert!(s.run("ssh gpu-002 pgrep -l slurmd").stdout().contains(" slurmd\n"));
     // Evicted by a drain, it no longer answers Slurm.

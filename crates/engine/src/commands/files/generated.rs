@@ -47,6 +47,8 @@ const COUNTER_FILES: &[&str] = &[
 /// The files of `/sys/class/net/IF/`.
 const NET_FILES: &[&str] = &["address", "carrier", "mtu", "operstate", "type"];
 
+const SLURM_CONF: &str = "/etc/slurm/slurm.conf";
+
 const FIXED: &[&str] = &[
     "/etc/hostname",
     "/etc/hosts",
@@ -54,7 +56,7 @@ const FIXED: &[&str] = &[
     crate::model::network::NETPLAN_FILE,
     "/etc/nccl.conf",
     "/etc/os-release",
-    "/etc/slurm/slurm.conf",
+    SLURM_CONF,
     "/proc/cpuinfo",
     "/proc/driver/nvidia/version",
     "/proc/meminfo",
@@ -205,7 +207,7 @@ fn gid_slots(hca: &crate::model::fabric::Hca) -> u32 {
 
 /// Every generated file's path on `node`.
 pub fn paths(cluster: &Cluster, node: &Node) -> Vec<String> {
-    let mut paths: Vec<String> = FIXED.iter().map(|p| p.to_string()).collect();
+    let mut paths: Vec<String> = FIXED.iter().filter(|p| !(node.slurmd_in_pod && **p == SLURM_CONF)).map(|p| p.to_string()).collect();
     paths.extend(devices(node).into_iter().map(|device| device.path));
     // The home directory is shared: every node sees the jobs' scripts and logs.
     paths.extend(cluster.workload_specs.iter().map(|spec| spec.script_path()));
@@ -285,7 +287,10 @@ pub fn text(cluster: &Cluster, node: &Node, path: &str) -> Option<String> {
                     .collect(),
             )
         }
-        "/etc/slurm/slurm.conf" => return Some(slurm_conf(cluster)),
+        // slurmd in a pod fetches its configuration from slurmctld (configless):
+        // the host has none.
+        SLURM_CONF if node.slurmd_in_pod => return None,
+        SLURM_CONF => return Some(slurm_conf(cluster)),
         "/var/log/syslog" => return Some(syslog(cluster, node, false)),
         // The module loaded at boot, whatever the packages installed since.
         "/sys/module/nvidia/version" => return Some(format!("{}\n", node.driver_loaded)),
