@@ -286,15 +286,20 @@ pub fn gpu_resources(cluster: &Cluster, node: &Node) -> (usize, usize) {
 /// (its log's last line).
 pub const PLUGIN_RUN_S: i64 = 3;
 
+/// The kubelet's wait before restarting a container that failed
+/// `failures` times in a row: 10 s, doubling to 300 s.
+fn back_off_delay(failures: u64) -> i64 {
+    BACK_OFF_START_S.saturating_mul(1 << failures.min(10)).min(BACK_OFF_MAX_S)
+}
+
 /// The kubelet's restarts of a container that keeps failing, `seconds`
-/// after its first failure: one at once, then after 10 s doubling to 300 s;
-/// and how long after the first failure the last of them came.
+/// after its first failure: one at once, then on [`back_off_delay`]; and
+/// how long after the first failure the last of them came.
 pub fn back_off(seconds: i64) -> (u64, i64) {
-    let (mut n, mut spent, mut delay) = (1, 0, BACK_OFF_START_S);
-    while spent + delay <= seconds {
+    let (mut n, mut spent) = (1, 0);
+    while spent + back_off_delay(n - 1) <= seconds {
+        spent += back_off_delay(n - 1);
         n += 1;
-        spent += delay;
-        delay = (delay * 2).min(BACK_OFF_MAX_S);
     }
     (n, spent)
 }
@@ -360,12 +365,7 @@ pub fn device_plugin(cluster: &Cluster, node: &Node) -> DevicePlugin {
 /// How long after its first failure the kubelet makes a failing
 /// container's start number `k` (0: at once).
 fn start_offset(k: u64) -> i64 {
-    let (mut at, mut delay) = (0, BACK_OFF_START_S);
-    for _ in 0..k.min(10_000) {
-        at += delay;
-        delay = (delay * 2).min(BACK_OFF_MAX_S);
-    }
-    at
+    (0..k.min(10_000)).map(back_off_delay).sum()
 }
 
 /// When the node's device plugin stopped: its last kernel warning or error
@@ -521,7 +521,7 @@ impl Cluster {
             nodes.iter().find(|n| n.hostname == binding.node).map(Rc::as_ref)
         };
         let gpus_ok = |t: EpochSeconds| node_at(t).is_some_and(|n| binding.gpus.iter().all(|g| gpu_ok(n, *g)));
-        let (mut start, mut failures) = (first, 0u32);
+        let (mut start, mut failures) = (first, 0u64);
         while start <= self.now && state.runs.len() < MAX_RUNS {
             let ended = if program.uses_gpus() && !gpus_ok(start) {
                 Some((start + 6, 1, Ending::GpuAtStart))
@@ -554,9 +554,8 @@ impl Cluster {
             if end - start >= BACK_OFF_RESET_S {
                 failures = 0;
             }
-            let delay = BACK_OFF_START_S.saturating_mul(1 << failures.min(10)).min(BACK_OFF_MAX_S);
+            start = end + back_off_delay(failures);
             failures += 1;
-            start = end + delay;
             state.next_start = Some(start);
         }
         (state.phase, state.status, state.ready) = match state.runs.last() {
