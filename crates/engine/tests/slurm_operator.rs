@@ -186,3 +186,23 @@ fn the_node_image_runs_slurmd_in_its_pod_not_from_systemd() {
     s.run("kubectl drain gpu-002 --ignore-daemonsets");
     assert_eq!(s.run("ssh gpu-002 pgrep slurmd").status, 1);
 }
+
+#[test]
+fn the_nodeset_counts_its_pods_and_their_slurm_nodes() {
+    let mut s = session("");
+    let out = s.run("kubectl get nodesets -n slurm").stdout();
+    assert_eq!(out.lines().next(), Some("NAME                  DESIRED   REPLICAS   UPDATED   READY   AGE"), "{out}");
+    assert!(out.lines().nth(1).is_some_and(|row| row.starts_with("slurm-worker-slinky   2         2          2         2       ")), "{out}");
+    // A cordon takes the node out of DESIRED (its pod stays) and drains its Slurm node.
+    s.run("kubectl cordon gpu-002");
+    let wide = s.run("kubectl get nss -n slurm -o wide").stdout();
+    assert_eq!(wide.lines().next(), Some("NAME                  DESIRED   REPLICAS   UPDATED   READY   IDLE   ALLOCATED   DOWN   DRAIN   AGE"), "{wide}");
+    assert!(
+        wide.lines()
+            .nth(1)
+            .is_some_and(|row| row.starts_with("slurm-worker-slinky   1         2          2         2       2      0           0      1       ")),
+        "{wide}"
+    );
+    assert_eq!(s.run("kubectl get nodesets").stderr(), "No resources found in default namespace.\n");
+    assert_eq!(s.run("kubectl get nodeset -n slurm -o name").stdout(), "nodeset.slinky.slurm.net/slurm-worker-slinky\n");
+}

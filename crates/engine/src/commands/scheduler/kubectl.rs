@@ -59,7 +59,7 @@ pub struct Kubectl;
 static SIGNATURE: Signature = Signature {
     name: "kubectl",
     summary: "view and cordon the cluster's nodes and GPU Operator pods through Kubernetes",
-    usage: "kubectl get nodes|pods|namespaces|events [NAME] [-n NS|-A] [-o wide|name|json|yaml|jsonpath=...|go-template=...|custom-columns=...]\n       kubectl describe node|pod [NAME]\n       kubectl apply|create -f FILE\n       kubectl delete pod NAME | -f FILE [--force]\n       kubectl logs [-n NS] POD [-p] [--tail N]\n       kubectl exec [-it] POD -- COMMAND [ARGS...]\n       kubectl version [--client]\n       kubectl cordon|uncordon|drain NODE [--ignore-daemonsets] [--delete-emptydir-data] [--force]",
+    usage: "kubectl get nodes|pods|namespaces|events|nodesets [NAME] [-n NS|-A] [-o wide|name|json|yaml|jsonpath=...|go-template=...|custom-columns=...]\n       kubectl describe node|pod [NAME]\n       kubectl apply|create -f FILE\n       kubectl delete pod NAME | -f FILE [--force]\n       kubectl logs [-n NS] POD [-p] [--tail N]\n       kubectl exec [-it] POD -- COMMAND [ARGS...]\n       kubectl version [--client]\n       kubectl cordon|uncordon|drain NODE [--ignore-daemonsets] [--delete-emptydir-data] [--force]",
     flags: &[
         Flag { short: Some('n'), long: Some("namespace"), value: Some("NS"), help: "the namespace" },
         Flag { short: Some('A'), long: Some("all-namespaces"), value: None, help: "every namespace" },
@@ -116,6 +116,7 @@ pub(super) fn namespaces(cluster: &Cluster) -> Vec<&'static str> {
     all
 }
 
+use crate::model::node::SlurmShown;
 use crate::model::slurm_operator;
 /// kubectl's output formats, as its refusal lists them.
 const PRINTERS: [&str; 13] = [
@@ -1034,6 +1035,59 @@ fn kind(word: &str) -> Option<&'static str> {
     }
 }
 
+/// The slurm-operator's NodeSet kind by its names (the CRD's plural,
+/// singular and short names, or its full name).
+fn is_nodeset(word: &str) -> bool {
+    let lower = word.to_ascii_lowercase();
+    matches!(lower.as_str(), "nodeset" | "nodesets" | "nss" | "slurmd")
+        || lower.starts_with("nodesets.slinky.slurm.net")
+        || lower.starts_with("nodeset.slinky.slurm.net")
+}
+
+/// `kubectl get nodesets`: the CRD's printer columns (v1.2.1's
+/// api/v1beta1/nodeset_types.go), the Slurm ones with `-o wide`. DESIRED
+/// counts the nodes a pod may be placed on now (no taint it does not
+/// tolerate: a cordon's or an unreachable node's), the Slurm counts the
+/// pods' Slurm nodes by base state, DRAIN by its flag.
+fn nodesets(cluster: &Cluster, o: &Opts) -> Output {
+    let namespace = o.namespace.as_deref().unwrap_or("default");
+    if !o.all && namespace != slurm_operator::NAMESPACE {
+        return none_found(false, namespace);
+    }
+    if let Some(name) = o.words.get(2).filter(|name| *name != slurm_operator::NODESET) {
+        return Output::error(format!("Error from server (NotFound): nodesets.slinky.slurm.net \"{name}\" not found\n"), 1);
+    }
+    let wide = match o.output.as_deref() {
+        None => false,
+        Some("wide") => true,
+        Some("name") => return Output::ok(format!("nodeset.slinky.slurm.net/{}\n", slurm_operator::NODESET)),
+        Some(other) => return Output::error(format!("error: -o {other} of a NodeSet is not emulated; kubectl get nodesets -n slurm [-o wide|name]\n"), 1),
+    };
+    let with_pods: Vec<&Node> = cluster.nodes.iter().map(|n| n.as_ref()).filter(|n| !evicted(n)).collect();
+    let desired = cluster.nodes.iter().filter(|n| taints(cluster, n).is_empty()).count();
+    let ready = with_pods.iter().filter(|n| kubelet_ready(n, cluster.now)).count();
+    let shown: Vec<SlurmShown> = with_pods.iter().map(|n| SlurmShown::of(n)).collect();
+    let count = |states: &[SlurmShown]| shown.iter().filter(|s| states.contains(s)).count();
+    let mut header = format!("{}NAME\tDESIRED\tREPLICAS\tUPDATED\tREADY", if o.all { "NAMESPACE\t" } else { "" });
+    let mut row = format!(
+        "{}{}\t{desired}\t{}\t{}\t{ready}",
+        if o.all { format!("{}\t", slurm_operator::NAMESPACE) } else { String::new() },
+        slurm_operator::NODESET,
+        with_pods.len(),
+        with_pods.len()
+    );
+    if wide {
+        header += "\tIDLE\tALLOCATED\tDOWN\tDRAIN";
+        let idle = count(&[SlurmShown::Idle, SlurmShown::Drained]);
+        let allocated = count(&[SlurmShown::Allocated, SlurmShown::Draining]);
+        let drain = count(&[SlurmShown::Drained, SlurmShown::Draining]);
+        row += &format!("\t{idle}\t{allocated}\t{}\t{drain}", count(&[SlurmShown::Down]));
+    }
+    header += "\tAGE";
+    row += &format!("\t{}", age(cluster.now - created(cluster) - 3600));
+    Output::ok(align(&[header, row], 3, 6))
+}
+
 fn get(cluster: &Cluster, o: &Opts) -> Output {
     if o.words.get(1).is_some_and(|word| matches!(word.to_ascii_lowercase().as_str(), "events" | "event" | "ev")) {
         return events(cluster, o);
@@ -1041,6 +1095,9 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
     let Some(resource) = o.words.get(1) else {
         return Output::error("You must specify the type of resource to get. Use \"kubectl api-resources\" for a complete list of supported resources.\n\nerror: Required resource not specified.\nUse \"kubectl explain <resource>\" for a detailed description of that resource (e.g. kubectl explain pods).\nSee 'kubectl get -h' for help and examples\n", 1);
     };
+    if cluster.slurm_on_kubernetes() && is_nodeset(resource) {
+        return nodesets(cluster, o);
+    }
     let Some(kind) = kind(resource) else {
         return Output::error(format!("error: the server doesn't have a resource type \"{resource}\"\n"), 1);
     };
