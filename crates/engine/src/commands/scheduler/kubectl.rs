@@ -157,6 +157,28 @@ struct Pod {
     nodeset: bool,
 }
 
+impl Pod {
+    /// One container set (`containers` counted in READY) running on node
+    /// `node` since `since`, never restarted.
+    fn running(namespace: &'static str, name: String, container: &'static str, containers: u8, node: usize, since: EpochSeconds, ready: bool) -> Pod {
+        Pod {
+            namespace,
+            name,
+            container,
+            containers,
+            ready,
+            status: "Running",
+            restarts: 0,
+            last_crash: None,
+            since,
+            started: since,
+            node,
+            daemonset: false,
+            nodeset: false,
+        }
+    }
+}
+
 pub(super) fn suffix(cluster: &Cluster, parts: &[&str], n: usize) -> String {
     slurm_operator::pod_suffix(cluster.seed, parts, n)
 }
@@ -180,21 +202,9 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
     let mut pods = Vec::new();
     for (index, node) in cluster.nodes.iter().enumerate() {
         for (ds, delay) in DAEMONSETS {
-            let mut pod = Pod {
-                namespace: NS,
-                name: format!("{ds}-{}", suffix(cluster, &[&node.hostname, "k8s", ds], 5)),
-                container: container_of(ds),
-                containers: 1,
-                ready: kubelet_ready(node, cluster.now),
-                status: "Running",
-                restarts: 0,
-                last_crash: None,
-                since: node.booted_at + delay,
-                started: node.booted_at + delay,
-                node: index,
-                daemonset: true,
-                nodeset: false,
-            };
+            let name = format!("{ds}-{}", suffix(cluster, &[&node.hostname, "k8s", ds], 5));
+            let mut pod =
+                Pod { daemonset: true, ..Pod::running(NS, name, container_of(ds), 1, index, node.booted_at + delay, kubelet_ready(node, cluster.now)) };
             if ds == PLUGIN {
                 let plugin = crate::model::pods::device_plugin(cluster, node);
                 (pod.restarts, pod.last_crash) = (plugin.restarts, plugin.last_crash);
@@ -214,46 +224,16 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
     for (index, node) in cluster.nodes.iter().enumerate() {
         if !node.hangs() && !evicted(node) {
             for name in DEPLOYMENTS {
-                let hash = suffix(cluster, &[name, "rs"], 10);
                 let since = moved.unwrap_or(node.booted_at + 60);
-                let pod = suffix(cluster, &[&node.hostname, "k8s", name], 5);
-                pods.push(Pod {
-                    namespace: NS,
-                    name: format!("{name}-{hash}-{pod}"),
-                    container: container_of(name),
-                    containers: 1,
-                    ready: true,
-                    status: "Running",
-                    restarts: 0,
-                    last_crash: None,
-                    since,
-                    started: since,
-                    node: index,
-                    daemonset: false,
-                    nodeset: false,
-                });
+                pods.push(Pod::running(NS, deployment_pod(cluster, &node.hostname, name), container_of(name), 1, index, since, true));
                 if index == 0 || moved.is_none() {
                     continue;
                 }
                 // Evicted from the first node while it did not answer: stuck terminating.
                 let first = &cluster.nodes[0];
                 if first.hangs() && !evicted(first) {
-                    let old = suffix(cluster, &[&first.hostname, "k8s", name], 5);
-                    pods.push(Pod {
-                        namespace: NS,
-                        name: format!("{name}-{hash}-{old}"),
-                        container: container_of(name),
-                        containers: 1,
-                        ready: false,
-                        status: "Terminating",
-                        restarts: 0,
-                        last_crash: None,
-                        since: first.booted_at + 60,
-                        started: first.booted_at + 60,
-                        node: 0,
-                        daemonset: false,
-                        nodeset: false,
-                    });
+                    let stuck = Pod::running(NS, deployment_pod(cluster, &first.hostname, name), container_of(name), 1, 0, first.booted_at + 60, false);
+                    pods.push(Pod { status: "Terminating", ..stuck });
                 }
             }
             break;
@@ -266,6 +246,12 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
     }
     crate::sort::sort_by(&mut pods, |a, b| (a.namespace, &a.name).cmp(&(b.namespace, &b.name)));
     pods
+}
+
+/// The name of Deployment `name`'s pod on `host`: its ReplicaSet's hash
+/// and the pod's own five characters.
+fn deployment_pod(cluster: &Cluster, host: &str, name: &str) -> String {
+    format!("{name}-{}-{}", suffix(cluster, &[name, "rs"], 10), suffix(cluster, &[host, "k8s", name], 5))
 }
 
 /// A Deployment's or DaemonSet's pods' container, as the GPU Operator's
@@ -289,30 +275,13 @@ fn container_of(workload: &'static str) -> &'static str {
 fn slurm_pods(cluster: &Cluster, pods: &mut Vec<Pod>) {
     let Some((first, home)) = cluster.nodes.iter().enumerate().find(|(_, n)| !n.hangs() && !evicted(n)) else { return };
     let since = home.booted_at + 90;
-    let controlled = |namespace, name: String, container, containers| Pod {
-        namespace,
-        name,
-        container,
-        containers,
-        ready: kubelet_ready(home, cluster.now),
-        status: "Running",
-        restarts: 0,
-        last_crash: None,
-        since,
-        started: since,
-        node: first,
-        daemonset: false,
-        nodeset: false,
-    };
-    for (name, container) in [("slurm-operator", "slurm-operator"), ("slurm-operator-webhook", "slurm-operator-webhook")] {
-        let hash = suffix(cluster, &[name, "rs"], 10);
-        let pod = suffix(cluster, &[&home.hostname, "k8s", name], 5);
-        pods.push(controlled(slurm_operator::OPERATOR_NAMESPACE, format!("{name}-{hash}-{pod}"), container, 1));
+    let ready = kubelet_ready(home, cluster.now);
+    let controlled = |namespace, name: String, container, containers| Pod::running(namespace, name, container, containers, first, since, ready);
+    for name in ["slurm-operator", "slurm-operator-webhook"] {
+        pods.push(controlled(slurm_operator::OPERATOR_NAMESPACE, deployment_pod(cluster, &home.hostname, name), name, 1));
     }
     pods.push(controlled(slurm_operator::NAMESPACE, "slurm-controller-0".to_string(), "slurmctld", 2));
-    let hash = suffix(cluster, &["slurm-restapi", "rs"], 10);
-    let pod = suffix(cluster, &[&home.hostname, "k8s", "slurm-restapi"], 5);
-    pods.push(controlled(slurm_operator::NAMESPACE, format!("slurm-restapi-{hash}-{pod}"), "slurmrestd", 1));
+    pods.push(controlled(slurm_operator::NAMESPACE, deployment_pod(cluster, &home.hostname, "slurm-restapi"), "slurmrestd", 1));
     for (index, node) in cluster.nodes.iter().enumerate() {
         // Evicted by a drain, it comes back only once the node is uncordoned.
         if evicted(node) {
@@ -321,21 +290,8 @@ fn slurm_pods(cluster: &Cluster, pods: &mut Vec<Pod>) {
         // Its first pod starts a minute into the boot; a replacement, at once.
         let (name, replaced) = cluster.worker_pod_created(&node.hostname);
         let since = replaced.map_or(node.booted_at + 62, |at| at.max(node.booted_at + 62));
-        pods.push(Pod {
-            namespace: slurm_operator::NAMESPACE,
-            name,
-            container: "slurmd",
-            containers: 2,
-            ready: kubelet_ready(node, cluster.now),
-            status: "Running",
-            restarts: 0,
-            last_crash: None,
-            since,
-            started: since,
-            node: index,
-            daemonset: false,
-            nodeset: true,
-        });
+        let slurmd = Pod::running(slurm_operator::NAMESPACE, name, "slurmd", 2, index, since, kubelet_ready(node, cluster.now));
+        pods.push(Pod { nodeset: true, ..slurmd });
     }
 }
 
