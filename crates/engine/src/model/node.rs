@@ -220,6 +220,12 @@ impl Node {
         self.driver_loaded != self.driver_installed
     }
 
+    /// Whether a drain evicted the node's pods (a cordon alone does not);
+    /// they stay away until it is uncordoned.
+    pub fn pods_evicted(&self) -> bool {
+        self.cordoned_since.is_some() && self.drained_pods
+    }
+
     pub fn hca(&self, name: &str) -> Option<&Hca> {
         self.hcas.iter().find(|hca| hca.name == name)
     }

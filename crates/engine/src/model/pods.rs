@@ -286,6 +286,14 @@ pub fn gpu_resources(cluster: &Cluster, node: &Node) -> (usize, usize) {
 /// (its log's last line).
 pub const PLUGIN_RUN_S: i64 = 3;
 
+/// A generated pod name's random tail, from Kubernetes' alphabet (no
+/// vowels, no look-alike digits).
+pub fn pod_suffix(seed: u64, parts: &[&str], n: usize) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut rng = Rng::derive(seed, parts);
+    (0..n).map(|_| ALPHABET[rng.range_u64(0, 26) as usize] as char).collect()
+}
+
 /// The kubelet's wait before restarting a container that failed
 /// `failures` times in a row: 10 s, doubling to 300 s.
 fn back_off_delay(failures: u64) -> i64 {

@@ -206,12 +206,17 @@ pub fn state_of(node: &Node, name: &str) -> Option<(ServiceState, EpochSeconds)>
 /// The units of `node`'s image: all of [`UNITS`] but slurmd where it runs
 /// in a pod (Slurm on Kubernetes).
 pub fn units(node: &Node) -> impl Iterator<Item = &'static Unit> + '_ {
-    UNITS.iter().filter(|unit| !(node.slurmd_in_pod && unit.name == SLURMD_UNIT))
+    UNITS.iter().filter(|unit| !in_pod(node, unit))
 }
 
 /// A unit of `node`'s image by its name or an alias.
 pub fn unit_on(node: &Node, name: &str) -> Option<&'static Unit> {
-    unit(name).filter(|unit| !(node.slurmd_in_pod && unit.name == SLURMD_UNIT))
+    unit(name).filter(|unit| !in_pod(node, unit))
+}
+
+/// Whether `unit`'s program runs in a pod on `node`, not from systemd.
+fn in_pod(node: &Node, unit: &Unit) -> bool {
+    node.slurmd_in_pod && unit.name == SLURMD_UNIT
 }
 
 /// Whether `unit` runs on `node` (a unit the image lacks does not).
@@ -222,7 +227,7 @@ pub fn runs(node: &Node, unit: &str) -> bool {
 /// Whether slurmctld hears from the node: it answers and its slurmd runs
 /// (in its pod, unless a drain evicted it, on Slurm on Kubernetes).
 pub fn slurmd_responds(node: &Node, now: EpochSeconds) -> bool {
-    let slurmd = if node.slurmd_in_pod { !(node.cordoned_since.is_some() && node.drained_pods) } else { runs(node, SLURMD_UNIT) };
+    let slurmd = if node.slurmd_in_pod { !node.pods_evicted() } else { runs(node, SLURMD_UNIT) };
     node.up(now) && slurmd
 }
 
@@ -312,7 +317,7 @@ pub fn processes(cluster: &super::Cluster, node: &Node) -> Vec<Process> {
             continue;
         }
         // In a pod, slurmd is the container's process, no unit of the host's.
-        let in_pod = node.slurmd_in_pod && unit.name == SLURMD_UNIT;
+        let in_pod = in_pod(node, unit);
         if in_pod && !slurmd_responds(node, cluster.now) {
             continue;
         }

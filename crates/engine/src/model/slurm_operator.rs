@@ -24,6 +24,9 @@ pub const OPERATOR_NAMESPACE: &str = "slinky";
 pub const NODESET: &str = "slurm-worker-slinky";
 /// What the operator puts before every reason it gives (`nodeReasonPrefix`).
 pub const REASON_PREFIX: &str = "slurm-operator: ";
+/// The reason a slurmd pod's preStop hook downs its node with (run as root
+/// by scontrol in the pod, not by the operator).
+pub const TERMINATING_REASON: &str = "slurm-operator: Pod is terminating";
 /// The images' tag: Slurm 25.11 on Ubuntu 24.04 (chart v1.1's default; the
 /// site pins it under chart v1.2, whose REST API version, v0.0.44, 25.11
 /// serves).
@@ -31,18 +34,10 @@ pub const IMAGE_TAG: &str = "25.11-ubuntu24.04";
 /// The Slurm series those images run.
 pub const SLURM_SERIES: (u32, u32) = (25, 11);
 
-/// A generated pod name's random tail, from Kubernetes' alphabet (no
-/// vowels, no look-alike digits).
-pub fn pod_suffix(seed: u64, parts: &[&str], n: usize) -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut rng = crate::rng::Rng::derive(seed, parts);
-    (0..n).map(|_| ALPHABET[rng.range_u64(0, 26) as usize] as char).collect()
-}
-
 /// The `generation`th slurmd pod on `hostname` (a DaemonSet-style name:
 /// the NodeSet and five random characters, new for each pod).
 fn worker_pod_named(seed: u64, hostname: &str, generation: usize) -> String {
-    format!("{NODESET}-{}", pod_suffix(seed, &[hostname, NODESET, &generation.to_string()], 5))
+    format!("{NODESET}-{}", super::pods::pod_suffix(seed, &[hostname, NODESET, &generation.to_string()], 5))
 }
 
 /// Whether Slurm's reason for a node is the operator's (or none).

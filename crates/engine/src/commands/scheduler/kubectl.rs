@@ -42,14 +42,17 @@
 //! before, with the Kustomize line from 1.24). Tables are aligned as
 //! kubectl's tabwriter does (padding 3, minimum width 6; `describe`: padding
 //! 2). Not emulated: `version`'s long form before 1.28, objects other than
-//! nodes, pods, namespaces and events (Deployments, Jobs, Services), logs of
+//! nodes, pods, namespaces, events and the slurm-operator's NodeSets
+//! (Deployments, Jobs, Services), logs of
 //! the operator's pods other than the device plugin's (empty).
 
 use super::kubectl_print::{object, object_from, Value};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
-use crate::model::pods::kubelet_lost_at;
+use crate::model::node::SlurmShown;
+use crate::model::pods::{kubelet_lost_at, pod_suffix};
 use crate::model::service::kubelet_ready;
+use crate::model::slurm_operator;
 use crate::model::time::{ctime, iso_utc, EpochSeconds};
 use crate::model::{Cluster, GpuHealth, Node};
 use crate::rng::Rng;
@@ -116,8 +119,6 @@ pub(super) fn namespaces(cluster: &Cluster) -> Vec<&'static str> {
     all
 }
 
-use crate::model::node::SlurmShown;
-use crate::model::slurm_operator;
 /// kubectl's output formats, as its refusal lists them.
 const PRINTERS: [&str; 13] = [
     "custom-columns",
@@ -180,7 +181,7 @@ impl Pod {
 }
 
 pub(super) fn suffix(cluster: &Cluster, parts: &[&str], n: usize) -> String {
-    slurm_operator::pod_suffix(cluster.seed, parts, n)
+    pod_suffix(cluster.seed, parts, n)
 }
 
 fn cordoned(node: &Node) -> bool {
@@ -189,7 +190,7 @@ fn cordoned(node: &Node) -> bool {
 
 /// Whether a drain evicted the node's pods (a cordon alone does not).
 fn evicted(node: &Node) -> bool {
-    node.cordoned_since.is_some() && node.drained_pods
+    node.pods_evicted()
 }
 
 /// The device plugin's restarts: one at once, then after 10 s doubling to 300 s.
@@ -1376,7 +1377,7 @@ fn slurmd_pod_deleted(node: &str, namespace: &str, pod: &str) -> [Change; 2] {
         Change::SetScheduler {
             node: node.to_string(),
             state: crate::model::node::SchedulerState::Down,
-            reason: Some(format!("{}Pod is terminating", slurm_operator::REASON_PREFIX)),
+            reason: Some(slurm_operator::TERMINATING_REASON.to_string()),
         },
         Change::DeletePod { node: node.to_string(), namespace: namespace.to_string(), name: pod.to_string() },
     ]

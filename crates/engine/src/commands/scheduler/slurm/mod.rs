@@ -30,10 +30,11 @@ pub const TIME_LIMIT: &str = "infinite";
 /// user is `slurm` (slurmjwt's default; its pod's preStop hook runs
 /// scontrol as root).
 pub fn reason_user(reason: &str) -> &'static str {
-    use crate::model::slurm_operator::REASON_PREFIX;
-    match reason.strip_prefix(REASON_PREFIX) {
-        Some("Pod is terminating") | None => "root",
-        Some(_) => "slurm",
+    use crate::model::slurm_operator::{REASON_PREFIX, TERMINATING_REASON};
+    if reason.starts_with(REASON_PREFIX) && reason != TERMINATING_REASON {
+        "slurm"
+    } else {
+        "root"
     }
 }
 
