@@ -80,11 +80,11 @@ export async function open(context, url) {
   return page;
 }
 
-/// The terminal's command line, once the lab's simulator answers.
+/// The app's command line (not the first paint's, index.html), once its prompt shows.
 export async function terminal(page) {
-  const input = page.locator('.terminal-input');
+  const input = page.locator('#terminal-input');
   await input.waitFor();
-  await page.waitForFunction(() => document.querySelector('label.prompt')?.textContent.includes('$'));
+  await page.waitForFunction(() => document.querySelector('label.prompt[for="terminal-input"]')?.textContent.includes('$'));
   return input;
 }
 

@@ -97,6 +97,54 @@ test('the terminal shows what it printed: the screen at its end and the command 
   await context.close();
 });
 
+test('the lab page paints and takes keys before its module runs; the app runs what was typed there', async () => {
+  const context = await app.browser.newContext({ viewport: { width: 1366, height: 900 } });
+  // The page's module is held back until the trainee has typed.
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  await context.route(/clusterlab-web-[0-9a-f]+_bg\.wasm$/, async (route) => { await held; await route.continue(); });
+  // Whether the first paint ever showed (it goes when the app takes over).
+  await context.addInitScript(() => {
+    window.earlySeen = false;
+    new MutationObserver(() => { if (document.getElementById('early-lab')) window.earlySeen = true; })
+      .observe(document, { subtree: true, childList: true });
+  });
+  const page = await context.newPage();
+  page.errors = [];
+  page.on('pageerror', (error) => page.errors.push(String(error)));
+  await page.goto(`${app.base}#/lab/first-look`, { waitUntil: 'commit' });
+  const early = page.locator('#early-input');
+  await early.waitFor();
+  assert.equal(await page.locator('#early-lab label.prompt').textContent(), 'user@gpu-001:~$ ');
+  assert.equal(await page.locator('#early-lab h1').textContent(), 'First look at an HGX H100 node');
+  assert.match(await page.locator('#early-lab .briefing').textContent(), /You have just been given access to gpu-001/);
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'early-input');
+  await page.keyboard.type('echo early');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('hostna');
+  assert.equal(await page.locator('#early-lab .scrollback').textContent(), 'user@gpu-001:~$ echo early');
+  release();
+  const input = await terminal(page);
+  await page.waitForFunction(() => document.querySelector('.scrollback .stdout')?.textContent === 'early\n');
+  assert.equal(await input.inputValue(), 'hostna');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'terminal-input');
+  assert.equal(await page.locator('#early-lab').count(), 0);
+  // The keys go on where they were.
+  await page.keyboard.type('me');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelectorAll('.scrollback .stdout').length === 2);
+  assert.equal(await page.locator('.scrollback .stdout').nth(1).textContent(), 'gpu-001\n');
+  // With progress saved, the lab opens as it was left: the app draws it, with no first paint.
+  await context.unroute(/clusterlab-web-[0-9a-f]+_bg\.wasm$/);
+  await page.waitForTimeout(100);
+  await page.reload();
+  await terminal(page);
+  assert.equal(await page.evaluate(() => window.earlySeen), false);
+  assert.equal(await page.locator('.scrollback .stdout').count(), 2);
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
 test('what was typed or picked and not sent survives a reload, and a sent line or answer leaves no draft', async () => {
   const context = await app.browser.newContext({ viewport: { width: 1366, height: 900 } });
   const page = await open(context, `${app.base}#/lab/first-look/variant/1`);

@@ -21,7 +21,7 @@ const dist = join(root, 'dist');
 const perf = join(root, 'tests', 'perf');
 const xtermDir = join(root, 'scripts', 'node_modules', '@xterm', 'xterm');
 const { chromium } = createRequire(join(root, 'scripts', 'package.json'))('playwright-core');
-const LOADS = Number(process.argv[2] ?? 9);
+const LOADS = Number(process.argv[2] ?? 21);
 const SAMPLES = 5;
 
 const LAB = 'first-look';
@@ -98,8 +98,10 @@ async function coldLoad(kind, { after200 = false } = {}) {
   await page.waitForFunction(() => (window.marks ?? marks).prompt.length > 0, null, { timeout: 60000 });
   const result = { load: (await marks(page)).prompt[0] };
   if (kind === 'app') {
-    // The prompt takes keys at once; the first output needs the simulator.
-    await page.waitForFunction(() => document.querySelector('.terminal-input') && !document.querySelector('.terminal-input').disabled);
+    // The prompt takes keys at once: at first on the page's first paint
+    // (index.html), which the app's own command line then takes over.
+    await page.waitForFunction(() => document.getElementById('terminal-input') && !document.getElementById('terminal-input').disabled);
+    result.app = await page.evaluate(() => performance.getEntriesByName('clusterlab:app-prompt')[0]?.startTime ?? NaN);
   }
   // Each measure is of a second run: the first runs the code paths for the
   // first time (the page's, xterm.js's or the simulator's), the second is
@@ -136,6 +138,7 @@ for (const kind of Object.keys(PAGES)) {
   for (let at = 0; at < LOADS; at++) runs.push(await coldLoad(kind, { after200: at === 0 }));
   results[kind] = {
     load: median(runs.map((r) => r.load)),
+    app: median(runs.map((r) => r.app ?? NaN)),
     loadRange: [Math.min(...runs.map((r) => r.load)), Math.max(...runs.map((r) => r.load))],
     short: median(runs.map((r) => r.short)),
     firstShort: median(runs.map((r) => r.firstShort)),
@@ -172,7 +175,8 @@ const ratio = (a, b) => `${(a / b).toFixed(2)}x`;
 let report = `## ClusterLab side by side (${LOADS} cold loads each, medians)\n\n`;
 report += '| measure | app | xterm.js alone | naive DOM | target |\n|---|---|---|---|---|\n';
 const r = results;
-report += `| load to a usable prompt | ${ms(r.app.load)} (${ms(r.app.loadRange[0])}-${ms(r.app.loadRange[1])}) | ${ms(r.xterm.load)} | ${ms(r.naive.load)} | app <= 1.2x xterm.js: ${ratio(r.app.load, r.xterm.load)} |\n`;
+report += `| load to a usable prompt | ${ms(r.app.load)} (${ms(r.app.loadRange[0])}-${ms(r.app.loadRange[1])}) | ${ms(r.xterm.load)} | ${ms(r.naive.load)} | app <= xterm.js: ${ratio(r.app.load, r.xterm.load)} |\n`;
+report += `| load to the app's own command line (the first paint taken over) | ${ms(r.app.app)} | | | |\n`;
 report += `| Enter to painted, first command (\`${SHORT}\`) | ${ms(r.app.firstShort)} | ${ms(r.xterm.firstShort)} | ${ms(r.naive.firstShort)} | |\n`;
 report += `| Enter to painted, first 100 lines | ${ms(r.app.firstHundred)} | ${ms(r.xterm.firstHundred)} | ${ms(r.naive.firstHundred)} | |\n`;
 report += `| Enter to painted, short, warm (\`${SHORT}\`) | ${ms(r.app.short)} | ${ms(r.xterm.short)} | ${ms(r.naive.short)} | |\n`;

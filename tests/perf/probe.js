@@ -17,6 +17,9 @@ new MutationObserver((records) => {
   const label = document.querySelector('label.prompt');
   const input = document.querySelector('.terminal-input');
   const ready = label && label.textContent.includes('$') && input && !input.disabled;
+  // The app's own command line (the first paint's, index.html, has another id).
+  const own = document.getElementById('terminal-input');
+  if (own && !own.disabled && performance.getEntriesByName('clusterlab:app-prompt').length === 0) performance.mark('clusterlab:app-prompt');
   if (!promptSeen && ready) {
     promptSeen = true;
     painted('prompt');
