@@ -180,8 +180,25 @@ fn the_node_image_runs_slurmd_in_its_pod_not_from_systemd() {
     assert_eq!(s.run("ssh gpu-002 journalctl -u slurmd").stdout(), "-- No entries --\n");
     // Configless: slurmd fetches slurm.conf from slurmctld into its pod.
     assert_eq!(s.run("ssh gpu-002 cat /etc/slurm/slurm.conf").stderr(), "cat: /etc/slurm/slurm.conf: No such file or directory\n");
-    // The host still sees the container's process.
-    assert!(s.run("ssh gpu-002 pgrep -l slurmd").stdout().contains(" slurmd\n"));
+    // The host still sees the container's process, on the command line
+    // the operator's pod gives it (worker_app.go `slurmdArgs` at v1.2.1,
+    // through the image's supervisord: SlinkyProject/containers).
+    let first = s.run("ssh gpu-002 pgrep -a slurmd").stdout();
+    let (pid, args) = first.trim_end().split_once(' ').unwrap_or_default();
+    assert_eq!(args, "slurmd --systemd -Z --conf-server slurm-controller.slurm:6817 --conf Features=slurm-worker-slinky", "{first}");
+    // A replaced pod is a new process, started with its pod.
+    let pod = s
+        .run("kubectl get pods -n slurm -o wide")
+        .stdout()
+        .lines()
+        .find(|l| l.contains("gpu-002"))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_default()
+        .to_string();
+    s.run(&format!("kubectl delete pod -n slurm {pod}"));
+    let again = s.run("ssh gpu-002 pgrep -a slurmd").stdout();
+    assert!(!again.starts_with(&format!("{pid} ")) && again.ends_with(" Features=slurm-worker-slinky\n"), "{first}{again}");
+    assert!(s.run("ssh gpu-002 ps -o etimes= -C slurmd").stdout().trim().parse::<u64>().is_ok_and(|seconds| seconds < 60));
     // Evicted by a drain, it no longer answers Slurm.
     s.run("kubectl drain gpu-002 --ignore-daemonsets");
     assert_eq!(s.run("ssh gpu-002 pgrep slurmd").status, 1);

@@ -316,18 +316,20 @@ pub fn processes(cluster: &super::Cluster, node: &Node) -> Vec<Process> {
         if state != ServiceState::Active || cluster.now < since {
             continue;
         }
-        // In a pod, slurmd is the container's process, no unit of the host's.
+        // In a pod, slurmd is the container's process, no unit of the host's:
+        // started with its pod, on the command line the pod gives it.
         let in_pod = in_pod(node, unit);
         if in_pod && !slurmd_responds(node, cluster.now) {
             continue;
         }
+        let (since, args) = if in_pod { (cluster.worker_pod_started(node), super::slurm_operator::SLURMD_COMMAND) } else { (since, unit.command) };
         list.push(Process {
             pid: pid(seed, node, unit.name, since),
             ppid: 1,
             user: unit.user.to_string(),
             started: since,
             comm: unit.comm.to_string(),
-            args: unit.command.to_string(),
+            args: args.to_string(),
             gpus: if unit.holds_gpus { all_gpus.clone() } else { Vec::new() },
             tty: None,
             unit: (!in_pod).then_some(unit.name),

@@ -33,6 +33,17 @@ pub const TERMINATING_REASON: &str = "slurm-operator: Pod is terminating";
 pub const IMAGE_TAG: &str = "25.11-ubuntu24.04";
 /// The Slurm series those images run.
 pub const SLURM_SERIES: (u32, u32) = (25, 11);
+/// slurmd's command line in its pod, as the host's `ps` shows it. The
+/// operator gives the container `-Z --conf-server <controller service>:6817
+/// --conf 'Features=<NodeSet>'` (internal/builder/workerbuilder/worker_app.go
+/// `slurmdArgs`, common.go `ConfiglessArgs` at v1.2.1; the controller's
+/// service is `slurm-controller.slurm`); the image's entrypoint passes them
+/// to supervisord, whose `bash -xc "exec slurmd --systemd ..."` parses the
+/// quotes away (SlinkyProject/containers, schedmd/slurm/25.11/ubuntu24.04:
+/// slurmd-entrypoint.sh, supervisor/conf.d/slurmd.conf).
+pub const SLURMD_COMMAND: &str = "slurmd --systemd -Z --conf-server slurm-controller.slurm:6817 --conf Features=slurm-worker-slinky";
+/// How long into a boot the node's first slurmd pod starts.
+const WORKER_AFTER_BOOT_S: EpochSeconds = 62;
 
 /// The `generation`th slurmd pod on `hostname` (a DaemonSet-style name:
 /// the NodeSet and five random characters, new for each pod).
@@ -55,6 +66,13 @@ impl Cluster {
     /// name) each time its pod is deleted or evicted.
     pub fn worker_pod(&self, hostname: &str) -> String {
         self.worker_pod_created(hostname).0
+    }
+
+    /// When the slurmd pod on `node` now started: a minute into the boot,
+    /// a replacement at once (never before that minute).
+    pub fn worker_pod_started(&self, node: &super::node::Node) -> EpochSeconds {
+        let first = node.booted_at + WORKER_AFTER_BOOT_S;
+        self.worker_pod_created(&node.hostname).1.map_or(first, |at| at.max(first))
     }
 
     /// The slurmd pod on `hostname` and when its replacement was made, if

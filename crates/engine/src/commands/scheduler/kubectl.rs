@@ -288,10 +288,8 @@ fn slurm_pods(cluster: &Cluster, pods: &mut Vec<Pod>) {
         if evicted(node) {
             continue;
         }
-        // Its first pod starts a minute into the boot; a replacement, at once.
-        let (name, replaced) = cluster.worker_pod_created(&node.hostname);
-        let since = replaced.map_or(node.booted_at + 62, |at| at.max(node.booted_at + 62));
-        let slurmd = Pod::running(slurm_operator::NAMESPACE, name, "slurmd", 2, index, since, kubelet_ready(node, cluster.now));
+        let since = cluster.worker_pod_started(node);
+        let slurmd = Pod::running(slurm_operator::NAMESPACE, cluster.worker_pod(&node.hostname), "slurmd", 2, index, since, kubelet_ready(node, cluster.now));
         pods.push(Pod { nodeset: true, ..slurmd });
     }
 }
