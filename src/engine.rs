@@ -102,7 +102,7 @@ fn spawn_worker(_: Weak<RefCell<Inner>>) -> Host {
 #[cfg(not(feature = "inline-engine"))]
 fn spawn_worker(weak: Weak<RefCell<Inner>>) -> Host {
     let script = crate::worker::script_url(WORKER_SCRIPT);
-    let worker = match Worker::new(&script) {
+    let worker = match started_worker().map_or_else(|| Worker::new(&script), Ok) {
         Ok(worker) => worker,
         Err(_) => return Host::Missing("this browser could not start the simulator's worker (Web Workers are needed)".into()),
     };
@@ -122,6 +122,18 @@ fn spawn_worker(weak: Weak<RefCell<Inner>>) -> Host {
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     Host::Worker { worker, _on_message: on_message, _on_error: on_error }
+}
+
+/// The worker index.html started beside this module, taken once (a worker
+/// restarted after a runaway line is a new one). What it said before this
+/// module listened reaches the handlers once they are set (index.html).
+#[cfg(not(feature = "inline-engine"))]
+fn started_worker() -> Option<Worker> {
+    let window = gloo::utils::window();
+    let key = JsValue::from_str("clusterlabWorker");
+    let worker = js_sys::Reflect::get(&window, &key).ok()?.dyn_into::<Worker>().ok()?;
+    let _ = js_sys::Reflect::delete_property(window.unchecked_ref::<js_sys::Object>(), &key);
+    Some(worker)
 }
 
 impl Engine {
