@@ -114,7 +114,19 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
     // An instructor makes a course of the labs listed, then takes out the
     // ones the day has no room for: each link is the course's address.
     let course_of = |ids: Vec<&str>| Route::Catalog(CatalogView { course: ids.join(","), ..CatalogView::default() }).to_hash();
-    let without = |id: &str| course_of(view.course.split(',').map(str::trim).filter(|other| *other != id).collect());
+    let course: Vec<&str> = view.course.split(',').map(str::trim).collect();
+    let without = |id: &str| course_of(course.iter().copied().filter(|other| *other != id).collect());
+    // And puts them in the day's order: a lab swaps places with the one
+    // listed before or after it (in the course's own order only).
+    let moved = |id: &str, step: isize| {
+        let at = listed.iter().position(|lab| lab.id == id)?;
+        let other = listed.get(at.checked_add_signed(step)?)?;
+        let (from, to) = (course.iter().position(|c| *c == id)?, course.iter().position(|c| *c == other.id)?);
+        let mut ids = course.clone();
+        ids.swap(from, to);
+        Some(course_of(ids))
+    };
+    let reorderable = in_course && view.sort.is_empty();
     let cards = listed.iter().map(|lab| {
         let open = {
             let navigate = props.navigate.clone();
@@ -153,7 +165,15 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
                     <ul class="tags">{ for lab.tags.iter().map(|tag| html! { <li>{ tag }</li> }) }</ul>
                 }
                 if in_course {
-                    <a class="course-remove" href={without(&lab.id)}>{ "Remove from this course" }</a>
+                    <p class="course-edit">
+                        if let Some(href) = moved(&lab.id, -1).filter(|_| reorderable) {
+                            <a class="course-up" {href} aria-label={format!("Move {} up", lab.title)}>{ "Move up" }</a>{ " \u{b7} " }
+                        }
+                        if let Some(href) = moved(&lab.id, 1).filter(|_| reorderable) {
+                            <a class="course-down" {href} aria-label={format!("Move {} down", lab.title)}>{ "Move down" }</a>{ " \u{b7} " }
+                        }
+                        <a class="course-remove" href={without(&lab.id)}>{ "Remove from this course" }</a>
+                    </p>
                 }
             </li>
         }

@@ -431,6 +431,14 @@ test('the catalog lists the path from "Start here", filters by stage, level and 
   assert.deepEqual(await shownIds(), ['slow-rail', 'first-look']);
   assert.match(await page.locator('.lab-count').textContent(), /^A course of 2 labs/);
   assert.equal(await page.locator('.lab-card[data-lab="slow-rail"] .start-here').textContent(), 'Start here');
+  // The instructor puts the day's labs in order: each move is the course's new address.
+  const firstLookTitle = await page.locator('.lab-card[data-lab="first-look"] h2').textContent();
+  assert.equal(await page.locator('.lab-card[data-lab="first-look"] .course-down').count(), 0);
+  await page.getByRole('link', { name: `Move ${firstLookTitle} up` }).click();
+  await page.waitForFunction(() => decodeURIComponent(location.hash) === '#/?course=first-look,slow-rail,no-such-lab');
+  assert.deepEqual(await shownIds(), ['first-look', 'slow-rail']);
+  assert.equal(await page.locator('.lab-card[data-lab="first-look"] .start-here').textContent(), 'Start here');
+  assert.equal(await page.locator('.lab-card[data-lab="first-look"] .course-up').count(), 0);
   await page.locator('.lab-count').getByRole('link', { name: 'Show all labs' }).click();
   await page.waitForFunction((count) => document.querySelectorAll('.lab-list .lab-card').length === count, labs.length);
   // At 320 px (400% zoom), nothing scrolls sideways.
