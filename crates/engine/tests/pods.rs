@@ -322,3 +322,52 @@ fn pods_are_the_same_bytes_for_the_same_seed() {
     };
     assert_eq!(run(), run());
 }
+
+/// The rows of `kubectl get pods -n gpu-operator -o wide` for the validator on gpu-002.
+fn validator_row(session: &mut Session) -> String {
+    let pods = session.run("kubectl get pods -n gpu-operator -o wide").stdout();
+    pods.lines().find(|l| l.starts_with("nvidia-operator-validator-") && l.contains(" gpu-002 ")).unwrap_or_default().to_string()
+}
+
+#[test]
+fn a_validator_restarted_on_a_broken_host_driver_waits_at_its_driver_validation() {
+    // The GPU Operator v24.6.2's validator (validator/main.go): the host's
+    // nvidia-smi fails, so it looks for a driver container every 5 seconds.
+    let (_, mut s) = lab("[[faults]]\nkind = \"driver-mismatch\"\nnode = \"gpu-002\"\ninstalled = \"570.172.08\"\n");
+    // Validated before the packages changed, the running pod stays so.
+    let before = validator_row(&mut s);
+    assert!(before.contains("   1/1     Running   "), "{before}");
+    let old = before.split_whitespace().next().unwrap_or_default().to_string();
+    let ip = before.split_whitespace().nth(5).unwrap_or_default().to_string();
+    assert_eq!(s.run(&format!("kubectl delete pod -n gpu-operator {old}")).stdout(), format!("pod \"{old}\" deleted\n"));
+    // Its DaemonSet makes another at once, under a new name, at the address it left.
+    let after = validator_row(&mut s);
+    let new = after.split_whitespace().next().unwrap_or_default().to_string();
+    assert!(new != old && after.contains("   0/1     Init:0/4   0          ") && after.contains(&format!(" {ip} ")), "{after}");
+    s.run("sleep 12");
+    let log = s.run(&format!("kubectl logs -n gpu-operator {new} -c driver-validation")).stdout();
+    let lines: Vec<&str> = log.lines().collect();
+    assert!(lines[0].starts_with("time=\"") && lines[0].ends_with("\" level=info msg=\"version: v24.6.2, commit: e4f1f5d\""), "{log}");
+    assert!(lines[1].ends_with(" level=info msg=\"Attempting to validate a pre-installed driver on the host\""), "{log}");
+    assert_eq!(lines[2..4], ["Failed to initialize NVML: Driver/library version mismatch", "NVML library version: 570.172"]);
+    let retries: Vec<&&str> =
+        lines.iter().filter(|l| l.ends_with(" level=warning msg=\"failed to validate the driver, retrying after 5 seconds\\n\"")).collect();
+    assert!(retries.len() >= 2 && lines.len() == 4 + 2 * retries.len(), "{log}");
+    // Its own container has not started; kubectl names the containers first.
+    let waiting = s.run(&format!("kubectl logs -n gpu-operator {new}"));
+    assert_eq!(waiting.status, 1);
+    assert_eq!(
+        waiting.stderr(),
+        format!("Defaulted container \"nvidia-operator-validator\" out of: nvidia-operator-validator, driver-validation (init), toolkit-validation (init), cuda-validation (init), plugin-validation (init)\nError from server (BadRequest): container \"nvidia-operator-validator\" in pod \"{new}\" is waiting to start: PodInitializing\n")
+    );
+    // The other nodes' validators passed; a healthy one says so.
+    let healthy = s.run("kubectl get pods -n gpu-operator -o wide").stdout();
+    let other = healthy
+        .lines()
+        .find(|l| l.starts_with("nvidia-operator-validator-") && l.contains(" gpu-001 "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(s.run(&format!("kubectl logs -n gpu-operator {other} -c nvidia-operator-validator")).stdout(), "all validations are successful\n");
+    assert_eq!(s.run(&format!("kubectl logs -n gpu-operator {other} -c nope")).stderr(), format!("error: container nope not found in pod {other}\n"));
+}

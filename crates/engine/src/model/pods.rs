@@ -405,6 +405,28 @@ impl Cluster {
     }
 
     /// Deletes a pod: its GPUs are free for the next.
+    /// When pod `name` in `namespace` was deleted (a controller's pod: its
+    /// controller makes another in its place), if it was.
+    pub fn pod_deleted_at(&self, namespace: &str, name: &str) -> Option<EpochSeconds> {
+        self.history.iter().find_map(|(at, change)| match change {
+            super::change::Change::DeletePod { namespace: ns, name: n, .. } if ns == namespace && n == name => Some(*at),
+            _ => None,
+        })
+    }
+
+    /// A controller's pod now, named `named(generation)`: each delete of
+    /// one makes the next generation at once. Its generation, and when its
+    /// predecessor was deleted (none for the first).
+    pub fn pod_generation(&self, namespace: &str, named: impl Fn(usize) -> String) -> (usize, Option<EpochSeconds>) {
+        let (mut generation, mut made) = (0, None);
+        // Bounded by the history: each generation needs a delete of its own.
+        while let Some(at) = self.pod_deleted_at(namespace, &named(generation)).filter(|_| generation < self.history.len()) {
+            generation += 1;
+            made = Some(at);
+        }
+        (generation, made)
+    }
+
     pub(crate) fn delete_pod(&mut self, namespace: &str, name: &str, at: EpochSeconds) {
         self.release_pod(namespace, name);
         self.pods.retain(|p| !(p.spec.namespace == namespace && p.spec.name == name));

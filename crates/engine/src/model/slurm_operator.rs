@@ -80,12 +80,7 @@ impl Cluster {
     /// it back on its node after a drain.
     pub fn worker_pod_created(&self, hostname: &str) -> (String, Option<EpochSeconds>) {
         use super::change::Change;
-        let deleted_at = |name: &str| {
-            self.history.iter().find_map(|(at, change)| match change {
-                Change::DeletePod { namespace, name: n, .. } if namespace == NAMESPACE && n == name => Some(*at),
-                _ => None,
-            })
-        };
+        let deleted_at = |name: &str| self.pod_deleted_at(NAMESPACE, name);
         let mut generation = 0;
         let mut name = worker_pod_named(self.seed, hostname, generation);
         let mut created = None;

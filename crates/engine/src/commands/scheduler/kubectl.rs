@@ -106,6 +106,16 @@ const DAEMONSETS: [(&str, i64); 5] = [
 ];
 const DEPLOYMENTS: [&str; 2] = ["gpu-operator", "gpu-operator-node-feature-discovery-master"];
 const PLUGIN: &str = "nvidia-device-plugin-daemonset";
+const VALIDATOR: &str = "nvidia-operator-validator";
+/// The validator's init containers, in order (v24.6.2's
+/// assets/state-operator-validation/0500_daemonset.yaml, without
+/// nvidia-fs-validation, which the operator drops when GDS is off); its
+/// one container echoes that all passed and sleeps.
+const VALIDATOR_INIT: [&str; 4] = ["driver-validation", "toolkit-validation", "cuda-validation", "plugin-validation"];
+/// The validator's `version:` line: its release and the commit it was built from (tag v24.6.2).
+const VALIDATOR_VERSION: &str = "v24.6.2, commit: e4f1f5d";
+/// How many of driver-validation's 5-second retries its log keeps (kubelet rotates a container's log).
+const VALIDATOR_RETRIES_KEPT: i64 = 1000;
 /// The cluster's namespaces, as `get namespaces` lists them.
 const NAMESPACES: [&str; 5] = ["default", NS, "kube-node-lease", "kube-public", "kube-system"];
 
@@ -156,6 +166,12 @@ struct Pod {
     /// The slurm-operator's slurmd pod: a disruption budget keeps kubectl
     /// drain from evicting it while Slurm runs a job there.
     nodeset: bool,
+    /// Its address's place in its node's pod network, in the order of the
+    /// first pods' names: a replacement under a new name takes the address
+    /// its predecessor left (set once every pod is listed).
+    ip_slot: usize,
+    /// The first pod's name in its place (its own, unless it replaced one).
+    first_name: String,
 }
 
 impl Pod {
@@ -176,6 +192,8 @@ impl Pod {
             node,
             daemonset: false,
             nodeset: false,
+            ip_slot: 0,
+            first_name: String::new(),
         }
     }
 }
@@ -203,9 +221,13 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
     let mut pods = Vec::new();
     for (index, node) in cluster.nodes.iter().enumerate() {
         for (ds, delay) in DAEMONSETS {
-            let name = format!("{ds}-{}", suffix(cluster, &[&node.hostname, "k8s", ds], 5));
-            let mut pod =
-                Pod { daemonset: true, ..Pod::running(NS, name, container_of(ds), 1, index, node.booted_at + delay, kubelet_ready(node, cluster.now)) };
+            let (name, first_name, replaced) = operand_pod(cluster, &node.hostname, ds);
+            let since = replaced.map_or(node.booted_at + delay, |at| at.max(node.booted_at));
+            let running = Pod::running(NS, name, container_of(ds), 1, index, since, kubelet_ready(node, cluster.now));
+            let mut pod = Pod { daemonset: true, first_name, ..running };
+            if ds == VALIDATOR && validation_blocked(cluster, node, since) {
+                (pod.ready, pod.status) = (false, "Init:0/4");
+            }
             if ds == PLUGIN {
                 let plugin = crate::model::pods::device_plugin(cluster, node);
                 (pod.restarts, pod.last_crash) = (plugin.restarts, plugin.last_crash);
@@ -245,8 +267,67 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
     if cluster.slurm_on_kubernetes() {
         slurm_pods(cluster, &mut pods);
     }
+    // A replacement under a new name moves in the list, not in the network.
+    let first = |pod: &Pod| if pod.first_name.is_empty() { pod.name.clone() } else { pod.first_name.clone() };
+    crate::sort::sort_by(&mut pods, |a, b| (a.namespace, first(a)).cmp(&(b.namespace, first(b))));
+    for (slot, pod) in pods.iter_mut().enumerate() {
+        pod.ip_slot = slot;
+    }
     crate::sort::sort_by(&mut pods, |a, b| (a.namespace, &a.name).cmp(&(b.namespace, &b.name)));
     pods
+}
+
+/// DaemonSet `ds`'s pod on `host` now, the first one's name, and when it
+/// was made if an earlier one was deleted: the DaemonSet makes each
+/// replacement at once, under a new name.
+fn operand_pod(cluster: &Cluster, host: &str, ds: &str) -> (String, String, Option<EpochSeconds>) {
+    let named = |generation: usize| match generation {
+        0 => format!("{ds}-{}", suffix(cluster, &[host, "k8s", ds], 5)),
+        n => format!("{ds}-{}", suffix(cluster, &[host, "k8s", ds, &n.to_string()], 5)),
+    };
+    let (generation, made) = cluster.pod_generation(NS, named);
+    (named(generation), named(0), made)
+}
+
+/// Whether a validator pod started at `since` is held at its driver
+/// validation: the host's nvidia-smi fails (its libraries are not the
+/// loaded module's) and there is no driver container to try instead. One
+/// that passed before the driver's packages changed (at the lab's start,
+/// unless the lab says when) keeps running.
+fn validation_blocked(cluster: &Cluster, node: &Node, since: EpochSeconds) -> bool {
+    let struck = cluster.injected.iter().rev().find_map(|i| match &i.fault {
+        crate::model::fault::Fault::DriverMismatch { node: host, .. } if *host == node.hostname && !i.repaired => Some(i.at.unwrap_or(cluster.started_at())),
+        _ => None,
+    });
+    node.driver_mismatch() && struck.is_some_and(|struck| since >= struck)
+}
+
+/// driver-validation's log on a validator held by a broken host driver
+/// (validator/main.go at v24.6.2, logrus' text format): its version, the
+/// host's nvidia-smi failing, then a driver container looked for every 5
+/// seconds, for ever (`WITH_WAIT`).
+fn driver_validation_log(invocation: &Invocation, node: &Node, pod: &Pod) -> String {
+    let cluster = invocation.cluster;
+    let line = |at: EpochSeconds, level: &str, message: &str| format!("time=\"{}\" level={level} msg={message}\n", crate::model::time::iso_utc(at));
+    let started = pod.since + 2;
+    let tries = ((cluster.now - started).max(0) / 5 + 1).min(VALIDATOR_RETRIES_KEPT);
+    let mut out = String::new();
+    if (cluster.now - started) / 5 < VALIDATOR_RETRIES_KEPT {
+        out += &line(started, "info", &format!("\"version: {VALIDATOR_VERSION}\""));
+        out += &line(started, "info", "\"Attempting to validate a pre-installed driver on the host\"");
+        // `chroot /host nvidia-smi`, its output in the container's.
+        let call = crate::commands::Call { cluster, host: &node.hostname, env: None, stdin: "" };
+        if let Some(smi) = invocation.runner.run_program(call, &["nvidia-smi".to_string()]) {
+            out += &smi.stdout;
+            out += &smi.stderr;
+        }
+    }
+    let last = started + ((cluster.now - started).max(0) / 5) * 5;
+    for at in (0..tries).rev().map(|back| last - back * 5) {
+        out += &line(at, "info", "\"Attempting to validate a driver container installation\"");
+        out += &line(at, "warning", "\"failed to validate the driver, retrying after 5 seconds\\n\"");
+    }
+    out
 }
 
 /// The name of Deployment `name`'s pod on `host`: its ReplicaSet's hash
@@ -534,9 +615,9 @@ fn node_object(cluster: &Cluster, node: &Node, index: usize) -> Value {
     ])
 }
 
-/// A pod's IP: its node's pod network (10.244.N.0/24), then its place in the list.
-fn pod_ip(pod: &Pod, at: usize) -> String {
-    format!("10.244.{}.{}", pod.node % 256, at % 250 + 2)
+/// A pod's IP: its node's pod network (10.244.N.0/24), then its place.
+fn pod_ip(pod: &Pod) -> String {
+    format!("10.244.{}.{}", pod.node % 256, pod.ip_slot % 250 + 2)
 }
 
 /// An object's metadata: its name, namespace (if any), creation, labels and identity.
@@ -556,10 +637,13 @@ fn metadata(cluster: &Cluster, name: &str, namespace: Option<&str>, created: Epo
 }
 
 /// The Pod object of one of the GPU Operator's pods: what `get pods -o wide` shows.
-fn pod_object(cluster: &Cluster, pod: &Pod, at: usize) -> Value {
+fn pod_object(cluster: &Cluster, pod: &Pod) -> Value {
     let node = &cluster.nodes[pod.node].hostname;
     let app = pod.name.rsplit_once('-').map_or(pod.name.as_str(), |(app, _)| app);
-    let state = if pod.status == "CrashLoopBackOff" {
+    let initializing = pod.status.starts_with("Init:");
+    let state = if initializing {
+        object([("waiting", object([("reason", "PodInitializing".into())]))])
+    } else if pod.status == "CrashLoopBackOff" {
         let uid = identity(cluster, &pod.name).0;
         let message = format!("back-off 5m0s restarting failed container={} pod={}_{}({uid})", pod.container, pod.name, pod.namespace);
         object([("waiting", object([("message", message.into()), ("reason", "CrashLoopBackOff".into())]))])
@@ -592,8 +676,8 @@ fn pod_object(cluster: &Cluster, pod: &Pod, at: usize) -> Value {
             object([
                 ("containerStatuses", Value::from(vec![container])),
                 ("hostIP", crate::model::network::frontend_ip(node).into()),
-                ("phase", "Running".into()),
-                ("podIP", pod_ip(pod, at).into()),
+                ("phase", if initializing { "Pending" } else { "Running" }.into()),
+                ("podIP", pod_ip(pod).into()),
                 ("startTime", iso_utc(pod.since).into()),
             ]),
         ),
@@ -884,8 +968,9 @@ struct Opts {
     files: Vec<String>,
     /// `drain --force`, `delete --force`.
     force: bool,
-    /// `logs -p`.
+    /// `logs -p`, `logs -c CONTAINER`.
     previous: bool,
+    container: Option<String>,
     /// `exec POD -- COMMAND...`: what follows `--`.
     command: Option<Vec<String>>,
 }
@@ -950,9 +1035,8 @@ fn parse(args: &[String]) -> Result<Opts, Output> {
             "-f" | "--filename" if manifests || name == "--filename" => o.files.push(value),
             "--force" => o.force = true,
             "-p" | "--previous" => o.previous = true,
-            "-c"
-            | "--container"
-            | "--grace-period"
+            "-c" | "--container" => o.container = Some(value),
+            "--grace-period"
             | "--timeout"
             | "--since"
             | "--delete-emptydir-data"
@@ -1148,7 +1232,7 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
             let pods = pods(cluster);
             // One list, as the API server returns it: by namespace, then name.
             let mut shown: Vec<Listed> = Vec::new();
-            shown.extend(pods.iter().enumerate().filter(|(_, pod)| all || pod.namespace == namespace).map(|(at, pod)| Listed::Operator(pod, at)));
+            shown.extend(pods.iter().filter(|pod| all || pod.namespace == namespace).map(Listed::Operator));
             shown.extend(cluster.pods_in(if all { None } else { Some(namespace) }).into_iter().map(Listed::Workload));
             crate::sort::sort_by(&mut shown, |a, b| (a.namespace(), a.name()).cmp(&(b.namespace(), b.name())));
             for name in wanted {
@@ -1164,7 +1248,7 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
                 let items = shown
                     .iter()
                     .map(|listed| match listed {
-                        Listed::Operator(pod, at) => pod_object(cluster, pod, *at),
+                        Listed::Operator(pod) => pod_object(cluster, pod),
                         Listed::Workload(pod) => super::kubectl_pods::pod_object(cluster, pod),
                     })
                     .collect();
@@ -1181,9 +1265,9 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
                     continue;
                 }
                 let (ready, status, restarts, since, ip, node) = match listed {
-                    Listed::Operator(pod, at) => {
+                    Listed::Operator(pod) => {
                         let ready = format!("{}/{}", if pod.ready { pod.containers } else { 0 }, pod.containers);
-                        (ready, pod.status, restarts_cell(cluster, pod), pod.since, pod_ip(pod, *at), cluster.nodes[pod.node].hostname.clone())
+                        (ready, pod.status, restarts_cell(cluster, pod), pod.since, pod_ip(pod), cluster.nodes[pod.node].hostname.clone())
                     }
                     Listed::Workload(pod) => {
                         let state = cluster.pod_state(pod);
@@ -1215,21 +1299,21 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
 /// A pod in a listing: one of the GPU Operator's (with its place in their
 /// list, for its IP) or a workload pod.
 enum Listed<'a> {
-    Operator(&'a Pod, usize),
+    Operator(&'a Pod),
     Workload(&'a crate::model::pods::Pod),
 }
 
 impl Listed<'_> {
     fn namespace(&self) -> &str {
         match self {
-            Listed::Operator(pod, _) => pod.namespace,
+            Listed::Operator(pod) => pod.namespace,
             Listed::Workload(pod) => &pod.spec.namespace,
         }
     }
 
     fn name(&self) -> &str {
         match self {
-            Listed::Operator(pod, _) => &pod.name,
+            Listed::Operator(pod) => &pod.name,
             Listed::Workload(pod) => &pod.spec.name,
         }
     }
@@ -1443,7 +1527,8 @@ fn kubelet_unreachable(node: &Node, namespace: &str, pod: &str, container: &str)
     )
 }
 
-fn logs(cluster: &Cluster, o: &Opts) -> Output {
+fn logs(invocation: &Invocation, o: &Opts) -> Output {
+    let cluster = invocation.cluster;
     let Some(name) = o.words.get(1) else {
         return Output::error("error: expected 'logs [-f] [-p] (POD | TYPE/NAME) [-c CONTAINER]'.\nPOD or TYPE/NAME is a required argument for the logs command\nSee 'kubectl logs -h' for help and examples\n", 1);
     };
@@ -1467,6 +1552,9 @@ fn logs(cluster: &Cluster, o: &Opts) -> Output {
     if !node.up(cluster.now) {
         return kubelet_unreachable(node, pod.namespace, name, pod.container);
     }
+    if pod.name.starts_with(VALIDATOR) {
+        return validator_logs(invocation, node, pod, o);
+    }
     if !pod.name.starts_with(PLUGIN) {
         // kubectl picks the first container of several and says so; the
         // log sidecar is a (native sidecar) init container.
@@ -1477,6 +1565,37 @@ fn logs(cluster: &Cluster, o: &Opts) -> Output {
     let lines: Vec<&str> = text.lines().collect();
     let keep = o.tail.as_deref().and_then(|t| t.parse::<usize>().ok()).unwrap_or(lines.len()).min(lines.len());
     Output::ok(lines[lines.len() - keep..].iter().map(|l| format!("{l}\n")).collect::<String>())
+}
+
+/// A validator pod's logs: kubectl names its containers when none is
+/// asked for (it has init containers); a container not started yet has none.
+fn validator_logs(invocation: &Invocation, node: &Node, pod: &Pod, o: &Opts) -> Output {
+    let mut out = Output::default();
+    let container = match o.container.as_deref() {
+        Some(name) if name == VALIDATOR || VALIDATOR_INIT.contains(&name) => name,
+        Some(name) => return Output::error(format!("error: container {name} not found in pod {}\n", pod.name), 1),
+        None => {
+            let inits: Vec<String> = VALIDATOR_INIT.iter().map(|c| format!("{c} (init)")).collect();
+            out.stderr = format!("Defaulted container \"{VALIDATOR}\" out of: {VALIDATOR}, {}\n", inits.join(", "));
+            VALIDATOR
+        }
+    };
+    let held = pod.status.starts_with("Init:");
+    let text = match container {
+        "driver-validation" if held => driver_validation_log(invocation, node, pod),
+        waiting if held => {
+            out.stderr += &format!("Error from server (BadRequest): container \"{waiting}\" in pod \"{}\" is waiting to start: PodInitializing\n", pod.name);
+            out.status = 1;
+            return out;
+        }
+        VALIDATOR => "all validations are successful\n".to_string(),
+        // What the passing validations printed is not kept here.
+        _ => String::new(),
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let keep = o.tail.as_deref().and_then(|t| t.parse::<usize>().ok()).unwrap_or(lines.len()).min(lines.len());
+    out.stdout = lines[lines.len() - keep..].iter().map(|l| format!("{l}\n")).collect();
+    out
 }
 
 impl Command for Kubectl {
@@ -1501,7 +1620,7 @@ impl Command for Kubectl {
             "get" => get(cluster, &o),
             "version" => version(cluster, &o),
             "cordon" | "uncordon" | "drain" => act(cluster, &o, verb),
-            "logs" => logs(cluster, &o),
+            "logs" => logs(invocation, &o),
             "exec" => exec(invocation, &o),
             "apply" | "create" => manifests(invocation, &o, verb == "create"),
             "delete" => delete(invocation, &o),
@@ -1734,6 +1853,8 @@ fn delete(invocation: &Invocation, o: &Opts) -> Output {
             out.duration_ms += 2_000;
             if pod.nodeset {
                 out.changes.extend(slurmd_pod_deleted(&cluster.nodes[pod.node].hostname, &ns, &name));
+            } else if pod.daemonset {
+                out.changes.push(Change::DeletePod { node: cluster.nodes[pod.node].hostname.clone(), namespace: ns, name });
             }
         } else {
             out.stderr += &format!("Error from server (NotFound): pods \"{name}\" not found\n");
