@@ -167,10 +167,10 @@ pub fn catalog_page(props: &CatalogPageProps) -> Html {
                 if in_course {
                     <p class="course-edit">
                         if let Some(href) = moved(&lab.id, -1).filter(|_| reorderable) {
-                            <a class="course-up" {href} aria-label={format!("Move {} up", lab.title)}>{ "Move up" }</a>{ " \u{b7} " }
+                            <a class="course-up" {href} aria-label={format!("Move up: {}", lab.title)}>{ "Move up" }</a>{ " \u{b7} " }
                         }
                         if let Some(href) = moved(&lab.id, 1).filter(|_| reorderable) {
-                            <a class="course-down" {href} aria-label={format!("Move {} down", lab.title)}>{ "Move down" }</a>{ " \u{b7} " }
+                            <a class="course-down" {href} aria-label={format!("Move down: {}", lab.title)}>{ "Move down" }</a>{ " \u{b7} " }
                         }
                         <a class="course-remove" href={without(&lab.id)}>{ "Remove from this course" }</a>
                     </p>

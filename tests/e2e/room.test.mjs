@@ -434,7 +434,7 @@ test('the catalog lists the path from "Start here", filters by stage, level and 
   // The instructor puts the day's labs in order: each move is the course's new address.
   const firstLookTitle = await page.locator('.lab-card[data-lab="first-look"] h2').textContent();
   assert.equal(await page.locator('.lab-card[data-lab="first-look"] .course-down').count(), 0);
-  await page.getByRole('link', { name: `Move ${firstLookTitle} up` }).click();
+  await page.getByRole('link', { name: `Move up: ${firstLookTitle}` }).click();
   await page.waitForFunction(() => decodeURIComponent(location.hash) === '#/?course=first-look,slow-rail,no-such-lab');
   assert.deepEqual(await shownIds(), ['first-look', 'slow-rail']);
   assert.equal(await page.locator('.lab-card[data-lab="first-look"] .start-here').textContent(), 'Start here');

@@ -404,7 +404,6 @@ impl Cluster {
         self.schedule_pods(at);
     }
 
-    /// Deletes a pod: its GPUs are free for the next.
     /// When pod `name` in `namespace` was deleted (a controller's pod: its
     /// controller makes another in its place), if it was.
     pub fn pod_deleted_at(&self, namespace: &str, name: &str) -> Option<EpochSeconds> {
@@ -427,6 +426,7 @@ impl Cluster {
         (generation, made)
     }
 
+    /// Deletes a pod: its GPUs are free for the next.
     pub(crate) fn delete_pod(&mut self, namespace: &str, name: &str, at: EpochSeconds) {
         self.release_pod(namespace, name);
         self.pods.retain(|p| !(p.spec.namespace == namespace && p.spec.name == name));

@@ -268,13 +268,21 @@ fn pods(cluster: &Cluster) -> Vec<Pod> {
         slurm_pods(cluster, &mut pods);
     }
     // A replacement under a new name moves in the list, not in the network.
-    let first = |pod: &Pod| if pod.first_name.is_empty() { pod.name.clone() } else { pod.first_name.clone() };
-    crate::sort::sort_by(&mut pods, |a, b| (a.namespace, first(a)).cmp(&(b.namespace, first(b))));
+    crate::sort::sort_by(&mut pods, |a, b| (a.namespace, first_name(a)).cmp(&(b.namespace, first_name(b))));
     for (slot, pod) in pods.iter_mut().enumerate() {
         pod.ip_slot = slot;
     }
     crate::sort::sort_by(&mut pods, |a, b| (a.namespace, &a.name).cmp(&(b.namespace, &b.name)));
     pods
+}
+
+/// The name of the first pod in `pod`'s place.
+fn first_name(pod: &Pod) -> &str {
+    if pod.first_name.is_empty() {
+        &pod.name
+    } else {
+        &pod.first_name
+    }
 }
 
 /// DaemonSet `ds`'s pod on `host` now, the first one's name, and when it
@@ -310,6 +318,9 @@ fn driver_validation_log(invocation: &Invocation, node: &Node, pod: &Pod) -> Str
     let cluster = invocation.cluster;
     let line = |at: EpochSeconds, level: &str, message: &str| format!("time=\"{}\" level={level} msg={message}\n", crate::model::time::iso_utc(at));
     let started = pod.since + 2;
+    if cluster.now < started {
+        return String::new();
+    }
     let tries = ((cluster.now - started).max(0) / 5 + 1).min(VALIDATOR_RETRIES_KEPT);
     let mut out = String::new();
     if (cluster.now - started) / 5 < VALIDATOR_RETRIES_KEPT {
@@ -1296,8 +1307,8 @@ fn get(cluster: &Cluster, o: &Opts) -> Output {
     Output::ok(align(&rows, 3, 6))
 }
 
-/// A pod in a listing: one of the GPU Operator's (with its place in their
-/// list, for its IP) or a workload pod.
+/// A pod in a listing: one of the controllers' (the GPU Operator's, the
+/// slurm-operator's) or a workload pod.
 enum Listed<'a> {
     Operator(&'a Pod),
     Workload(&'a crate::model::pods::Pod),
