@@ -145,6 +145,29 @@ test('the lab page paints and takes keys before its module runs; the app runs wh
   await context.close();
 });
 
+test('the first paint gives way to any other page: another address before the module ran, a lab that does not exist', async () => {
+  const context = await app.browser.newContext();
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  await context.route(/clusterlab-web-[0-9a-f]+_bg\.wasm$/, async (route) => { await held; await route.continue(); });
+  const page = await context.newPage();
+  page.errors = [];
+  page.on('pageerror', (error) => page.errors.push(String(error)));
+  await page.goto(`${app.base}#/lab/first-look`, { waitUntil: 'commit' });
+  await page.locator('#early-input').waitFor();
+  // The trainee goes back to the catalog before the module has run.
+  await page.evaluate(() => { location.hash = '#/'; });
+  await page.waitForFunction(() => !document.getElementById('early-lab'));
+  release();
+  await page.locator('.lab-list .lab-card').first().waitFor();
+  // A lab the catalog does not have: no data, no first paint, the app says so.
+  await page.goto(`${app.base}#/lab/no-such-lab`);
+  await page.locator('main.missing').waitFor();
+  assert.equal(await page.locator('#early-lab').count(), 0);
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
 test('what was typed or picked and not sent survives a reload, and a sent line or answer leaves no draft', async () => {
   const context = await app.browser.newContext({ viewport: { width: 1366, height: 900 } });
   const page = await open(context, `${app.base}#/lab/first-look/variant/1`);
