@@ -322,7 +322,7 @@ pub fn processes(cluster: &super::Cluster, node: &Node) -> Vec<Process> {
         if in_pod && !slurmd_responds(node, cluster.now) {
             continue;
         }
-        let (since, args) = if in_pod { (cluster.worker_pod_now(node).1, super::slurm_operator::SLURMD_COMMAND) } else { (since, unit.command) };
+        let (since, args) = if in_pod { (cluster.worker_pod_started(node), super::slurm_operator::SLURMD_COMMAND) } else { (since, unit.command) };
         list.push(Process {
             pid: pid(seed, node, unit.name, since),
             ppid: 1,

@@ -68,29 +68,33 @@ impl Cluster {
         self.worker_pod_created(hostname).0
     }
 
-    /// The slurmd pod on `node` now and when it started: a minute into the
-    /// boot, a replacement at once (never before that minute).
-    pub fn worker_pod_now(&self, node: &super::node::Node) -> (String, EpochSeconds) {
+    /// When the slurmd pod on `node` now started: a minute into the boot,
+    /// a replacement at once (never before that minute).
+    pub fn worker_pod_started(&self, node: &super::node::Node) -> EpochSeconds {
         let first = node.booted_at + WORKER_AFTER_BOOT_S;
-        let (name, created) = self.worker_pod_created(&node.hostname);
-        (name, created.map_or(first, |at| at.max(first)))
+        self.worker_pod_created(&node.hostname).1.map_or(first, |at| at.max(first))
     }
 
     /// The slurmd pod on `hostname` and when its replacement was made, if
     /// the first was deleted: at the delete, or at the uncordon that let
     /// it back on its node after a drain.
-    fn worker_pod_created(&self, hostname: &str) -> (String, Option<EpochSeconds>) {
+    pub fn worker_pod_created(&self, hostname: &str) -> (String, Option<EpochSeconds>) {
         use super::change::Change;
-        let named = |generation: usize| worker_pod_named(self.seed, hostname, generation);
-        let (generation, deleted) = self.pod_generation(NAMESPACE, named);
-        let created = deleted.map(|at| {
+        let deleted_at = |name: &str| self.pod_deleted_at(NAMESPACE, name);
+        let mut generation = 0;
+        let mut name = worker_pod_named(self.seed, hostname, generation);
+        let mut created = None;
+        // Bounded by the history: each generation needs a delete of its own.
+        while let Some(at) = deleted_at(&name).filter(|_| generation < self.history.len()) {
+            generation += 1;
+            name = worker_pod_named(self.seed, hostname, generation);
             let uncordoned = self.history.iter().find_map(|(when, change)| match change {
                 Change::Cordon { node, unschedulable: false, .. } if node == hostname && *when >= at => Some(*when),
                 _ => None,
             });
-            uncordoned.unwrap_or(at)
-        });
-        (named(generation), created)
+            created = Some(uncordoned.unwrap_or(at));
+        }
+        (name, created)
     }
 
     /// The operator's reconcile of one node after a cordon, an uncordon or

@@ -44,10 +44,8 @@
 //! 2). Not emulated: `version`'s long form before 1.28, objects other than
 //! nodes, pods, namespaces, events and the slurm-operator's NodeSets
 //! (Deployments, Jobs, Services), logs of
-//! the operator's pods other than the device plugin's and the validator's
-//! (empty), and of a passed validator's init containers (empty).
+//! the operator's pods other than the device plugin's (empty).
 
-use super::kubectl_pods::last_lines;
 use super::kubectl_print::{object, object_from, Value};
 use crate::commands::{Command, Example, Flag, Invocation, Output, Signature};
 use crate::model::change::Change;
@@ -323,7 +321,7 @@ fn driver_validation_log(invocation: &Invocation, node: &Node, pod: &Pod) -> Str
     if cluster.now < started {
         return String::new();
     }
-    let tries = ((cluster.now - started) / 5 + 1).min(VALIDATOR_RETRIES_KEPT);
+    let tries = ((cluster.now - started).max(0) / 5 + 1).min(VALIDATOR_RETRIES_KEPT);
     let mut out = String::new();
     if (cluster.now - started) / 5 < VALIDATOR_RETRIES_KEPT {
         out += &line(started, "info", &format!("\"version: {VALIDATOR_VERSION}\""));
@@ -335,7 +333,7 @@ fn driver_validation_log(invocation: &Invocation, node: &Node, pod: &Pod) -> Str
             out += &smi.stderr;
         }
     }
-    let last = started + ((cluster.now - started) / 5) * 5;
+    let last = started + ((cluster.now - started).max(0) / 5) * 5;
     for at in (0..tries).rev().map(|back| last - back * 5) {
         out += &line(at, "info", "\"Attempting to validate a driver container installation\"");
         out += &line(at, "warning", "\"failed to validate the driver, retrying after 5 seconds\\n\"");
@@ -382,8 +380,8 @@ fn slurm_pods(cluster: &Cluster, pods: &mut Vec<Pod>) {
         if evicted(node) {
             continue;
         }
-        let (name, since) = cluster.worker_pod_now(node);
-        let slurmd = Pod::running(slurm_operator::NAMESPACE, name, "slurmd", 2, index, since, kubelet_ready(node, cluster.now));
+        let since = cluster.worker_pod_started(node);
+        let slurmd = Pod::running(slurm_operator::NAMESPACE, cluster.worker_pod(&node.hostname), "slurmd", 2, index, since, kubelet_ready(node, cluster.now));
         pods.push(Pod { nodeset: true, ..slurmd });
     }
 }
@@ -1566,26 +1564,30 @@ fn logs(invocation: &Invocation, o: &Opts) -> Output {
         return kubelet_unreachable(node, pod.namespace, name, pod.container);
     }
     if pod.name.starts_with(VALIDATOR) {
-        return validator_logs(invocation, node, pod, o.container.as_deref(), tail);
+        return validator_logs(invocation, node, pod, o);
     }
     if !pod.name.starts_with(PLUGIN) {
         // kubectl picks the first container of several and says so; the
         // log sidecar is a (native sidecar) init container.
-        let sidecars = if pod.containers > 1 { defaulted_container(pod.container, &["logfile"]) } else { String::new() };
+        let sidecars = if pod.containers > 1 { format!("Defaulted container \"{0}\" out of: {0}, logfile (init)\n", pod.container) } else { String::new() };
         return Output { stderr: sidecars, ..Output::default() };
     }
-    Output::ok(last_lines(&plugin_log(cluster, node, pod), tail))
+    let text = plugin_log(cluster, node, pod);
+    let lines: Vec<&str> = text.lines().collect();
+    let keep = o.tail.as_deref().and_then(|t| t.parse::<usize>().ok()).unwrap_or(lines.len()).min(lines.len());
+    Output::ok(lines[lines.len() - keep..].iter().map(|l| format!("{l}\n")).collect::<String>())
 }
 
 /// A validator pod's logs: kubectl names its containers when none is
 /// asked for (it has init containers); a container not started yet has none.
-fn validator_logs(invocation: &Invocation, node: &Node, pod: &Pod, container: Option<&str>, tail: Option<usize>) -> Output {
+fn validator_logs(invocation: &Invocation, node: &Node, pod: &Pod, o: &Opts) -> Output {
     let mut out = Output::default();
-    let container = match container {
+    let container = match o.container.as_deref() {
         Some(name) if name == VALIDATOR || VALIDATOR_INIT.contains(&name) => name,
         Some(name) => return Output::error(format!("error: container {name} not found in pod {}\n", pod.name), 1),
         None => {
-            out.stderr = defaulted_container(VALIDATOR, &VALIDATOR_INIT);
+            let inits: Vec<String> = VALIDATOR_INIT.iter().map(|c| format!("{c} (init)")).collect();
+            out.stderr = format!("Defaulted container \"{VALIDATOR}\" out of: {VALIDATOR}, {}\n", inits.join(", "));
             VALIDATOR
         }
     };
@@ -1601,15 +1603,10 @@ fn validator_logs(invocation: &Invocation, node: &Node, pod: &Pod, container: Op
         // What the passing validations printed is not kept here.
         _ => String::new(),
     };
-    out.stdout = last_lines(&text, tail);
+    let lines: Vec<&str> = text.lines().collect();
+    let keep = o.tail.as_deref().and_then(|t| t.parse::<usize>().ok()).unwrap_or(lines.len()).min(lines.len());
+    out.stdout = lines[lines.len() - keep..].iter().map(|l| format!("{l}\n")).collect();
     out
-}
-
-/// What kubectl says when it picks a pod's first container for `logs`
-/// (podcmd.go at v0.29.9): the pod's containers, then its init containers.
-fn defaulted_container(first: &str, init: &[&str]) -> String {
-    let inits: Vec<String> = init.iter().map(|c| format!("{c} (init)")).collect();
-    format!("Defaulted container \"{first}\" out of: {first}, {}\n", inits.join(", "))
 }
 
 impl Command for Kubectl {

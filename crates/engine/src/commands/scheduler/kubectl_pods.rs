@@ -401,14 +401,10 @@ pub(super) fn logs(cluster: &Cluster, pod: &Pod, previous: bool, tail: Option<us
         (true, n) if n >= 2 => &state.runs[n - 2],
         (true, _) => return Err(format!("Error from server (BadRequest): previous terminated container \"{container}\" in pod \"{name}\" not found\n")),
     };
-    Ok(last_lines(&run_output(cluster, pod, run), tail))
-}
-
-/// `text`'s last `tail` lines (all without `--tail`), each ending in a newline.
-pub(super) fn last_lines(text: &str, tail: Option<usize>) -> String {
+    let text = run_output(cluster, pod, run);
     let lines: Vec<&str> = text.lines().collect();
     let keep = tail.unwrap_or(lines.len()).min(lines.len());
-    lines[lines.len() - keep..].iter().map(|l| format!("{l}\n")).collect()
+    Ok(lines[lines.len() - keep..].iter().map(|l| format!("{l}\n")).collect())
 }
 
 /// kubectl's RESTARTS cell of a pod: its restarts, and when its last run before the current one ended.
